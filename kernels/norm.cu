@@ -1,0 +1,290 @@
+// Row softmax and layer norm over a rows x cols float32 matrix (row-major), one block per row.
+// A row is accessed as float4 when cols % 4 == 0 (every row is then 16-byte aligned), else as floats.
+
+#define WARP 32
+
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = WARP / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = WARP / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// Block-wide reductions; every thread gets the result. `red` holds one slot per warp (32 floats).
+__device__ float block_max(float v, float* red) {
+    int lane = threadIdx.x % WARP, wid = threadIdx.x / WARP, nw = (blockDim.x + WARP - 1) / WARP;
+    v = warp_max(v);
+    __syncthreads();                      // red may still be read by a previous reduction
+    if (lane == 0) red[wid] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : -INFINITY;  // warps that do not exist count as -inf, never 0
+    return warp_max(v);
+}
+__device__ float block_sum(float v, float* red) {
+    int lane = threadIdx.x % WARP, wid = threadIdx.x / WARP, nw = (blockDim.x + WARP - 1) / WARP;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0) red[wid] = v;
+    __syncthreads();
+    v = lane < nw ? red[lane] : 0.0f;
+    return warp_sum(v);
+}
+
+__device__ __forceinline__ float4 ld4(const float* p, long long i) {
+    return reinterpret_cast<const float4*>(p)[i];
+}
+__device__ __forceinline__ void st4(float* p, long long i, float4 v) {
+    reinterpret_cast<float4*>(p)[i] = v;
+}
+__device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
+__device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+// ---------------------------------------------------------------------------------------------
+// Fused softmax: the row is read once from DRAM into shared memory (dynamic, cols floats), then
+// max, exp-and-sum and scale all work on the on-chip copy. Threads that hold no element start the
+// max at -inf. `cached` = 0 is the fallback for rows larger than shared memory: the row is re-read
+// (from L2 when it fits) instead of cached.
+extern "C" __global__ void softmax_fused(const float* __restrict__ x, float* __restrict__ y,
+                                         int cols, int vec, int cached) {
+    extern __shared__ float4 srow4[];
+    float* srow = reinterpret_cast<float*>(srow4);
+    __shared__ float red[WARP];
+    const long long base = (long long)blockIdx.x * cols;
+    const float* xr = x + base;
+    float* yr = y + base;
+    float m = -INFINITY;
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = ld4(xr, i);
+            if (cached) srow4[i] = v;
+            m = fmaxf(m, max4(v));
+        }
+        m = block_max(m, red);
+        float s = 0.0f;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = cached ? srow4[i] : ld4(xr, i);
+            v.x = __expf(v.x - m); v.y = __expf(v.y - m); v.z = __expf(v.z - m); v.w = __expf(v.w - m);
+            if (cached) srow4[i] = v;
+            s += sum4(v);
+        }
+        const float inv = 1.0f / block_sum(s, red);
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v;
+            if (cached) v = srow4[i];
+            else { v = ld4(xr, i); v.x = __expf(v.x - m); v.y = __expf(v.y - m); v.z = __expf(v.z - m); v.w = __expf(v.w - m); }
+            v.x *= inv; v.y *= inv; v.z *= inv; v.w *= inv;
+            st4(yr, i, v);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            float v = xr[i];
+            if (cached) srow[i] = v;
+            m = fmaxf(m, v);
+        }
+        m = block_max(m, red);
+        float s = 0.0f;
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            float v = __expf((cached ? srow[i] : xr[i]) - m);
+            if (cached) srow[i] = v;
+            s += v;
+        }
+        const float inv = 1.0f / block_sum(s, red);
+        for (int i = threadIdx.x; i < cols; i += blockDim.x)
+            yr[i] = (cached ? srow[i] : __expf(xr[i] - m)) * inv;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pipeline stages (softmax_5pass, layernorm_3pass, layernorm_2pass). One block per row.
+
+// op 0: out[r] = max of row r; op 1: out[r] = sum of row r;
+// op 2: out[r] = mean of row r; op 3: out[r] = 1/sqrt(mean((x - aux[r])^2) + eps), aux = the row means.
+extern "C" __global__ void row_reduce(const float* __restrict__ x, const float* __restrict__ aux,
+                                      float* __restrict__ out, int cols, int vec, int op, float eps) {
+    __shared__ float red[WARP];
+    const long long r = blockIdx.x;
+    const float* xr = x + r * cols;
+    const float c = op == 3 ? aux[r] : 0.0f;
+    float a = op == 0 ? -INFINITY : 0.0f;
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = ld4(xr, i);
+            if (op == 0) a = fmaxf(a, max4(v));
+            else if (op == 3) {
+                v.x -= c; v.y -= c; v.z -= c; v.w -= c;
+                a += (v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w);
+            } else a += sum4(v);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            float v = xr[i];
+            if (op == 0) a = fmaxf(a, v);
+            else if (op == 3) a += (v - c) * (v - c);
+            else a += v;
+        }
+    }
+    a = op == 0 ? block_max(a, red) : block_sum(a, red);
+    if (threadIdx.x == 0) {
+        if (op == 2) a /= cols;
+        if (op == 3) a = rsqrtf(a / cols + eps);
+        out[r] = a;
+    }
+}
+
+// op 0: y = x - v[r]; op 1: y = exp(x); op 2: y = x / v[r]. y may alias x.
+__device__ __forceinline__ float rmap(float x, float v, int op) {
+    return op == 0 ? x - v : (op == 1 ? __expf(x) : x * v);
+}
+extern "C" __global__ void row_map(const float* x, const float* __restrict__ vr, float* y,
+                                   int cols, int vec, int op) {
+    const long long base = (long long)blockIdx.x * cols;
+    float v = op == 1 ? 0.0f : vr[blockIdx.x];
+    if (op == 2) v = 1.0f / v;
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 a = ld4(x + base, i);
+            a.x = rmap(a.x, v, op); a.y = rmap(a.y, v, op); a.z = rmap(a.z, v, op); a.w = rmap(a.w, v, op);
+            st4(y + base, i, a);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) y[base + i] = rmap(x[base + i], v, op);
+    }
+}
+
+// Welford over one row: each thread keeps (count, mean, M2) of its elements, then the partial
+// results are merged (Chan et al.) across the warp and across warps. Writes mean and 1/std.
+__device__ __forceinline__ void welford_merge(float& n, float& m, float& m2, float nb, float mb, float m2b) {
+    float nn = n + nb;
+    if (nn == 0.0f) return;
+    float d = mb - m, fb = nb / nn;
+    m += d * fb;
+    m2 += m2b + d * d * n * fb;
+    n = nn;
+}
+__device__ __forceinline__ void welford_add(float& n, float& m, float& m2, float v) {
+    n += 1.0f;
+    float d = v - m;
+    m += d / n;
+    m2 += d * (v - m);
+}
+extern "C" __global__ void layernorm_welford(const float* __restrict__ x, float* __restrict__ mean,
+                                             float* __restrict__ rstd, int cols, int vec, float eps) {
+    __shared__ float sn[WARP], sm[WARP], sm2[WARP];
+    const long long r = blockIdx.x;
+    const float* xr = x + r * cols;
+    float n = 0.0f, m = 0.0f, m2 = 0.0f;
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = ld4(xr, i);
+            welford_add(n, m, m2, v.x); welford_add(n, m, m2, v.y);
+            welford_add(n, m, m2, v.z); welford_add(n, m, m2, v.w);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) welford_add(n, m, m2, xr[i]);
+    }
+    for (int o = WARP / 2; o > 0; o >>= 1) {
+        float nb = __shfl_xor_sync(0xffffffffu, n, o), mb = __shfl_xor_sync(0xffffffffu, m, o);
+        float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
+        welford_merge(n, m, m2, nb, mb, m2b);
+    }
+    const int lane = threadIdx.x % WARP, wid = threadIdx.x / WARP, nw = (blockDim.x + WARP - 1) / WARP;
+    if (lane == 0) { sn[wid] = n; sm[wid] = m; sm2[wid] = m2; }
+    __syncthreads();
+    if (wid == 0) {
+        n = lane < nw ? sn[lane] : 0.0f; m = lane < nw ? sm[lane] : 0.0f; m2 = lane < nw ? sm2[lane] : 0.0f;
+        for (int o = WARP / 2; o > 0; o >>= 1) {
+            float nb = __shfl_xor_sync(0xffffffffu, n, o), mb = __shfl_xor_sync(0xffffffffu, m, o);
+            float m2b = __shfl_xor_sync(0xffffffffu, m2, o);
+            welford_merge(n, m, m2, nb, mb, m2b);
+        }
+        if (lane == 0) { mean[r] = m; rstd[r] = rsqrtf(m2 / cols + eps); }
+    }
+}
+
+// y = (x - mean[r]) * rstd[r] * gamma + beta
+extern "C" __global__ void layernorm_apply(const float* __restrict__ x, const float* __restrict__ mean,
+                                           const float* __restrict__ rstd, const float* __restrict__ gamma,
+                                           const float* __restrict__ beta, float* __restrict__ y,
+                                           int cols, int vec) {
+    const long long base = (long long)blockIdx.x * cols;
+    const float m = mean[blockIdx.x], s = rstd[blockIdx.x];
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = ld4(x + base, i), g = ld4(gamma, i), b = ld4(beta, i);
+            v.x = (v.x - m) * s * g.x + b.x; v.y = (v.y - m) * s * g.y + b.y;
+            v.z = (v.z - m) * s * g.z + b.z; v.w = (v.w - m) * s * g.w + b.w;
+            st4(y + base, i, v);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x)
+            y[base + i] = (x[base + i] - m) * s * gamma[i] + beta[i];
+    }
+}
+
+// Fused layer norm: the row is cached in shared memory (or re-read when `cached` = 0), the mean and
+// the variance are exact two-pass sums over the on-chip copy, then one normalise-and-write pass.
+extern "C" __global__ void layernorm_fused(const float* __restrict__ x, const float* __restrict__ gamma,
+                                           const float* __restrict__ beta, float* __restrict__ y,
+                                           int cols, int vec, int cached, float eps) {
+    extern __shared__ float4 srow4[];
+    float* srow = reinterpret_cast<float*>(srow4);
+    __shared__ float red[WARP];
+    const long long base = (long long)blockIdx.x * cols;
+    const float* xr = x + base;
+    float* yr = y + base;
+    float s = 0.0f;
+    if (vec) {
+        const int n4 = cols / 4;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = ld4(xr, i);
+            if (cached) srow4[i] = v;
+            s += sum4(v);
+        }
+        const float m = block_sum(s, red) / cols;
+        float q = 0.0f;
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = cached ? srow4[i] : ld4(xr, i);
+            v.x -= m; v.y -= m; v.z -= m; v.w -= m;
+            q += (v.x * v.x + v.y * v.y) + (v.z * v.z + v.w * v.w);
+        }
+        const float rs = rsqrtf(block_sum(q, red) / cols + eps);
+#pragma unroll 4
+        for (int i = threadIdx.x; i < n4; i += blockDim.x) {
+            float4 v = cached ? srow4[i] : ld4(xr, i), g = ld4(gamma, i), b = ld4(beta, i);
+            v.x = (v.x - m) * rs * g.x + b.x; v.y = (v.y - m) * rs * g.y + b.y;
+            v.z = (v.z - m) * rs * g.z + b.z; v.w = (v.w - m) * rs * g.w + b.w;
+            st4(yr, i, v);
+        }
+    } else {
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            float v = xr[i];
+            if (cached) srow[i] = v;
+            s += v;
+        }
+        const float m = block_sum(s, red) / cols;
+        float q = 0.0f;
+        for (int i = threadIdx.x; i < cols; i += blockDim.x) {
+            float v = (cached ? srow[i] : xr[i]) - m;
+            q += v * v;
+        }
+        const float rs = rsqrtf(block_sum(q, red) / cols + eps);
+        for (int i = threadIdx.x; i < cols; i += blockDim.x)
+            yr[i] = ((cached ? srow[i] : xr[i]) - m) * rs * gamma[i] + beta[i];
+    }
+}

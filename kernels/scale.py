@@ -1,0 +1,34 @@
+"""scale: b = s * a, float32, two float4 per thread (maps.cu: scale_f32)."""
+import numpy as np
+
+INTERFACE = 1
+TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
+TEST_PARAMS = {"n": 1_000_003}
+
+THREADS = 256
+VPT = 2   # float4 per thread; must match VPT in maps.cu
+S = 1.7   # the scalar; any non-trivial value
+
+
+def inputs(p, dtype, rng):
+    a = rng.uniform(-1, 1, p["n"]).astype(dtype)
+    a[a == 0] = 1
+    return {"a": a}
+
+
+def outputs(p, dtype):
+    return {"b": ((p["n"],), dtype)}
+
+
+def reference(p, a):
+    return {"b": np.float64(np.float32(S)) * a.astype(np.float64)}
+
+
+def cupy(p, ctx):
+    kernel = ctx.module("maps.cu").get_function("scale_f32")
+    n = p["n"]
+    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+
+    def run(a, b):
+        kernel((blocks,), (THREADS,), (a, b, np.float32(S), np.int64(n)))
+    return run

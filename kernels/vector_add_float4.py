@@ -1,0 +1,37 @@
+"""vector_add_float4: c = a + b, float32, two float4 per thread, scalar fallback for unaligned views and the
+n % 4 tail (maps.cu: add_f32)."""
+import numpy as np
+
+INTERFACE = 1
+TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
+TEST_PARAMS = {"n": 1_000_003}
+
+THREADS = 256
+VPT = 2   # float4 per thread; must match VPT in maps.cu
+
+
+def inputs(p, dtype, rng):
+    n = p["n"]
+    a = rng.uniform(-1, 1, n).astype(dtype)
+    b = rng.uniform(-1, 1, n).astype(dtype)
+    a[a == 0] = 1
+    b[b == 0] = 1
+    return {"a": a, "b": b}
+
+
+def outputs(p, dtype):
+    return {"c": ((p["n"],), dtype)}
+
+
+def reference(p, a, b):
+    return {"c": a.astype(np.float64) + b}
+
+
+def cupy(p, ctx):
+    kernel = ctx.module("maps.cu").get_function("add_f32")
+    n = p["n"]
+    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+
+    def run(a, b, c):
+        kernel((blocks,), (THREADS,), (a, b, c, np.int64(n)))
+    return run

@@ -1,0 +1,121 @@
+"""The roofline model as pure functions: machine + workload in, figures in SI base units out."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from roofline.errors import InputError
+from roofline.model import MachineSpec, Workload
+
+ANALYSIS_SCHEMA = "roofline/analysis/v1"
+
+
+def ridge_point(peak_flops: float, bandwidth: float) -> float:
+    """Machine balance in FLOP/B: below it a kernel is memory-bound."""
+    return peak_flops / bandwidth
+
+
+def intensity(flops: float, bytes_: float) -> float:
+    return flops / bytes_
+
+
+def attainable(ai: float, peak_flops: float, bandwidth: float) -> float:
+    return min(peak_flops, ai * bandwidth)
+
+
+def sol_time(flops: float, bytes_: float, peak_flops: float, bandwidth: float) -> float:
+    """Speed-of-light time: the larger of the compute and memory times."""
+    return max(flops / peak_flops, bytes_ / bandwidth)
+
+
+@dataclass(frozen=True)
+class StageAnalysis:
+    name: str
+    flops: float
+    bytes: float
+    sol_time: float
+
+
+@dataclass(frozen=True)
+class KernelAnalysis:
+    name: str
+    params: dict[str, int | float]
+    dtype: str
+    roof: str
+    launches: int
+    stages: list[StageAnalysis]
+    flops: float
+    bytes: float
+    intensity: float
+    peak_flops: float
+    bandwidth: float
+    ridge: float
+    bound: str
+    attainable_flops: float
+    memory_time: float
+    compute_time: float
+    sol_time: float
+    access_bytes: float
+    threads_needed: float
+    latency_bound: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def machine_summary(machine: MachineSpec) -> dict[str, Any]:
+    return {
+        "id": machine.id,
+        "name": machine.name,
+        "bandwidth": machine.bandwidth,
+        "latency": machine.latency,
+        "bytes_in_flight": machine.bytes_in_flight,
+        "resident_threads": machine.resident_threads,
+        "roofs": dict(machine.roofs),
+    }
+
+
+def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
+    if work.roof not in machine.roofs:
+        raise InputError(
+            f"kernel '{work.name}' needs the {work.roof} roof, which {machine.id} does not have "
+            f"(it has {', '.join(machine.roofs)})"
+        )
+    peak = machine.roofs[work.roof]
+    bw = machine.bandwidth
+    ai = intensity(work.flops, work.bytes)
+    ridge = ridge_point(peak, bw)
+    memory_time = work.bytes / bw
+    compute_time = work.flops / peak
+    return KernelAnalysis(
+        name=work.name,
+        params=dict(work.params),
+        dtype=work.dtype,
+        roof=work.roof,
+        launches=work.launches,
+        stages=[StageAnalysis(s.name, s.flops, s.bytes, sol_time(s.flops, s.bytes, peak, bw)) for s in work.stages],
+        flops=work.flops,
+        bytes=work.bytes,
+        intensity=ai,
+        peak_flops=peak,
+        bandwidth=bw,
+        ridge=ridge,
+        bound="memory" if ai < ridge else "compute",
+        attainable_flops=attainable(ai, peak, bw),
+        memory_time=memory_time,
+        compute_time=compute_time,
+        sol_time=max(memory_time, compute_time),
+        access_bytes=work.access_bytes,
+        threads_needed=machine.bytes_in_flight / work.access_bytes,
+        latency_bound=work.bytes < machine.bytes_in_flight,
+    )
+
+
+def analysis_document(machine: MachineSpec, kernels: list[KernelAnalysis]) -> dict[str, Any]:
+    """The analysis JSON contract (roofline/analysis/v1) that plot and report read."""
+    return {
+        "schema": ANALYSIS_SCHEMA,
+        "machine": machine_summary(machine),
+        "kernels": [k.to_dict() for k in kernels],
+    }

@@ -1,0 +1,57 @@
+"""`roofline analyze`: the analytic roofline of kernels on one or more machines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import emit, format_option, kernel_options, note, output_option, print_tables, spec_option
+
+
+@click.command()
+@kernel_options
+@spec_option()
+@format_option(["table", "json", "csv", "markdown"])
+@output_option
+def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
+            spec_names: tuple[str, ...], fmt: str, output: Path | None) -> None:
+    """FLOPs, bytes, intensity, ridge, bound, attainable FLOP/s, speed-of-light time and Little's Law.
+
+    KERNEL names select bundled or --kernels descriptors; none selects all. No GPU is needed.
+
+    \b
+    Examples:
+      roofline analyze
+      roofline analyze vector_add sum --spec t4 --spec a100 --spec h100
+      roofline analyze vector_add -p n=2**20 --format json
+      roofline analyze --kernels my_kernels/ my_kernel --spec my_gpu.yaml
+    """
+    from roofline.analysis import analysis_document
+    from roofline.pipeline import analyze_selection, load_selection, resolve_specs
+
+    selected, overrides = load_selection(names, kernel_paths, params)
+    machines = resolve_specs(spec_names)
+    docs = []
+    for machine in machines:
+        results, skipped = analyze_selection(machine, selected, overrides)
+        for name, roof in skipped:
+            note(f"note: {name} skipped on {machine.id}: it needs the {roof} roof, which this spec does not give")
+        docs.append(analysis_document(machine, results))
+
+    if fmt == "json":
+        from roofline.jsonio import dumps
+
+        emit(dumps(docs[0] if len(docs) == 1 else docs), output)
+    elif fmt == "csv":
+        from roofline.render.analysis import to_csv
+
+        emit(to_csv(docs), output)
+    elif fmt == "markdown":
+        from roofline.render.analysis import to_markdown
+
+        emit(to_markdown(docs), output)
+    else:
+        from roofline.render.analysis import rich_tables
+
+        print_tables(rich_tables(docs), output)

@@ -1,0 +1,92 @@
+"""`roofline specs` and `roofline kernels`: list and show what the tool knows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import emit, format_option, print_tables
+
+
+@click.group(invoke_without_command=True)
+@format_option(["table", "json"])
+@click.pass_context
+def specs(ctx: click.Context, fmt: str) -> None:
+    """List the bundled machine specs: bandwidth, FP32, best tensor roof, ridge.
+
+    \b
+    Examples:
+      roofline specs
+      roofline specs show h100
+      roofline specs show ./my_gpu.yaml
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from roofline.render.catalog import spec_rows, specs_table
+    from roofline.specs import SpecCatalog
+
+    catalog = SpecCatalog.bundled()
+    if fmt == "json":
+        from roofline.jsonio import dumps
+
+        emit(dumps(spec_rows(catalog.specs)), None)
+    else:
+        print_tables([specs_table(catalog.specs)], None)
+
+
+@specs.command("show")
+@click.argument("spec")
+def specs_show(spec: str) -> None:
+    """Print one spec with every figure and its sources (SPEC: id, alias, prefix or path).
+
+    \b
+    Example:
+      roofline specs show h200
+    """
+    from roofline.render.catalog import spec_detail
+    from roofline.specs import SpecCatalog
+
+    print_tables(spec_detail(SpecCatalog.bundled().resolve(spec)), None)
+
+
+@click.group(invoke_without_command=True)
+@click.option("--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
+              help="Add your kernel descriptors (a YAML file or a folder). Repeatable.")
+@click.pass_context
+def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
+    """List the kernel descriptors: pattern, dtype, roof, launches, whether it can be measured.
+
+    \b
+    Examples:
+      roofline kernels
+      roofline kernels show softmax_fused
+      roofline kernels --kernels my_kernels/ show my_kernel -p n=2**20
+    """
+    ctx.obj = kernel_paths
+    if ctx.invoked_subcommand is not None:
+        return
+    from roofline.kernels import KernelCatalog
+    from roofline.render.catalog import kernels_table
+
+    print_tables([kernels_table(KernelCatalog.load(kernel_paths).descriptors)], None)
+
+
+@kernels.command("show")
+@click.argument("name")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
+@click.pass_obj
+def kernels_show(kernel_paths: tuple[Path, ...], name: str, params: tuple[str, ...]) -> None:
+    """Print one descriptor with its formulas evaluated at the defaults (or -p overrides).
+
+    \b
+    Example:
+      roofline kernels show layernorm_3pass -p rows=4096
+    """
+    from roofline.pipeline import load_selection
+    from roofline.render.catalog import kernel_detail
+    from roofline.workload import evaluate
+
+    selected, overrides = load_selection([name], kernel_paths or (), params)
+    d = selected[0]
+    print_tables(kernel_detail(d, evaluate(d, overrides)), None)

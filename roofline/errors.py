@@ -1,0 +1,52 @@
+"""Errors a user can act on. Each carries the process exit code the CLI contract promises."""
+
+from __future__ import annotations
+
+# Exit codes are a contract that CI pipelines rely on (README, "Exit codes").
+EXIT_OK = 0
+EXIT_GATE_FAILED = 1
+EXIT_INPUT = 2
+EXIT_BACKEND = 3
+EXIT_INTERNAL = 101
+
+
+class RooflineError(Exception):
+    """A problem the user can fix; printed as one line, never with a traceback."""
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class InputError(RooflineError):
+    """Bad spec, descriptor, formula, option value or results file (exit 2)."""
+
+
+class BackendUnavailable(RooflineError):
+    """No CUDA device, no CuPy, or another missing measurement tool (exit 3)."""
+
+    exit_code = EXIT_BACKEND
+
+
+class GateFailed(RooflineError):
+    """A CI gate did not hold (exit 1)."""
+
+    exit_code = EXIT_GATE_FAILED
+
+
+def at(source: object, field: str | None, message: str) -> InputError:
+    """An InputError that names the file and the dotted field, the form every input message takes."""
+    where = str(source)
+    if field:
+        where = f"{where}: {field}"
+    return InputError(f"{where}: {message}")
+
+
+def closest(word: str, choices: object) -> str:
+    """' (did you mean X?)' for the nearest choice, or '' when nothing is close."""
+    import difflib
+
+    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean '{match[0]}'?)" if match else ""

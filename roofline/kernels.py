@@ -1,0 +1,178 @@
+"""Kernel descriptor files (kernels/*.yaml) → KernelDescriptor, and the catalogue users select from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from roofline.bundled import bundled_dir
+from roofline.errors import InputError, at, closest
+from roofline.expr import Expr, FormulaError, compile_expr
+from roofline.model import ITEMSIZE, ROOF_NAMES, KernelDescriptor, StageSpec
+from roofline.workload import evaluate
+
+KERNEL_SCHEMA_VERSION = 1
+_TOP_KEYS = (
+    "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
+    "access_bytes", "implementation",
+)
+_STAGE_KEYS = ("name", "flops", "bytes")
+RESERVED_NAMES = ("itemsize",)
+
+
+def _formula(f_path: Path, field: str, raw: object, allowed: Iterable[str]) -> Expr:
+    try:
+        expr = compile_expr(raw)
+    except FormulaError as exc:
+        raise at(f_path, field, str(exc)) from None
+    allowed = set(allowed)
+    for name in sorted(expr.names - allowed):
+        raise at(f_path, field, f"unknown name '{name}'{closest(name, allowed)}; known: {', '.join(sorted(allowed))}")
+    return expr
+
+
+def load_descriptor(path: Path) -> KernelDescriptor:
+    from roofline.yamlio import Fields, read_yaml_mapping
+
+    f = Fields(path, read_yaml_mapping(path))
+    f.reject_unknown(_TOP_KEYS)
+    f.schema_version(KERNEL_SCHEMA_VERSION, "kernel descriptor")
+    name = f.string("name", required=True) or ""
+    if any(c.isspace() for c in name) or "=" in name:
+        raise f.error("name", f"must not contain spaces or '=', got {name!r}")
+    dtype = f.string("dtype", required=True) or ""
+    if dtype not in ITEMSIZE:
+        raise f.error("dtype", f"unknown dtype '{dtype}'{closest(dtype, ITEMSIZE)}; known: {', '.join(ITEMSIZE)}")
+    roof = f.string("roof") or "fp32"
+    if roof not in ROOF_NAMES:
+        raise f.error("roof", f"unknown roof '{roof}'{closest(roof, ROOF_NAMES)}; known: {', '.join(ROOF_NAMES)}")
+
+    params: dict[str, Expr] = {}
+    p = f.mapping("params")
+    if p is not None:
+        for key in p.data:
+            if not isinstance(key, str) or not key.isidentifier():
+                raise f.error(f"params.{key}", "parameter names must be identifiers (letters, digits, _)")
+            if key in RESERVED_NAMES:
+                raise f.error(f"params.{key}", f"'{key}' is set from the dtype and cannot be a parameter")
+            params[key] = _formula(path, f"params.{key}", p.data[key], [*params, *RESERVED_NAMES])
+    names = [*params, *RESERVED_NAMES]
+
+    stages: list[StageSpec] = []
+    flops = bytes_ = None
+    if f.has("stages"):
+        if f.has("flops") or f.has("bytes"):
+            raise f.error("stages", "give either stages or flops/bytes, not both")
+        raw = f.data["stages"]
+        if not isinstance(raw, list) or not raw:
+            raise f.error("stages", "expected a non-empty list of {name, flops, bytes}")
+        for i, entry in enumerate(raw):
+            if not isinstance(entry, dict):
+                raise f.error(f"stages[{i}]", "expected a mapping with name, flops and bytes")
+            s = Fields(path, entry, f"stages[{i}].")
+            s.reject_unknown(_STAGE_KEYS)
+            stages.append(
+                StageSpec(
+                    name=s.string("name", required=True) or "",
+                    flops=_formula(path, s.name("flops"), s.required("flops"), names),
+                    bytes=_formula(path, s.name("bytes"), s.required("bytes"), names),
+                )
+            )
+    else:
+        flops = _formula(path, "flops", f.required("flops"), names)
+        bytes_ = _formula(path, "bytes", f.required("bytes"), names)
+
+    access = _formula(path, "access_bytes", f.data["access_bytes"], names) if f.has("access_bytes") else None
+    implementation = None
+    impl_name = f.string("implementation")
+    if impl_name is not None:
+        implementation = (path.parent / impl_name).resolve()
+        if implementation.suffix != ".py" or not implementation.is_file():
+            raise f.error("implementation", f"expected a .py file next to the descriptor, found no {implementation}")
+
+    descriptor = KernelDescriptor(
+        name=name,
+        description=f.string("description", required=True) or "",
+        pattern=f.string("pattern", required=True) or "",
+        dtype=dtype,
+        params=params,
+        roof=roof,
+        flops=flops,
+        bytes=bytes_,
+        stages=tuple(stages),
+        access_bytes=access,
+        implementation=implementation,
+        path=path,
+    )
+    evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
+    return descriptor
+
+
+def _descriptor_files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith("_"))
+    if path.is_file():
+        return [path]
+    raise InputError(f"--kernels: {path}: no such file or folder")
+
+
+@dataclass(frozen=True)
+class KernelCatalog:
+    descriptors: tuple[KernelDescriptor, ...]
+
+    @classmethod
+    def load(cls, extra: Sequence[Path] = (), include_bundled: bool = True) -> "KernelCatalog":
+        files: list[Path] = []
+        if include_bundled:
+            files += _descriptor_files(bundled_dir("kernels"))
+        for path in extra:
+            files += _descriptor_files(Path(path))
+        by_name: dict[str, KernelDescriptor] = {}
+        for file in files:
+            d = load_descriptor(file)
+            if d.name in by_name:
+                raise at(file, "name", f"kernel '{d.name}' is already defined in {by_name[d.name].path}")
+            by_name[d.name] = d
+        return cls(tuple(by_name.values()))
+
+    @property
+    def names(self) -> list[str]:
+        return [d.name for d in self.descriptors]
+
+    def select(self, names: Sequence[str]) -> list[KernelDescriptor]:
+        """Kernels by name, in the order given; all of them when no name is given."""
+        if not names:
+            return list(self.descriptors)
+        by_name = {d.name: d for d in self.descriptors}
+        out = []
+        for n in names:
+            if n not in by_name:
+                raise InputError(
+                    f"no kernel named '{n}'{closest(n, by_name)}; run 'roofline kernels' to list them"
+                )
+            if by_name[n] not in out:
+                out.append(by_name[n])
+        return out
+
+
+def parse_overrides(pairs: Sequence[str], selected: Sequence[KernelDescriptor]) -> Mapping[str, Expr]:
+    """-p NAME=VALUE options → formulas; a name that no selected kernel has is an error."""
+    known = {name for d in selected for name in d.params}
+    out: dict[str, Expr] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        name = name.strip()
+        if not sep or not name or not value.strip():
+            raise InputError(f"-p {pair}: expected NAME=VALUE, like -p n=2**20")
+        if name not in known:
+            hint = closest(name, known)
+            raise InputError(
+                f"-p {pair}: no selected kernel has a parameter '{name}'{hint}; "
+                f"they have: {', '.join(sorted(known)) or 'none'}"
+            )
+        try:
+            out[name] = compile_expr(value)
+        except FormulaError as exc:
+            raise InputError(f"-p {pair}: {exc}") from None
+    return out

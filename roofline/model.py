@@ -1,0 +1,151 @@
+"""Validated, immutable model objects. Loaders build them; analysis reads them; nothing here does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from roofline.expr import Expr
+
+# Compute roofs a spec may name. Dense figures only (domain.md): never the 2:4-sparse ones.
+ROOF_NAMES = (
+    "fp64",
+    "fp64_tensor",
+    "fp32",
+    "fp16",
+    "bf16",
+    "tf32_tensor",
+    "fp16_tensor",
+    "bf16_tensor",
+    "fp8_tensor",
+    "int8_tensor",
+    "fp4_tensor",
+    "int4_tensor",
+)
+
+# Bytes per element for the dtypes a descriptor may name.
+ITEMSIZE = {
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3": 1,
+    "float8_e5m2": 1,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "complex64": 8,
+    "complex128": 16,
+}
+
+CACHE_LEVELS = ("l1", "shared", "l2", "l3")
+
+
+@dataclass(frozen=True)
+class Source:
+    cite: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    size: float | None = None  # B
+    bandwidth: float | None = None  # B/s
+    latency: float | None = None  # s
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A GPU as the roofline model sees it. All figures in SI base units (B/s, s, B, FLOP/s, Hz)."""
+
+    id: str
+    name: str
+    bandwidth: float
+    latency: float
+    roofs: Mapping[str, float]
+    capacity: float | None = None
+    sm_count: int | None = None
+    max_threads_per_sm: int | None = None
+    caches: Mapping[str, CacheLevel] = field(default_factory=dict)
+    clocks: Mapping[str, float] = field(default_factory=dict)
+    memory_bus_width: int | None = None
+    memory_clock: float | None = None
+    aliases: tuple[str, ...] = ()
+    device_names: tuple[str, ...] = ()
+    architecture: str | None = None
+    compute_capability: str | None = None
+    notes: str | None = None
+    sources: tuple[Source, ...] = ()
+    measured: bool = False
+    derived: bool = False
+    measurement: Mapping[str, str] = field(default_factory=dict)
+    path: Path | None = None
+
+    @property
+    def bytes_in_flight(self) -> float:
+        """Little's Law: the bytes that must be outstanding to sustain the bandwidth."""
+        return self.bandwidth * self.latency
+
+    @property
+    def resident_threads(self) -> int | None:
+        if self.sm_count is None or self.max_threads_per_sm is None:
+            return None
+        return self.sm_count * self.max_threads_per_sm
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    name: str
+    flops: Expr
+    bytes: Expr
+
+
+@dataclass(frozen=True)
+class KernelDescriptor:
+    """A kernel as written in its YAML file: formulas not yet evaluated."""
+
+    name: str
+    description: str
+    pattern: str
+    dtype: str
+    params: Mapping[str, Expr]
+    roof: str
+    flops: Expr | None = None
+    bytes: Expr | None = None
+    stages: tuple[StageSpec, ...] = ()
+    access_bytes: Expr | None = None
+    implementation: Path | None = None
+    path: Path | None = None
+
+    @property
+    def itemsize(self) -> int:
+        return ITEMSIZE[self.dtype]
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    flops: float
+    bytes: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A descriptor evaluated at concrete parameters: the FLOPs and bytes the model counts."""
+
+    name: str
+    pattern: str
+    dtype: str
+    roof: str
+    params: Mapping[str, int | float]
+    flops: float
+    bytes: float
+    access_bytes: float
+    stages: tuple[Stage, ...] = ()
+
+    @property
+    def launches(self) -> int:
+        return max(len(self.stages), 1)

@@ -1,0 +1,179 @@
+"""Machine spec files (specs/*.yaml) → MachineSpec, and finding a spec by id, alias, prefix or path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from roofline.bundled import bundled_dir
+from roofline.errors import InputError, at, closest
+from roofline.model import CACHE_LEVELS, ROOF_NAMES, CacheLevel, MachineSpec, Source
+from roofline.yamlio import Fields, read_yaml_mapping
+
+SPEC_SCHEMA_VERSION = 1
+DEFAULT_SPEC = "h100-sxm"
+
+_TOP_KEYS = (
+    "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
+    "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
+    "measurement",
+)
+_MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
+_CACHE_KEYS = ("size", "bandwidth", "latency")
+_CLOCK_KEYS = ("boost", "tensor", "base", "memory")
+_MEASUREMENT_KEYS = ("device", "date", "tool_version", "method")
+
+
+def load_spec(path: Path) -> MachineSpec:
+    f = Fields(path, read_yaml_mapping(path))
+    f.reject_unknown(_TOP_KEYS)
+    f.schema_version(SPEC_SCHEMA_VERSION, "spec")
+    spec_id = f.string("id", required=True)
+    assert spec_id is not None
+    if spec_id != spec_id.lower() or " " in spec_id:
+        raise f.error("id", f"must be lowercase without spaces (like 'h100-sxm'), got {spec_id!r}")
+
+    memory = f.mapping("memory", required=True)
+    assert memory is not None
+    memory.reject_unknown(_MEMORY_KEYS)
+    compute = f.mapping("compute", required=True)
+    assert compute is not None
+    compute.reject_unknown(ROOF_NAMES)
+    roofs = {name: compute.quantity(name, "flops") for name in compute.data}
+    roofs = {k: v for k, v in roofs.items() if v is not None}
+    if not roofs:
+        raise f.error("compute", f"needs at least one roof (one of {', '.join(ROOF_NAMES)})")
+
+    caches: dict[str, CacheLevel] = {}
+    cache_fields = f.mapping("caches")
+    if cache_fields is not None:
+        cache_fields.reject_unknown(CACHE_LEVELS)
+        for level in cache_fields.data:
+            c = cache_fields.mapping(level, required=True)
+            assert c is not None
+            c.reject_unknown(_CACHE_KEYS)
+            caches[level] = CacheLevel(
+                size=c.quantity("size", "bytes"),
+                bandwidth=c.quantity("bandwidth", "bandwidth"),
+                latency=c.quantity("latency", "time"),
+            )
+
+    clocks: dict[str, float] = {}
+    clock_fields = f.mapping("clocks")
+    if clock_fields is not None:
+        clock_fields.reject_unknown(_CLOCK_KEYS)
+        clocks = {k: v for k in clock_fields.data if (v := clock_fields.quantity(k, "frequency")) is not None}
+
+    measurement: dict[str, str] = {}
+    m = f.mapping("measurement")
+    if m is not None:
+        m.reject_unknown(_MEASUREMENT_KEYS)
+        measurement = {k: str(m.data[k]) for k in m.data}
+
+    return MachineSpec(
+        id=spec_id,
+        name=f.string("name", required=True) or spec_id,
+        bandwidth=memory.quantity("bandwidth", "bandwidth", required=True) or 0.0,
+        latency=memory.quantity("latency", "time", required=True) or 0.0,
+        capacity=memory.quantity("capacity", "bytes"),
+        memory_bus_width=memory.integer("bus_width"),
+        memory_clock=memory.quantity("clock", "frequency"),
+        roofs=roofs,
+        sm_count=f.integer("sm_count"),
+        max_threads_per_sm=f.integer("max_threads_per_sm"),
+        caches=caches,
+        clocks=clocks,
+        aliases=tuple(a.lower() for a in f.string_list("aliases")),
+        device_names=f.string_list("device_names"),
+        architecture=f.string("architecture"),
+        compute_capability=_compute_capability(f),
+        notes=f.string("notes"),
+        sources=_sources(f),
+        measured=f.boolean("measured"),
+        derived=f.boolean("derived"),
+        measurement=measurement,
+        path=path,
+    )
+
+
+def _compute_capability(f: Fields) -> str | None:
+    if not f.has("compute_capability"):
+        return None
+    value = f.data["compute_capability"]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return f.string("compute_capability")
+
+
+def _sources(f: Fields) -> tuple[Source, ...]:
+    if not f.has("sources"):
+        return ()
+    raw = f.data["sources"]
+    if not isinstance(raw, list):
+        raise f.error("sources", "expected a list of {cite, for} entries or strings")
+    out = []
+    for i, entry in enumerate(raw):
+        if isinstance(entry, str) and entry.strip():
+            out.append(Source(cite=entry.strip(), fields=()))
+            continue
+        if not isinstance(entry, dict):
+            raise f.error(f"sources[{i}]", "expected a string or a mapping with 'cite' and 'for'")
+        e = Fields(f.path, entry, f"sources[{i}].")
+        e.reject_unknown(("cite", "for"))
+        out.append(Source(cite=e.string("cite", required=True) or "", fields=e.string_list("for")))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class SpecCatalog:
+    """The bundled specs (and any a user adds by path), looked up by id, alias or unique prefix."""
+
+    specs: tuple[MachineSpec, ...]
+
+    @classmethod
+    def bundled(cls) -> "SpecCatalog":
+        return cls.from_paths(sorted(bundled_dir("specs").glob("*.yaml")))
+
+    @classmethod
+    def from_paths(cls, paths: Iterable[Path]) -> "SpecCatalog":
+        specs = [load_spec(p) for p in paths]
+        seen: dict[str, Path | None] = {}
+        for spec in specs:
+            for key in dict.fromkeys((spec.id, *spec.aliases)):  # an alias may repeat its own id
+                if key in seen:
+                    raise at(spec.path, "id" if key == spec.id else "aliases", f"'{key}' is also used by {seen[key]}")
+                seen[key] = spec.path
+        return cls(tuple(specs))
+
+    @property
+    def ids(self) -> list[str]:
+        return [s.id for s in self.specs]
+
+    def resolve(self, name: str) -> MachineSpec:
+        """An id ('h100-sxm'), alias ('h100'), unique id prefix ('a100-pcie'), or a path to a YAML file."""
+        key = name.strip().lower()
+        for spec in self.specs:
+            if key == spec.id or key in spec.aliases:
+                return spec
+        candidate = Path(name).expanduser()
+        if name.endswith((".yaml", ".yml")) or candidate.is_file() or "/" in name:
+            return load_spec(candidate)
+        matches = [s for s in self.specs if s.id.startswith(key)]
+        if len(matches) == 1:
+            return matches[0]
+        if len(matches) > 1:
+            options = ", ".join(s.id for s in matches)
+            raise InputError(f"--spec: '{name}' matches several specs ({options}); give the full id")
+        names = [s.id for s in self.specs] + [a for s in self.specs for a in s.aliases]
+        raise InputError(
+            f"--spec: no spec named '{name}'{closest(key, names)}; run 'roofline specs' to list them, "
+            "or give a path to a YAML file"
+        )
+
+    def match_device(self, device_name: str) -> MachineSpec | None:
+        """The spec whose device_names lists this CUDA device name exactly, if any."""
+        for spec in self.specs:
+            if device_name in spec.device_names:
+                return spec
+        return None

@@ -1,0 +1,156 @@
+"""Quantities with units: parsed once at the edge into SI base units, formatted only by renderers.
+
+Rates and FLOP counts use decimal prefixes (1 TB/s = 1e12 B/s); capacities may use either, and the
+choice is explicit in the unit (GB = 1e9 B, GiB = 2**30 B). A bare 'KB' is refused as ambiguous.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+# Exact scales (Decimal) so that '600 ns' parses to the float nearest 6e-7, not 6.000000000000001e-07.
+DECIMAL = {p: Decimal(10) ** e for p, e in {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}.items()}
+BINARY = {p: Decimal(2) ** e for p, e in {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50}.items()}
+SMALL = {p: Decimal(10) ** e for p, e in {"": 0, "m": -3, "u": -6, "µ": -6, "μ": -6, "n": -9, "p": -12}.items()}
+
+# kind -> (base unit shown in messages, example, unit-spelling -> scale to base)
+_KINDS: dict[str, tuple[str, str, dict[str, Decimal]]] = {}
+
+
+def _table(units: dict[str, dict[str, Decimal]]) -> dict[str, Decimal]:
+    table: dict[str, Decimal] = {}
+    for unit, prefixes in units.items():
+        for prefix, scale in prefixes.items():
+            table[prefix + unit] = scale
+    return table
+
+
+_KINDS["bandwidth"] = ("B/s", "4.8 TB/s", _table({"B/s": DECIMAL | BINARY}))
+_KINDS["flops"] = ("FLOP/s", "66.9 TFLOP/s", _table({"FLOP/s": DECIMAL, "FLOPS": DECIMAL, "OP/s": DECIMAL, "OPS": DECIMAL}))
+_KINDS["bytes"] = ("B", "50 MiB", _table({"B": DECIMAL | BINARY}))
+_KINDS["time"] = ("s", "332 ns", _table({"s": SMALL}))
+_KINDS["frequency"] = ("Hz", "1.98 GHz", _table({"Hz": DECIMAL}))
+KINDS = tuple(_KINDS)
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-zµμ/]*)\s*$")
+
+
+class UnitError(ValueError):
+    """A value that is not a quantity of the expected kind; the message says what was expected."""
+
+
+def parse_quantity(value: object, kind: str) -> float:
+    """Parse '4.8 TB/s' (or a bare number, read as base units) into a float in SI base units."""
+    base, example, table = _KINDS[kind]
+    if isinstance(value, bool):
+        raise UnitError(f"expected a {kind} like '{example}', got {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        match = _QUANTITY.match(value.replace(",", "").replace("_", ""))
+        if not match:
+            raise UnitError(f"expected a {kind} like '{example}', got {value!r}")
+        number_text, unit = match.groups()
+        try:
+            exact = Decimal(number_text)
+        except InvalidOperation:  # the regex admits only numbers; kept for safety
+            raise UnitError(f"expected a {kind} like '{example}', got {value!r}") from None
+        if unit == "":
+            pass
+        elif unit in table:
+            exact *= table[unit]
+        else:
+            unit_fixed = _case_fix(unit, table)
+            if unit_fixed is None:
+                hint = " ('KB' is ambiguous: write kB for 1000 B or KiB for 1024 B)" if unit.startswith("KB") else ""
+                raise UnitError(
+                    f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}"
+                )
+            exact *= table[unit_fixed]
+        number = float(exact)
+    else:
+        raise UnitError(f"expected a {kind} like '{example}', got {type(value).__name__} {value!r}")
+    if not math.isfinite(number):
+        raise UnitError(f"expected a finite {kind}, got {value!r}")
+    return number
+
+
+def _case_fix(unit: str, table: dict[str, Decimal]) -> str | None:
+    """Accept 'flop/s' for 'FLOP/s' and 'Tflops' for 'TFLOPS', but never change a prefix's case."""
+    for candidate in table:
+        prefix_len = len(candidate) - len(candidate.lstrip("kMGTPEKimuµμnp"))
+        if unit[:prefix_len] == candidate[:prefix_len] and unit[prefix_len:].upper() == candidate[prefix_len:].upper():
+            return candidate
+    return None
+
+
+# ---- formatting (renderers only) -------------------------------------------------------------
+
+_FORMAT_DECIMAL = [(1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+_FORMAT_BINARY = [(2.0**50, "Pi"), (2.0**40, "Ti"), (2.0**30, "Gi"), (2.0**20, "Mi"), (2.0**10, "Ki"), (1.0, "")]
+_FORMAT_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")]
+
+
+def _significant(x: float, digits: int = 3) -> str:
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    if "e" in text:  # never print 1e+03 for 1000
+        text = f"{x:.{max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)}f}"
+    return text
+
+
+def format_si(value: float | None, unit: str, digits: int = 3, binary: bool = False) -> str:
+    """Human form of a base-unit value: format_si(4.8e12, 'B/s') == '4.8 TB/s'."""
+    if value is None:
+        return "–"
+    if not math.isfinite(value):
+        return str(value)
+    if value == 0:
+        return f"0 {unit}"
+    steps = _FORMAT_BINARY if binary else _FORMAT_DECIMAL
+    magnitude = abs(value)
+    for scale, prefix in steps:
+        if magnitude >= scale * 0.9995:
+            return f"{_significant(value / scale, digits)} {prefix}{unit}"
+    return f"{_significant(value, digits)} {unit}"
+
+
+def format_time(seconds: float | None, digits: int = 3) -> str:
+    """'35.4 µs' style; seconds in, never prints 0.0000354 s."""
+    if seconds is None:
+        return "–"
+    if seconds == 0 or not math.isfinite(seconds):
+        return f"{seconds:g} s"
+    magnitude = abs(seconds)
+    for scale, prefix in _FORMAT_SMALL:
+        if magnitude >= scale * 0.9995:
+            return f"{_significant(seconds / scale, digits)} {prefix}s"
+    return f"{_significant(seconds / 1e-12, digits)} ps"
+
+
+def format_rate(value: float | None) -> str:
+    return format_si(value, "B/s")
+
+
+def format_flops(value: float | None) -> str:
+    return format_si(value, "FLOP/s")
+
+
+def format_bytes(value: float | None, binary: bool = False) -> str:
+    return format_si(value, "B", binary=binary)
+
+
+def format_count(value: float | None, unit: str = "FLOP") -> str:
+    return format_si(value, unit)
+
+
+def format_intensity(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞ FLOP/B"
+    return f"{_significant(value, 3)} FLOP/B"
