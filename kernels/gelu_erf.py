@@ -12,22 +12,31 @@ TEST_PARAMS = {"n": 1_000_003}
 THREADS = 256
 VPT = 2   # float4 per thread; must match VPT in maps.cu
 
-_SERIES_TERMS = 60     # enough for |x| <= 3: the last term is below 1e-17 of the sum
-_CF_DEPTH = 60         # enough for |x| > 3: the fraction has converged to float64 there
+_SPLIT = 2.5           # series below, continued fraction above
+_SERIES_TERMS = 35     # enough for |x| <= 2.5 (35 terms: 8e-16 against math.erf; 30: 6e-13)
+_CF_DEPTH = 40         # enough for |x| > 2.5
+_CHUNK = 1 << 20       # elements per pass, to stay in cache
 
 
 def erf(x):
-    """Vectorised float64 erf, absolute error below 1e-14 (checked against math.erf).
+    """Vectorised float64 erf, absolute error about 1e-15 (checked against math.erf).
 
-    |x| <= 3: erf(x) = 2/sqrt(pi) exp(-x^2) sum_k (2x^2)^k x / (1*3*...*(2k+1)), all terms positive (no cancellation),
-    evaluated by Horner.
-    |x| > 3: erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated bottom-up.
+    |x| <= 2.5: erf(x) = 2/sqrt(pi) exp(-x^2) sum_k (2x^2)^k x / (1*3*...*(2k+1)), all terms positive (no
+    cancellation), evaluated by Horner.
+    |x| > 2.5: erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...)))), evaluated bottom-up.
     """
     x = np.asarray(x, dtype=np.float64)
+    if x.size > _CHUNK:
+        flat = x.ravel()
+        return np.concatenate([_erf(flat[i:i + _CHUNK]) for i in range(0, flat.size, _CHUNK)]).reshape(x.shape)
+    return _erf(x)
+
+
+def _erf(x):
     ax = np.abs(x)
     out = np.empty_like(ax)
 
-    small = ax <= 3.0
+    small = ax <= _SPLIT
     xs = ax[small]
     t = 2.0 * xs * xs
     s = np.ones_like(xs)
@@ -40,7 +49,8 @@ def erf(x):
     f = xb.copy()
     for k in range(_CF_DEPTH, 0, -1):
         f = xb + (0.5 * k) / f
-    out[big] = 1.0 - np.exp(-xb * xb) / (math.sqrt(math.pi) * f)
+    with np.errstate(over="ignore"):   # x*x overflows to inf for |x| > 1e154: exp(-inf) = 0 is right
+        out[big] = 1.0 - np.exp(-xb * xb) / (math.sqrt(math.pi) * f)
 
     return np.copysign(out, x)
 

@@ -1,0 +1,43 @@
+"""gelu_tanh: b = 0.5 * a * (1 + tanh(sqrt(2/pi) * (a + 0.044715 a^3))), float32, two float4 per thread
+(maps.cu: gelu_tanh_f32). The kernel uses tanhf, which saturates to +-1: a tanh built from exp(2u) overflows to
+inf/inf = NaN for |a| above about 11, and the inputs include such values."""
+import math
+
+import numpy as np
+
+INTERFACE = 1
+# tanhf is within 2 ulp; 1 + tanh cancels for negative a, so an absolute floor is needed as well.
+TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
+TEST_PARAMS = {"n": 1_000_003}
+
+THREADS = 256
+VPT = 2   # float4 per thread; must match VPT in maps.cu
+
+
+def inputs(p, dtype, rng):
+    n = p["n"]
+    a = rng.uniform(-4, 4, n)
+    a[::8] = rng.uniform(-20, 20, a[::8].size)   # every eighth far out, where exp(2u) would overflow
+    a = a.astype(dtype)
+    a[a == 0] = 1
+    return {"a": a}
+
+
+def outputs(p, dtype):
+    return {"b": ((p["n"],), dtype)}
+
+
+def reference(p, a):
+    x = a.astype(np.float64)
+    u = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+    return {"b": 0.5 * x * (1.0 + np.tanh(u))}
+
+
+def cupy(p, ctx):
+    kernel = ctx.module("maps.cu").get_function("gelu_tanh_f32")
+    n = p["n"]
+    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+
+    def run(a, b):
+        kernel((blocks,), (THREADS,), (a, b, np.int64(n)))
+    return run

@@ -1,0 +1,99 @@
+"""`roofline measure`: run the kernels' implementations, verify them, time them, compare with the ceiling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import kernel_options, note, print_tables
+
+
+@click.command()
+@kernel_options
+@click.option("--spec", "spec_name", default="auto", show_default=True, metavar="SPEC",
+              help="Ceilings to compare with: 'auto' matches the GPU to a bundled spec (or derives one from its "
+                   "properties); or a bundled id, alias, prefix, or YAML path.")
+@click.option("--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
+              help="cupy: the GPU (the default when a CUDA device is present). numpy: the NumPy references on the "
+                   "host CPU, timed by wall clock, so the pipeline runs without a GPU.")
+@click.option("--device", "device_id", type=int, default=0, show_default=True, help="CUDA device ordinal.")
+@click.option("--min-time", type=float, default=0.5, show_default=True, help="Seconds of timed runs per kernel.")
+@click.option("--min-repeats", type=int, default=10, show_default=True, help="Timed runs per kernel, at least.")
+@click.option("--seed", type=int, default=20261130, show_default=True, help="Seed of the random inputs.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the results JSON (roofline/results/v1) here, atomically.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="What to print on standard output.")
+def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
+            backend: str, device_id: int, min_time: float, min_repeats: int, seed: int, output: Path | None,
+            fmt: str) -> None:
+    """Launch each kernel, check it against its NumPy reference, and time it with CUDA events.
+
+    Inputs are fresh random data; outputs are poisoned (NaN) before the checked run; a kernel that
+    fails the check is reported FAILED and never timed. Short kernels are timed as CUDA-graph replays;
+    small working sets rotate among buffer sets so repeats are not cache hits.
+
+    \b
+    Examples:
+      roofline measure                                  # every bundled kernel on this GPU
+      roofline measure vector_add_float4 copy -o results.json
+      roofline measure sum -p n=2**24 --min-time 1
+      roofline measure --backend numpy -p n=2**16 vector_add   # no GPU: the host CPU
+    """
+    from roofline.errors import InputError
+    from roofline.measure.policy import MeasurePolicy
+    from roofline.measure.session import choose_machine, measure_all, open_backend, results_document, runnable
+    from roofline.pipeline import load_selection
+    from roofline.specs import SpecCatalog
+
+    if min_time < 0 or min_repeats < 1:
+        raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
+    selected, overrides = load_selection(names, kernel_paths, params)
+    engine = open_backend(backend, device_id)
+    if backend == "auto" and engine.name == "numpy":
+        note("note: no usable CUDA device or CuPy, so measuring the NumPy references on the HOST CPU "
+             "(use --backend cupy to insist on a GPU)")
+    machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
+    chosen = runnable(selected, bool(names), machine)
+    for name, why in chosen.skipped:
+        note(f"note: {name} skipped: it {why}")
+    if not chosen.runnable:
+        raise InputError("no selected kernel can be measured")
+    policy = MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("measuring", total=len(chosen.runnable))
+
+        def advance(name: str) -> None:
+            if bar.tasks[task].description != "measuring":
+                bar.advance(task)
+            bar.update(task, description=f"measuring {name}")
+
+        entries = measure_all(chosen.runnable, overrides, engine, machine, policy, advance)
+        bar.advance(task)
+    doc = results_document(engine, machine, entries, policy)
+
+    from roofline.jsonio import dumps, write_json_atomic
+    from roofline.render.measure import problems, results_table
+
+    if output is not None:
+        try:
+            write_json_atomic(output, doc)
+        except OSError as exc:
+            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+    if fmt == "json":
+        click.echo(dumps(doc), nl=False)
+    else:
+        print_tables([results_table(doc)], None)
+    for line in problems(doc):
+        note(line)
+    if output is not None:
+        note(f"wrote {output}")
+
+
+COMMANDS = [measure]

@@ -1,0 +1,86 @@
+"""`roofline report`: results files → table / Markdown / JSON / JUnit, with CI gates and exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import emit, output_option, print_tables
+
+
+class Fraction(click.ParamType):
+    name = "FRACTION"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        from roofline.errors import InputError
+        from roofline.gates import parse_fraction
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_fraction(value, f"--{param.name.replace('_', '-')}" if param else "value")
+        except InputError as exc:
+            self.fail(exc.message, param, ctx)
+
+
+@click.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULTS.json...")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "junit"]), default="table",
+              show_default=True, help="table for people; markdown for a CI job summary; json and junit for tools.")
+@output_option
+@click.option("--fail-below", type=Fraction(), default=None,
+              help="Fail any verified kernel achieving less than this fraction of its ceiling (0.7 or 70%).")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Results to compare with (e.g. from the main branch); the report shows each kernel's change.")
+@click.option("--max-regression", type=Fraction(), default=None,
+              help="With --baseline: fail a kernel more than this fraction slower than the baseline (0.05 or 5%).")
+@click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="YAML gates: a default and per-kernel fail_below / max_regression (see docs/ci.md). "
+                   "--fail-below/--max-regression replace its default.")
+def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
+           baseline: Path | None, max_regression: float | None, gates_path: Path | None) -> None:
+    """Achieved vs attainable per kernel and device, with CI gates.
+
+    Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
+    median time, achieved bandwidth and FLOP/s, the attainable ceiling, the fraction of it reached, the gap,
+    the change against a baseline, and the gate verdict.
+
+    A kernel that failed verification (FAILED) always fails. Exit status: 0 when every gate holds, 1 when one
+    fails (the report is written first), 2 on bad input (a broken file, another schema version).
+
+    \b
+    Examples:
+      roofline report results.json
+      roofline report h100.json a100.json --fail-below 0.7
+      roofline report results.json --baseline main.json --max-regression 5% \\
+          --format markdown >> "$GITHUB_STEP_SUMMARY"
+      roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
+    """
+    from roofline.errors import GateFailed, InputError
+    from roofline.gates import GateConfig, build_report, failure_message, load_gates
+    from roofline.results import load_results
+
+    docs = [load_results(p) for p in results]
+    baseline_docs = [load_results(baseline)] if baseline is not None else []
+    if max_regression is not None and baseline is None:
+        raise InputError("--max-regression needs --baseline FILE to compare with")
+    config = load_gates(gates_path) if gates_path is not None else GateConfig()
+    config = config.with_options(fail_below, max_regression)
+
+    doc = build_report(docs, config, baseline_docs)
+
+    if fmt == "table":
+        from roofline.render.report import rich_table
+
+        print_tables([rich_table(doc)], output)
+    else:
+        from roofline.render import report as render
+
+        emit({"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit}[fmt](doc), output)
+
+    if not doc["summary"]["ok"]:
+        raise GateFailed(failure_message(doc))
+
+
+COMMANDS = [report]

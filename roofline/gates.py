@@ -1,0 +1,260 @@
+"""CI gates, pure: thresholds from options or a YAML file, and results + baseline in → report rows with verdicts.
+
+Gates:
+  verified       a kernel that failed verification (status FAILED, or verified false) always fails;
+  fail_below     a verified kernel achieving less than this fraction of its ceiling fails;
+  max_regression a kernel whose median time is more than this fraction slower than the baseline's fails.
+A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) or
+without a baseline entry passes the gate it cannot be judged by, and the row says so.
+
+The gates file (YAML):
+  schema_version: 1          # optional
+  default:                   # for every kernel
+    fail_below: 0.7          # or "70%"
+    max_regression: 0.05     # or "5%"
+  kernels:                   # per kernel name; overrides the default, key by key
+    sum: {fail_below: 0.5}
+    matmul_naive: {fail_below: null}   # null switches a gate off for this kernel
+Command-line --fail-below/--max-regression replace the file's default; per-kernel entries still win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from roofline.errors import InputError
+from roofline.results import RESULTS_SCHEMA, device_labels, kernel_key, params_text
+
+REPORT_SCHEMA = "roofline/report/v1"
+GATES_SCHEMA_VERSION = 1
+_GATE_KEYS = ("fail_below", "max_regression")
+
+
+def parse_fraction(value: Any, what: str) -> float:
+    """0.7, '0.7' or '70%' → 0.7; refuses negatives and non-numbers with a message naming `what`."""
+    if isinstance(value, bool):
+        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r}")
+    try:
+        if isinstance(value, str) and value.strip().endswith("%"):
+            number = float(value.strip()[:-1]) / 100.0
+        else:
+            number = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise InputError(f"{what}: expected a fraction of 0 or more, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    fail_below: float | None = None
+    max_regression: float | None = None
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    default: Thresholds = Thresholds()
+    kernels: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    source: str | None = None
+
+    def for_kernel(self, name: str) -> Thresholds:
+        override = self.kernels.get(name, {})
+        return Thresholds(
+            fail_below=override.get("fail_below", self.default.fail_below),
+            max_regression=override.get("max_regression", self.default.max_regression),
+        )
+
+    def with_options(self, fail_below: float | None, max_regression: float | None) -> "GateConfig":
+        default = self.default
+        if fail_below is not None:
+            default = replace(default, fail_below=fail_below)
+        if max_regression is not None:
+            default = replace(default, max_regression=max_regression)
+        return replace(self, default=default)
+
+    def describe(self) -> str:
+        parts = ["unverified kernels fail"]
+        if self.default.fail_below is not None:
+            parts.append(f"below {self.default.fail_below:.0%} of ceiling fails")
+        if self.default.max_regression is not None:
+            parts.append(f"more than {self.default.max_regression:.0%} slower than baseline fails")
+        if self.kernels:
+            parts.append(f"{len(self.kernels)} per-kernel override(s)")
+        return "; ".join(parts)
+
+
+def gates_from_mapping(data: Any, source: str = "<gates>") -> GateConfig:
+    """A GateConfig from the parsed gates YAML, with errors naming the file and field."""
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a mapping with 'default' and/or 'kernels'")
+    for key in data:
+        if key not in ("schema_version", "default", "kernels"):
+            raise InputError(f"{source}: {key}: unknown key; known keys: schema_version, default, kernels")
+    version = data.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InputError(f"{source}: schema_version: expected a whole number from 1, got {version!r}")
+    if version > GATES_SCHEMA_VERSION:
+        raise InputError(f"{source}: schema_version: is {version}, newer than this roofline reads "
+                         f"({GATES_SCHEMA_VERSION}): upgrade roofline")
+
+    def thresholds(raw: Any, where: str) -> dict[str, float | None]:
+        if raw is None:
+            return {}
+        if not isinstance(raw, dict):
+            raise InputError(f"{source}: {where}: expected a mapping with fail_below and/or max_regression")
+        out: dict[str, float | None] = {}
+        for key, value in raw.items():
+            if key not in _GATE_KEYS:
+                raise InputError(f"{source}: {where}.{key}: unknown gate; known gates: {', '.join(_GATE_KEYS)}")
+            out[key] = None if value is None else parse_fraction(value, f"{source}: {where}.{key}")
+        return out
+
+    default = thresholds(data.get("default"), "default")
+    kernels_raw = data.get("kernels") or {}
+    if not isinstance(kernels_raw, dict):
+        raise InputError(f"{source}: kernels: expected a mapping of kernel name to gates")
+    kernels = {str(name): thresholds(raw, f"kernels.{name}") for name, raw in kernels_raw.items()}
+    return GateConfig(Thresholds(default.get("fail_below"), default.get("max_regression")), kernels, source)
+
+
+def load_gates(path: Path) -> GateConfig:
+    from roofline.yamlio import read_yaml_mapping
+
+    return gates_from_mapping(read_yaml_mapping(Path(path)), str(path))
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+
+def _baseline_index(baseline: Sequence[dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    index: dict[tuple[str, ...], dict[str, Any]] = {}
+    for doc in baseline:
+        for kernel in doc["kernels"]:
+            name, params = kernel_key(kernel)
+            index.setdefault(("device", str(doc["device"]["name"]), name, params), kernel)
+            index.setdefault(("machine", str(doc["machine"]["id"]), name, params), kernel)
+    return index
+
+
+def _fraction_text(fraction: float | None) -> str:
+    return "–" if fraction is None else f"{fraction:.1%}"
+
+
+def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None) -> dict[str, Any]:
+    """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
+    status = kernel["status"]
+    fraction = kernel.get("fraction_of_ceiling")
+    time = kernel.get("time_median")
+    failures: list[str] = []
+    failed_gates: list[str] = []
+    notes: list[str] = []
+    change = None
+    base_time = base.get("time_median") if base else None
+    if time is not None and base_time:
+        change = time / base_time - 1.0
+
+    if status == "SKIPPED":
+        return {"verdict": "skip", "failures": [], "failed_gates": [], "notes": [kernel.get("error") or "skipped"], "change": change,
+                "baseline_time": base_time}
+    if status == "FAILED" or not kernel["verified"]:
+        reason = "not verified" if status != "FAILED" else "FAILED verification"
+        error = kernel.get("error")
+        failures.append(f"{reason}: {error}" if error else reason)
+        failed_gates.append("verified")
+    else:
+        if thresholds.fail_below is not None:
+            if fraction is None:
+                notes.append("ceiling unknown: fail-below not checked")
+            elif fraction < thresholds.fail_below:
+                failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
+                failed_gates.append("fail_below")
+        if thresholds.max_regression is not None:
+            if base is None:
+                notes.append("not in baseline")
+            elif change is None:
+                notes.append("baseline has no time")
+            elif change > thresholds.max_regression:
+                failures.append(f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit")
+                failed_gates.append("max_regression")
+    return {"verdict": "fail" if failures else "pass", "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
+            "baseline_time": base_time}
+
+
+def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig(),
+                 baseline: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
+
+    Only numbers and verdicts; renderers format them.
+    """
+    index = _baseline_index(baseline)
+    rows = []
+    devices = []
+    for label, doc in zip(device_labels(docs), docs):
+        device = doc["device"]
+        devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
+                        "machine": doc["machine"]["id"], "backend": doc["backend"], "created": doc["created"],
+                        "source": doc.get("_source")})
+        for kernel in doc["kernels"]:
+            name, params = kernel_key(kernel)
+            # The same device name, else the same machine spec: never a kernel measured on another GPU.
+            base = index.get(("device", str(device["name"]), name, params)) or index.get(
+                ("machine", str(doc["machine"]["id"]), name, params))
+            thresholds = config.for_kernel(name)
+            if not baseline:  # nothing to regress against
+                thresholds = replace(thresholds, max_regression=None)
+            gate = evaluate_kernel(kernel, thresholds, base if baseline else None)
+            fraction = kernel.get("fraction_of_ceiling")
+            memory = kernel["bound"] == "memory"
+            rows.append({
+                "device": label,
+                "kernel": name,
+                "params": kernel["params"],
+                "params_text": params_text(kernel["params"]),
+                "dtype": kernel["dtype"],
+                "roof": kernel["roof"],
+                "bound": kernel["bound"],
+                "status": kernel["status"],
+                "verified": kernel["verified"],
+                "error": kernel.get("error"),
+                "time_median": kernel.get("time_median"),
+                "sol_time": kernel["sol_time"],
+                "achieved_bandwidth": kernel.get("achieved_bandwidth"),
+                "achieved_flops": kernel.get("achieved_flops"),
+                "attainable": kernel["bandwidth"] if memory else kernel["attainable_flops"],
+                "attainable_unit": "B/s" if memory else "FLOP/s",
+                "fraction_of_ceiling": fraction,
+                "gap": None if fraction is None else 1.0 - fraction,
+                "slowdown": None if not fraction else 1.0 / fraction,
+                "baseline_time": gate["baseline_time"],
+                "change": gate["change"],
+                "thresholds": {"fail_below": thresholds.fail_below, "max_regression": thresholds.max_regression},
+                "verdict": gate["verdict"],
+                "failures": gate["failures"],
+                "failed_gates": gate["failed_gates"],
+                "notes": gate["notes"],
+            })
+    failed = [r for r in rows if r["verdict"] == "fail"]
+    return {
+        "schema": REPORT_SCHEMA,
+        "results_schema": RESULTS_SCHEMA,
+        "devices": devices,
+        "gates": {"fail_below": config.default.fail_below, "max_regression": config.default.max_regression,
+                  "kernels": {k: dict(v) for k, v in config.kernels.items()}, "source": config.source,
+                  "baseline": [d.get("_source") for d in baseline] or None,
+                  "description": config.describe()},
+        "summary": {"kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
+                    "failed": len(failed), "skipped": sum(r["verdict"] == "skip" for r in rows),
+                    "ok": not failed},
+        "rows": rows,
+    }
+
+
+def failure_message(report: dict[str, Any]) -> str:
+    """One line for the exit-1 error: how many gates failed and the first few kernels."""
+    failed = [r for r in report["rows"] if r["verdict"] == "fail"]
+    names = ", ".join(f"{r['kernel']} on {r['device']}" for r in failed[:3])
+    more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+    return f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"

@@ -1,0 +1,212 @@
+"""The CuPy backend: the only module that imports cupy. CUDA events for timing; short kernels are captured in a
+CUDA graph and the replay is timed, so the Python launch path (~8 µs per call) does not pose as kernel time."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from roofline.errors import BackendUnavailable
+from roofline.measure.context import KernelContext
+from roofline.measure.harness import Run, Timing
+from roofline.measure.implementation import Implementation
+from roofline.measure.policy import MeasurePolicy, done as _done
+from roofline.measure.verify import poison_value
+from roofline.model import KernelDescriptor
+
+INSTALL_HINT = (
+    "install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or 'gpu-roofline[cuda13]'), "
+    "or run the NumPy references on the host CPU with --backend numpy"
+)
+
+# cudaDeviceAttr values (stable across CUDA versions); read one by one because CUDA 13 dropped some
+# cudaDeviceProp fields (clockRate, memoryClockRate) that the attributes still report.
+_ATTR = {
+    "sm_clock": 13, "sm_count": 16, "memory_clock": 36, "memory_bus_width": 37, "l2_size": 38,
+    "max_threads_per_sm": 39, "cc_major": 75, "cc_minor": 76,
+}
+_EVENT_CHUNK = 64
+
+
+def import_cupy() -> Any:
+    try:
+        import cupy
+    except ImportError as exc:
+        raise BackendUnavailable(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDARuntimeError when the driver is missing
+        raise BackendUnavailable(f"no usable CUDA device ({_one_line(exc)}); {INSTALL_HINT}") from None
+    if count == 0:
+        raise BackendUnavailable(f"no CUDA device found; {INSTALL_HINT}")
+    return cupy
+
+
+def _one_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+class CupyBackend:
+    name = "cupy"
+
+    def __init__(self, device_id: int = 0):
+        cp = import_cupy()
+        self.cp = cp
+        if not 0 <= device_id < cp.cuda.runtime.getDeviceCount():
+            raise BackendUnavailable(f"--device {device_id}: there are {cp.cuda.runtime.getDeviceCount()} CUDA devices")
+        self.device = cp.cuda.Device(device_id)
+        self.device.use()
+        self.device_id = device_id
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream.use()
+        self.info = self._device_info()
+        self.cache_bytes = int(self.info.get("l2_size") or 0)
+
+    def _device_info(self) -> dict[str, Any]:
+        cp, rt = self.cp, self.cp.cuda.runtime
+        props = rt.getDeviceProperties(self.device_id)
+        attrs: dict[str, int | None] = {}
+        for key, code in _ATTR.items():
+            try:
+                attrs[key] = int(rt.deviceGetAttribute(code, self.device_id))
+            except Exception:  # noqa: BLE001 - an attribute this driver lacks
+                attrs[key] = None
+        name = props.get("name", b"")
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        major = attrs["cc_major"] or props.get("major")
+        minor = attrs["cc_minor"] if attrs["cc_minor"] is not None else props.get("minor")
+        khz = lambda key, prop: (attrs[key] or props.get(prop) or 0) * 1e3 or None  # noqa: E731
+        return {
+            "name": name,
+            "kind": "gpu",
+            "device_id": self.device_id,
+            "compute_capability": f"{major}.{minor}",
+            "sm_count": attrs["sm_count"] or props.get("multiProcessorCount"),
+            "max_threads_per_sm": attrs["max_threads_per_sm"] or props.get("maxThreadsPerMultiProcessor"),
+            "l2_size": attrs["l2_size"] or props.get("l2CacheSize"),
+            "total_memory": props.get("totalGlobalMem"),
+            "memory_clock": khz("memory_clock", "memoryClockRate"),
+            "memory_bus_width": attrs["memory_bus_width"] or props.get("memoryBusWidth"),
+            "sm_clock": khz("sm_clock", "clockRate"),
+            "driver": _cuda_version(rt.driverGetVersion()),
+            "cuda_runtime": _cuda_version(rt.runtimeGetVersion()),
+            "cupy_version": cp.__version__,
+        }
+
+    def device_info(self) -> dict[str, Any]:
+        return dict(self.info)
+
+    # ---- arrays and code -----------------------------------------------------------------------
+
+    def context(self, d: KernelDescriptor) -> KernelContext:
+        folder = d.path.parent if d.path else Path(".")
+        return KernelContext(folder, self.info, self.cp, self._compile)
+
+    def _compile(self, file: Path, options: Sequence[str]) -> Any:
+        try:
+            code = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise FileNotFoundError(f"{file}: {exc.strerror}") from None
+        return self.cp.RawModule(code=code, options=("--std=c++17", f"-I{file.parent}", *options))
+
+    def build(self, impl: Implementation, params: Mapping[str, Any], ctx: KernelContext, outputs: tuple[str, ...]) -> Run:
+        builder = impl.fn("cupy")
+        if builder is None:
+            raise BackendUnavailable(f"{impl.path}: has no cupy(p, ctx) function, so it cannot run on the GPU")
+        return builder(params, ctx)
+
+    def upload(self, host: np.ndarray) -> Any:
+        return self.cp.asarray(host)
+
+    def poisoned(self, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+        return self.cp.full(shape, poison_value(dtype), dtype=dtype)
+
+    def download(self, array: Any) -> np.ndarray:
+        return self.cp.asnumpy(array, stream=self.stream)
+
+    def free_bytes(self) -> int | None:
+        pool = self.cp.get_default_memory_pool()
+        return int(self.cp.cuda.runtime.memGetInfo()[0] + pool.free_bytes())
+
+    def synchronize(self) -> None:
+        self.stream.synchronize()
+
+    def release(self) -> None:
+        self.stream.synchronize()
+        self.cp.get_default_memory_pool().free_all_blocks()
+
+    # ---- timing ----------------------------------------------------------------------------------
+
+    def _events(self, launch: Any, count: int) -> list[float]:
+        """Enqueue `count` launches, each between two events; seconds per launch once they finished."""
+        cp = self.cp
+        pairs = []
+        for i in range(count):
+            start, end = cp.cuda.Event(), cp.cuda.Event()
+            start.record(self.stream)
+            launch(i)
+            end.record(self.stream)
+            pairs.append((start, end))
+        self.stream.synchronize()
+        return [cp.cuda.get_elapsed_time(s, e) * 1e-3 for s, e in pairs]
+
+    def time_runs(self, run: Run, sets: list[dict[str, Any]], policy: MeasurePolicy) -> Timing:
+        n_sets = len(sets)
+        deadline = time.perf_counter() + policy.warmup_time
+        warm = 0
+        while warm < 3 or time.perf_counter() < deadline:
+            run(**sets[warm % n_sets])
+            self.stream.synchronize()  # one at a time: a slow kernel must not queue up seconds of warm-up
+            warm += 1
+        estimate = sorted(self._events(lambda i: run(**sets[i % n_sets]), 3))[1]
+        notes: list[str] = []
+        if estimate < policy.graph_below:
+            try:
+                return self._time_graph(run, sets, policy, estimate)
+            except Exception as exc:  # noqa: BLE001 - capture is optional; fall back to plain events
+                notes.append(f"CUDA graph capture failed ({_one_line(exc)}); timed launches directly")
+                self._end_capture_quietly()
+        samples: list[float] = []
+        total = 0.0
+        chunk = max(1, min(_EVENT_CHUNK, math.ceil(0.05 / max(estimate, 1e-9))))
+        while not _done(len(samples), total, policy):
+            offset = len(samples)
+            got = self._events(lambda i: run(**sets[(offset + i) % n_sets]), chunk)
+            samples += got
+            total += sum(got)
+        return Timing(samples=samples, repeats=len(samples), mode="events", notes=notes)
+
+    def _time_graph(self, run: Run, sets: list[dict[str, Any]], policy: MeasurePolicy, estimate: float) -> Timing:
+        n_sets = len(sets)
+        per_graph = max(n_sets, math.ceil(policy.graph_batch_time / max(estimate, 1e-7)))
+        per_graph = min(math.ceil(per_graph / n_sets) * n_sets, max(n_sets, 20_000))
+        self.stream.begin_capture()
+        try:
+            for i in range(per_graph):
+                run(**sets[i % n_sets])
+        finally:
+            graph = self.stream.end_capture()
+        graph.launch(self.stream)  # upload and warm the graph
+        self.stream.synchronize()
+        samples: list[float] = []
+        total = 0.0
+        while not _done(len(samples) * per_graph, total, policy):
+            got = self._events(lambda i: graph.launch(self.stream), _EVENT_CHUNK)
+            samples += [t / per_graph for t in got]
+            total += sum(got)
+        return Timing(samples=samples, repeats=len(samples) * per_graph, mode="graph")
+
+    def _end_capture_quietly(self) -> None:
+        try:
+            if self.stream.is_capturing():
+                self.stream.end_capture()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _cuda_version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"

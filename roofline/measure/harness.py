@@ -1,0 +1,184 @@
+"""One kernel through the honest-measurement protocol: inputs → reference → poisoned outputs → checked run →
+warm-up → timed runs → figures. The backend (CuPy on a GPU, NumPy on the host) supplies arrays and clocks."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+import numpy as np
+
+from roofline.analysis import KernelAnalysis
+from roofline.errors import InputError, RooflineError
+from roofline.measure.implementation import Implementation, numpy_dtype
+from roofline.measure.policy import MeasurePolicy, buffer_sets
+from roofline.measure.stats import SPREAD_WARNING, summarize
+from roofline.measure.verify import check_outputs
+from roofline.model import KernelDescriptor, Workload
+
+Run = Callable[..., None]
+
+
+class Backend(Protocol):
+    name: str
+    cache_bytes: int
+
+    def context(self, d: KernelDescriptor) -> Any: ...
+    def build(self, impl: Implementation, params: Mapping[str, Any], ctx: Any, outputs: tuple[str, ...]) -> Run: ...
+    def upload(self, host: np.ndarray) -> Any: ...
+    def poisoned(self, shape: tuple[int, ...], dtype: np.dtype) -> Any: ...
+    def download(self, array: Any) -> np.ndarray: ...
+    def free_bytes(self) -> int | None: ...
+    def synchronize(self) -> None: ...
+    def time_runs(self, run: Run, sets: list[dict[str, Any]], policy: MeasurePolicy) -> "Timing": ...
+
+
+@dataclass
+class Timing:
+    samples: list[float]  # seconds per kernel execution, one per sample
+    repeats: int  # kernel executions timed in all
+    mode: str  # "events", "graph" or "wall"
+    notes: list[str] = field(default_factory=list)
+
+
+def _outputs(impl: Implementation, params: Mapping[str, Any], dtype: np.dtype) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    raw = impl.module.outputs(params, dtype)
+    if not isinstance(raw, dict) or not raw:
+        raise InputError(f"{impl.path}: outputs: must return a dict name -> (shape, dtype)")
+    out = {}
+    for name, spec in raw.items():
+        try:
+            shape, odtype = spec
+            shape = (int(shape),) if np.isscalar(shape) else tuple(int(s) for s in shape)
+            out[name] = (shape, np.dtype(odtype))
+        except (TypeError, ValueError):
+            raise InputError(f"{impl.path}: outputs: '{name}' must be (shape, dtype), got {spec!r}") from None
+    return out
+
+
+def _nbytes(shape: tuple[int, ...], dtype: np.dtype) -> int:
+    return int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+
+
+def measure_kernel(
+    d: KernelDescriptor,
+    work: Workload,
+    analysis: KernelAnalysis | None,
+    impl: Implementation,
+    backend: Backend,
+    policy: MeasurePolicy,
+) -> dict[str, Any]:
+    """Result entry for one kernel. A kernel that fails its check gets status FAILED and no time."""
+    base = analysis.to_dict() if analysis is not None else _analysis_free(work)
+    entry: dict[str, Any] = {
+        **base,
+        "time_median": None, "time_min": None, "time_max": None, "repeats": 0,
+        "achieved_bandwidth": None, "achieved_flops": None, "fraction_of_ceiling": None,
+        "verified": False, "status": "FAILED", "error": None, "warnings": [], "timing": None, "buffer_sets": 1,
+    }
+    try:
+        timing, sets_used = _verified_timing(d, work, impl, backend, policy)
+    except KernelFailure as failure:
+        entry["error"] = str(failure)
+        return entry
+    stats = summarize(timing.samples)
+    entry.update(
+        time_median=stats.median, time_min=stats.minimum, time_max=stats.maximum, repeats=timing.repeats,
+        achieved_bandwidth=work.bytes / stats.median, achieved_flops=work.flops / stats.median,
+        verified=True, status="OK", timing=timing.mode, buffer_sets=sets_used,
+    )
+    if analysis is not None:
+        entry["fraction_of_ceiling"] = analysis.sol_time / stats.median
+    warnings = list(timing.notes)
+    if stats.noisy:
+        warnings.append(
+            f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING}); close other work on the device or raise --min-time"
+        )
+    if analysis is not None and entry["fraction_of_ceiling"] > 1.05:
+        warnings.append(
+            f"faster than the model allows ({entry['fraction_of_ceiling']:.2f}× the ceiling): the spec is low, "
+            "the data stayed in cache, or the descriptor over-counts bytes"
+        )
+    entry["warnings"] = warnings
+    return entry
+
+
+class KernelFailure(Exception):
+    """The kernel ran but produced wrong output, or raised: reported as FAILED, never timed."""
+
+
+def _verified_timing(
+    d: KernelDescriptor, work: Workload, impl: Implementation, backend: Backend, policy: MeasurePolicy
+) -> tuple[Timing, int]:
+    params = dict(work.params)
+    dtype = numpy_dtype(d)
+    rng = np.random.default_rng(policy.seed)
+    host_inputs = impl.module.inputs(params, dtype, rng)
+    if not isinstance(host_inputs, dict):
+        raise InputError(f"{impl.path}: inputs: must return a dict name -> numpy array")
+    out_specs = _outputs(impl, params, dtype)
+    working_set = sum(np.asarray(a).nbytes for a in host_inputs.values()) + sum(
+        _nbytes(s, t) for s, t in out_specs.values()
+    )
+    sets = buffer_sets(working_set, backend.cache_bytes, policy)
+    free = backend.free_bytes()
+    if free is not None and sets * working_set > free:
+        from roofline.units import format_bytes
+
+        raise InputError(
+            f"{d.name}: needs {format_bytes(sets * working_set)} of device memory for inputs and outputs "
+            f"({sets} buffer set(s) of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "
+            "choose smaller parameters with -p"
+        )
+    reference = impl.module.reference(params, **host_inputs)
+    ctx = backend.context(d)
+    try:
+        run = backend.build(impl, params, ctx, tuple(out_specs))
+        buffers = []
+        for _ in range(sets):
+            bufs = {k: backend.upload(np.asarray(v)) for k, v in host_inputs.items()}
+            bufs.update({k: backend.poisoned(s, t) for k, (s, t) in out_specs.items()})
+            buffers.append(bufs)
+        run(**buffers[0])  # the checked run: first launch, outputs poisoned
+        backend.synchronize()
+        got = {k: backend.download(buffers[0][k]) for k in out_specs}
+    except RooflineError:
+        raise
+    except Exception as exc:  # the user's kernel raised (compile error, bad launch): FAILED, with the reason
+        raise KernelFailure(_short_error(exc)) from None
+    problem = check_outputs(got, reference, impl.tolerance)
+    if problem is not None:
+        raise KernelFailure(f"wrong result: {problem}")
+    try:
+        timing = backend.time_runs(run, buffers, policy)
+    except RooflineError:
+        raise
+    except Exception as exc:
+        raise KernelFailure(f"failed while timing: {_short_error(exc)}") from None
+    return timing, sets
+
+
+def _short_error(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" ({frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})" if frame else ""
+    return f"{type(exc).__name__}: {first}{where}"[:500]
+
+
+_MACHINE_FIELDS = (
+    "peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "memory_time", "compute_time", "sol_time",
+    "threads_needed", "latency_bound",
+)
+
+
+def _analysis_free(work: Workload) -> dict[str, Any]:
+    """The analysis fields that need no machine; the rest are null (no spec: the ceiling is unknown)."""
+    return {
+        "name": work.name, "params": dict(work.params), "dtype": work.dtype, "roof": work.roof,
+        "launches": work.launches,
+        "stages": [{"name": s.name, "flops": s.flops, "bytes": s.bytes, "sol_time": None} for s in work.stages],
+        "flops": work.flops, "bytes": work.bytes, "intensity": work.flops / work.bytes,
+        "access_bytes": work.access_bytes, **{k: None for k in _MACHINE_FIELDS},
+    }

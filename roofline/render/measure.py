@@ -1,0 +1,63 @@
+"""The table `roofline measure` prints after measuring: one row per kernel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.units import format_flops, format_rate, format_time
+
+
+def _fraction(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.0%}"
+
+
+def _spread(k: dict[str, Any]) -> str:
+    if not k.get("time_min"):
+        return "–"
+    return f"{k['time_min'] / k['time_median']:.2f}–{k['time_max'] / k['time_median']:.2f}×"
+
+
+def results_table(doc: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    device = doc["device"]
+    machine = doc.get("machine")
+    if doc["backend"] == "numpy":
+        title = f"Measured on the HOST CPU with NumPy ({device['name']}), not a GPU"
+    else:
+        title = f"Measured on {device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"
+    if machine:
+        derived = " [derived from device properties]" if device.get("spec_derived") else ""
+        title += f"; ceilings from spec {machine['id']}{derived}"
+    else:
+        title += "; no spec given, so the ceiling is unknown"
+    table = Table(title=title, title_justify="left")
+    for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
+                "attainable", "of ceiling", "timing"):
+        table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
+    for k in doc["kernels"]:
+        status = k["status"]
+        style = "bold red" if status != "OK" else ("yellow" if k.get("warnings") else "green")
+        table.add_row(
+            k["name"],
+            f"[{style}]{status}[/{style}]",
+            format_time(k["time_median"]),
+            _spread(k),
+            format_rate(k["achieved_bandwidth"]),
+            format_flops(k["achieved_flops"]),
+            format_flops(k.get("attainable_flops")),
+            _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
+            f"{k.get('timing') or '–'}" + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else ""),
+        )
+    return table
+
+
+def problems(doc: dict[str, Any]) -> list[str]:
+    """One line per failure or warning, for standard error under the table."""
+    lines = []
+    for k in doc["kernels"]:
+        if k["status"] != "OK":
+            lines.append(f"FAILED {k['name']}: {k['error']}")
+        for w in k.get("warnings") or []:
+            lines.append(f"warning {k['name']}: {w}")
+    return lines

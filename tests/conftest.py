@@ -1,0 +1,99 @@
+"""Shared fixtures: paths to the test data, a CLI runner around roofline.cli.main, and the `gpu` auto-skip."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+DATA = TESTS / "data"
+SPECS = DATA / "specs"
+KERNELS = DATA / "kernels"
+INVALID_SPECS = DATA / "invalid" / "specs"
+INVALID_KERNELS = DATA / "invalid" / "kernels"
+TOY_SPEC = SPECS / "toy.yaml"
+
+
+# ---- the `gpu` marker: tests that need CuPy and a CUDA device are skipped without them ----------
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_available() -> bool:
+    try:
+        import cupy  # noqa: PLC0415 - only imported when a gpu test was collected
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - no CuPy, no driver, no device: all mean "skip"
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    gpu_items = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not gpu_items or gpu_available():
+        return
+    skip = pytest.mark.skip(reason="needs CuPy and a CUDA device (cupy.cuda.runtime.getDeviceCount() > 0)")
+    for item in gpu_items:
+        item.add_marker(skip)
+
+
+# ---- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def toy_spec_path() -> Path:
+    return TOY_SPEC
+
+
+@pytest.fixture
+def toy_spec():
+    from roofline.specs import load_spec
+
+    return load_spec(TOY_SPEC)
+
+
+@pytest.fixture(scope="session")
+def bundled_specs():
+    from roofline.specs import SpecCatalog
+
+    return SpecCatalog.bundled()
+
+
+@pytest.fixture
+def t4(bundled_specs):
+    return bundled_specs.resolve("t4")
+
+
+@pytest.fixture
+def no_bundled_kernels(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Hide the bundled kernels (written concurrently by others) so CLI tests see only tests/data descriptors."""
+    import roofline.kernels
+
+    empty = tmp_path_factory.mktemp("no_bundled_kernels")
+    real = roofline.kernels.bundled_dir
+    monkeypatch.setattr(roofline.kernels, "bundled_dir", lambda kind: empty if kind == "kernels" else real(kind))
+    return empty
+
+
+@dataclass
+class Result:
+    code: int | None
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]):
+    """Call roofline.cli.main(argv) as the console script would; return exit code, stdout and stderr."""
+    from roofline.cli import main
+
+    def run(*argv: object) -> Result:
+        capsys.readouterr()  # drop anything captured before this call
+        with pytest.raises(SystemExit) as exc_info:
+            main([str(a) for a in argv])
+        captured = capsys.readouterr()
+        return Result(exc_info.value.code, captured.out, captured.err)
+
+    return run

@@ -1,0 +1,225 @@
+"""Units: parsing quantities into SI base units, formatting them back, and the round trip between the two."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from roofline.units import (
+    KINDS,
+    UnitError,
+    format_bytes,
+    format_flops,
+    format_intensity,
+    format_rate,
+    format_si,
+    format_time,
+    parse_quantity,
+)
+
+# ---- parsing -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        ("3.35 TB/s", "bandwidth", 3.35e12),
+        ("989 TFLOP/s", "flops", 989e12),
+        ("600 ns", "time", 6e-7),
+        ("50 MiB", "bytes", 50 * 2**20),
+        ("1.98 GHz", "frequency", 1.98e9),
+        ("320 GB/s", "bandwidth", 320e9),
+        ("1 us", "time", 1e-6),
+        ("1 µs", "time", 1e-6),
+        ("2 ms", "time", 2e-3),
+        ("332ns", "time", 332e-9),  # no space
+        ("1,555 GB/s", "bandwidth", 1555e9),  # thousands separator
+        ("66.9 TFLOPS", "flops", 66.9e12),
+        ("130 TOPS", "flops", 130e12),
+        ("1.5e3 GB/s", "bandwidth", 1.5e12),
+        ("  4.8 TB/s  ", "bandwidth", 4.8e12),
+    ],
+)
+def test_parse_examples(text: str, kind: str, expected: float) -> None:
+    assert parse_quantity(text, kind) == pytest.approx(expected, rel=1e-15)
+
+
+def test_600_ns_is_the_float_nearest_6e_minus_7() -> None:
+    # parsing uses exact decimal scales, so no 6.000000000000001e-07
+    assert parse_quantity("600 ns", "time") == 6e-7
+    assert parse_quantity("3.35 TB/s", "bandwidth") == 3.35e12
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "expected"),
+    [
+        (42, "bytes", 42.0),
+        (2.5e12, "bandwidth", 2.5e12),
+        ("42", "bytes", 42.0),
+        ("4e-7", "time", 4e-7),
+        ("1e12", "flops", 1e12),
+    ],
+)
+def test_bare_numbers_are_base_units(value: object, kind: str, expected: float) -> None:
+    result = parse_quantity(value, kind)
+    assert isinstance(result, float)
+    assert result == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1 kB", 1000),
+        ("1 MB", 10**6),
+        ("1 GB", 10**9),
+        ("1 TB", 10**12),
+        ("1 KiB", 1024),
+        ("1 MiB", 2**20),
+        ("1 GiB", 2**30),
+        ("1 TiB", 2**40),
+        ("16 GB", 16 * 10**9),
+        ("16 GiB", 16 * 2**30),
+    ],
+)
+def test_decimal_and_binary_prefixes(text: str, expected: int) -> None:
+    assert parse_quantity(text, "bytes") == expected
+
+
+def test_binary_prefix_on_a_bandwidth() -> None:
+    assert parse_quantity("1 GiB/s", "bandwidth") == 2**30
+    assert parse_quantity("1 GB/s", "bandwidth") == 10**9
+
+
+@pytest.mark.parametrize("text", ["1 KB", "96 KB", "1 KB/s"])
+def test_KB_is_refused_as_ambiguous(text: str) -> None:
+    kind = "bandwidth" if text.endswith("/s") else "bytes"
+    with pytest.raises(UnitError, match="ambiguous") as exc_info:
+        parse_quantity(text, kind)
+    message = str(exc_info.value)
+    assert "kB" in message and "KiB" in message  # says what to write instead
+
+
+def test_prefix_case_is_never_guessed() -> None:
+    # 'mB/s' would be milli-bytes; it must not be read as MB/s
+    with pytest.raises(UnitError):
+        parse_quantity("5 mB/s", "bandwidth")
+    with pytest.raises(UnitError):
+        parse_quantity("5 tflop/s", "flops")
+
+
+def test_unit_name_case_is_forgiven() -> None:
+    assert parse_quantity("19.5 Tflops", "flops") == pytest.approx(19.5e12)
+    assert parse_quantity("19.5 Tflop/s", "flops") == pytest.approx(19.5e12)
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "fragment"),
+    [
+        ("4.8 TB", "bandwidth", "unknown unit 'TB' for a bandwidth"),
+        ("4.8 TB/s", "bytes", "unknown unit 'TB/s' for a bytes"),
+        ("600 ns", "bandwidth", "unknown unit 'ns'"),
+        ("1.98 GHz", "time", "unknown unit 'GHz'"),
+        ("fast", "bandwidth", "expected a bandwidth like '4.8 TB/s'"),
+        ("", "time", "expected a time"),
+        ("TB/s", "bandwidth", "expected a bandwidth"),
+        ("1 2 TB/s", "bandwidth", "expected a bandwidth"),
+        (True, "bytes", "expected a bytes"),
+        (None, "bytes", "NoneType"),
+        ([1, 2], "bytes", "list"),
+        (float("inf"), "flops", "finite"),
+        (float("nan"), "flops", "finite"),
+        ("1e999 TB/s", "bandwidth", "finite"),
+    ],
+)
+def test_bad_quantities_are_refused_with_a_clear_message(value: object, kind: str, fragment: str) -> None:
+    with pytest.raises(UnitError) as exc_info:
+        parse_quantity(value, kind)
+    assert fragment in str(exc_info.value)
+
+
+def test_unit_error_is_a_value_error() -> None:
+    assert issubclass(UnitError, ValueError)
+
+
+# ---- formatting --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("3.35 TB/s", format_rate(3.35e12)),
+        ("320 GB/s", format_rate(320e9)),
+        ("989 TFLOP/s", format_flops(989e12)),
+        ("1.98 PFLOP/s", format_flops(1.979e15)),
+        ("600 ns", format_time(6e-7)),
+        ("35.4 µs", format_time(35.4e-6)),
+        ("1.5 s", format_time(1.5)),
+        ("50 MiB", format_bytes(50 * 2**20, binary=True)),
+        ("52.4 MB", format_bytes(50 * 2**20)),
+        ("1.98 GHz", format_si(1.98e9, "Hz")),
+        ("1 kB", format_bytes(1000)),
+        ("1 kB", format_bytes(999.9)),  # rounds up into the next prefix, never '1e+03 B'
+        ("0 B", format_bytes(0)),
+        ("12 B", format_bytes(12)),
+        ("0.0833 FLOP/B", format_intensity(1 / 12)),
+        ("∞ FLOP/B", format_intensity(float("inf"))),
+        ("–", format_rate(None)),
+        ("–", format_time(None)),
+    ],
+)
+def test_format_examples(text: str, value: str) -> None:
+    assert value == text
+
+
+def test_format_never_uses_exponent_notation() -> None:
+    for value in (1e3, 1e21, 1e25, 1.234e-10):
+        assert "e+" not in format_si(value, "B") and "e-" not in format_si(value, "B")
+    for seconds in (1234.0, 1e-13):
+        assert "e" not in format_time(seconds).replace("µ", "")
+
+
+# ---- round trip (property) ---------------------------------------------------------------------
+
+ROUNDING = 5e-3  # three significant digits: at most half a unit in the third digit
+
+
+@given(value=st.floats(min_value=1e-6, max_value=1e24, allow_nan=False, allow_infinity=False))
+def test_rate_round_trip(value: float) -> None:
+    assert parse_quantity(format_rate(value), "bandwidth") == pytest.approx(value, rel=ROUNDING)
+
+
+@given(value=st.floats(min_value=1e-6, max_value=1e24))
+def test_flops_round_trip(value: float) -> None:
+    assert parse_quantity(format_flops(value), "flops") == pytest.approx(value, rel=ROUNDING)
+
+
+@given(value=st.floats(min_value=1e-6, max_value=1e24), binary=st.booleans())
+def test_bytes_round_trip(value: float, binary: bool) -> None:
+    assert parse_quantity(format_bytes(value, binary=binary), "bytes") == pytest.approx(value, rel=ROUNDING)
+
+
+@given(value=st.floats(min_value=1e-13, max_value=1e5))
+def test_time_round_trip(value: float) -> None:
+    assert parse_quantity(format_time(value), "time") == pytest.approx(value, rel=ROUNDING)
+
+
+@given(value=st.floats(min_value=1e-3, max_value=1e15))
+def test_frequency_round_trip(value: float) -> None:
+    assert parse_quantity(format_si(value, "Hz"), "frequency") == pytest.approx(value, rel=ROUNDING)
+
+
+@given(value=st.floats(min_value=-1e20, max_value=-1e-3))
+def test_negative_values_round_trip(value: float) -> None:
+    assert parse_quantity(format_rate(value), "bandwidth") == pytest.approx(value, rel=ROUNDING)
+
+
+def test_every_kind_round_trips_its_own_example() -> None:
+    from roofline.units import _KINDS
+
+    assert set(KINDS) == {"bandwidth", "flops", "bytes", "time", "frequency"}
+    for kind in KINDS:
+        example = _KINDS[kind][1]
+        parsed = parse_quantity(example, kind)
+        formatted = format_time(parsed) if kind == "time" else format_si(parsed, _KINDS[kind][0], binary="i" in example)
+        assert formatted == example
