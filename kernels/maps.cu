@@ -9,9 +9,7 @@
 
 typedef long long i64;
 
-#ifndef VPT
 #define VPT 2
-#endif
 
 __device__ __forceinline__ bool aligned16(const void* p) { return ((unsigned long long)p & 15) == 0; }
 
@@ -127,9 +125,7 @@ extern "C" __global__ void add_f32_scalar(const float* __restrict__ a, const flo
 // Grid: x over columns (W consecutive columns per thread), y over groups of RPB rows (grid-stride in y, as gridDim.y
 // is capped at 65535). Each thread loads its bias once and reuses it for all its rows; the RPB row loads are
 // independent, so they are in flight together.
-#ifndef RPB
-#define RPB 4
-#endif
+#define RPB 2
 
 template <bool RELU>
 __device__ __forceinline__ float4 bias_op(float4 v, float4 b)

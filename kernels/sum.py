@@ -7,7 +7,7 @@ TOLERANCE = {"rtol": 1e-5, "atol": 0.0}
 TEST_PARAMS = {"n": 1_000_003}
 
 THREADS = 256        # must match THREADS in reduce.cu
-BLOCKS_PER_SM = 4
+BLOCKS_PER_SM = 6   # 6 x 256 threads fit at 40 registers; measured best of 2..8 on an H200
 
 
 def inputs(p, dtype, rng):

@@ -143,7 +143,8 @@ def _fraction_text(fraction: float | None) -> str:
     return "–" if fraction is None else f"{fraction:.1%}"
 
 
-def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None) -> dict[str, Any]:
+def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None,
+                    device_in_baseline: bool = True) -> dict[str, Any]:
     """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
     status = kernel["status"]
     fraction = kernel.get("fraction_of_ceiling")
@@ -173,7 +174,7 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
                 failed_gates.append("fail_below")
         if thresholds.max_regression is not None:
             if base is None:
-                notes.append("not in baseline")
+                notes.append("not in baseline" if device_in_baseline else "no baseline for this device")
             elif change is None:
                 notes.append("baseline has no time")
             elif change > thresholds.max_regression:
@@ -205,7 +206,10 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
             thresholds = config.for_kernel(name)
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
-            gate = evaluate_kernel(kernel, thresholds, base if baseline else None)
+            device_in_baseline = any(
+                str(b["device"]["name"]) == str(device["name"]) or b["machine"]["id"] == doc["machine"]["id"]
+                for b in baseline)
+            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline)
             fraction = kernel.get("fraction_of_ceiling")
             memory = kernel["bound"] == "memory"
             rows.append({
@@ -229,6 +233,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 "gap": None if fraction is None else 1.0 - fraction,
                 "slowdown": None if not fraction else 1.0 / fraction,
                 "baseline_time": gate["baseline_time"],
+                "device_in_baseline": device_in_baseline,
                 "change": gate["change"],
                 "thresholds": {"fail_below": thresholds.fail_below, "max_regression": thresholds.max_regression},
                 "verdict": gate["verdict"],

@@ -31,7 +31,8 @@ def _gap(row: dict[str, Any]) -> str:
 def _change(row: dict[str, Any], has_baseline: bool) -> str:
     change = row["change"]
     if change is None:
-        return "new" if has_baseline and row["baseline_time"] is None and row["time_median"] is not None else "–"
+        new = has_baseline and row["device_in_baseline"] and row["baseline_time"] is None
+        return "new" if new and row["time_median"] is not None else "–"
     if abs(change) < 0.0005:
         return "±0.0%"
     return f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"

@@ -1,0 +1,116 @@
+"""`roofline plot`: a log-log roofline chart (model and/or measured points), or a bandwidth-vs-size sweep chart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import kernel_options, note, spec_option
+
+
+@click.command()
+@kernel_options
+@spec_option(multiple=True, default=None, help_extra=(
+    " Gives the roofs and the hollow model points. Default: h100-sxm when no --results is given."))
+@click.option("--results", "results_paths", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+              help="Results from 'roofline measure': filled points at achieved FLOP/s with a line to their "
+                   "ceiling; their machine block gives the roofs. Repeatable.")
+@click.option("--measured-spec", "measured_specs", multiple=True, metavar="SPEC",
+              help="A measured (calibrated) spec drawn dashed beside the datasheet roofs. Repeatable.")
+@click.option("--sweep", "sweep_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
+                   "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
+                   "which swept kernels to draw.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Image file; the extension picks the format: .png, .svg or .pdf. "
+                   "[default: roofline.png, or roofline-sweep.png with --sweep]")
+@click.option("--title", default=None, help="Chart title (default: the machine names).")
+@click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
+def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
+         spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
+         sweep_path: Path | None, output: Path | None, title: str | None, dpi: int) -> None:
+    """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
+
+    Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
+    filled points are measured achieved performance from --results, with a dotted line up to their ceiling;
+    a red X marks a kernel that FAILED verification (drawn at its ceiling). Points are numbered; the table
+    beside the chart names them.
+
+    Which model points are drawn: with no --results, the selected KERNELs (all when none are named) on --spec
+    (h100-sxm by default). With --results, only measured points, unless KERNEL names, --kernels or --spec are
+    given too; then those are drawn hollow beside them (on the results' spec when no --spec is given).
+
+    \b
+    Examples:
+      roofline plot                                   # every bundled kernel on h100-sxm -> roofline.png
+      roofline plot vector_add sum matmul_tiled --spec h200 -o h200.svg
+      roofline plot --results results.json -o measured.png
+      roofline plot --results h200.json --measured-spec h200-measured.yaml --title "H200, measured roofs"
+      roofline plot --sweep sweep.json -o sweep.pdf
+    """
+    from roofline.errors import InputError
+    from roofline.render import plot as render
+    from roofline.results import load_results
+
+    if output is None:
+        output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
+    fmt = output.suffix.lower().lstrip(".")
+    if fmt not in render.FORMATS:
+        raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg or .pdf")
+    measured = _machines(measured_specs)
+
+    if sweep_path is not None:
+        if results_paths or spec_names:
+            raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
+        fig = render.sweep_figure(load_results(sweep_path), names, measured, title)
+    else:
+        results_docs = [load_results(p) for p in results_paths]
+        analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
+        fig = render.roofline_figure(analysis_docs, results_docs, measured, title)
+        _, unplottable = render.collect_points(analysis_docs, results_docs, {})
+        for name in unplottable:
+            note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
+
+    data = render.figure_bytes(fig, fmt, dpi)
+    from roofline.jsonio import write_text_atomic
+
+    try:
+        write_text_atomic(output, data)
+    except OSError as exc:
+        raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+    note(f"wrote {output}")
+
+
+def _machines(spec_names: tuple[str, ...]) -> list[dict]:
+    if not spec_names:
+        return []
+    from roofline.analysis import machine_summary
+    from roofline.pipeline import resolve_specs
+
+    return [machine_summary(m) for m in resolve_specs(spec_names)]
+
+
+def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
+              spec_names: tuple[str, ...], results_docs: list[dict]) -> list[dict]:
+    """The model documents to draw hollow; none when only --results were asked for."""
+    if results_docs and not (names or kernel_paths or spec_names or params):
+        return []
+    from roofline.analysis import analysis_document
+    from roofline.pipeline import analyze_selection, load_selection, resolve_specs
+    from roofline.specs import DEFAULT_SPEC
+
+    if not spec_names:
+        ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
+        spec_names = tuple(dict.fromkeys(ids)) or (DEFAULT_SPEC,)
+    selected, overrides = load_selection(names, kernel_paths, params)
+    docs = []
+    for machine in resolve_specs(spec_names):
+        kernels, skipped = analyze_selection(machine, selected, overrides)
+        for name, roof in skipped:
+            note(f"note: {name} skipped on {machine.id}: it needs the {roof} roof, which this spec does not give")
+        docs.append(analysis_document(machine, kernels))
+    return docs
+
+
+COMMANDS = [plot]

@@ -1,0 +1,227 @@
+"""`roofline report`: golden Markdown and JUnit, every gate's pass and fail, baseline, merging, bad files."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from roofline.cli import main
+from roofline.gates import GateConfig, Thresholds, build_report, gates_from_mapping, load_gates, parse_fraction
+from roofline.errors import InputError
+from roofline.results import load_results
+
+HERE = Path(__file__).parent
+DATA = HERE / "data" / "results"
+GOLDEN = HERE / "golden"
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def in_data(monkeypatch):
+    """Run in the fixtures folder so file names in reports are short and machine-independent."""
+    monkeypatch.chdir(DATA)
+
+
+def check_golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("ROOFLINE_UPDATE_GOLDEN"):
+        path.write_text(text, encoding="utf-8")
+    assert text == path.read_text(encoding="utf-8"), f"differs from {path}; ROOFLINE_UPDATE_GOLDEN=1 regenerates it"
+
+
+# ---- golden renders ---------------------------------------------------------------------------
+
+
+def test_markdown_golden(capsys, in_data):
+    code, out, _ = run(capsys, "report", "h100.json", "a100_failed.json", "--baseline", "h100_baseline.json",
+                       "--max-regression", "5%", "--fail-below", "0.5", "--format", "markdown")
+    assert code == 1
+    check_golden("report.md", out)
+
+
+def test_markdown_golden_all_pass(capsys, in_data):
+    code, out, _ = run(capsys, "report", "h100.json", "--baseline", "h100_baseline.json", "--format", "markdown")
+    assert code == 0
+    check_golden("report_pass.md", out)
+
+
+def test_junit_golden(capsys, in_data):
+    code, out, _ = run(capsys, "report", "h100.json", "a100_failed.json", "--fail-below", "0.5",
+                       "--format", "junit")
+    assert code == 1
+    check_golden("report.junit.xml", out)
+    root = ET.fromstring(out)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
+    assert len(root.findall(".//testcase")) == 7
+    failures = {c.get("name"): c.find("failure").get("message") for c in root.iter("testcase")
+                if c.find("failure") is not None}
+    assert set(failures) == {"matmul_tiled[n=2^12]", "softmax_fused[rows=2^13 cols=2^13]", "sum[n=2^28]"}
+    assert "FAILED verification" in failures["softmax_fused[rows=2^13 cols=2^13]"]
+
+
+def test_table_and_json(capsys, in_data):
+    code, out, _ = run(capsys, "report", "h100.json")
+    assert code == 0
+    for word in ("vector_add", "88.0%", "2.95 TB/s", "3.35 TB/s", "all gates hold"):
+        assert word in out
+    code, out, _ = run(capsys, "report", "h100.json", "--format", "json")
+    doc = json.loads(out)
+    assert doc["schema"] == "roofline/report/v1"
+    assert doc["summary"] == {"kernels": 4, "passed": 4, "failed": 0, "skipped": 0, "ok": True}
+    row = doc["rows"][0]
+    assert row["fraction_of_ceiling"] == pytest.approx(0.88)
+    assert row["gap"] == pytest.approx(0.12)
+    assert row["attainable_unit"] == "B/s"
+
+
+def test_output_file_written_before_gate_fails(capsys, tmp_path):
+    target = tmp_path / "report.md"
+    code, out, err = run(capsys, "report", str(DATA / "a100_failed.json"), "--format", "markdown", "-o", str(target))
+    assert code == 1
+    assert "softmax_fused" in target.read_text()
+    assert "1 of 3 kernel(s) failed a gate" in err
+
+
+# ---- gates ------------------------------------------------------------------------------------
+
+
+def rows_by_kernel(report: dict) -> dict[str, dict]:
+    return {r["kernel"]: r for r in report["rows"]}
+
+
+def test_fail_below_pass_and_fail():
+    doc = load_results(DATA / "h100.json")
+    assert build_report([doc], GateConfig(Thresholds(fail_below=0.3)))["summary"]["ok"]
+    report = build_report([doc], GateConfig(Thresholds(fail_below=0.6)))
+    rows = rows_by_kernel(report)
+    assert not report["summary"]["ok"]
+    assert rows["matmul_tiled"]["verdict"] == "fail" and rows["matmul_tiled"]["failed_gates"] == ["fail_below"]
+    assert rows["sum"]["verdict"] == "pass"  # 0.62 >= 0.6
+
+
+def test_fail_below_cli_exit_codes(capsys):
+    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "30%")[0] == 0
+    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "0.7")[0] == 1
+
+
+def test_failed_kernel_always_fails(capsys):
+    report = build_report([load_results(DATA / "a100_failed.json")], GateConfig())
+    rows = rows_by_kernel(report)
+    assert rows["softmax_fused"]["verdict"] == "fail"
+    assert rows["softmax_fused"]["failed_gates"] == ["verified"]
+    assert rows["vector_add"]["verdict"] == "pass"
+    assert run(capsys, "report", str(DATA / "a100_failed.json"))[0] == 1
+
+
+def test_baseline_change_and_regression_gate(capsys):
+    h100, base = load_results(DATA / "h100.json"), load_results(DATA / "h100_baseline.json")
+    report = build_report([h100], GateConfig(Thresholds(max_regression=0.05)), [base])
+    rows = rows_by_kernel(report)
+    assert rows["vector_add"]["change"] == pytest.approx(0.97 / 0.88 - 1)
+    assert rows["vector_add"]["verdict"] == "fail" and rows["vector_add"]["failed_gates"] == ["max_regression"]
+    assert rows["triad"]["change"] < 0 and rows["triad"]["verdict"] == "pass"
+    assert rows["sum"]["verdict"] == "pass"  # 1.6% slower, under 5%
+    assert rows["matmul_tiled"]["change"] is None and "not in baseline" in rows["matmul_tiled"]["notes"]
+    # a looser limit passes
+    assert build_report([h100], GateConfig(Thresholds(max_regression=0.15)), [base])["summary"]["ok"]
+    args = ["report", str(DATA / "h100.json"), "--baseline", str(DATA / "h100_baseline.json")]
+    assert run(capsys, *args)[0] == 0  # without --max-regression the change is shown, not gated
+    assert run(capsys, *args, "--max-regression", "5%")[0] == 1
+    assert run(capsys, *args, "--max-regression", "0.2")[0] == 0
+
+
+def test_baseline_never_matches_another_device():
+    report = build_report([load_results(DATA / "a100_failed.json")], GateConfig(Thresholds(max_regression=0.01)),
+                          [load_results(DATA / "h100_baseline.json")])
+    assert all(r["change"] is None for r in report["rows"])
+
+
+def test_merge_two_devices(capsys):
+    report = build_report([load_results(DATA / "h100.json"), load_results(DATA / "a100_failed.json")])
+    assert [d["label"] for d in report["devices"]] == ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
+    keys = [(r["device"], r["kernel"]) for r in report["rows"]]
+    assert ("NVIDIA H100 80GB HBM3", "vector_add") in keys and ("NVIDIA A100-SXM4-80GB", "vector_add") in keys
+    assert len(keys) == len(set(keys)) == 7
+
+
+def test_gates_yaml(tmp_path, capsys):
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("default:\n  fail_below: 70%\nkernels:\n  sum: {fail_below: 0.5}\n"
+                     "  matmul_tiled: {fail_below: null}\n")
+    config = load_gates(gates)
+    assert config.for_kernel("vector_add") == Thresholds(0.7, None)
+    assert config.for_kernel("sum") == Thresholds(0.5, None)
+    assert config.for_kernel("matmul_tiled").fail_below is None
+    assert run(capsys, "report", str(DATA / "h100.json"), "--gates", str(gates))[0] == 0
+    gates.write_text("default:\n  fail_below: 0.7\n")
+    code, out, err = run(capsys, "report", str(DATA / "h100.json"), "--gates", str(gates))
+    assert code == 1 and "2 of 4 kernel(s) failed" in err
+    # the command line replaces the file's default, per-kernel entries still win
+    assert config.with_options(0.9, None).for_kernel("sum").fail_below == 0.5
+    assert config.with_options(0.9, None).for_kernel("triad").fail_below == 0.9
+
+
+@pytest.mark.parametrize("text, message", [
+    ("default: {fail_under: 0.5}\n", "default.fail_under: unknown gate"),
+    ("default: {fail_below: lots}\n", "default.fail_below: expected a fraction"),
+    ("thresholds: {}\n", "thresholds: unknown key"),
+    ("schema_version: 9\n", "newer than this roofline reads"),
+    ("kernels: [sum]\n", "kernels: expected a mapping"),
+])
+def test_gates_yaml_errors(tmp_path, text, message):
+    path = tmp_path / "gates.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        load_gates(path)
+
+
+def test_parse_fraction():
+    assert parse_fraction("5%", "x") == pytest.approx(0.05)
+    assert parse_fraction(0.7, "x") == 0.7
+    for bad in ("-1", "abc", True):
+        with pytest.raises(InputError):
+            parse_fraction(bad, "x")
+    assert gates_from_mapping({}).default == Thresholds()
+
+
+# ---- bad input: exit 2, one line, no traceback ------------------------------------------------
+
+
+@pytest.mark.parametrize("name, message", [
+    ("not_json.json", "is not valid JSON"),
+    ("wrong_schema_v2.json", "newer than this roofline reads"),
+    ("absent.json", "no such file"),
+])
+def test_bad_files_exit_2(capsys, name, message):
+    code, out, err = run(capsys, "report", str(DATA / name))
+    assert code == 2
+    assert message in err and "Traceback" not in err
+    assert out == ""
+
+
+def test_bad_baseline_and_options(capsys, tmp_path):
+    assert run(capsys, "report", str(DATA / "h100.json"), "--baseline", str(DATA / "not_json.json"))[0] == 2
+    code, _, err = run(capsys, "report", str(DATA / "h100.json"), "--max-regression", "5%")
+    assert code == 2 and "needs --baseline" in err
+    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "much")[0] == 2
+    assert run(capsys, "report")[0] == 2  # no files
+
+
+def test_help_has_examples(capsys):
+    code, out, _ = run(capsys, "report", "--help")
+    assert code == 0 and "Examples:" in out and "--fail-below" in out and "GITHUB_STEP_SUMMARY" in out

@@ -1,0 +1,133 @@
+"""Reading results files: validation messages name the file and the field; helpers for merging and sweeps."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import InputError
+from roofline.results import (
+    RESULTS_SCHEMA, device_labels, iter_kernels, kernel_key, load_results, params_text, sweep_groups,
+    validate_results,
+)
+
+DATA = Path(__file__).parent / "data" / "results"
+
+
+def sample() -> dict:
+    return json.loads((DATA / "h100.json").read_text())
+
+
+def write(tmp_path: Path, doc: object, name: str = "r.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+    return path
+
+
+def test_fixture_loads():
+    doc = load_results(DATA / "h100.json")
+    assert doc["schema"] == RESULTS_SCHEMA
+    assert [k["name"] for k in doc["kernels"]] == ["vector_add", "triad", "sum", "matmul_tiled"]
+
+
+@pytest.mark.parametrize("name", ["h100.json", "h100_baseline.json", "a100_failed.json", "sweep.json",
+                                  "many_h200.json"])
+def test_every_fixture_is_valid(name):
+    load_results(DATA / name)
+
+
+def test_not_json():
+    with pytest.raises(InputError, match=r"not_json\.json: is not valid JSON: line 2"):
+        load_results(DATA / "not_json.json")
+
+
+def test_newer_schema():
+    with pytest.raises(InputError, match=r"wrong_schema_v2\.json: schema: is 'roofline/results/v2', newer than this "
+                                         r"roofline reads"):
+        load_results(DATA / "wrong_schema_v2.json")
+
+
+def test_older_schema(tmp_path):
+    doc = sample()
+    doc["schema"] = "roofline/results/v0"
+    with pytest.raises(InputError, match="older than this roofline reads"):
+        load_results(write(tmp_path, doc))
+
+
+def test_missing_schema_and_analysis_file(tmp_path):
+    doc = sample()
+    del doc["schema"]
+    with pytest.raises(InputError, match="schema: is missing"):
+        load_results(write(tmp_path, doc))
+    doc["schema"] = "roofline/analysis/v1"
+    with pytest.raises(InputError, match="an analysis, not measured results"):
+        load_results(write(tmp_path, doc))
+
+
+def test_missing_key_names_kernel_and_field(tmp_path):
+    doc = sample()
+    del doc["kernels"][2]["time_median"]
+    with pytest.raises(InputError, match=r"r\.json: kernels\[2\] \(sum\)\.time_median: is missing"):
+        load_results(write(tmp_path, doc))
+
+
+def test_wrong_type(tmp_path):
+    doc = sample()
+    doc["kernels"][0]["verified"] = "yes"
+    with pytest.raises(InputError, match=r"kernels\[0\] \(vector_add\)\.verified: expected boolean, got a string"):
+        load_results(write(tmp_path, doc))
+    doc = sample()
+    doc["machine"]["bandwidth"] = "3.35 TB/s"
+    with pytest.raises(InputError, match=r"machine\.bandwidth: expected number"):
+        load_results(write(tmp_path, doc))
+
+
+def test_top_level_not_object_empty_missing_folder(tmp_path):
+    with pytest.raises(InputError, match="expected a JSON object"):
+        load_results(write(tmp_path, "[1, 2]"))
+    with pytest.raises(InputError, match="is empty"):
+        load_results(write(tmp_path, ""))
+    with pytest.raises(InputError, match="no such file"):
+        load_results(tmp_path / "absent.json")
+    with pytest.raises(InputError, match="is a folder"):
+        load_results(tmp_path)
+
+
+def test_null_times_allowed_for_failed():
+    doc = load_results(DATA / "a100_failed.json")
+    failed = [k for k in doc["kernels"] if k["status"] == "FAILED"]
+    assert failed and failed[0]["time_median"] is None and failed[0]["verified"] is False
+
+
+def test_validate_does_not_need_a_file():
+    doc = sample()
+    assert validate_results(copy.deepcopy(doc)) == doc
+
+
+def test_params_text_and_key():
+    assert params_text({"n": 2**28}) == "n=2^28"
+    assert params_text({"rows": 8192, "cols": 1000}) == "rows=2^13 cols=1000"
+    assert params_text({"alpha": 0.5}) == "alpha=0.5"
+    assert kernel_key({"name": "a", "params": {"n": 1, "m": 2}}) == kernel_key({"name": "a", "params": {"m": 2, "n": 1}})
+
+
+def test_device_labels_and_iteration():
+    h100, a100 = load_results(DATA / "h100.json"), load_results(DATA / "a100_failed.json")
+    assert device_labels([h100, a100]) == ["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]
+    base = load_results(DATA / "h100_baseline.json")
+    assert device_labels([h100, base]) == ["NVIDIA H100 80GB HBM3 (h100.json)",
+                                           "NVIDIA H100 80GB HBM3 (h100_baseline.json)"]
+    assert len(list(iter_kernels([h100, a100]))) == 7
+
+
+def test_sweep_groups_without_marker():
+    doc = load_results(DATA / "sweep.json")
+    del doc["sweep"]
+    groups = sweep_groups(doc)
+    assert list(groups) == ["vector_add"]
+    sizes = [k["bytes"] for k in groups["vector_add"]]
+    assert sizes == sorted(sizes) and len(sizes) == 10
+    assert sweep_groups(load_results(DATA / "h100.json")) == {}
