@@ -1,6 +1,8 @@
 """copy: b = a, float32, two float4 per thread (maps.cu: copy_f32)."""
 import numpy as np
 
+from roofline.kernelapi import uniform
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 0.0, "atol": 0.0}   # a copy is exact
 TEST_PARAMS = {"n": 1_000_003}
@@ -10,7 +12,7 @@ VPT = 2   # float4 per thread; must match VPT in maps.cu
 
 
 def inputs(p, dtype, rng):
-    a = rng.uniform(-1, 1, p["n"]).astype(dtype)
+    a = uniform(rng, p["n"], -1, 1, dtype)
     a[a == 0] = 1
     return {"a": a}
 

@@ -2,6 +2,8 @@
 relu_f32 tmp2 -> out; the two temporaries make 5 tensor reads and 3 writes. Compare with fma_relu_fused."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}   # a*b and +c round separately; a*b+c can cancel, hence atol
 TEST_PARAMS = {"n": 1_000_003}
@@ -12,7 +14,7 @@ VPT = 2   # float4 per thread; must match VPT in maps.cu
 
 def inputs(p, dtype, rng):
     n = p["n"]
-    arrays = {k: rng.uniform(-2, 2, n).astype(dtype) for k in ("a", "b", "c")}
+    arrays = {k: uniform(rng, n, -2, 2, dtype) for k in ("a", "b", "c")}
     for v in arrays.values():
         v[v == 0] = 1
     return arrays
@@ -23,7 +25,7 @@ def outputs(p, dtype):
 
 
 def reference(p, a, b, c):
-    return {"out": np.maximum(a.astype(np.float64) * b + c, 0.0)}
+    return {"out": elementwise(lambda u, v, w: np.maximum(u.astype(np.float64) * v + w, 0.0), a, b, c)}
 
 
 def cupy(p, ctx):

@@ -8,10 +8,9 @@
 // Splitting K over gridDim.y slices gives enough equal blocks to fill the GPU; with more than one
 // slice the partial results go to `part` (slices x B x N) and gemv_reduce adds them into y.
 #define GW 4
-#define GR 8
 #define CH 128
 
-template <int B>
+template <int B, int GR>
 __device__ __forceinline__ void gemv_body(const float* __restrict__ w, const float* __restrict__ x,
                                           float* __restrict__ out, int n, int klen, int vec) {
     __shared__ __align__(16) float xs[B][CH];
@@ -25,20 +24,6 @@ __device__ __forceinline__ void gemv_body(const float* __restrict__ w, const flo
         for (int b = 0; b < B; ++b) acc[r][b] = 0.0f;
 
     for (int k0 = kbeg; k0 < kend; k0 += CH) {
-        if (vec) {  // kend is then a multiple of 4, so a float4 is either all inside or all outside
-            for (int e = threadIdx.x; e < B * CH / 4; e += blockDim.x) {
-                const int b = e / (CH / 4), kk = (e % (CH / 4)) * 4;
-                float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (k0 + kk < kend) v = *reinterpret_cast<const float4*>(x + (long long)b * n + k0 + kk);
-                *reinterpret_cast<float4*>(&xs[b][kk]) = v;
-            }
-        } else {
-            for (int e = threadIdx.x; e < B * CH; e += blockDim.x) {
-                const int b = e / CH, kk = e % CH;
-                xs[b][kk] = k0 + kk < kend ? x[(long long)b * n + k0 + kk] : 0.0f;
-            }
-        }
-        __syncthreads();
         const int k = k0 + lane * 4;
         float4 wv[GR];
 #pragma unroll
@@ -54,6 +39,20 @@ __device__ __forceinline__ void gemv_body(const float* __restrict__ w, const flo
                 wv[r].w = ok && k + 3 < kend ? p[3] : 0.0f;
             }
         }
+        if (vec) {  // kend is then a multiple of 4, so a float4 is either all inside or all outside
+            for (int e = threadIdx.x; e < B * CH / 4; e += blockDim.x) {
+                const int b = e / (CH / 4), kk = (e % (CH / 4)) * 4;
+                float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (k0 + kk < kend) v = *reinterpret_cast<const float4*>(x + (long long)b * n + k0 + kk);
+                *reinterpret_cast<float4*>(&xs[b][kk]) = v;
+            }
+        } else {
+            for (int e = threadIdx.x; e < B * CH; e += blockDim.x) {
+                const int b = e / CH, kk = e % CH;
+                xs[b][kk] = k0 + kk < kend ? x[(long long)b * n + k0 + kk] : 0.0f;
+            }
+        }
+        __syncthreads();
 #pragma unroll
         for (int b = 0; b < B; ++b) {
             const float4 xv = *reinterpret_cast<const float4*>(&xs[b][lane * 4]);
@@ -75,16 +74,16 @@ __device__ __forceinline__ void gemv_body(const float* __restrict__ w, const flo
         }
 }
 
-#define GEMV(B) \
-    extern "C" __global__ void __launch_bounds__(GW * 32) gemv_b##B( \
+#define GEMV(NAME, B, R) \
+    extern "C" __global__ void __launch_bounds__(GW * 32) NAME( \
         const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ out, int n, int klen, int vec) { \
-        gemv_body<B>(w, x, out, n, klen, vec); \
+        gemv_body<B, R>(w, x, out, n, klen, vec); \
     }
-GEMV(1)
-GEMV(2)
-GEMV(4)
-GEMV(8)
-GEMV(16)
+GEMV(gemv_b1, 1, 8)
+GEMV(gemv_b2, 2, 8)
+GEMV(gemv_b4, 4, 8)
+GEMV(gemv_b8, 8, 8)
+GEMV(gemv_b16, 16, 8)
 
 // y[i] = sum over s of part[s][i], i < count (= B * N)
 extern "C" __global__ void gemv_reduce(const float* __restrict__ part, float* __restrict__ y,

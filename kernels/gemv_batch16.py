@@ -1,17 +1,21 @@
 """Skinny GEMM of LLM decode: y[b, :] = W x[b, :] with a square float32 W (gemv.cu)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 # x is scaled by 1/sqrt(N) so |y| stays about 0.3 for any N and one tolerance fits every size.
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 TEST_PARAMS = {"n": 1001, "batch": 16}
-ROWS_PER_BLOCK = 32   # GW * GR in gemv.cu
-CHUNK = 128           # CH in gemv.cu
+# batch -> (kernel in gemv.cu, rows per warp GR); a block has 4 warps (GW)
+KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16", 8)}
+CHUNK = 128  # CH in gemv.cu
 
 
 def _signed(rng, shape):
     """Random values of either sign, bounded away from zero (so none rounds to 0 in float16)."""
-    return rng.uniform(0.25, 1.0, shape) * rng.choice((-1.0, 1.0), shape)
+    u = uniform(rng, shape, -1.0, 1.0, np.float64 if np.prod(shape) < (1 << 24) else np.float32)
+    return elementwise(lambda v: np.copysign(0.25 + 0.75 * np.abs(v), v), u, dtype=u.dtype)
 
 
 def inputs(p, dtype, rng):
@@ -35,13 +39,12 @@ def reference(p, w, x):
 
 def cupy(p, ctx):
     n, batch = p["n"], p["batch"]
+    if batch not in KERNELS:
+        raise ValueError(f"gemv.cu has kernels for batch {sorted(KERNELS)}, not {batch}")
+    name, rows_per_warp = KERNELS[batch]
     mod = ctx.module("gemv.cu")
-    try:
-        kernel = mod.get_function(f"gemv_b{batch}")
-    except Exception as exc:
-        raise ValueError(f"gemv.cu has kernels for batch 1, 2, 4, 8 and 16, not {batch}") from exc
-    reduce_ = mod.get_function("gemv_reduce")
-    groups = (n + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
+    kernel, reduce_ = mod.get_function(name), mod.get_function("gemv_reduce")
+    groups = -(-n // (4 * rows_per_warp))
     # Split K so that there are about 8 blocks per SM, in slices of whole chunks.
     target = 8 * ctx.device.get("sm_count", 132)
     slices = max(1, min(-(-target // groups), n // (2 * CHUNK)))

@@ -1,6 +1,8 @@
 """Layer norm as three launches: row mean, row variance (as 1/std), normalise with gamma and beta."""
 import numpy as np
 
+from roofline.kernelapi import uniform, normal
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
 TEST_PARAMS = {"rows": 257, "cols": 1001}
@@ -9,9 +11,9 @@ EPS = 1e-5
 
 def inputs(p, dtype, rng):
     rows, cols = p["rows"], p["cols"]
-    return {"x": rng.normal(1.0, 2.0, (rows, cols)).astype(dtype),
-            "gamma": rng.uniform(0.5, 1.5, cols).astype(dtype),
-            "beta": rng.uniform(-0.5, 0.5, cols).astype(dtype)}
+    return {"x": normal(rng, (rows, cols), 1.0, 2.0, dtype),
+            "gamma": uniform(rng, cols, 0.5, 1.5, dtype),
+            "beta": uniform(rng, cols, -0.5, 0.5, dtype)}
 
 
 def outputs(p, dtype):

@@ -1,6 +1,8 @@
 """C = A B through cuBLAS (cupy.matmul with out=)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-4}
 TEST_PARAMS = {"n": 1000}
@@ -8,7 +10,8 @@ TEST_PARAMS = {"n": 1000}
 
 def _signed(rng, shape):
     """Random values of either sign, bounded away from zero (so none rounds to 0 in float16)."""
-    return rng.uniform(0.25, 1.0, shape) * rng.choice((-1.0, 1.0), shape)
+    u = uniform(rng, shape, -1.0, 1.0, np.float64 if np.prod(shape) < (1 << 24) else np.float32)
+    return elementwise(lambda v: np.copysign(0.25 + 0.75 * np.abs(v), v), u, dtype=u.dtype)
 
 
 def inputs(p, dtype, rng):

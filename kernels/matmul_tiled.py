@@ -1,6 +1,8 @@
 """C = A B, square N x N float32 (tiled kernel in matmul.cu)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 # B is scaled by 1/sqrt(N) so |C| stays about 0.3 for any N: the float32 rounding error then grows
 # like sqrt(N) * 6e-8 * |C|, far below atol even at N = 16384.
@@ -10,7 +12,8 @@ TEST_PARAMS = {"n": 517}
 
 def _signed(rng, shape):
     """Random values of either sign, bounded away from zero (so none rounds to 0 in float16)."""
-    return rng.uniform(0.25, 1.0, shape) * rng.choice((-1.0, 1.0), shape)
+    u = uniform(rng, shape, -1.0, 1.0, np.float64 if np.prod(shape) < (1 << 24) else np.float32)
+    return elementwise(lambda v: np.copysign(0.25 + 0.75 * np.abs(v), v), u, dtype=u.dtype)
 
 
 def inputs(p, dtype, rng):

@@ -2,6 +2,7 @@
 // A row is accessed as float4 when cols % 4 == 0 (every row is then 16-byte aligned), else as floats.
 
 #define WARP 32
+#define NEG_INF __int_as_float(0xff800000)  // -infinity; NVRTC has no INFINITY macro
 
 __device__ __forceinline__ float warp_max(float v) {
     for (int o = WARP / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -19,7 +20,7 @@ __device__ float block_max(float v, float* red) {
     __syncthreads();                      // red may still be read by a previous reduction
     if (lane == 0) red[wid] = v;
     __syncthreads();
-    v = lane < nw ? red[lane] : -INFINITY;  // warps that do not exist count as -inf, never 0
+    v = lane < nw ? red[lane] : NEG_INF;  // warps that do not exist count as -inf, never 0
     return warp_max(v);
 }
 __device__ float block_sum(float v, float* red) {
@@ -54,7 +55,7 @@ extern "C" __global__ void softmax_fused(const float* __restrict__ x, float* __r
     const long long base = (long long)blockIdx.x * cols;
     const float* xr = x + base;
     float* yr = y + base;
-    float m = -INFINITY;
+    float m = NEG_INF;
     if (vec) {
         const int n4 = cols / 4;
 #pragma unroll 4
@@ -111,7 +112,7 @@ extern "C" __global__ void row_reduce(const float* __restrict__ x, const float* 
     const long long r = blockIdx.x;
     const float* xr = x + r * cols;
     const float c = op == 3 ? aux[r] : 0.0f;
-    float a = op == 0 ? -INFINITY : 0.0f;
+    float a = op == 0 ? NEG_INF : 0.0f;
     if (vec) {
         const int n4 = cols / 4;
 #pragma unroll 4

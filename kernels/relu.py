@@ -1,6 +1,8 @@
 """relu: b = max(a, 0), float32, two float4 per thread (maps.cu: relu_f32)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 0.0, "atol": 0.0}   # max(a, 0) is exact
 TEST_PARAMS = {"n": 1_000_003}
@@ -10,7 +12,7 @@ VPT = 2   # float4 per thread; must match VPT in maps.cu
 
 
 def inputs(p, dtype, rng):
-    a = rng.uniform(-3, 3, p["n"]).astype(dtype)   # both signs, so both sides of the max are taken
+    a = uniform(rng, p["n"], -3, 3, dtype)   # both signs, so both sides of the max are taken
     a[a == 0] = 1
     return {"a": a}
 
@@ -20,7 +22,7 @@ def outputs(p, dtype):
 
 
 def reference(p, a):
-    return {"b": np.maximum(a, 0)}
+    return {"b": elementwise(lambda v: np.maximum(v, 0), a, dtype=a.dtype)}
 
 
 def cupy(p, ctx):

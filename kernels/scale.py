@@ -1,6 +1,8 @@
 """scale: b = s * a, float32, two float4 per thread (maps.cu: scale_f32)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
 TEST_PARAMS = {"n": 1_000_003}
@@ -11,7 +13,7 @@ S = 1.7   # the scalar; any non-trivial value
 
 
 def inputs(p, dtype, rng):
-    a = rng.uniform(-1, 1, p["n"]).astype(dtype)
+    a = uniform(rng, p["n"], -1, 1, dtype)
     a[a == 0] = 1
     return {"a": a}
 
@@ -21,7 +23,7 @@ def outputs(p, dtype):
 
 
 def reference(p, a):
-    return {"b": np.float64(np.float32(S)) * a.astype(np.float64)}
+    return {"b": elementwise(lambda v: np.float64(np.float32(S)) * v.astype(np.float64), a)}
 
 
 def cupy(p, ctx):

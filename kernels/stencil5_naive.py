@@ -1,13 +1,15 @@
 """5-point stencil on an N x N grid with zero padding (naive variant; see stencil.cu)."""
 import numpy as np
 
+from roofline.kernelapi import uniform
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 TEST_PARAMS = {"n": 1003}
 
 
 def inputs(p, dtype, rng):
-    return {"x": rng.uniform(0.5, 1.5, (p["n"], p["n"])).astype(dtype)}
+    return {"x": uniform(rng, (p["n"], p["n"]), 0.5, 1.5, dtype)}
 
 
 def outputs(p, dtype):

@@ -2,6 +2,8 @@
 double partial per block in a temporary) then sum_finish (one block adds the partials). Deterministic."""
 import numpy as np
 
+from roofline.kernelapi import uniform
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 0.0}
 TEST_PARAMS = {"n": 1_000_003}
@@ -11,7 +13,7 @@ BLOCKS_PER_SM = 6   # 6 x 256 threads fit at 40 registers; measured best of 2..8
 
 
 def inputs(p, dtype, rng):
-    x = rng.uniform(0, 1, p["n"]).astype(dtype)   # one sign, so the sum does not cancel towards 0
+    x = uniform(rng, p["n"], 0, 1, dtype)   # one sign, so the sum does not cancel towards 0
     x[x == 0] = 0.5
     return {"x": x}
 

@@ -1,6 +1,8 @@
 """triad (STREAM): a = b + s * c, float32, two float4 per thread (maps.cu: triad_f32, one fmaf per element)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-6}
 TEST_PARAMS = {"n": 1_000_003}
@@ -12,8 +14,8 @@ S = 3.0   # the STREAM scalar
 
 def inputs(p, dtype, rng):
     n = p["n"]
-    b = rng.uniform(-1, 1, n).astype(dtype)
-    c = rng.uniform(-1, 1, n).astype(dtype)
+    b = uniform(rng, n, -1, 1, dtype)
+    c = uniform(rng, n, -1, 1, dtype)
     b[b == 0] = 1
     c[c == 0] = 1
     return {"b": b, "c": c}
@@ -24,7 +26,7 @@ def outputs(p, dtype):
 
 
 def reference(p, b, c):
-    return {"a": b.astype(np.float64) + S * c.astype(np.float64)}
+    return {"a": elementwise(lambda u, v: u.astype(np.float64) + S * v.astype(np.float64), b, c)}
 
 
 def cupy(p, ctx):

@@ -2,6 +2,8 @@
 n % 4 tail (maps.cu: add_f32)."""
 import numpy as np
 
+from roofline.kernelapi import uniform, elementwise
+
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
 TEST_PARAMS = {"n": 1_000_003}
@@ -12,8 +14,8 @@ VPT = 2   # float4 per thread; must match VPT in maps.cu
 
 def inputs(p, dtype, rng):
     n = p["n"]
-    a = rng.uniform(-1, 1, n).astype(dtype)
-    b = rng.uniform(-1, 1, n).astype(dtype)
+    a = uniform(rng, n, -1, 1, dtype)
+    b = uniform(rng, n, -1, 1, dtype)
     a[a == 0] = 1
     b[b == 0] = 1
     return {"a": a, "b": b}
@@ -24,7 +26,7 @@ def outputs(p, dtype):
 
 
 def reference(p, a, b):
-    return {"c": a.astype(np.float64) + b}
+    return {"c": elementwise(lambda u, v: u.astype(np.float64) + v, a, b)}
 
 
 def cupy(p, ctx):
