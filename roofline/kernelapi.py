@@ -8,8 +8,12 @@ independent random stream per chunk, so results do not depend on the number of c
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -103,6 +107,27 @@ def rowwise(fn: Callable[..., np.ndarray], *arrays: np.ndarray, dtype: Any = np.
     return np.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]  # type: ignore[return-value]
 
 
+def blocks(task: Callable[[int, int], None], size: int, step: int) -> None:
+    """task(start, stop) for consecutive blocks of range(size), in parallel; each task writes its own slice."""
+    spans = _spans(size, step)
+    _run(lambda i: task(*spans[i]), len(spans))
+
+
+def sibling(caller_file: str, name: str) -> ModuleType:
+    """Import another file from the caller's folder (implementations are loaded by path, not as a package)."""
+    path = Path(caller_file).resolve().parent / name
+    module_name = f"roofline_kernel_sibling_{path.stem}_{abs(hash(str(path)))}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _run(task: Callable[[int], None], count: int) -> None:
     if count == 1:
         task(0)
@@ -112,4 +137,4 @@ def _run(task: Callable[[int], None], count: int) -> None:
             pass
 
 
-__all__: Sequence[str] = ("uniform", "normal", "elementwise", "rowwise")
+__all__: Sequence[str] = ("uniform", "normal", "elementwise", "rowwise", "blocks", "sibling")

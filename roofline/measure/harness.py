@@ -3,6 +3,7 @@ warm-up → timed runs → figures. The backend (CuPy on a GPU, NumPy on the hos
 
 from __future__ import annotations
 
+import time
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
@@ -76,9 +77,11 @@ def measure_kernel(
         "time_median": None, "time_min": None, "time_max": None, "repeats": 0,
         "achieved_bandwidth": None, "achieved_flops": None, "fraction_of_ceiling": None,
         "verified": False, "status": "FAILED", "error": None, "warnings": [], "timing": None, "buffer_sets": 1,
+        "phases": {},
     }
+    phases: dict[str, float] = entry["phases"]
     try:
-        timing, sets_used = _verified_timing(d, work, impl, backend, policy)
+        timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases)
     except KernelFailure as failure:
         entry["error"] = str(failure)
         return entry
@@ -108,13 +111,28 @@ class KernelFailure(Exception):
     """The kernel ran but produced wrong output, or raised: reported as FAILED, never timed."""
 
 
+class _Phase:
+    """Wall-clock seconds of one step of the protocol, kept in the result so a slow `measure` can be explained."""
+
+    def __init__(self, phases: dict[str, float], name: str):
+        self.phases, self.name = phases, name
+
+    def __enter__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        self.phases[self.name] = self.phases.get(self.name, 0.0) + time.perf_counter() - self.start
+
+
 def _verified_timing(
-    d: KernelDescriptor, work: Workload, impl: Implementation, backend: Backend, policy: MeasurePolicy
+    d: KernelDescriptor, work: Workload, impl: Implementation, backend: Backend, policy: MeasurePolicy,
+    phases: dict[str, float],
 ) -> tuple[Timing, int]:
     params = dict(work.params)
     dtype = numpy_dtype(d)
     rng = np.random.default_rng(policy.seed)
-    host_inputs = impl.module.inputs(params, dtype, rng)
+    with _Phase(phases, "inputs"):
+        host_inputs = impl.module.inputs(params, dtype, rng)
     if not isinstance(host_inputs, dict):
         raise InputError(f"{impl.path}: inputs: must return a dict name -> numpy array")
     out_specs = _outputs(impl, params, dtype)
@@ -131,27 +149,33 @@ def _verified_timing(
             f"({sets} buffer set(s) of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "
             "choose smaller parameters with -p"
         )
-    reference = impl.module.reference(params, **host_inputs)
+    with _Phase(phases, "reference"):
+        reference = impl.module.reference(params, **host_inputs)
     ctx = backend.context(d)
     try:
-        run = backend.build(impl, params, ctx, tuple(out_specs))
-        buffers = []
-        for _ in range(sets):
-            bufs = {k: backend.upload(np.asarray(v)) for k, v in host_inputs.items()}
-            bufs.update({k: backend.poisoned(s, t) for k, (s, t) in out_specs.items()})
-            buffers.append(bufs)
-        run(**buffers[0])  # the checked run: first launch, outputs poisoned
-        backend.synchronize()
-        got = {k: backend.download(buffers[0][k]) for k in out_specs}
+        with _Phase(phases, "build"):
+            run = backend.build(impl, params, ctx, tuple(out_specs))
+        with _Phase(phases, "upload"):
+            buffers = []
+            for _ in range(sets):
+                bufs = {k: backend.upload(np.asarray(v)) for k, v in host_inputs.items()}
+                bufs.update({k: backend.poisoned(s, t) for k, (s, t) in out_specs.items()})
+                buffers.append(bufs)
+        with _Phase(phases, "checked_run"):
+            run(**buffers[0])  # the checked run: first launch (module load included), outputs poisoned
+            backend.synchronize()
+            got = {k: backend.download(buffers[0][k]) for k in out_specs}
     except RooflineError:
         raise
     except Exception as exc:  # the user's kernel raised (compile error, bad launch): FAILED, with the reason
         raise KernelFailure(_short_error(exc)) from None
-    problem = check_outputs(got, reference, impl.tolerance)
+    with _Phase(phases, "check"):
+        problem = check_outputs(got, reference, impl.tolerance)
     if problem is not None:
         raise KernelFailure(f"wrong result: {problem}")
     try:
-        timing = backend.time_runs(run, buffers, policy)
+        with _Phase(phases, "timing"):
+            timing = backend.time_runs(run, buffers, policy)
     except RooflineError:
         raise
     except Exception as exc:
