@@ -15,7 +15,6 @@ from roofline.errors import InputError, RooflineError
 from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.measure.stats import SPREAD_WARNING, summarize
-from roofline.measure.verify import check_outputs
 from roofline.model import KernelDescriptor, Workload
 
 Run = Callable[..., None]
@@ -29,7 +28,7 @@ class Backend(Protocol):
     def build(self, impl: Implementation, params: Mapping[str, Any], ctx: Any, outputs: tuple[str, ...]) -> Run: ...
     def upload(self, host: np.ndarray) -> Any: ...
     def poisoned(self, shape: tuple[int, ...], dtype: np.dtype) -> Any: ...
-    def download(self, array: Any) -> np.ndarray: ...
+    def check(self, outputs: Mapping[str, Any], reference: Mapping[str, Any], tolerance: Mapping[str, float]) -> str | None: ...
     def free_bytes(self) -> int | None: ...
     def synchronize(self) -> None: ...
     def time_runs(self, run: Run, sets: list[dict[str, Any]], policy: MeasurePolicy) -> "Timing": ...
@@ -164,13 +163,12 @@ def _verified_timing(
         with _Phase(phases, "checked_run"):
             run(**buffers[0])  # the checked run: first launch (module load included), outputs poisoned
             backend.synchronize()
-            got = {k: backend.download(buffers[0][k]) for k in out_specs}
     except RooflineError:
         raise
     except Exception as exc:  # the user's kernel raised (compile error, bad launch): FAILED, with the reason
         raise KernelFailure(_short_error(exc)) from None
     with _Phase(phases, "check"):
-        problem = check_outputs(got, reference, impl.tolerance)
+        problem = backend.check({k: buffers[0][k] for k in out_specs}, reference, impl.tolerance)
     if problem is not None:
         raise KernelFailure(f"wrong result: {problem}")
     try:

@@ -18,7 +18,8 @@ DEFAULT_TOLERANCE = {
     np.dtype("float32"): {"rtol": 1e-5, "atol": 1e-6},
     np.dtype("float16"): {"rtol": 1e-2, "atol": 1e-3},
 }
-CHUNK = 1 << 22
+CHUNK = 1 << 22  # host: elements per thread task
+DEVICE_CHUNK = 1 << 26  # GPU: bounds the float64 temporaries to a few hundred MiB
 
 
 def poison_value(dtype: np.dtype) -> Any:
@@ -39,66 +40,76 @@ class _Chunk:
     worst_excess: float = -np.inf
 
 
-def _check_chunk(out: np.ndarray, ref: np.ndarray, start: int, rtol: float, atol: float) -> _Chunk:
+def _check_chunk(out: Any, ref: Any, start: int, rtol: float, atol: float, xp: Any = np) -> _Chunk:
+    """Counts for one slice; `xp` is numpy for host arrays or cupy for device arrays (the same arithmetic)."""
     result = _Chunk()
     if out.dtype.kind in "fc":
-        unwritten = np.isnan(out) & ~np.isnan(ref)
+        unwritten = xp.isnan(out) & ~xp.isnan(ref)
     else:
         sentinel = poison_value(out.dtype)
         unwritten = (out == sentinel) & (ref != sentinel)
     result.unwritten = int(unwritten.sum())
     if result.unwritten:
-        result.first_unwritten = start + int(np.argmax(unwritten))
-    wide = np.complex128 if out.dtype.kind == "c" or ref.dtype.kind == "c" else np.float64
+        result.first_unwritten = start + int(xp.argmax(unwritten))
+    wide = xp.complex128 if out.dtype.kind == "c" or ref.dtype.kind == "c" else xp.float64
     out64 = out.astype(wide)
     ref64 = ref.astype(wide)
-    excess = np.abs(out64 - ref64) - (atol + rtol * np.abs(ref64))
-    both_nan = np.isnan(out64) & np.isnan(ref64)
+    excess = xp.abs(out64 - ref64) - (atol + rtol * xp.abs(ref64))
+    both_nan = xp.isnan(out64) & xp.isnan(ref64)
     bad = ~(excess <= 0) & ~both_nan
     result.bad = int(bad.sum())
     if result.bad:
-        scored = np.where(bad, np.nan_to_num(excess, nan=np.inf), -np.inf)
-        i = int(np.argmax(scored))
+        scored = xp.where(bad, xp.nan_to_num(excess, nan=np.inf), -np.inf)
+        i = int(xp.argmax(scored))
         result.worst, result.worst_excess = start + i, float(scored[i])
     return result
 
 
 def check_outputs(
-    got: Mapping[str, np.ndarray], reference: Mapping[str, Any], tolerance: Mapping[str, float]
+    got: Mapping[str, Any], reference: Mapping[str, Any], tolerance: Mapping[str, float], xp: Any = np
 ) -> str | None:
-    """None when every output matches; otherwise one line saying where and by how much it does not."""
+    """None when every output matches; otherwise one line saying where and by how much it does not.
+
+    `got` holds the kernel's outputs (host arrays, or device arrays with xp=cupy, when the comparison runs on the
+    GPU against the uploaded NumPy reference); `reference` holds the NumPy reference on the host.
+    """
     missing = set(reference) - set(got)
     if missing:
         return f"reference has outputs the kernel does not write: {', '.join(sorted(missing))}"
     for name, ref_value in reference.items():
         ref = np.asarray(ref_value)
-        out = np.asarray(got[name])
-        if out.shape != ref.shape:
+        out = got[name]
+        if tuple(out.shape) != ref.shape:
             if out.size != ref.size:
-                return f"{name}: shape {out.shape}, reference shape {ref.shape}"
+                return f"{name}: shape {tuple(out.shape)}, reference shape {ref.shape}"
             out = out.reshape(ref.shape)
-        tol = {**DEFAULT_TOLERANCE.get(out.dtype, {"rtol": 0.0, "atol": 0.0}), **tolerance}
+        tol = {**DEFAULT_TOLERANCE.get(np.dtype(out.dtype), {"rtol": 0.0, "atol": 0.0}), **tolerance}
         rtol, atol = float(tol.get("rtol", 0.0)), float(tol.get("atol", 0.0))
         flat_out, flat_ref = out.reshape(-1), ref.reshape(-1)
-        starts = range(0, flat_out.size, CHUNK)
-        if len(starts) > 1:
+        starts = range(0, flat_out.size, CHUNK if xp is np else DEVICE_CHUNK)
+        step = starts.step
+
+        def one(s: int) -> _Chunk:
+            ref_part = flat_ref[s:s + step] if xp is np else xp.asarray(flat_ref[s:s + step])
+            return _check_chunk(flat_out[s:s + step], ref_part, s, rtol, atol, xp)
+
+        if len(starts) > 1 and xp is np:
             with ThreadPoolExecutor(max_workers=min(len(starts), os.cpu_count() or 1)) as pool:
-                chunks = list(pool.map(
-                    lambda s: _check_chunk(flat_out[s:s + CHUNK], flat_ref[s:s + CHUNK], s, rtol, atol), starts
-                ))
+                chunks = list(pool.map(one, starts))
         else:
-            chunks = [_check_chunk(flat_out, flat_ref, 0, rtol, atol)]
+            chunks = [one(s) for s in starts]
         unwritten = sum(c.unwritten for c in chunks)
         if unwritten:
             first = min(c.first_unwritten for c in chunks if c.unwritten)
-            index = tuple(int(i) for i in np.unravel_index(first, out.shape))
-            return f"{name}: {unwritten} of {out.size} elements not written (still poisoned), first at index {index}"
+            index = tuple(int(i) for i in np.unravel_index(first, ref.shape))
+            return f"{name}: {unwritten} of {ref.size} elements not written (still poisoned), first at index {index}"
         bad = sum(c.bad for c in chunks)
         if bad:
             worst = max((c for c in chunks if c.bad), key=lambda c: c.worst_excess).worst
-            index = tuple(int(i) for i in np.unravel_index(worst, out.shape))
+            index = tuple(int(i) for i in np.unravel_index(worst, ref.shape))
+            got_value = flat_out[worst].item()
             return (
-                f"{name}: {bad} of {out.size} elements outside tolerance (rtol {rtol:g}, atol {atol:g}); "
-                f"worst at {index}: got {flat_out[worst].item()!r}, expected {flat_ref[worst].item()!r}"
+                f"{name}: {bad} of {ref.size} elements outside tolerance (rtol {rtol:g}, atol {atol:g}); "
+                f"worst at {index}: got {got_value!r}, expected {flat_ref[worst].item()!r}"
             )
     return None
