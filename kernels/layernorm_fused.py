@@ -1,7 +1,9 @@
 """Fused layer norm: one block per row, the row cached in shared memory, float4 loads."""
 import numpy as np
 
-from roofline.kernelapi import uniform, normal
+from roofline.kernelapi import uniform, normal, sibling
+
+_ROWS = sibling(__file__, "_rows_ref.py")
 
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
@@ -21,25 +23,14 @@ def outputs(p, dtype):
 
 
 def reference(p, x, gamma, beta):
-    y = np.empty(x.shape, np.float64)
-    g, b = gamma.astype(np.float64), beta.astype(np.float64)
-    for r in range(0, x.shape[0], 1024):
-        t = x[r:r + 1024].astype(np.float64)
-        t -= t.mean(axis=1, keepdims=True)
-        y[r:r + 1024] = t / np.sqrt((t * t).mean(axis=1, keepdims=True) + EPS) * g + b
-    return {"y": y}
-
-
-def _threads(n):
-    per_thread = -(-n // 4)
-    return int(min(1024, max(64, -(-per_thread // 32) * 32)))
+    return {"y": _ROWS.layernorm(x, gamma, beta, EPS)}
 
 
 def cupy(p, ctx):
     rows, cols = p["rows"], p["cols"]
     kernel = ctx.module("norm.cu").get_function("layernorm_fused")
     vec = cols % 4 == 0
-    threads = _threads(cols // 4 if vec else cols)
+    threads = _ROWS.threads(cols // 4 if vec else cols)
     smem = cols * 4
     try:
         limit = ctx.cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"] - 1024

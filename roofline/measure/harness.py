@@ -68,8 +68,11 @@ def measure_kernel(
     impl: Implementation,
     backend: Backend,
     policy: MeasurePolicy,
+    host: "HostData | Callable[[], HostData] | None" = None,
 ) -> dict[str, Any]:
-    """Result entry for one kernel. A kernel that fails its check gets status FAILED and no time."""
+    """Result entry for one kernel. A kernel that fails its check gets status FAILED and no time.
+
+    `host` is the kernel's prepared HostData, or a callable that returns it (a future's result, say)."""
     base = analysis.to_dict() if analysis is not None else _analysis_free(work)
     entry: dict[str, Any] = {
         **base,
@@ -80,7 +83,8 @@ def measure_kernel(
     }
     phases: dict[str, float] = entry["phases"]
     try:
-        timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases)
+        prepared = host() if callable(host) else host
+        timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases, prepared)
     except KernelFailure as failure:
         entry["error"] = str(failure)
         return entry
@@ -123,21 +127,58 @@ class _Phase:
         self.phases[self.name] = self.phases.get(self.name, 0.0) + time.perf_counter() - self.start
 
 
-def _verified_timing(
-    d: KernelDescriptor, work: Workload, impl: Implementation, backend: Backend, policy: MeasurePolicy,
-    phases: dict[str, float],
-) -> tuple[Timing, int]:
+@dataclass
+class HostData:
+    """What the host prepares for one kernel: inputs, output shapes, the NumPy reference. It needs no device, so
+    the next kernel's HostData can be made while the GPU times the current one."""
+
+    params: dict[str, Any]
+    inputs: dict[str, np.ndarray]
+    out_specs: dict[str, tuple[tuple[int, ...], np.dtype]]
+    reference: Mapping[str, Any]
+    phases: dict[str, float]
+
+    @property
+    def working_set(self) -> int:
+        return sum(np.asarray(a).nbytes for a in self.inputs.values()) + sum(
+            _nbytes(s, t) for s, t in self.out_specs.values()
+        )
+
+
+def prepare_host(d: KernelDescriptor, work: Workload, impl: Implementation, policy: MeasurePolicy) -> HostData:
+    """Inputs and reference on the host. A user's function that raises becomes a FAILED kernel, not a crash."""
     params = dict(work.params)
     dtype = numpy_dtype(d)
     rng = np.random.default_rng(policy.seed)
-    with _Phase(phases, "inputs"):
-        host_inputs = impl.module.inputs(params, dtype, rng)
-    if not isinstance(host_inputs, dict):
-        raise InputError(f"{impl.path}: inputs: must return a dict name -> numpy array")
-    out_specs = _outputs(impl, params, dtype)
-    working_set = sum(np.asarray(a).nbytes for a in host_inputs.values()) + sum(
-        _nbytes(s, t) for s, t in out_specs.values()
-    )
+    phases: dict[str, float] = {}
+    try:
+        with _Phase(phases, "inputs"):
+            host_inputs = impl.module.inputs(params, dtype, rng)
+        if not isinstance(host_inputs, dict):
+            raise InputError(f"{impl.path}: inputs: must return a dict name -> numpy array")
+        out_specs = _outputs(impl, params, dtype)
+        with _Phase(phases, "reference"):
+            reference = impl.module.reference(params, **host_inputs)
+    except RooflineError:
+        raise
+    except MemoryError:
+        raise InputError(f"{d.name}: the host ran out of memory making inputs and reference; choose smaller -p") from None
+    except Exception as exc:
+        raise KernelFailure(f"the implementation's inputs/outputs/reference raised {_short_error(exc)}") from None
+    if not isinstance(reference, Mapping):
+        raise InputError(f"{impl.path}: reference: must return a dict name -> numpy array")
+    return HostData(params, host_inputs, out_specs, reference, phases)
+
+
+def _verified_timing(
+    d: KernelDescriptor, work: Workload, impl: Implementation, backend: Backend, policy: MeasurePolicy,
+    phases: dict[str, float], host: HostData | None = None,
+) -> tuple[Timing, int]:
+    if host is None:
+        host = prepare_host(d, work, impl, policy)
+    phases.update(host.phases)
+    params, out_specs = host.params, host.out_specs
+    working_set = host.working_set
     sets = buffer_sets(working_set, backend.cache_bytes, policy)
     free = backend.free_bytes()
     if free is not None and sets * working_set > free:
@@ -148,8 +189,6 @@ def _verified_timing(
             f"({sets} buffer set(s) of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "
             "choose smaller parameters with -p"
         )
-    with _Phase(phases, "reference"):
-        reference = impl.module.reference(params, **host_inputs)
     ctx = backend.context(d)
     try:
         with _Phase(phases, "build"):
@@ -157,7 +196,7 @@ def _verified_timing(
         with _Phase(phases, "upload"):
             buffers = []
             for _ in range(sets):
-                bufs = {k: backend.upload(np.asarray(v)) for k, v in host_inputs.items()}
+                bufs = {k: backend.upload(np.asarray(v)) for k, v in host.inputs.items()}
                 bufs.update({k: backend.poisoned(s, t) for k, (s, t) in out_specs.items()})
                 buffers.append(bufs)
         with _Phase(phases, "checked_run"):
@@ -168,7 +207,8 @@ def _verified_timing(
     except Exception as exc:  # the user's kernel raised (compile error, bad launch): FAILED, with the reason
         raise KernelFailure(_short_error(exc)) from None
     with _Phase(phases, "check"):
-        problem = backend.check({k: buffers[0][k] for k in out_specs}, reference, impl.tolerance)
+        problem = backend.check({k: buffers[0][k] for k in out_specs}, host.reference, impl.tolerance)
+    del host  # the caller may hold the next kernel's host data while this one is timed; free this one's
     if problem is not None:
         raise KernelFailure(f"wrong result: {problem}")
     try:

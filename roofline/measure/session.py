@@ -4,6 +4,7 @@ and assemble the results document (roofline/results/v1)."""
 from __future__ import annotations
 
 import datetime as _dt
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -11,7 +12,7 @@ from roofline import __version__
 from roofline.analysis import analyze, machine_summary
 from roofline.errors import BackendUnavailable, InputError
 from roofline.expr import Expr
-from roofline.measure.harness import measure_kernel
+from roofline.measure.harness import measure_kernel, prepare_host
 from roofline.measure.implementation import load_implementation
 from roofline.measure.policy import MeasurePolicy
 from roofline.model import KernelDescriptor, MachineSpec
@@ -82,16 +83,30 @@ def measure_all(
     policy: MeasurePolicy,
     progress: Callable[[str], None] = lambda name: None,
 ) -> list[dict[str, Any]]:
-    entries = []
+    """Each kernel in turn on the backend; the next kernel's inputs and reference are made on the host meanwhile.
+
+    Overlapping host preparation with GPU timing keeps a full run of the catalogue under a minute. The GPU
+    figures are unaffected: every timed sample is bounded by CUDA events on the device."""
+    jobs = []
     for d in kernels:
-        progress(d.name)
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
-        analysis = analyze(machine, work) if machine is not None else None
-        impl = load_implementation(d)
-        try:
-            entries.append(measure_kernel(d, work, analysis, impl, backend, policy))
-        finally:
-            backend.release()
+        jobs.append((d, work, analyze(machine, work) if machine is not None else None, load_implementation(d)))
+    entries: list[dict[str, Any]] = []
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
+        for i, (d, work, analysis, impl) in enumerate(jobs):
+            progress(d.name)
+            current = pending
+            pending = None
+            if i + 1 < len(jobs) and backend.name != "numpy":  # on the host backend the CPU is what is timed
+                pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
+            try:
+                entries.append(measure_kernel(d, work, analysis, impl, backend, policy, host=current.result))
+            finally:
+                current = None
+                backend.release()
+            if pending is None and i + 1 < len(jobs):
+                pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
     return entries
 
 
