@@ -4,6 +4,7 @@ and assemble the results document (roofline/results/v1)."""
 from __future__ import annotations
 
 import datetime as _dt
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -91,6 +92,17 @@ def measure_all(
     for d in kernels:
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
         jobs.append((d, work, analyze(machine, work) if machine is not None else None, load_implementation(d)))
+    # While the next kernel is prepared on other threads, hand the GIL back to the timing thread quickly
+    # (the default 5 ms switch interval could delay a launch by that much).
+    old_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    try:
+        return _measure_jobs(jobs, backend, policy, progress)
+    finally:
+        sys.setswitchinterval(old_interval)
+
+
+def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Callable[[str], None]) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
