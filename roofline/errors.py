@@ -48,5 +48,7 @@ def closest(word: str, choices: object) -> str:
     """' (did you mean X?)' for the nearest choice, or '' when nothing is close."""
     import difflib
 
-    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    word = str(word)
+    cutoff = 0.5 if len(word) <= 3 else 0.6  # 't5' -> 't4' scores 0.5; longer words need more in common
+    match = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""

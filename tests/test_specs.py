@@ -278,3 +278,9 @@ def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
     path.write_text("- 1\n- 2\n", encoding="utf-8")
     with pytest.raises(InputError, match="expected a mapping of keys at the top, got a list"):
         load_spec(path)
+
+
+def test_short_spec_name_typo_suggests_the_closest(run_cli):
+    result = run_cli("analyze", "--spec", "t5")
+    assert result.code == 2
+    assert "did you mean 't4'" in result.err
