@@ -1,5 +1,5 @@
 """Shared by the softmax and layer-norm kernels: float64 NumPy references (row blocks in parallel on the host
-cores) and the launch-size rule of their row kernels in norm.cu."""
+cores) and the launch rules of their row kernels in norm.cu (block size, shared-memory row cache)."""
 import numpy as np
 
 from roofline.kernelapi import blocks
@@ -36,3 +36,27 @@ def threads(n):
     """About four items per thread, a whole number of warps, 64..1024 threads."""
     per_thread = -(-n // 4)
     return int(min(1024, max(64, -(-per_thread // 32) * 32)))
+
+
+def row_launch(rows, cols):
+    """(grid, block, vec) of the one-block-per-row kernels in norm.cu: a block a row, float4 items when
+    cols % 4 == 0 (vec), threads() of the items."""
+    vec = cols % 4 == 0
+    return (rows,), (threads(cols // 4 if vec else cols),), vec
+
+
+def shared_row_cache(ctx, kernel, cols):
+    """(dynamic shared-memory bytes, cached) for a fused row kernel that caches its row of `cols` floats in shared
+    memory when the device allows it (1 KiB kept for the kernel's own reductions); otherwise 0 bytes and uncached.
+    Above the default 48 KiB the kernel's opt-in limit is raised to the bytes it needs."""
+    smem = cols * 4
+    try:
+        limit = ctx.cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"] - 1024
+    except Exception:
+        limit = 48 * 1024 - 1024
+    cached = smem <= limit
+    if not cached:
+        smem = 0
+    elif smem > 48 * 1024 - 1024:
+        kernel.max_dynamic_shared_size_bytes = smem
+    return smem, cached

@@ -1,37 +1,26 @@
-"""Layer norm as three launches: row mean, row variance (as 1/std), normalise with gamma and beta."""
+"""Layer norm as three launches: row mean, row variance (as 1/std), normalise with gamma and beta.
+Inputs, reference and tolerance are shared with the other layernorm variants (_layernorm.py)."""
 import numpy as np
 
-from roofline.kernelapi import uniform, normal, sibling
+from roofline.kernelapi import sibling
 
+_LN = sibling(__file__, "_layernorm.py")
 _ROWS = sibling(__file__, "_rows_ref.py")
 
 INTERFACE = 1
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
-TEST_PARAMS = {"rows": 257, "cols": 1001}
-EPS = 1e-5
-
-
-def inputs(p, dtype, rng):
-    rows, cols = p["rows"], p["cols"]
-    return {"x": normal(rng, (rows, cols), 1.0, 2.0, dtype),
-            "gamma": uniform(rng, cols, 0.5, 1.5, dtype),
-            "beta": uniform(rng, cols, -0.5, 0.5, dtype)}
-
-
-def outputs(p, dtype):
-    return {"y": ((p["rows"], p["cols"]), dtype)}
-
-
-def reference(p, x, gamma, beta):
-    return {"y": _ROWS.layernorm(x, gamma, beta, EPS)}
+TOLERANCE = _LN.TOLERANCE
+TEST_PARAMS = _LN.TEST_PARAMS
+EPS = _LN.EPS
+inputs = _LN.inputs
+outputs = _LN.outputs
+reference = _LN.reference
 
 
 def cupy(p, ctx):
     rows, cols = p["rows"], p["cols"]
     mod = ctx.module("norm.cu")
     reduce_, apply_ = mod.get_function("row_reduce"), mod.get_function("layernorm_apply")
-    vec = cols % 4 == 0
-    grid, block = (rows,), (_ROWS.threads(cols // 4 if vec else cols),)
+    grid, block, vec = _ROWS.row_launch(rows, cols)
     mean = ctx.temp((rows,), np.float32)
     rstd = ctx.temp((rows,), np.float32)
     c, v, eps = np.int32(cols), np.int32(vec), np.float32(EPS)

@@ -1,21 +1,18 @@
 """scale: b = s * a, float32, two float4 per thread (maps.cu: scale_f32)."""
 import numpy as np
 
-from roofline.kernelapi import uniform, elementwise
+from roofline.kernelapi import elementwise, sibling
+
+_MAPS = sibling(__file__, "_maps.py")
 
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
 TEST_PARAMS = {"n": 1_000_003}
-
-THREADS = 128   # 128 measured best on an H200 (vs 256, 512) for these streaming kernels
-VPT = 2   # float4 per thread; must match VPT in maps.cu
 S = 1.7   # the scalar; any non-trivial value
 
 
 def inputs(p, dtype, rng):
-    a = uniform(rng, p["n"], -1, 1, dtype)
-    a[a == 0] = 1
-    return {"a": a}
+    return {"a": _MAPS.nonzero(rng, p["n"], -1, 1, dtype)}
 
 
 def outputs(p, dtype):
@@ -27,10 +24,8 @@ def reference(p, a):
 
 
 def cupy(p, ctx):
-    kernel = ctx.module("maps.cu").get_function("scale_f32")
-    n = p["n"]
-    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+    launch = _MAPS.launcher(ctx, "scale_f32", p["n"], np.float32(S))
 
     def run(a, b):
-        kernel((blocks,), (THREADS,), (a, b, np.float32(S), np.int64(n)))
+        launch(a, b)
     return run

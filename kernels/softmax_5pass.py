@@ -1,34 +1,26 @@
 """Row softmax as five launches: row max, x - max, exp, row sum, divide (the output array is the
-intermediate, so the only temporaries are two row vectors)."""
+intermediate, so the only temporaries are two row vectors). Inputs, reference and tolerance are shared with
+softmax_fused (_softmax.py)."""
 import numpy as np
 
-from roofline.kernelapi import normal, sibling
+from roofline.kernelapi import sibling
 
+_SM = sibling(__file__, "_softmax.py")
 _ROWS = sibling(__file__, "_rows_ref.py")
 
 INTERFACE = 1
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-8}
-TEST_PARAMS = {"rows": 257, "cols": 1001}
-
-
-def inputs(p, dtype, rng):
-    return {"x": normal(rng, (p["rows"], p["cols"]), 0.0, 3.0, dtype)}
-
-
-def outputs(p, dtype):
-    return {"y": ((p["rows"], p["cols"]), dtype)}
-
-
-def reference(p, x):
-    return {"y": _ROWS.softmax(x)}
+TOLERANCE = _SM.TOLERANCE
+TEST_PARAMS = _SM.TEST_PARAMS
+inputs = _SM.inputs
+outputs = _SM.outputs
+reference = _SM.reference
 
 
 def cupy(p, ctx):
     rows, cols = p["rows"], p["cols"]
     mod = ctx.module("norm.cu")
     reduce_, map_ = mod.get_function("row_reduce"), mod.get_function("row_map")
-    vec = cols % 4 == 0
-    grid, block = (rows,), (_ROWS.threads(cols // 4 if vec else cols),)
+    grid, block, vec = _ROWS.row_launch(rows, cols)
     rmax = ctx.temp((rows,), np.float32)
     rsum = ctx.temp((rows,), np.float32)
     c, v, eps = np.int32(cols), np.int32(vec), np.float32(0)

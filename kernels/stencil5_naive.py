@@ -1,34 +1,20 @@
-"""5-point stencil on an N x N grid with zero padding (naive variant; see stencil.cu)."""
-import numpy as np
+"""5-point stencil on an N x N grid with zero padding (naive variant; see stencil.cu). Inputs, reference and
+tolerance are shared with the other stencil variant (_stencil.py)."""
+from roofline.kernelapi import sibling
 
-from roofline.kernelapi import sibling, uniform
-
-_REF = sibling(__file__, "_stencil_ref.py")
+_ST = sibling(__file__, "_stencil.py")
 
 INTERFACE = 1
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
-TEST_PARAMS = {"n": 1003}
-
-
-def inputs(p, dtype, rng):
-    return {"x": uniform(rng, (p["n"], p["n"]), 0.5, 1.5, dtype)}
-
-
-def outputs(p, dtype):
-    return {"y": ((p["n"], p["n"]), dtype)}
-
-
-def reference(p, x):
-    return {"y": _REF.stencil5(x)}
+TOLERANCE = _ST.TOLERANCE
+TEST_PARAMS = _ST.TEST_PARAMS
+inputs = _ST.stencil5_inputs
+outputs = _ST.outputs
+reference = _ST.stencil5_reference
 
 
 def cupy(p, ctx):
-    n = p["n"]
-    kernel = ctx.module("stencil.cu").get_function("stencil5_naive")
-    block = (32, 8)
-    rows_per_block = 8  # one output per thread
-    grid = ((n + 31) // 32, (n + rows_per_block - 1) // rows_per_block)
+    launch = _ST.launcher(ctx, "stencil5_naive", p["n"], _ST.NAIVE_ROWS)
 
     def run(x, y):
-        kernel(grid, block, (x, y, np.int32(n)))
+        launch(x, y)
     return run

@@ -1,24 +1,19 @@
 """triad (STREAM): a = b + s * c, float32, two float4 per thread (maps.cu: triad_f32, one fmaf per element)."""
 import numpy as np
 
-from roofline.kernelapi import uniform, elementwise
+from roofline.kernelapi import elementwise, sibling
+
+_MAPS = sibling(__file__, "_maps.py")
 
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-6}
 TEST_PARAMS = {"n": 1_000_003}
-
-THREADS = 128   # 128 measured best on an H200 (vs 256, 512) for these streaming kernels
-VPT = 2   # float4 per thread; must match VPT in maps.cu
 S = 3.0   # the STREAM scalar
 
 
 def inputs(p, dtype, rng):
     n = p["n"]
-    b = uniform(rng, n, -1, 1, dtype)
-    c = uniform(rng, n, -1, 1, dtype)
-    b[b == 0] = 1
-    c[c == 0] = 1
-    return {"b": b, "c": c}
+    return {"b": _MAPS.nonzero(rng, n, -1, 1, dtype), "c": _MAPS.nonzero(rng, n, -1, 1, dtype)}
 
 
 def outputs(p, dtype):
@@ -30,10 +25,8 @@ def reference(p, b, c):
 
 
 def cupy(p, ctx):
-    kernel = ctx.module("maps.cu").get_function("triad_f32")
-    n = p["n"]
-    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+    launch = _MAPS.launcher(ctx, "triad_f32", p["n"], np.float32(S))
 
     def run(b, c, a):
-        kernel((blocks,), (THREADS,), (b, c, a, np.float32(S), np.int64(n)))
+        launch(b, c, a)
     return run

@@ -1,39 +1,21 @@
 """vector_add_float4: c = a + b, float32, two float4 per thread, scalar fallback for unaligned views and the
-n % 4 tail (maps.cu: add_f32)."""
-import numpy as np
+n % 4 tail (maps.cu: add_f32). Inputs, reference and tolerance are shared with vector_add (_vector_add.py)."""
+from roofline.kernelapi import sibling
 
-from roofline.kernelapi import uniform, elementwise
+_ADD = sibling(__file__, "_vector_add.py")
+_MAPS = sibling(__file__, "_maps.py")
 
 INTERFACE = 1
-TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
-TEST_PARAMS = {"n": 1_000_003}
-
-THREADS = 128   # 128 measured best on an H200 (vs 256, 512) for these streaming kernels
-VPT = 2   # float4 per thread; must match VPT in maps.cu
-
-
-def inputs(p, dtype, rng):
-    n = p["n"]
-    a = uniform(rng, n, -1, 1, dtype)
-    b = uniform(rng, n, -1, 1, dtype)
-    a[a == 0] = 1
-    b[b == 0] = 1
-    return {"a": a, "b": b}
-
-
-def outputs(p, dtype):
-    return {"c": ((p["n"],), dtype)}
-
-
-def reference(p, a, b):
-    return {"c": elementwise(lambda u, v: u.astype(np.float64) + v, a, b)}
+TOLERANCE = _ADD.TOLERANCE
+TEST_PARAMS = _ADD.TEST_PARAMS
+inputs = _ADD.inputs
+outputs = _ADD.outputs
+reference = _ADD.reference
 
 
 def cupy(p, ctx):
-    kernel = ctx.module("maps.cu").get_function("add_f32")
-    n = p["n"]
-    blocks = max(1, -(-n // (4 * VPT * THREADS)))
+    launch = _MAPS.launcher(ctx, "add_f32", p["n"])
 
     def run(a, b, c):
-        kernel((blocks,), (THREADS,), (a, b, c, np.int64(n)))
+        launch(a, b, c)
     return run

@@ -1,0 +1,59 @@
+"""Shared by gemv_batch1 and gemv_batch16, the skinny GEMM of LLM decode y[b, :] = W x[b, :] with a square float32
+W (gemv.cu): inputs, outputs, reference, tolerance and the launcher, which picks its kernel by p["batch"]."""
+import numpy as np
+
+from roofline.kernelapi import sibling
+
+_MM = sibling(__file__, "_matmul.py")
+
+# x is scaled by 1/sqrt(N) so |y| stays about 0.3 for any N and one tolerance fits every size.
+TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
+# batch -> (kernel in gemv.cu, rows per warp GR); a block has 4 warps (GW)
+KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16", 8)}
+CHUNK = 128  # CH in gemv.cu
+
+
+def inputs(p, dtype, rng):
+    n, b = p["n"], p["batch"]
+    return {"w": _MM.signed(rng, (n, n)).astype(dtype),
+            "x": (_MM.signed(rng, (b, n)) / np.sqrt(n)).astype(dtype)}
+
+
+def outputs(p, dtype):
+    return {"y": ((p["batch"], p["n"]), dtype)}
+
+
+def reference(p, w, x):
+    n = p["n"]
+    x64 = x.astype(np.float64)
+    y = np.empty((p["batch"], n), np.float64)
+    for r in range(0, n, 2048):  # row blocks of W keep the float64 copy small
+        y[:, r:r + 2048] = x64 @ w[r:r + 2048].astype(np.float64).T
+    return {"y": y}
+
+
+def cupy(p, ctx):
+    n, batch = p["n"], p["batch"]
+    if batch not in KERNELS:
+        raise ValueError(f"gemv.cu has kernels for batch {sorted(KERNELS)}, not {batch}")
+    name, rows_per_warp = KERNELS[batch]
+    mod = ctx.module("gemv.cu")
+    kernel, reduce_ = mod.get_function(name), mod.get_function("gemv_reduce")
+    groups = -(-n // (4 * rows_per_warp))
+    # Split K so that there are about 8 blocks per SM, in slices of whole chunks.
+    target = 8 * ctx.device.get("sm_count", 132)
+    slices = max(1, min(-(-target // groups), n // (2 * CHUNK)))
+    per_slice = -(-n // slices)
+    klen = -(-per_slice // CHUNK) * CHUNK
+    slices = -(-n // klen)
+    part = ctx.temp((slices, batch, n), np.float32) if slices > 1 else None
+    args = (np.int32(n), np.int32(klen), np.int32(n % 4 == 0))
+    count = batch * n
+
+    def run(w, x, y):
+        if part is None:
+            kernel((groups, 1), (128,), (w, x, y) + args)
+        else:
+            kernel((groups, slices), (128,), (w, x, part) + args)
+            reduce_(((count + 255) // 256,), (256,), (part, y, np.int64(count), np.int32(slices)))
+    return run
