@@ -135,7 +135,8 @@ def _baseline_index(baseline: Sequence[dict[str, Any]]) -> dict[tuple[str, ...],
         for kernel in doc["kernels"]:
             name, params = kernel_key(kernel)
             index.setdefault(("device", str(doc["device"]["name"]), name, params), kernel)
-            index.setdefault(("machine", str(doc["machine"]["id"]), name, params), kernel)
+            if _machine_id(doc) is not None:
+                index.setdefault(("machine", str(_machine_id(doc)), name, params), kernel)
     return index
 
 
@@ -184,6 +185,11 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
             "baseline_time": base_time}
 
 
+def _machine_id(doc: dict[str, Any]) -> str | None:
+    """The spec a results file was measured against; None for a file measured without one (ceiling unknown)."""
+    return doc["machine"]["id"] if doc.get("machine") else None
+
+
 def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig(),
                  baseline: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
@@ -196,18 +202,19 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
     for label, doc in zip(device_labels(docs), docs):
         device = doc["device"]
         devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
-                        "machine": doc["machine"]["id"], "backend": doc["backend"], "created": doc["created"],
+                        "machine": _machine_id(doc), "backend": doc["backend"], "created": doc["created"],
                         "source": doc.get("_source")})
         for kernel in doc["kernels"]:
             name, params = kernel_key(kernel)
             # The same device name, else the same machine spec: never a kernel measured on another GPU.
             base = index.get(("device", str(device["name"]), name, params)) or index.get(
-                ("machine", str(doc["machine"]["id"]), name, params))
+                ("machine", str(_machine_id(doc)), name, params))
             thresholds = config.for_kernel(name)
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
             device_in_baseline = any(
-                str(b["device"]["name"]) == str(device["name"]) or b["machine"]["id"] == doc["machine"]["id"]
+                str(b["device"]["name"]) == str(device["name"])
+                or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
                 for b in baseline)
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline)
             fraction = kernel.get("fraction_of_ceiling")

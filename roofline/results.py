@@ -32,14 +32,18 @@ _BOOL = "boolean"
 _MAPPING = "mapping"
 _LIST = "list"
 
-_TOP = {"created": _STRING, "tool_version": _STRING, "backend": _STRING, "device": _MAPPING, "machine": _MAPPING,
-        "kernels": _LIST}
+_OPT_MAPPING = "mapping or null"
+_TOP = {"created": _STRING, "tool_version": _STRING, "backend": _STRING, "device": _MAPPING,
+        "machine": _OPT_MAPPING, "kernels": _LIST}
 _DEVICE = {"name": _STRING}
 _DEVICE_OPTIONAL = {"spec_id": _OPT_STRING, "spec_derived": _BOOL}
 _MACHINE = {"id": _STRING, "name": _STRING, "bandwidth": _NUMBER, "latency": _NUMBER, "bytes_in_flight": _NUMBER,
             "roofs": _MAPPING}
 _MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER}
 # The fields report and plot read: required. The rest of the analysis fields are type-checked when present.
+# A file measured without a spec (the NumPy backend, say) has machine null and these ceiling fields null.
+_CEILING_FIELDS = ("peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "sol_time", "memory_time",
+                   "compute_time", "threads_needed", "latency_bound")
 _KERNEL = {
     "name": _STRING, "params": _MAPPING, "dtype": _STRING, "roof": _STRING, "flops": _NUMBER, "bytes": _NUMBER,
     "intensity": _NUMBER, "peak_flops": _NUMBER, "bandwidth": _NUMBER, "ridge": _NUMBER, "bound": _STRING,
@@ -117,18 +121,23 @@ def validate_results(doc: Any, path: Path | str = "<results>") -> dict[str, Any]
     _check(path, "", doc, _TOP, {})
     _check(path, "device.", doc["device"], _DEVICE, _DEVICE_OPTIONAL)
     machine = doc["machine"]
-    _check(path, "machine.", machine, _MACHINE, _MACHINE_OPTIONAL)
-    for roof, value in machine["roofs"].items():
-        if not _fits(value, _NUMBER) or value <= 0:
-            raise at(path, f"machine.roofs.{roof}", f"expected a positive number (FLOP/s), got {value!r}")
-    if not _fits(machine["bandwidth"], _NUMBER) or machine["bandwidth"] <= 0:
-        raise at(path, "machine.bandwidth", f"expected a positive number (B/s), got {machine['bandwidth']!r}")
+    kernel_fields, optional_fields = _KERNEL, _KERNEL_OPTIONAL
+    if machine is None:
+        kernel_fields = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL.items()}
+        optional_fields = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL_OPTIONAL.items()}
+    else:
+        _check(path, "machine.", machine, _MACHINE, _MACHINE_OPTIONAL)
+        for roof, value in machine["roofs"].items():
+            if not _fits(value, _NUMBER) or value <= 0:
+                raise at(path, f"machine.roofs.{roof}", f"expected a positive number (FLOP/s), got {value!r}")
+        if not _fits(machine["bandwidth"], _NUMBER) or machine["bandwidth"] <= 0:
+            raise at(path, "machine.bandwidth", f"expected a positive number (B/s), got {machine['bandwidth']!r}")
     for i, kernel in enumerate(doc["kernels"]):
         if not isinstance(kernel, dict):
             raise at(path, f"kernels[{i}]", f"expected a mapping, got {_kind(kernel)}")
         name = kernel.get("name")
         label = f"kernels[{i}]" + (f" ({name})" if isinstance(name, str) else "")
-        _check(path, f"{label}.", kernel, _KERNEL, _KERNEL_OPTIONAL)
+        _check(path, f"{label}.", kernel, kernel_fields, optional_fields)
     sweep = doc.get("sweep")
     if sweep is not None and not (isinstance(sweep, dict) and isinstance(sweep.get("kernel"), str)):
         raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")

@@ -66,6 +66,12 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         fig = render.sweep_figure(load_results(sweep_path), names, measured, title)
     else:
         results_docs = [load_results(p) for p in results_paths]
+        for path, doc in zip(results_paths, results_docs):
+            if doc.get("machine") is None:
+                raise InputError(
+                    f"{path}: machine: is null (measured without a spec, so there is no ceiling to draw); "
+                    "measure again with --spec, e.g. 'roofline measure --backend numpy --spec h100'"
+                )
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title)
         _, unplottable = render.collect_points(analysis_docs, results_docs, {})

@@ -1,0 +1,316 @@
+"""`roofline measure` without a GPU (--backend numpy): FAILED kernels, exit codes, the results JSON and its round
+trip through `report` and `plot`, the atomic writer, backend selection, and analysis-only kernels.
+
+Sizes are tiny (-p n=1000) and the stop rule is the shortest (--min-time 0 --min-repeats 2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from roofline.analysis import KernelAnalysis
+from roofline.results import load_results
+
+MEASURE = Path(__file__).resolve().parent / "data" / "measure"
+BROKEN = MEASURE / "broken"
+FAST = ("--min-time", "0", "--min-repeats", "2")
+TINY = ("-p", "n=1000")
+
+MEASURED_KEYS = ("time_median", "time_min", "time_max", "repeats", "achieved_bandwidth", "achieved_flops",
+                 "fraction_of_ceiling", "verified", "status", "error")
+ANALYSIS_KEYS = tuple(f.name for f in dataclasses.fields(KernelAnalysis))
+
+
+def _measure(run_cli, *args):
+    return run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, *TINY, *FAST, *args)
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def no_cupy(monkeypatch):
+    """Make `import cupy` fail, as on a machine without CuPy (whatever this machine has)."""
+    monkeypatch.setitem(sys.modules, "cupy", None)
+
+
+# ---- FAILED kernels ---------------------------------------------------------------------------------
+
+
+def test_wrong_kernels_are_failed_in_the_table_on_stderr_and_in_the_json(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "m_unwritten", "m_wrong_value", "m_inputs_raise", "-o", out)
+    assert r.code == 0, r.err
+    assert "Traceback" not in r.err
+    table_rows = {line.split("│")[1].strip(): line for line in r.out.splitlines() if line.count("│") > 3}
+    assert "OK" in table_rows["m_add"]
+    for name in ("m_unwritten", "m_wrong_value", "m_inputs_raise"):
+        assert "FAILED" in table_rows[name], name
+    assert ("FAILED m_unwritten: wrong result: c: 1 of 1000 elements not written (still poisoned), "
+            "first at index (999,)") in r.err
+    assert "FAILED m_wrong_value: wrong result: c: 1 of 1000 elements outside tolerance" in r.err
+    assert "worst at (7,): got " in r.err
+    assert ("FAILED m_inputs_raise: the implementation's inputs/outputs/reference raised ValueError: "
+            "cannot make inputs for this test kernel") in r.err
+    assert "FAILED m_add" not in r.err
+
+    kernels = {k["name"]: k for k in _read(out)["kernels"]}
+    assert list(kernels) == ["m_add", "m_unwritten", "m_wrong_value", "m_inputs_raise"]
+    ok = kernels["m_add"]
+    assert ok["status"] == "OK" and ok["verified"] is True and ok["error"] is None
+    assert ok["time_median"] > 0 and ok["repeats"] >= 2
+    assert ok["time_min"] <= ok["time_median"] <= ok["time_max"]
+    assert ok["params"] == {"n": 1000}
+    for name in ("m_unwritten", "m_wrong_value", "m_inputs_raise"):
+        k = kernels[name]
+        assert k["status"] == "FAILED" and k["verified"] is False, name
+        assert k["time_median"] is None and k["time_min"] is None and k["time_max"] is None, name
+        assert k["achieved_bandwidth"] is None and k["achieved_flops"] is None, name
+        assert k["fraction_of_ceiling"] is None and k["repeats"] == 0, name
+    assert "first at index (999,)" in kernels["m_unwritten"]["error"]
+    assert "ValueError: cannot make inputs" in kernels["m_inputs_raise"]["error"]
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [("m_bad_interface", "INTERFACE: expected INTERFACE = 1"),
+     ("m_no_reference", "reference: the implementation must define a function reference")],
+)
+def test_broken_implementation_exits_2_naming_the_file(run_cli, tmp_path, name, words):
+    out = tmp_path / "out.json"
+    r = run_cli("measure", "--backend", "numpy", "--kernels", BROKEN, name, *TINY, *FAST, "-o", out)
+    assert r.code == 2
+    assert "Traceback" not in r.err
+    assert "error: " in r.err
+    assert str(BROKEN / f"{name}.py") in r.err
+    assert words in r.err
+    assert not out.exists()
+
+
+def test_bad_policy_options_exit_2(run_cli):
+    r = run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, "m_add", *TINY, "--min-repeats", "0")
+    assert r.code == 2 and "--min-repeats" in r.err
+    r = run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, "m_add", *TINY, "--min-time", "-1")
+    assert r.code == 2 and "--min-time" in r.err
+
+
+# ---- the results JSON -------------------------------------------------------------------------------
+
+
+def test_results_json_without_spec(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "m_unwritten", "-o", out)
+    assert r.code == 0, r.err
+    assert f"wrote {out}" in r.err
+    doc = _read(out)
+    assert doc["schema"] == "roofline/results/v1"
+    assert doc["backend"] == "numpy"
+    assert doc["machine"] is None
+    assert doc["device"]["spec_id"] is None and doc["device"]["kind"] == "cpu"
+    assert isinstance(doc["device"]["name"], str) and doc["device"]["name"]
+    assert doc["policy"]["min_time"] == 0.0 and doc["policy"]["min_repeats"] == 2
+    assert isinstance(doc["created"], str) and isinstance(doc["tool_version"], str)
+    for k in doc["kernels"]:
+        missing = [key for key in (*MEASURED_KEYS, *ANALYSIS_KEYS) if key not in k]
+        assert missing == [], (k["name"], missing)
+        assert k["fraction_of_ceiling"] is None
+        assert k["sol_time"] is None and k["peak_flops"] is None  # no machine, no ceiling
+        assert k["flops"] == 1000 and k["bytes"] == 3 * 1000 * 4 and k["intensity"] == pytest.approx(1 / 12)
+    assert [k["status"] for k in doc["kernels"]] == ["OK", "FAILED"]
+
+
+def test_results_json_without_spec_is_accepted_by_the_loader(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "-o", out)
+    assert r.code == 0, r.err
+    doc = load_results(out)
+    assert doc["machine"] is None
+
+
+def test_results_json_with_spec_loads_and_round_trips_through_report_and_plot(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "--spec", "h100", "-o", out)
+    assert r.code == 0, r.err
+    doc = load_results(out)  # raises InputError on anything the loader cannot use
+    assert doc["schema"] == "roofline/results/v1" and doc["backend"] == "numpy"
+    machine = doc["machine"]
+    assert machine["id"].startswith("h100")
+    assert machine["bandwidth"] > 0 and machine["roofs"]["fp32"] > 0
+    assert doc["device"]["spec_id"] == machine["id"] and doc["device"]["spec_derived"] is False
+    (k,) = doc["kernels"]
+    missing = [key for key in (*MEASURED_KEYS, *ANALYSIS_KEYS) if key not in k]
+    assert missing == []
+    assert k["status"] == "OK" and k["verified"] is True
+    assert isinstance(k["fraction_of_ceiling"], float)
+    assert k["fraction_of_ceiling"] == pytest.approx(k["sol_time"] / k["time_median"])
+    assert k["sol_time"] == pytest.approx(max(k["flops"] / k["peak_flops"], k["bytes"] / k["bandwidth"]))
+    assert k["achieved_bandwidth"] == pytest.approx(k["bytes"] / k["time_median"])
+    assert k["achieved_flops"] == pytest.approx(k["flops"] / k["time_median"])
+
+    rep = run_cli("report", out, "--format", "json")
+    assert rep.code == 0, rep.err
+    assert "m_add" in rep.out
+    json.loads(rep.out)
+
+    png = tmp_path / "x.png"
+    plot = run_cli("plot", "--results", out, "-o", png)
+    assert plot.code == 0, plot.err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_failed_kernel_in_results_with_spec_loads_and_fails_the_report(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "m_unwritten", "--spec", "h100", "-o", out)
+    assert r.code == 0, r.err
+    doc = load_results(out)
+    failed = [k for k in doc["kernels"] if k["status"] == "FAILED"]
+    assert [k["name"] for k in failed] == ["m_unwritten"]
+    assert failed[0]["fraction_of_ceiling"] is None and failed[0]["time_median"] is None
+    assert failed[0]["sol_time"] > 0  # the analysis is still there
+    rep = run_cli("report", out, "--format", "json")
+    assert rep.code == 1  # a FAILED kernel always fails the report
+
+
+def test_json_on_stdout_is_the_written_document(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "m_add", "--format", "json", "-o", out)
+    assert r.code == 0, r.err
+    assert json.loads(r.out) == _read(out)
+
+
+# ---- atomic writes ----------------------------------------------------------------------------------
+
+
+def _leftovers(folder: Path, keep: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name != keep)
+
+
+def test_write_json_atomic_writes_and_leaves_no_temporary(tmp_path):
+    from roofline.jsonio import write_json_atomic
+
+    path = tmp_path / "r.json"
+    path.write_text("old")
+    write_json_atomic(path, {"a": 1, "inf": float("inf"), "nan": float("nan")})
+    assert json.loads(path.read_text()) == {"a": 1, "inf": None, "nan": None}  # JSON has no inf/NaN
+    assert _leftovers(tmp_path, "r.json") == []
+
+
+def test_write_json_atomic_keeps_the_old_file_when_serialisation_fails(tmp_path):
+    from roofline.jsonio import write_json_atomic
+
+    path = tmp_path / "r.json"
+    path.write_text('{"old": true}\n')
+    with pytest.raises(TypeError):
+        write_json_atomic(path, {"kernels": [object()]})
+    assert path.read_text() == '{"old": true}\n'
+    assert _leftovers(tmp_path, "r.json") == []
+
+
+def test_write_json_atomic_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeypatch):
+    from roofline import jsonio
+
+    path = tmp_path / "r.json"
+    path.write_text('{"old": true}\n')
+
+    def refuse(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError):
+        jsonio.write_json_atomic(path, {"new": True})
+    monkeypatch.undo()
+    assert path.read_text() == '{"old": true}\n'
+    assert _leftovers(tmp_path, "r.json") == []
+
+
+def test_measure_output_to_a_missing_folder_exits_2(run_cli, tmp_path):
+    r = _measure(run_cli, "m_add", "-o", tmp_path / "no" / "such" / "out.json")
+    assert r.code == 2
+    assert "cannot write" in r.err and "Traceback" not in r.err
+
+
+# ---- backends ---------------------------------------------------------------------------------------
+
+
+def test_backend_cupy_without_cupy_exits_3_with_the_install_hint(run_cli, no_cupy, tmp_path):
+    out = tmp_path / "out.json"
+    r = run_cli("measure", "--backend", "cupy", "--kernels", MEASURE, "m_add", *TINY, *FAST, "-o", out)
+    assert r.code == 3
+    assert "Traceback" not in r.err
+    assert "gpu-roofline[cuda12]" in r.err  # the extra to install
+    assert "--backend numpy" in r.err
+    assert not out.exists()
+
+
+def test_backend_auto_without_cupy_falls_back_to_numpy_with_a_note(run_cli, no_cupy, tmp_path):
+    out = tmp_path / "out.json"
+    r = run_cli("measure", "--backend", "auto", "--kernels", MEASURE, "m_add", *TINY, *FAST, "-o", out)
+    assert r.code == 0, r.err
+    assert "note: no usable CUDA device or CuPy" in r.err and "HOST CPU" in r.err
+    assert "HOST CPU" in r.out  # the table says so as well
+    assert _read(out)["backend"] == "numpy"
+
+
+def test_backend_numpy_says_nothing_about_falling_back(run_cli):
+    r = _measure(run_cli, "m_add")
+    assert r.code == 0, r.err
+    assert "no usable CUDA device" not in r.err
+
+
+# ---- analysis-only kernels --------------------------------------------------------------------------
+
+
+def test_naming_an_analysis_only_kernel_exits_2(run_cli):
+    r = run_cli("measure", "--backend", "numpy", "attention_fused", *FAST)
+    assert r.code == 2
+    assert "error: kernel 'attention_fused' has no implementation (analysis only)" in r.err
+    # named next to a measurable kernel: still an error, not a silent skip
+    r = run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, "m_add", "m_analysis_only", *TINY, *FAST)
+    assert r.code == 2
+    assert "error: kernel 'm_analysis_only' has no implementation (analysis only)" in r.err
+    assert "skipped" not in r.err
+
+
+def test_selecting_all_bundled_kernels_skips_attention_fused_with_a_note(run_cli, monkeypatch):
+    import roofline.measure.session as session
+
+    measured: list[str] = []
+
+    def fake_measure_all(kernels, overrides, backend, machine, policy, progress=lambda name: None):
+        measured.extend(d.name for d in kernels)  # the full bundled sizes are far too big to run here
+        return []
+
+    monkeypatch.setattr(session, "measure_all", fake_measure_all)
+    r = run_cli("measure", "--backend", "numpy", *FAST)
+    assert r.code == 0, r.err
+    assert "note: attention_fused skipped: it has no implementation (analysis only)" in r.err
+    assert "attention_fused" not in measured
+    assert "vector_add" in measured
+
+
+def test_selecting_all_measures_the_rest_and_skips_analysis_only(run_cli, no_bundled_kernels, tmp_path):
+    out = tmp_path / "out.json"
+    r = _measure(run_cli, "-o", out)  # every kernel in tests/data/measure (the bundled ones hidden)
+    assert r.code == 0, r.err
+    assert "note: m_analysis_only skipped: it has no implementation (analysis only)" in r.err
+    statuses = {k["name"]: k["status"] for k in _read(out)["kernels"]}
+    assert statuses == {"m_add": "OK", "m_inputs_raise": "FAILED", "m_unwritten": "FAILED",
+                        "m_wrong_value": "FAILED"}
+
+
+def test_results_without_spec_report_as_unknown_and_plot_asks_for_a_spec(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    assert _measure(run_cli, "m_add", "-o", out).code == 0
+    r = run_cli("report", out, "--fail-below", "0.5", "--format", "json")
+    assert r.code == 0, r.err  # an unknown ceiling cannot fail a fraction gate
+    row = json.loads(r.out)["rows"][0]
+    assert row["fraction_of_ceiling"] is None
+    r = run_cli("plot", "--results", out, "-o", tmp_path / "x.png")
+    assert r.code == 2
+    assert "measured without a spec" in r.err and not (tmp_path / "x.png").exists()
