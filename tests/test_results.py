@@ -77,7 +77,7 @@ def test_missing_key_names_kernel_and_field(tmp_path):
 def test_wrong_type(tmp_path):
     doc = sample()
     doc["kernels"][0]["verified"] = "yes"
-    with pytest.raises(InputError, match=r"kernels\[0\] \(vector_add\)\.verified: expected boolean, got a string"):
+    with pytest.raises(InputError, match=r"kernels\[0\] \(vector_add\)\.verified: expected boolean or null, got a string"):
         load_results(write(tmp_path, doc))
     doc = sample()
     doc["machine"]["bandwidth"] = "3.35 TB/s"

@@ -25,9 +25,13 @@ from roofline.cli.common import kernel_options, note, print_tables
               help="Write the results JSON (roofline/results/v1) here, atomically.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
+@click.option("--profile", type=click.Choice(["ncu"]), default=None,
+              help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
+                   "executed FLOPs) and their ratio to the model.")
+@click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
 def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
             backend: str, device_id: int, min_time: float, min_repeats: int, seed: int, output: Path | None,
-            fmt: str) -> None:
+            fmt: str, profile: str | None, ncu_path: str | None) -> None:
     """Launch each kernel, check it against its NumPy reference, and time it with CUDA events.
 
     Inputs are fresh random data; outputs are poisoned (NaN) before the checked run; a kernel that
@@ -40,6 +44,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure vector_add_float4 copy -o results.json
       roofline measure sum -p n=2**24 --min-time 1
       roofline measure --backend numpy -p n=2**16 vector_add   # no GPU: the host CPU
+      roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
     """
     from roofline.errors import InputError
     from roofline.measure.policy import MeasurePolicy
@@ -76,6 +81,12 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 
         entries = measure_all(chosen.runnable, overrides, engine, machine, policy, advance)
         bar.advance(task)
+    if profile == "ncu":
+        from roofline.profile_ncu import add_profile
+
+        entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id)
+        for line in ncu_notes:
+            note(line)
     doc = results_document(engine, machine, entries, policy)
 
     from roofline.jsonio import dumps, write_json_atomic

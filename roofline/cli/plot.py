@@ -22,6 +22,10 @@ from roofline.cli.common import kernel_options, note, spec_option
               help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
                    "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
                    "which swept kernels to draw.")
+@click.option("--hierarchy", is_flag=True,
+              help="With --results measured with '--profile ncu' (or imported from ncu): each kernel at its L1, L2 "
+                   "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
+                   "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Image file; the extension picks the format: .png, .svg or .pdf. "
                    "[default: roofline.png, or roofline-sweep.png with --sweep]")
@@ -29,7 +33,7 @@ from roofline.cli.common import kernel_options, note, spec_option
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
-         sweep_path: Path | None, output: Path | None, title: str | None, dpi: int) -> None:
+         sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -48,6 +52,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --results results.json -o measured.png
       roofline plot --results h200.json --measured-spec h200-measured.yaml --title "H200, measured roofs"
       roofline plot --sweep sweep.json -o sweep.pdf
+      roofline plot --hierarchy --results profiled.json -o hierarchy.png
     """
     from roofline.errors import InputError
     from roofline.render import plot as render
@@ -60,7 +65,14 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg or .pdf")
     measured = _machines(measured_specs)
 
-    if sweep_path is not None:
+    if hierarchy:
+        if not results_paths or sweep_path is not None:
+            raise InputError("--hierarchy draws --results files that carry ncu counters; give --results and no --sweep")
+        from roofline.render.hierarchy import hierarchy_figure
+
+        bandwidths = _cache_bandwidths(measured_specs)
+        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title)
+    elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         fig = render.sweep_figure(load_results(sweep_path), names, measured, title)
@@ -120,3 +132,16 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
 
 
 COMMANDS = [plot]
+
+
+def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | None:
+    """L1/L2/DRAM bandwidths from the first --measured-spec that gives a cache bandwidth; None keeps the results'."""
+    if not spec_names:
+        return None
+    from roofline.pipeline import resolve_specs
+
+    for spec in resolve_specs(spec_names):
+        found = {level: spec.caches[level].bandwidth if level in spec.caches else None for level in ("l1", "l2")}
+        if any(found.values()):
+            return {**found, "dram": spec.bandwidth}
+    return None

@@ -107,7 +107,7 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
     for doc in results_docs:
         color = colors.get(doc["machine"]["id"], _COLORS[0])
         for k in doc["kernels"]:
-            failed = k["status"] == "FAILED" or not k["verified"] or k.get("achieved_flops") is None
+            failed = k["status"] == "FAILED" or k["verified"] is False or k.get("achieved_flops") is None
             y = k["attainable_flops"] if failed else k["achieved_flops"]
             if k["intensity"] <= 0 or not y or y <= 0:
                 unplottable.append(k["name"])
@@ -468,7 +468,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     handles = []
     for i, (name, entries) in enumerate(groups.items()):
         color = _COLORS[(i + 1) % len(_COLORS)]
-        ok = [k for k in entries if k.get("achieved_bandwidth") and k["status"] != "FAILED" and k["verified"]]
+        ok = [k for k in entries if k.get("achieved_bandwidth") and k["status"] != "FAILED" and k["verified"] is not False]
         bad = [k for k in entries if k not in ok]
         ax.plot([k["bytes"] for k in ok], [k["achieved_bandwidth"] for k in ok], "-o", color=color, markersize=6,
                 linewidth=1.6, gid=_GID + "sweep-line")
@@ -481,7 +481,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
             ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=_FAILED_COLOR, markersize=9,
                     linestyle="", gid=_GID + "point-failed")
         handles.append(Line2D([], [], marker="o", color=color, label=f"{name} (achieved; % of its ceiling)"))
-    if any(k["status"] == "FAILED" or not k["verified"] for g in groups.values() for k in g):
+    if any(k["status"] == "FAILED" or k["verified"] is False for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=_FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
     return fig

@@ -1,0 +1,208 @@
+"""The hierarchical roofline: each profiled kernel at its L1, L2 and DRAM intensity (three linked points at one
+performance) against the L1, L2 and DRAM bandwidth roofs. Pure: results documents in, a matplotlib Figure out.
+
+A kernel's three intensities are FLOPs ÷ the bytes that level served (l1tex__t_bytes, lts__t_bytes, DRAM read +
+write). Where a point sits close to its own level's roof, that level is the bottleneck; the usual picture is the
+DRAM point nearest its roof for a streaming kernel, and the L1 or L2 point nearest for a kernel with reuse.
+Cache bandwidths come from an explicit mapping (a calibrated spec), else the results' machine.caches, else the
+bundled spec of the results' spec_id; a level without a known bandwidth is drawn as points with no roof, and the
+chart says so.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from roofline.render.plot import _COLORS, _flops_tick, _intensity_tick, _require_matplotlib, roof_label
+from roofline.results import params_text
+from roofline.units import format_rate, format_si
+
+LEVELS = ("l1", "l2", "dram")
+_LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
+_MARKER = {"l1": "^", "l2": "s", "dram": "o"}
+_ROOF_STYLE = {"l1": ":", "l2": "--", "dram": "-"}
+_GID = "roofline:"
+
+
+@dataclass(frozen=True)
+class HierPoint:
+    number: int
+    name: str
+    params: str
+    level: str
+    x: float  # FLOP/B at this level
+    y: float  # FLOP/s achieved
+    color: str
+
+
+def _counter_bytes(counters: Mapping[str, Any]) -> dict[str, float | None]:
+    dram = counters.get("dram_bytes")
+    if dram is None and counters.get("dram_read") is not None and counters.get("dram_write") is not None:
+        dram = counters["dram_read"] + counters["dram_write"]
+    return {"l1": counters.get("l1_bytes"), "l2": counters.get("l2_bytes"), "dram": dram}
+
+
+def kernel_flops(kernel: Mapping[str, Any]) -> float:
+    """Measured FLOPs when the counters have some, else the model's."""
+    measured = (kernel.get("counters") or {}).get("flops")
+    return float(measured) if measured else float(kernel.get("flops") or 0.0)
+
+
+def kernel_time(kernel: Mapping[str, Any]) -> float | None:
+    return kernel.get("time_median") or (kernel.get("counters") or {}).get("time")
+
+
+def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[HierPoint], list[str]]:
+    """Points for every kernel with counters (three per kernel where all levels are known), and the names of
+    kernels that cannot be drawn (no counters, no FLOPs, no time)."""
+    points: list[HierPoint] = []
+    skipped: list[str] = []
+    numbers: dict[tuple[str, str], int] = {}
+    for doc in results_docs:
+        for k in doc["kernels"]:
+            counters = k.get("counters")
+            flops, time = kernel_flops(k), kernel_time(k)
+            if not counters or k.get("status") == "FAILED" or not flops or not time:
+                skipped.append(k["name"])
+                continue
+            key = (k["name"], params_text(k.get("params") or {}))
+            number = numbers.setdefault(key, len(numbers) + 1)
+            color = _COLORS[(number - 1) % len(_COLORS)]
+            drawn = False
+            for level, nbytes in _counter_bytes(counters).items():
+                if nbytes:
+                    points.append(HierPoint(number, key[0], key[1], level, flops / nbytes, flops / time, color))
+                    drawn = True
+            if not drawn:
+                skipped.append(k["name"])
+    return points, sorted(set(skipped))
+
+
+def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
+    """{'l1': B/s or None, 'l2': ..., 'dram': B/s}: override, then machine.caches, then the bundled spec."""
+    out: dict[str, float | None] = {"l1": None, "l2": None, "dram": doc["machine"]["bandwidth"]}
+    caches = doc["machine"].get("caches") or {}
+    spec_id = doc.get("device", {}).get("spec_id") or doc["machine"].get("id")
+    if not caches and spec_id:
+        try:
+            from roofline.specs import SpecCatalog
+
+            spec = SpecCatalog.bundled().resolve(spec_id)
+            caches = {lvl: {"bandwidth": c.bandwidth} for lvl, c in spec.caches.items()}
+        except Exception:  # noqa: BLE001 - a derived or unknown spec: no cache figures
+            caches = {}
+    for level in ("l1", "l2"):
+        value = (caches.get(level) or {}).get("bandwidth")
+        out[level] = float(value) if value else None
+    for level, value in (override or {}).items():
+        if value:
+            out[level] = float(value)
+    return out
+
+
+def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
+                     bandwidths: Mapping[str, float | None] | None = None, title: str | None = None) -> Any:
+    """The hierarchical roofline of the first results document's machine (the others' kernels are drawn
+    against it too). `bandwidths` overrides {'l1','l2','dram'} in B/s, e.g. from a calibrated spec."""
+    _require_matplotlib()
+    from roofline.errors import InputError
+
+    if not results_docs:
+        raise InputError("the hierarchical roofline needs --results from 'measure --profile ncu' or 'import ncu'")
+    points, skipped = hierarchy_points(results_docs)
+    if not points:
+        raise InputError("no kernel in these results has counters (L1/L2/DRAM bytes, FLOPs and time); measure with "
+                         "'--profile ncu' or import an ncu CSV")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    machine = results_docs[0]["machine"]
+    bws = cache_bandwidths(results_docs[0], bandwidths)
+    used_roofs = {k["roof"] for d in results_docs for k in d["kernels"] if k.get("counters")}
+    peaks = {r: p for r, p in machine["roofs"].items() if r in used_roofs} or dict(machine["roofs"])
+    top = max(peaks.values())
+
+    known = {lvl: bw for lvl, bw in bws.items() if bw}
+    ridges = [top / bw for bw in known.values()]
+    xs = [p.x for p in points] + ridges
+    x_lo = 10 ** math.floor(math.log10(min(xs)) - 0.3)
+    x_hi = 10 ** math.ceil(math.log10(max(xs)) + 0.3)
+    ys = [p.y for p in points] + [min(known.values()) * x_lo]
+    y_lo = 10 ** math.floor(math.log10(min(ys)) - 0.2)
+    y_hi = 10 ** (math.log10(top) + 0.35)
+
+    fig = Figure(figsize=(12, 8))
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.08, 0.09, 0.62, 0.83))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_lo, y_hi)
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
+    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    ax.set_xlabel("Arithmetic intensity at each level (FLOP/B)")
+    ax.set_ylabel("Performance (FLOP/s)")
+    ax.set_title(title or f"Hierarchical roofline: {machine['name']}", loc="left", fontsize=13)
+
+    # ---- roofs: one compute roof per used precision, one bandwidth roof per level with a known bandwidth ----
+    for roof, peak in sorted(peaks.items(), key=lambda kv: kv[1]):
+        x_from = peak / max(known.values())
+        ax.plot([x_from, x_hi], [peak, peak], "-", color="black", linewidth=1.8, gid=_GID + "hier-compute-roof")
+        ax.annotate(f"{roof_label(roof)} {format_si(peak, 'FLOP/s')}", xy=(x_hi, peak), xytext=(-4, 4),
+                    textcoords="offset points", ha="right", fontsize=8.5)
+    for level in LEVELS:
+        bw = known.get(level)
+        if not bw:
+            continue
+        x_ridge = top / bw
+        ax.plot([x_lo, x_ridge], [bw * x_lo, top], _ROOF_STYLE[level], color="#444444", linewidth=1.6,
+                gid=f"{_GID}hier-roof:{level}")
+        x_text = x_lo * 1.6
+        ax.annotate(f"{_LEVEL_LABEL[level]} {format_rate(bw)}", xy=(x_text, bw * x_text), xytext=(2, 6),
+                    textcoords="offset points", fontsize=8, color="#444444", rotation=0)
+
+    # ---- kernels: three linked points each ----
+    by_kernel: dict[int, list[HierPoint]] = {}
+    for p in points:
+        by_kernel.setdefault(p.number, []).append(p)
+    for number, group in by_kernel.items():
+        group = sorted(group, key=lambda p: p.x)
+        ax.plot([p.x for p in group], [p.y for p in group], "-", color=group[0].color, linewidth=1.0, alpha=0.7,
+                gid=f"{_GID}hier-link:{number}")
+        for p in group:
+            ax.plot([p.x], [p.y], _MARKER[p.level], color=p.color, markersize=8, markeredgecolor="black",
+                    markeredgewidth=0.5, zorder=5, gid=f"{_GID}hier-point:{p.level}")
+        dram = next((p for p in group if p.level == "dram"), group[-1])
+        ax.annotate(str(number), xy=(dram.x, dram.y), xytext=(5, -10), textcoords="offset points", fontsize=8,
+                    color=dram.color, fontweight="bold")
+
+    handles = [Line2D([], [], marker=_MARKER[lvl], linestyle="", color="gray", markeredgecolor="black",
+                      label=f"{_LEVEL_LABEL[lvl]} intensity") for lvl in LEVELS]
+    handles += [Line2D([], [], linestyle=_ROOF_STYLE[lvl], color="#444444", label=f"{_LEVEL_LABEL[lvl]} roof")
+                for lvl in LEVELS if known.get(lvl)]
+    ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
+
+    # ---- the side table: numbered kernels, then what is missing ----
+    lines = []
+    for number, group in by_kernel.items():
+        p = group[0]
+        lines.append(f"{number:>2}  {p.name}" + (f" ({p.params})" if p.params else ""))
+    unknown = [lvl for lvl in ("l1", "l2") if not bws.get(lvl)]
+    if unknown:
+        lines += ["", "No roof drawn for " + " and ".join(_LEVEL_LABEL[u] for u in unknown) + ":",
+                  "the spec gives no bandwidth for it;", "add caches.<level>.bandwidth or calibrate."]
+    if skipped:
+        lines += ["", "Not drawn (no counters): " + ", ".join(skipped[:8]) + (" …" if len(skipped) > 8 else "")]
+    fig.text(0.72, 0.92, "\n".join(lines), va="top", ha="left", fontsize=8.5, family="monospace",
+             gid=_GID + "hier-table")
+    return fig
