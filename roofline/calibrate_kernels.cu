@@ -1,0 +1,89 @@
+// Microbenchmarks for `roofline calibrate` and `roofline sweep` (package data: compiled at run time by CuPy's
+// RawModule with NVRTC). Every kernel leaves a result the host checks, so no figure comes from an unchecked run.
+//
+//   l2_read        L2 bandwidth: a grid reads a buffer well inside L2 (a power of two of 16-byte vectors) `repeats`
+//                  times with ld.global.cg (cached in L2, not L1), summing the 32-bit words; each thread stores its
+//                  sum. The host checks that the sums add up to repeats x sum(buffer) mod 2^32, so every load was
+//                  really performed.
+//   pointer_chase  DRAM latency: one thread follows `steps` dependent 8-byte loads; each slot is its own 128-byte
+//                  line holding the address of the next slot (a random cycle built by the host). It stores the
+//                  final pointer (checked against the host's walk) and the elapsed %globaltimer ns and clock64
+//                  cycles between the first load and the arrival of the last one.
+//   noop           the launch floor: an empty kernel (the flag is never set; it keeps the parameter alive).
+//   one_element    launch plus one dependent memory round trip: thread 0 reads one float and writes one float.
+
+typedef long long i64;
+typedef unsigned long long u64;
+
+// volatile: the compiler may neither merge nor drop these loads (the same addresses are read on every repeat).
+__device__ __forceinline__ uint4 load_cg_v4(const uint4* p)
+{
+    uint4 v;
+    asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ u64 load_cg_u64(u64 p)
+{
+    u64 v;
+    asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ u64 global_ns()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ unsigned word_sum(uint4 v) { return v.x + v.y + v.z + v.w; }
+
+extern "C" __global__ void l2_read(const uint4* __restrict__ buf, i64 mask, i64 total, unsigned* __restrict__ out)
+{
+    // The buffer holds mask + 1 16-byte vectors (a power of two); the grid walks `total` = repeats x (mask + 1)
+    // virtual indices, vector j & mask for index j, so every vector is read exactly `repeats` times. Consecutive
+    // threads read consecutive vectors (coalesced); eight independent loads are in flight per thread.
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    unsigned acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    i64 j = tid;
+    for (; j + 7 * stride < total; j += 8 * stride) {
+        uint4 v[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) v[k] = load_cg_v4(buf + ((j + k * stride) & mask));
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc[k] += word_sum(v[k]);
+    }
+    for (; j < total; j += stride) acc[0] += word_sum(load_cg_v4(buf + (j & mask)));
+    unsigned sum = 0;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) sum += acc[k];
+    out[tid] = sum;
+}
+
+extern "C" __global__ void pointer_chase(u64 start, i64 steps, u64* __restrict__ out)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    u64 p = start;
+    const u64 t0 = global_ns();
+    const i64 c0 = clock64();
+    for (i64 i = 0; i < steps; ++i) p = load_cg_u64(p);
+    asm volatile("" : : "l"(p) : "memory");  // the last load must have arrived before the clocks are read
+    const i64 c1 = clock64();
+    const u64 t1 = global_ns();
+    out[0] = p;
+    out[1] = t1 - t0;
+    out[2] = (u64)(c1 - c0);
+}
+
+extern "C" __global__ void noop(int* p, int flag)
+{
+    if (flag) p[threadIdx.x] = 0;
+}
+
+extern "C" __global__ void one_element(const float* __restrict__ src, float* __restrict__ dst)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0) dst[0] = src[0] + 1.0f;
+}

@@ -1,0 +1,253 @@
+"""`roofline sweep`, the pure part: the --sizes parser and the time model that predicts each size.
+
+The model (Little's Law with the launch in series)
+--------------------------------------------------
+A streaming kernel launched back to back (as the harness times it: CUDA-graph replay, or events) costs per launch
+
+    t(B) = L + λ + B / (η · BW)
+
+  L   launch floor: the time per launch of an empty kernel timed the same way (graph replay). In a stream the next
+      kernel cannot start before the previous one has finished, so this turnaround is paid in series, not hidden.
+  λ   latency: the first bytes arrive one memory round trip after the kernel starts (a load, then the store that
+      must be performed before the kernel may end). Measured as the time of a one-element kernel (one load, one
+      store, on lines that are not in L2) minus L; without a GPU, the spec's memory latency.
+  B / (η · BW)
+      the transfer once the pipe is full. Little's Law: sustaining BW needs BW × λ bytes in flight; a launch that
+      moves fewer bytes than that finishes within about one latency (latency-bound), one that moves many times
+      more runs at the bandwidth (bandwidth-bound). η is the fraction of BW this kernel reaches when streaming: by
+      default taken from the largest size measured (one anchor, so the largest size is exact by construction and
+      every other size is a prediction); --efficiency 1 uses the bandwidth as given.
+
+The issue's first-order form max(L, λ + B / BW) treats the launch as overlapping the work. It does not: a kernel's
+memory round trip starts only after its launch, so the terms add. The max form is also computed for every size
+("simple model", with the spec's latency and bandwidth) so the two can be compared on the same measurements.
+
+Regimes: launch-bound when L is at least the rest (λ + transfer); otherwise latency-bound when the transfer is
+shorter than λ (fewer bytes than BW × λ in flight); otherwise bandwidth-bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable, Mapping, MutableMapping
+
+from roofline.errors import InputError
+
+MAX_SIZES = 64
+MODELS = ("additive", "max")
+LAUNCH_BOUND = "launch-bound"
+LATENCY_BOUND = "latency-bound"
+BANDWIDTH_BOUND = "bandwidth-bound"
+TARGET_ERROR = 0.25  # the issue's target: every size within 25 %
+
+
+# ---- --sizes ---------------------------------------------------------------------------------------
+
+
+def _size(text: str, whole: str) -> int:
+    from roofline.expr import FormulaError, compile_expr
+
+    item = text.strip()
+    if not item:
+        raise InputError(f"--sizes {whole}: a range needs a start and an end, like 2**12..2**28")
+    try:
+        expr = compile_expr(item.replace("^", "**"))
+        if expr.names:
+            raise InputError(f"--sizes {whole}: '{item}' uses names ({', '.join(sorted(expr.names))}); "
+                             "sizes are numbers or formulas of numbers, like 2**20")
+        value = expr.evaluate({})
+    except FormulaError as exc:
+        raise InputError(f"--sizes {whole}: '{item}': {exc}") from None
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise InputError(f"--sizes {whole}: '{item}' is {value:g}, not a whole number")
+        value = int(value)
+    if value < 1:
+        raise InputError(f"--sizes {whole}: '{item}' is {value}; sizes must be at least 1")
+    if value > 2**62:
+        raise InputError(f"--sizes {whole}: '{item}' is too large")
+    return int(value)
+
+
+def parse_sizes(text: str) -> list[int]:
+    """'2**12..2**28' → [4096, 8192, …, 2**28] (doubling); 'A..B:4' steps by ×4; '4096,65536,2**20' is a list.
+
+    Items may mix (``2**10..2**12,100000``); '^' is read as a power (2^20). Returns the distinct sizes ascending.
+    Anything else is an InputError that names --sizes."""
+    whole = str(text).strip()
+    if not whole:
+        raise InputError("--sizes: empty; give a range like 2**12..2**28 or a list like 4096,65536,2**20")
+    sizes: list[int] = []
+    for part in whole.split(","):
+        part = part.strip()
+        if not part:
+            raise InputError(f"--sizes {whole}: an empty item between commas")
+        if ".." in part:
+            lo_text, _, rest = part.partition("..")
+            hi_text, colon, step_text = rest.partition(":")
+            lo, hi = _size(lo_text, whole), _size(hi_text, whole)
+            factor = _size(step_text, whole) if colon else 2
+            if factor < 2:
+                raise InputError(f"--sizes {whole}: the step after ':' multiplies each size; it must be 2 or more")
+            if hi < lo:
+                raise InputError(f"--sizes {whole}: the range {part} ends below its start")
+            value = lo
+            while value <= hi:
+                sizes.append(value)
+                if len(sizes) > MAX_SIZES:
+                    break
+                value *= factor
+        else:
+            sizes.append(_size(part, whole))
+        if len(set(sizes)) > MAX_SIZES:
+            raise InputError(f"--sizes {whole}: more than {MAX_SIZES} sizes; sweep a narrower range or a coarser step")
+    return sorted(set(sizes))
+
+
+# ---- the model ---------------------------------------------------------------------------------------
+
+
+def _check_inputs(bytes_: float, bandwidth: float, latency: float, launch_floor: float) -> None:
+    for name, value in (("bytes", bytes_), ("latency", latency), ("launch_floor", launch_floor)):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite number ≥ 0, got {value!r}")
+    if not math.isfinite(bandwidth) or bandwidth <= 0:
+        raise ValueError(f"bandwidth must be a finite number > 0, got {bandwidth!r}")
+
+
+def predict_time(bytes_: float, bandwidth: float, latency: float, launch_floor: float,
+                 model: str = "additive") -> float:
+    """Seconds per launch for a kernel that moves `bytes_` (see the module docstring).
+
+    additive (default): launch_floor + latency + bytes_ / bandwidth
+    max (the issue's first-order form): max(launch_floor, latency + bytes_ / bandwidth)
+    `bandwidth` is the streaming bandwidth the kernel reaches (η × peak), in B/s; times in seconds."""
+    _check_inputs(bytes_, bandwidth, latency, launch_floor)
+    transfer = bytes_ / bandwidth
+    if model == "additive":
+        return launch_floor + latency + transfer
+    if model == "max":
+        return max(launch_floor, latency + transfer)
+    raise ValueError(f"unknown model {model!r}; expected one of {', '.join(MODELS)}")
+
+
+def regime(bytes_: float, bandwidth: float, latency: float, launch_floor: float) -> str:
+    """launch-bound, latency-bound or bandwidth-bound: which term of the model dominates at this size."""
+    _check_inputs(bytes_, bandwidth, latency, launch_floor)
+    transfer = bytes_ / bandwidth
+    if launch_floor >= latency + transfer:
+        return LAUNCH_BOUND
+    if transfer < latency:
+        return LATENCY_BOUND
+    return BANDWIDTH_BOUND
+
+
+def efficiency_from(anchor_bytes: float, anchor_time: float, bandwidth: float, latency: float,
+                    launch_floor: float) -> tuple[float, str]:
+    """η such that the additive model reproduces the anchor: bytes / (η BW) = time − L − λ.
+
+    Only a bandwidth-bound anchor says anything about the streaming bandwidth: when the fixed costs (L + λ) are
+    half the measured time or more, or the raw model does not put the anchor in the bandwidth-bound regime,
+    η = 1 is returned with the reason."""
+    _check_inputs(anchor_bytes, bandwidth, latency, launch_floor)
+    if not math.isfinite(anchor_time) or anchor_time <= 0:
+        return 1.0, "the largest size has no measured time; efficiency 1 (bandwidth as given)"
+    streaming = anchor_time - launch_floor - latency
+    raw_regime = regime(anchor_bytes, bandwidth, latency, launch_floor)
+    if raw_regime != BANDWIDTH_BOUND or streaming < 0.5 * anchor_time:
+        return 1.0, (f"the largest size ({anchor_bytes:.4g} B) is not bandwidth-bound, so it cannot calibrate the "
+                     "streaming bandwidth; efficiency 1 (bandwidth as given). Sweep up to a few hundred MB.")
+    eta = (anchor_bytes / bandwidth) / streaming
+    return eta, f"from the largest size: {anchor_bytes:.4g} B in {anchor_time:.4g} s"
+
+
+@dataclass
+class ModelInputs:
+    """What the prediction used and where each figure came from (written to the results file)."""
+
+    model: str
+    bandwidth: float  # B/s, before the efficiency
+    bandwidth_source: str
+    latency: float  # s: λ in the model
+    latency_source: str
+    launch_floor: float  # s
+    launch_floor_source: str
+    memory_latency: float  # s: the spec's (or calibrated) DRAM latency, for Little's Law and the simple model
+    memory_latency_source: str
+    efficiency: float = 1.0
+    efficiency_source: str = "not set"
+
+    @property
+    def streaming_bandwidth(self) -> float:
+        return self.efficiency * self.bandwidth
+
+    @property
+    def bytes_in_flight(self) -> float:
+        return self.bandwidth * self.memory_latency
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["streaming_bandwidth"] = self.streaming_bandwidth
+        out["bytes_in_flight"] = self.bytes_in_flight
+        return out
+
+
+def _usable(entry: Mapping[str, Any]) -> bool:
+    t = entry.get("time_median")
+    return entry.get("status") == "OK" and isinstance(t, (int, float)) and math.isfinite(t) and t > 0
+
+
+def choose_efficiency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str | float) -> None:
+    """Set inputs.efficiency: 'auto' anchors on the largest verified size, a number is used as given."""
+    if setting != "auto":
+        value = float(setting)
+        if not math.isfinite(value) or value <= 0:
+            raise InputError(f"--efficiency: expected 'auto' or a positive number, got {setting!r}")
+        inputs.efficiency, inputs.efficiency_source = value, "--efficiency (given)"
+        return
+    usable = [e for e in entries if _usable(e)]
+    if not usable:
+        inputs.efficiency, inputs.efficiency_source = 1.0, "no verified size to anchor on; efficiency 1"
+        return
+    anchor = max(usable, key=lambda e: e["bytes"])
+    inputs.efficiency, inputs.efficiency_source = efficiency_from(
+        anchor["bytes"], anchor["time_median"], inputs.bandwidth, inputs.latency, inputs.launch_floor)
+
+
+def annotate(entries: Iterable[MutableMapping[str, Any]], inputs: ModelInputs) -> None:
+    """Add predicted_time, prediction_error (= predicted / measured − 1, null without a verified time) and the
+    model's terms to every entry, in place."""
+    bw = inputs.streaming_bandwidth
+    for e in entries:
+        b = float(e["bytes"])
+        predicted = predict_time(b, bw, inputs.latency, inputs.launch_floor, inputs.model)
+        simple = predict_time(b, inputs.bandwidth, inputs.memory_latency, inputs.launch_floor, "max")
+        measured = e.get("time_median") if _usable(e) else None
+        e["predicted_time"] = predicted
+        e["prediction_error"] = predicted / measured - 1.0 if measured else None
+        e["prediction"] = {
+            "model": inputs.model,
+            "launch": inputs.launch_floor,
+            "latency": inputs.latency,
+            "transfer": b / bw,
+            "regime": regime(b, bw, inputs.latency, inputs.launch_floor),
+            "simple_max_time": simple,
+            "simple_max_error": simple / measured - 1.0 if measured else None,
+        }
+
+
+def summary(entries: Iterable[Mapping[str, Any]], target: float = TARGET_ERROR) -> dict[str, Any]:
+    """Worst prediction error over the verified sizes and how many sizes are within the target."""
+    errors = [(e["bytes"], e["prediction_error"]) for e in entries if e.get("prediction_error") is not None]
+    simple = [e["prediction"]["simple_max_error"] for e in entries
+              if e.get("prediction") and e["prediction"].get("simple_max_error") is not None]
+    worst = max(errors, key=lambda x: abs(x[1]), default=None)
+    return {
+        "sizes": len(errors),
+        "within_target": sum(1 for _, err in errors if abs(err) <= target),
+        "target": target,
+        "worst_error": worst[1] if worst else None,
+        "worst_bytes": worst[0] if worst else None,
+        "simple_worst_error": max(simple, key=abs, default=None),
+    }

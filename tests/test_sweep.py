@@ -1,0 +1,256 @@
+"""`roofline sweep`: the --sizes parser, the time model against hand-computed cases, and the command end to end on
+the NumPy backend (its results file loads and `plot --sweep` draws it); on a GPU, a short sweep."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import TOY_SPEC
+from roofline.errors import InputError
+from roofline.sweep import (
+    BANDWIDTH_BOUND, LATENCY_BOUND, LAUNCH_BOUND, ModelInputs, annotate, choose_efficiency, efficiency_from,
+    parse_sizes, predict_time, regime, summary,
+)
+
+M_ADD = Path(__file__).parent / "data" / "measure" / "m_add.yaml"
+
+
+# ---- --sizes -------------------------------------------------------------------------------------------
+
+
+def test_a_power_of_two_range():
+    sizes = parse_sizes("2**12..2**28")
+    assert sizes == [2**k for k in range(12, 29)]
+    assert len(sizes) == 17 and sizes[0] == 4096 and sizes[-1] == 268435456
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("4096,65536,2**20", [4096, 65536, 1048576]),
+    ("2^10..2^12", [1024, 2048, 4096]),
+    ("2**10..2**14:4", [1024, 4096, 16384]),
+    ("1000..8000", [1000, 2000, 4000, 8000]),
+    ("1000..7999", [1000, 2000, 4000]),
+    ("64..64", [64]),
+    (" 2**20 , 4096 ,4096", [4096, 1048576]),  # sorted, without repeats
+    ("2**10..2**11,100000", [1024, 2048, 100000]),
+    ("3 * 2**20", [3 * 2**20]),
+    ("1e6", [1000000]),
+])
+def test_lists_ranges_and_formulas(text, expected):
+    assert parse_sizes(text) == expected
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ("   ", "empty"),
+    ("4096,,8192", "empty item"),
+    ("2**28..2**12", "ends below its start"),
+    ("..2**12", "needs a start and an end"),
+    ("2**12..", "needs a start and an end"),
+    ("0", "at least 1"),
+    ("-4", "at least 1"),
+    ("1.5", "not a whole number"),
+    ("n", "uses names"),
+    ("2**12..2**20:1", "2 or more"),
+    ("1..2**62,3,5", "more than 64 sizes"),
+    ("2**80", "too large"),
+    ("abc(", "syntax error"),
+    ("__import__('os')", ""),
+])
+def test_bad_sizes_are_input_errors_naming_the_option(text, message):
+    with pytest.raises(InputError) as info:
+        parse_sizes(text)
+    assert info.value.message.startswith("--sizes") and message in info.value.message
+
+
+# ---- the model, by hand ---------------------------------------------------------------------------------
+
+
+def test_predict_time_additive_by_hand():
+    # L = 2 µs, λ = 1 µs, BW = 1 TB/s: 3 MB take 3 µs to stream, so 2 + 1 + 3 = 6 µs
+    assert predict_time(3e6, 1e12, 1e-6, 2e-6) == pytest.approx(6e-6)
+    # 1 kB: the transfer is 1 ns; the launch and one round trip are everything
+    assert predict_time(1000, 1e12, 1e-6, 2e-6) == pytest.approx(3.001e-6)
+    # an H200-like vector add at 2^28: 3 × 2^28 × 4 B = 3.221 GB at 4.32 TB/s = 745.6 µs, plus 2.5 µs
+    b = 3 * 2**28 * 4
+    assert predict_time(b, 4.32e12, 0.6e-6, 1.9e-6) == pytest.approx(b / 4.32e12 + 2.5e-6)
+    assert predict_time(b, 4.32e12, 0.6e-6, 1.9e-6) == pytest.approx(748.1e-6, rel=1e-3)
+    # no bytes: launch plus latency
+    assert predict_time(0, 1e12, 1e-6, 2e-6) == pytest.approx(3e-6)
+
+
+def test_predict_time_max_by_hand():
+    assert predict_time(3e6, 1e12, 1e-6, 2e-6, model="max") == pytest.approx(4e-6)  # max(2, 1 + 3)
+    assert predict_time(1000, 1e12, 1e-6, 2e-6, model="max") == pytest.approx(2e-6)  # launch-bound: max(2, 1.001)
+    assert predict_time(5e5, 1e12, 1e-6, 0.0, model="max") == pytest.approx(1.5e-6)
+
+
+@pytest.mark.parametrize("bad", [
+    dict(bytes_=-1.0), dict(bandwidth=0.0), dict(bandwidth=-1.0), dict(latency=-1e-9), dict(launch_floor=math.nan),
+    dict(bandwidth=math.inf),
+])
+def test_predict_time_refuses_nonsense(bad):
+    args = dict(bytes_=1e6, bandwidth=1e12, latency=1e-6, launch_floor=1e-6) | bad
+    with pytest.raises(ValueError):
+        predict_time(**args)
+    with pytest.raises(ValueError):
+        predict_time(1e6, 1e12, 1e-6, 1e-6, model="quadratic")
+
+
+def test_regimes_by_hand():
+    # L = 2 µs, λ = 0.5 µs, BW = 1 TB/s: launch-bound while λ + B/BW ≤ 2 µs (B ≤ 1.5 MB)
+    assert regime(1e3, 1e12, 0.5e-6, 2e-6) == LAUNCH_BOUND
+    assert regime(1.5e6, 1e12, 0.5e-6, 2e-6) == LAUNCH_BOUND
+    assert regime(1.6e6, 1e12, 0.5e-6, 2e-6) == BANDWIDTH_BOUND
+    # with a small launch floor, transfers below BW × λ = 500 kB are latency-bound
+    assert regime(4e5, 1e12, 0.5e-6, 0.1e-6) == LATENCY_BOUND
+    assert regime(6e5, 1e12, 0.5e-6, 0.1e-6) == BANDWIDTH_BOUND
+
+
+def test_efficiency_from_a_bandwidth_bound_anchor_by_hand():
+    # 3.2 GB in 800 µs with L + λ = 2.5 µs: streamed at 3.2e9 / 797.5e-6 = 4.0125 TB/s = 0.83594 × 4.8 TB/s
+    eta, why = efficiency_from(3.2e9, 800e-6, 4.8e12, 0.5e-6, 2e-6)
+    assert eta == pytest.approx((3.2e9 / 4.8e12) / 797.5e-6) and eta == pytest.approx(0.83594, rel=1e-4)
+    assert "largest size" in why
+    # the anchor is reproduced exactly by the additive model
+    assert predict_time(3.2e9, eta * 4.8e12, 0.5e-6, 2e-6) == pytest.approx(800e-6)
+
+
+def test_efficiency_refuses_an_anchor_that_is_not_bandwidth_bound():
+    eta, why = efficiency_from(1e5, 3e-6, 4.8e12, 0.5e-6, 2e-6)
+    assert eta == 1.0 and "not bandwidth-bound" in why
+    eta, why = efficiency_from(1e9, 0.0, 4.8e12, 0.5e-6, 2e-6)
+    assert eta == 1.0
+
+
+def entries_for(times: dict[int, float | None]) -> list[dict]:
+    return [{"bytes": float(b), "time_median": t, "status": "OK" if t else "FAILED"} for b, t in times.items()]
+
+
+def inputs_for(**kw) -> ModelInputs:
+    base = dict(model="additive", bandwidth=1e12, bandwidth_source="spec", latency=1e-6, latency_source="measured",
+                launch_floor=2e-6, launch_floor_source="measured", memory_latency=0.5e-6,
+                memory_latency_source="spec")
+    return ModelInputs(**(base | kw))
+
+
+def test_annotate_and_summary_by_hand():
+    # anchor: 1 GB in 2.003 ms → streaming 2 ms → η = (1 ms)/(2 ms) = 0.5; BW_eff = 0.5 TB/s
+    entries = entries_for({1000: 3.0e-6, 1_000_000: 4.0e-6, 1_000_000_000: 2.003e-3, 5000: None})
+    inputs = inputs_for()
+    choose_efficiency(entries, inputs, "auto")
+    assert inputs.efficiency == pytest.approx(0.5)
+    annotate(entries, inputs)
+    small, mid, big, failed = entries
+    assert small["predicted_time"] == pytest.approx(3e-6 + 1000 / 0.5e12)
+    assert small["prediction_error"] == pytest.approx((3e-6 + 2e-9) / 3e-6 - 1)
+    assert mid["predicted_time"] == pytest.approx(5e-6) and mid["prediction_error"] == pytest.approx(0.25)
+    assert big["prediction_error"] == pytest.approx(0.0, abs=1e-12)
+    assert failed["prediction_error"] is None and failed["predicted_time"] == pytest.approx(3e-6 + 1e-8)
+    assert small["prediction"]["regime"] == LAUNCH_BOUND and big["prediction"]["regime"] == BANDWIDTH_BOUND
+    # the simple model: max(L, λ_spec + B / BW) with the raw bandwidth and the spec's latency
+    assert mid["prediction"]["simple_max_time"] == pytest.approx(max(2e-6, 0.5e-6 + 1e-6))
+    s = summary(entries)
+    assert s["sizes"] == 3 and s["within_target"] == 3 and s["worst_error"] == pytest.approx(0.25)
+    assert s["worst_bytes"] == 1_000_000
+
+
+def test_a_given_efficiency_is_used_as_is():
+    inputs = inputs_for()
+    choose_efficiency(entries_for({10**9: 1e-3}), inputs, 0.9)
+    assert inputs.efficiency == 0.9 and inputs.streaming_bandwidth == pytest.approx(0.9e12)
+    with pytest.raises(InputError):
+        choose_efficiency([], inputs, -1)
+    d = inputs.to_dict()
+    assert d["bytes_in_flight"] == pytest.approx(1e12 * 0.5e-6) and d["streaming_bandwidth"] == pytest.approx(0.9e12)
+
+
+# ---- the command on the NumPy backend ---------------------------------------------------------------------
+
+
+def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
+    from roofline.results import load_results, sweep_groups
+
+    out = tmp_path / "sweep.json"
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "2**8..2**11", "--min-time", "0", "--min-repeats", "3", "-o", out)
+    assert result.code == 0, result.err
+    assert "predicted" in result.out and "regime" in result.out
+    assert "model: t = L + λ + B/(η·BW)" in result.err and "HOST CPU" in result.err
+    doc = load_results(out)
+    assert doc["sweep"]["kernel"] == "m_add" and doc["sweep"]["param"] == "n"
+    assert doc["sweep"]["sizes"] == [256, 512, 1024, 2048]
+    model = doc["sweep"]["model"]
+    assert model["bandwidth"] == 1e12 and model["memory_latency"] == 1e-6
+    assert model["launch_floor"] > 0 and "measured" in model["launch_floor_source"]
+    assert [k["params"]["n"] for k in doc["kernels"]] == [256, 512, 1024, 2048]
+    for k in doc["kernels"]:
+        assert k["status"] == "OK" and k["verified"]
+        assert k["predicted_time"] > 0
+        assert k["prediction_error"] == pytest.approx(k["predicted_time"] / k["time_median"] - 1)
+        assert k["prediction"]["regime"] in (LAUNCH_BOUND, LATENCY_BOUND, BANDWIDTH_BOUND)
+    assert list(sweep_groups(doc)) == ["m_add"]
+
+    png = tmp_path / "sweep.png"
+    result = run_cli("plot", "--sweep", out, "-o", png, "--dpi", "50")
+    assert result.code == 0, result.err
+    assert png.stat().st_size > 1000
+
+
+def test_sweep_cli_json_output_and_fixed_efficiency(run_cli):
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "100,200", "--min-time", "0", "--min-repeats", "2", "--format", "json",
+                     "--efficiency", "1", "--model", "max")
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
+    assert doc["sweep"]["model"]["efficiency"] == 1.0 and doc["sweep"]["model"]["model"] == "max"
+    assert doc["sweep"]["model"]["efficiency_source"] == "--efficiency (given)"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--param", "rows"], "has no parameter 'rows'"),
+    (["--sizes", "2**20..2**10"], "--sizes"),
+    (["--set", "n=5"], "swept parameter"),
+    (["--set", "m=5"], "no selected kernel has a parameter 'm'"),
+    (["--efficiency", "fast"], "--efficiency"),
+    (["--efficiency", "0"], "--efficiency"),
+])
+def test_sweep_cli_input_errors_exit_2(run_cli, args, message):
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "64,128", "--min-time", "0", *args)
+    assert result.code == 2, result.err
+    assert message in result.err
+
+
+def test_sweep_on_the_host_needs_a_spec(run_cli):
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--sizes", "64,128")
+    assert result.code == 2 and "--spec" in result.err
+
+
+def test_sweep_help_states_the_model(run_cli):
+    result = run_cli("sweep", "--help")
+    assert result.code == 0
+    for word in ("t(B) = L + λ + B / (η · BW)", "Little's Law", "--sizes", "--efficiency", "--calibrated"):
+        assert word in result.out
+
+
+# ---- on a GPU ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
+    from roofline.results import load_results
+
+    out = tmp_path / "sweep.json"
+    result = run_cli("sweep", "vector_add_float4", "--sizes", "2**12..2**24:4", "--min-time", "0.1", "-o", out)
+    assert result.code == 0, result.err
+    doc = load_results(out)
+    overheads = doc["sweep"]["overheads"]
+    assert 0 < overheads["launch_floor"] < 20e-6 and overheads["one_element"] >= overheads["launch_floor"] * 0.9
+    for k in doc["kernels"]:
+        assert k["status"] == "OK", k.get("error")
+        assert abs(k["prediction_error"]) < 1.0, k  # sane, not the benchmark's 25 % target
