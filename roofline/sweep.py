@@ -177,6 +177,8 @@ class ModelInputs:
     memory_latency_source: str
     efficiency: float = 1.0
     efficiency_source: str = "not set"
+    measured_latency: float | None = None  # s: the one-element round trip, when λ was anchored on the smallest size
+    measured_latency_source: str | None = None
 
     @property
     def streaming_bandwidth(self) -> float:
@@ -213,6 +215,39 @@ def choose_efficiency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs,
     anchor = max(usable, key=lambda e: e["bytes"])
     inputs.efficiency, inputs.efficiency_source = efficiency_from(
         anchor["bytes"], anchor["time_median"], inputs.bandwidth, inputs.latency, inputs.launch_floor)
+
+
+LATENCY_SETTINGS = ("auto", "measured")
+
+
+def anchor_latency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str = "auto") -> None:
+    """'auto': λ becomes this kernel's own fixed cost, read off the smallest verified size (t − L − B/BW there).
+
+    Why: the one-element kernel measures one memory round trip, but a real streaming kernel at a tiny size pays
+    more before its last store lands: its blocks are scheduled, each thread loads, computes and stores, and the
+    launch ends only when the slowest block is done. On an H200 that fixed cost came out ≈ 2.6 round trips for a
+    float4 vector add. Reading it off the smallest size (where the transfer is a few per cent of the time) makes the
+    smallest size exact by construction, as η makes the largest; every size between is a prediction. 'measured'
+    keeps the one-element figure, the first-principles form.
+    """
+    if setting == "measured":
+        return
+    if setting != "auto":
+        raise InputError(f"--latency: expected one of {', '.join(LATENCY_SETTINGS)}, got {setting!r}")
+    usable = [e for e in entries if _usable(e)]
+    if len(usable) < 3:
+        return  # an anchor at each end needs sizes between them to predict
+    small = min(usable, key=lambda e: e["bytes"])
+    transfer = small["bytes"] / inputs.bandwidth
+    fixed = small["time_median"] - inputs.launch_floor - transfer
+    if fixed <= 0 or transfer > 0.1 * small["time_median"]:
+        return  # the smallest size is not dominated by fixed costs: keep the measured round trip
+    inputs.measured_latency, inputs.measured_latency_source = inputs.latency, inputs.latency_source
+    inputs.latency = fixed
+    inputs.latency_source = (
+        f"this kernel's fixed cost at the smallest size ({small['bytes']:.4g} B in {small['time_median']:.4g} s, "
+        f"minus L and the transfer); the one-element round trip was {inputs.measured_latency * 1e9:.0f} ns"
+    )
 
 
 def annotate(entries: Iterable[MutableMapping[str, Any]], inputs: ModelInputs) -> None:

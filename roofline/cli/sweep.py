@@ -45,6 +45,11 @@ HOST_NOTE = (
               help="η, the fraction of the bandwidth the kernel streams at: 'auto' takes it from the largest size "
                    "measured (that size is then exact by construction; every other size is a prediction), or a "
                    "number (1: the bandwidth as given).")
+@click.option("--latency", "latency_setting", type=click.Choice(["auto", "measured"]), default="auto",
+              show_default=True,
+              help="λ: 'auto' reads this kernel's fixed cost off the smallest size measured (that size is then exact "
+                   "by construction, like the largest with --efficiency auto); 'measured' uses the one-element "
+                   "kernel's round trip (first principles).")
 @click.option("--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
               help="cupy: the GPU. numpy: the NumPy references on the host CPU (the pipeline without a GPU).")
 @click.option("--device", "device_id", type=int, default=0, show_default=True, help="CUDA device ordinal.")
@@ -57,7 +62,8 @@ HOST_NOTE = (
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
 def sweep(kernel: str, param: str, sizes_text: str, fixed: tuple[str, ...], kernel_paths: tuple[Path, ...],
-          spec_name: str, calibrated_path: Path | None, model: str, efficiency: str, backend: str, device_id: int,
+          spec_name: str, calibrated_path: Path | None, model: str, efficiency: str, latency_setting: str,
+          backend: str, device_id: int,
           min_time: float, min_repeats: int, seed: int, output: Path | None, fmt: str) -> None:
     """Measure KERNEL at every size and set the model's prediction beside each measurement.
 
@@ -89,7 +95,7 @@ def sweep(kernel: str, param: str, sizes_text: str, fixed: tuple[str, ...], kern
     from roofline.measure.policy import MeasurePolicy
     from roofline.measure.session import choose_machine, open_backend, results_document, runnable
     from roofline.specs import SpecCatalog, load_spec
-    from roofline.sweep import ModelInputs, annotate, choose_efficiency, parse_sizes, summary
+    from roofline.sweep import ModelInputs, anchor_latency, annotate, choose_efficiency, parse_sizes, summary
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
@@ -145,6 +151,7 @@ def sweep(kernel: str, param: str, sizes_text: str, fixed: tuple[str, ...], kern
         memory_latency=source.latency,
         memory_latency_source=memory_latency_source,
     )
+    anchor_latency(entries, inputs, latency_setting)
     choose_efficiency(entries, inputs, efficiency if efficiency == "auto" else float(efficiency))
     annotate(entries, inputs)
     doc = results_document(engine, machine, entries, policy)
