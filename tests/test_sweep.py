@@ -254,3 +254,33 @@ def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
     for k in doc["kernels"]:
         assert k["status"] == "OK", k.get("error")
         assert abs(k["prediction_error"]) < 1.0, k  # sane, not the benchmark's 25 % target
+
+
+def test_anchor_latency_reads_the_kernels_fixed_cost_off_the_smallest_size():
+    from roofline.sweep import ModelInputs, anchor_latency
+
+    inputs = ModelInputs(model="additive", bandwidth=1e12, bandwidth_source="t", latency=300e-9, latency_source="t",
+                         launch_floor=500e-9, launch_floor_source="t", memory_latency=300e-9,
+                         memory_latency_source="t")
+    entries = [
+        {"bytes": 1e3, "time_median": 1.5e-6, "status": "OK"},  # transfer 1 ns: fixed cost 1.5 µs − 0.5 − 0.001
+        {"bytes": 1e6, "time_median": 3e-6, "status": "OK"},
+        {"bytes": 1e9, "time_median": 1.1e-3, "status": "OK"},
+    ]
+    anchor_latency(entries, inputs)
+    assert inputs.latency == pytest.approx(1.5e-6 - 500e-9 - 1e-9)
+    assert inputs.measured_latency == pytest.approx(300e-9)
+    measured_only = ModelInputs(**{**inputs.__dict__, "latency": 300e-9, "measured_latency": None})
+    anchor_latency(entries, measured_only, "measured")
+    assert measured_only.latency == pytest.approx(300e-9)
+
+
+def test_anchor_latency_keeps_the_round_trip_when_the_smallest_size_is_not_fixed_cost_bound():
+    from roofline.sweep import ModelInputs, anchor_latency
+
+    inputs = ModelInputs(model="additive", bandwidth=1e12, bandwidth_source="t", latency=300e-9, latency_source="t",
+                         launch_floor=500e-9, launch_floor_source="t", memory_latency=300e-9,
+                         memory_latency_source="t")
+    entries = [{"bytes": b, "time_median": b / 1e12 + 1e-6, "status": "OK"} for b in (1e6, 1e7, 1e8)]
+    anchor_latency(entries, inputs)  # at 1 MB the transfer (1 µs) is half the time: not a fixed-cost anchor
+    assert inputs.latency == pytest.approx(300e-9)
