@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from roofline.errors import InputError, at
+from roofline.errors import at
 
 RESULTS_SCHEMA = "roofline/results/v1"
 RESULTS_VERSION = 1

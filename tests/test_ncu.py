@@ -8,7 +8,6 @@ row, thousands separators); h200_*.csv are real captures from an H200 (benchmark
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path

@@ -88,3 +88,23 @@ def print_tables(tables: Sequence[object], output: Path | None) -> None:
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)
+
+
+def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict], object], notes: Sequence[str]) -> None:
+    """The end of every command that makes a results document: write -o atomically, print JSON or the table,
+    then the notes (failures, warnings) on standard error."""
+    from roofline.jsonio import dumps, write_json_atomic
+
+    if output is not None:
+        try:
+            write_json_atomic(output, doc)
+        except OSError as exc:
+            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+    if fmt == "json":
+        click.echo(dumps(doc), nl=False)
+    else:
+        print_tables([table(doc)], None)
+    for line in notes:
+        note(line)
+    if output is not None:
+        note(f"wrote {output}")

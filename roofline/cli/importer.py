@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import note, print_tables
+from roofline.cli.common import emit_results
 
 
 @click.group("import")
@@ -62,30 +62,16 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     The metrics are listed in docs/ncu.md. ncu's '--set full' captures work too (FLOPs then come from the
     per-cycle rates it records).
     """
-    from roofline.errors import InputError
-    from roofline.jsonio import dumps, write_json_atomic
     from roofline.ncu_import import import_csv
 
     doc, notes = import_csv(report, spec_name)
-    if output is not None:
-        try:
-            write_json_atomic(output, doc)
-        except OSError as exc:
-            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
-    if fmt == "json":
-        click.echo(dumps(doc), nl=False)
-    else:
-        print_tables([imported_table(doc)], None)
-    for line in notes:
-        note(line)
+    lines = list(notes)
     for k in doc["kernels"]:
         for w in k.get("warnings", []):
             if "× the model" in w:
-                note(f"note: {k['name']} (launch {k['params']['launch']}): {w}")
-    note(f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on {doc['machine']['id']}")
-    if output is not None:
-        note(f"wrote {output}")
-
+                lines.append(f"note: {k['name']} (launch {k['params']['launch']}): {w}")
+    lines.append(f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on {doc['machine']['id']}")
+    emit_results(doc, output, fmt, imported_table, lines)
 
 def imported_table(doc: dict) -> object:
     from rich.table import Table

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import kernel_options, note, print_tables
+from roofline.cli.common import emit_results, kernel_options, note
 
 
 @click.command()
@@ -89,22 +89,8 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
             note(line)
     doc = results_document(engine, machine, entries, policy)
 
-    from roofline.jsonio import dumps, write_json_atomic
     from roofline.render.measure import problems, results_table
 
-    if output is not None:
-        try:
-            write_json_atomic(output, doc)
-        except OSError as exc:
-            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
-    if fmt == "json":
-        click.echo(dumps(doc), nl=False)
-    else:
-        print_tables([results_table(doc)], None)
-    for line in problems(doc):
-        note(line)
-    if output is not None:
-        note(f"wrote {output}")
-
+    emit_results(doc, output, fmt, results_table, problems(doc))
 
 COMMANDS = [measure]

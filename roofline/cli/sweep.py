@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import note, print_tables
+from roofline.cli.common import emit_results, note
 
 MEASUREMENT_NOTE = (
     "Each size is measured as 'roofline measure' does: checked against the NumPy reference, then timed as "
@@ -161,21 +161,7 @@ def sweep(kernel: str, param: str, sizes_text: str, fixed: tuple[str, ...], kern
         "measurement": HOST_NOTE if engine.name == "numpy" else MEASUREMENT_NOTE,
     }
 
-    from roofline.jsonio import dumps, write_json_atomic
-
-    if output is not None:
-        try:
-            write_json_atomic(output, doc)
-        except OSError as exc:
-            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
-    if fmt == "json":
-        click.echo(dumps(doc), nl=False)
-    else:
-        print_tables([sweep_table(doc)], None)
-    for line in explanation(doc):
-        note(line)
-    if output is not None:
-        note(f"wrote {output}")
+    emit_results(doc, output, fmt, sweep_table, explanation(doc))
 
 
 def _overheads(engine: Any, policy: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from roofline.render.plot import _COLORS, _flops_tick, _intensity_tick, _require_matplotlib, roof_label
+from roofline.render.plot import _COLORS, _require_matplotlib, roof_label, roofline_axes
 from roofline.results import params_text
 from roofline.units import format_rate, format_si
 
@@ -118,7 +118,6 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     machine = results_docs[0]["machine"]
     bws = cache_bandwidths(results_docs[0], bandwidths)
@@ -137,19 +136,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
 
     fig = Figure(figsize=(12, 8))
     FigureCanvasAgg(fig)
-    ax = fig.add_axes((0.08, 0.09, 0.62, 0.83))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.yaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
-    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
-    ax.set_axisbelow(True)
+    ax = roofline_axes(fig, (0.08, 0.09, 0.62, 0.83), (x_lo, x_hi), (y_lo, y_hi))
     ax.set_xlabel("Arithmetic intensity at each level (FLOP/B)")
     ax.set_ylabel("Performance (FLOP/s)")
     ax.set_title(title or f"Hierarchical roofline: {machine['name']}", loc="left", fontsize=13)

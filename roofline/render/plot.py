@@ -63,6 +63,27 @@ class Point:
     fraction: float | None
 
 
+def roofline_axes(fig: Any, rect: tuple[float, float, float, float], xlim: tuple[float, float],
+                  ylim: tuple[float, float]) -> Any:
+    """Log-log axes in FLOP/B and FLOP/s with human tick labels: the frame every roofline chart shares."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax = fig.add_axes(rect)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.yaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
+    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
+    ax.set_axisbelow(True)
+    return ax
+
+
 def _require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
@@ -157,7 +178,6 @@ def roofline_figure(
     _require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     datasheet: list[dict[str, Any]] = []
     for m in [d["machine"] for d in analysis_docs] + [d["machine"] for d in results_docs]:
@@ -186,20 +206,8 @@ def roofline_figure(
 
     fig = Figure(figsize=(16, 8.5), layout=None)
     FigureCanvasAgg(fig)  # a renderer to measure text with; headless
-    ax = fig.add_axes((0.075, 0.085, 0.48, 0.83))
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_ylim(y_lo, y_hi)
-    ax.xaxis.set_major_locator(LogLocator(base=10))
-    ax.yaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
-    ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
+    ax = roofline_axes(fig, (0.075, 0.085, 0.48, 0.83), (x_lo, x_hi), (y_lo, y_hi))
     ax.grid(True, which="minor", color="#f2f2f2", linewidth=0.4)
-    ax.set_axisbelow(True)
     ax.set_xlabel("Arithmetic intensity (FLOP/B)")
     ax.set_ylabel("Performance (FLOP/s)")
     names = list(dict.fromkeys(rs.machine["name"] for rs in roofsets if not rs.measured))
