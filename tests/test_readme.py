@@ -50,3 +50,17 @@ def test_readme_has_exactly_two_fresh_machine_commands():
     assert len(commands) == 2
     assert "roofline analyze" in commands[0]
     assert "pytest" in commands[1] and ".[test]" in commands[1]
+
+
+@pytest.mark.gpu
+def test_readme_kernel_example_runs_on_the_gpu(tmp_path, run_cli):
+    folder = tmp_path / "my_kernels"
+    folder.mkdir()
+    for name, body in _example_files().items():
+        (folder / name).write_text(body)
+    result = run_cli("measure", "--backend", "cupy", "--kernels", folder, "saxpy", "-p", "n=1000003",
+                     "--min-time", "0", "--min-repeats", "3", "--format", "json")
+    assert result.code == 0, result.err
+    entry = json.loads(result.out)["kernels"][0]
+    assert entry["status"] == "OK", entry["error"]
+    assert entry["time_median"] > 0
