@@ -52,3 +52,23 @@ def closest(word: str, choices: object) -> str:
     cutoff = 0.5 if len(word) <= 3 else 0.6  # 't5' -> 't4' scores 0.5; longer words need more in common
     match = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+def read_input_text(path: "object", max_bytes: int, kind: str) -> str:
+    """The text of an input file, or one InputError naming it: missing, a folder, too large, not UTF-8."""
+    from pathlib import Path
+
+    path = Path(str(path))
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise at(path, None, f"file is {size} bytes; {kind} may be at most {max_bytes}")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise at(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise at(path, None, f"is a folder, expected {kind}") from None
+    except UnicodeDecodeError:
+        raise at(path, None, f"is not UTF-8 text (expected {kind})") from None
+    except OSError as exc:
+        raise at(path, None, f"cannot read: {exc.strerror}") from None

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from roofline.errors import at
+from roofline.errors import at, read_input_text
 
 RESULTS_SCHEMA = "roofline/results/v1"
 RESULTS_VERSION = 1
@@ -147,19 +147,7 @@ def validate_results(doc: Any, path: Path | str = "<results>") -> dict[str, Any]
 def load_results(path: Path | str) -> dict[str, Any]:
     """Read and validate one results file. Every problem is an InputError (exit 2) naming the file."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_RESULTS_BYTES:
-            raise at(path, None, f"file is {size} bytes; a results file may be at most {MAX_RESULTS_BYTES}")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise at(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise at(path, None, "is a folder, expected a results JSON file") from None
-    except UnicodeDecodeError:
-        raise at(path, None, "is not UTF-8 text (expected a results JSON file)") from None
-    except OSError as exc:
-        raise at(path, None, f"cannot read: {exc.strerror}") from None
+    text = read_input_text(path, MAX_RESULTS_BYTES, "a results JSON file")
     if not text.strip():
         raise at(path, None, "is empty (expected a results JSON file from 'roofline measure -o FILE')")
     try:

@@ -7,26 +7,14 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from roofline.errors import at, closest
+from roofline.errors import at, closest, read_input_text
 from roofline.units import UnitError, parse_quantity
 
 MAX_FILE_BYTES = 1 << 20  # a spec or descriptor is a page of text; refuse anything huge
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise at(path, None, f"file is {size} bytes; an input file may be at most {MAX_FILE_BYTES}")
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise at(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise at(path, None, "is a folder, expected a YAML file") from None
-    except UnicodeDecodeError:
-        raise at(path, None, "is not UTF-8 text") from None
-    except OSError as exc:
-        raise at(path, None, f"cannot read: {exc.strerror}") from None
+    text = read_input_text(path, MAX_FILE_BYTES, "a YAML file")
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
