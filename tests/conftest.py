@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import functools
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -77,8 +78,9 @@ def no_bundled_kernels(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     return empty
 
 
-@dataclass
-class Result:
+class Result(NamedTuple):
+    """Exit code, stdout, stderr of one CLI call; unpacks like a tuple."""
+
     code: int | None
     out: str
     err: str

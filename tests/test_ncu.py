@@ -425,21 +425,11 @@ def test_short_names():
     assert len(short_name("x" * 200)) == 80
 
 
-def _run(capsys, *args: str) -> tuple[int, str, str]:
-    from roofline.cli import main
-
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
-def test_cli_import_writes_results(capsys, tmp_path):
+def test_cli_import_writes_results(run_cli, tmp_path):
     out = tmp_path / "model.json"
-    code, stdout, stderr = _run(capsys, "import", "ncu", str(PYTORCH), "-o", str(out))
+    code, stdout, stderr = run_cli("import", "ncu", str(PYTORCH), "-o", str(out))
     assert code == 0, stderr
     assert "imported 6 of 7 launch(es) on h200-sxm" in stderr
     assert "launch 4" in stderr and "cunn_SoftMaxForward" in stdout
@@ -447,22 +437,22 @@ def test_cli_import_writes_results(capsys, tmp_path):
     assert doc["schema"] == "roofline/results/v1" and len(doc["kernels"]) == 6
 
 
-def test_cli_import_errors(capsys, tmp_path):
-    code, _, err = _run(capsys, "import", "ncu", str(UNITS))
+def test_cli_import_errors(run_cli, tmp_path):
+    code, _, err = run_cli("import", "ncu", str(UNITS))
     assert code == 2 and "--spec" in err
-    code, out, _ = _run(capsys, "import", "ncu", str(UNITS), "--spec", "h200", "--format", "json")
+    code, out, _ = run_cli("import", "ncu", str(UNITS), "--spec", "h200", "--format", "json")
     assert code == 0 and json.loads(out)["backend"] == "ncu"
 
 
 @NEEDS_NULL_VERIFIED
-def test_imported_results_go_through_report_and_plot(capsys, tmp_path):
+def test_imported_results_go_through_report_and_plot(run_cli, tmp_path):
     results = tmp_path / "model.json"
-    assert _run(capsys, "import", "ncu", str(PYTORCH), "-o", str(results))[0] == 0
-    code, out, err = _run(capsys, "report", str(results), "--format", "markdown")
+    assert run_cli("import", "ncu", str(PYTORCH), "-o", str(results))[0] == 0
+    code, out, err = run_cli("report", str(results), "--format", "markdown")
     assert code == 0, out + err
     assert "IMPORTED" in out
     png = tmp_path / "model.png"
-    code, _, err = _run(capsys, "plot", "--results", str(results), "-o", str(png))
+    code, _, err = run_cli("plot", "--results", str(results), "-o", str(png))
     assert code == 0, err
     assert png.read_bytes()[:4] == b"\x89PNG"
 
@@ -551,8 +541,8 @@ def test_hierarchy_of_imported_full_capture():
     assert {p.level for p in points} == {"l1", "l2", "dram"}
 
 
-def test_cli_lists_the_metrics_for_ncu(capsys):
-    code, out, _ = _run(capsys, "import", "ncu", "--list-metrics")
+def test_cli_lists_the_metrics_for_ncu(run_cli):
+    code, out, _ = run_cli("import", "ncu", "--list-metrics")
     assert code == 0
     metrics = out.strip().split(",")
     assert metrics == list(ncu.IMPORT_METRICS) and " " not in out.strip()

@@ -17,13 +17,6 @@ from roofline.results import load_results  # noqa: E402
 DATA = Path(__file__).parent / "data" / "results"
 
 
-def run(capsys, *args: str) -> tuple[int, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0
-    return code, capsys.readouterr().err
 
 
 def artists(fig, gid: str) -> list:
@@ -90,23 +83,23 @@ def test_two_machines_and_thirty_kernels_have_numbered_labels():
 
 
 @pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
-def test_each_format_is_written(capsys, tmp_path, fmt, magic):
+def test_each_format_is_written(run_cli, tmp_path, fmt, magic):
     out = tmp_path / f"chart.{fmt}"
-    code, err = run(capsys, "plot", "vector_add", "sum", "-o", str(out), "--dpi", "60", "--title", "T")
+    code, _, err = run_cli("plot", "vector_add", "sum", "-o", str(out), "--dpi", "60", "--title", "T")
     assert code == 0, err
     data = out.read_bytes()
     assert data.startswith(magic) and len(data) > 10_000
     assert f"wrote {out}" in err
 
 
-def test_default_output_is_roofline_png(capsys, tmp_path, monkeypatch):
+def test_default_output_is_roofline_png(run_cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    code, err = run(capsys, "plot", "--results", str(DATA / "h100.json"), "--dpi", "50")
+    code, _, err = run_cli("plot", "--results", str(DATA / "h100.json"), "--dpi", "50")
     assert code == 0 and (tmp_path / "roofline.png").stat().st_size > 5_000
     assert "wrote roofline.png" in err
 
 
-def test_sweep_chart(capsys, tmp_path):
+def test_sweep_chart(run_cli, tmp_path):
     doc = load_results(DATA / "sweep.json")
     fig = sweep_figure(doc)
     assert len(artists(fig, "sweep-line")) == 1
@@ -114,16 +107,16 @@ def test_sweep_chart(capsys, tmp_path):
     assert len(artists(fig, "bandwidth-roof")) == 1 and len(artists(fig, "littles-law")) == 1
     assert "Little's Law: 1.59 MB in flight" in artists(fig, "littles-law-label")[0].get_text()
     out = tmp_path / "sweep.png"
-    assert run(capsys, "plot", "--sweep", str(DATA / "sweep.json"), "-o", str(out), "--dpi", "50")[0] == 0
+    assert run_cli("plot", "--sweep", str(DATA / "sweep.json"), "-o", str(out), "--dpi", "50")[0] == 0
     assert out.read_bytes().startswith(b"\x89PNG")
 
 
-def test_bad_input_exit_2(capsys, tmp_path):
-    code, err = run(capsys, "plot", "-o", str(tmp_path / "x.jpg"))
+def test_bad_input_exit_2(run_cli, tmp_path):
+    code, _, err = run_cli("plot", "-o", str(tmp_path / "x.jpg"))
     assert code == 2 and "use .png, .svg or .pdf" in err
-    code, err = run(capsys, "plot", "--results", str(DATA / "wrong_schema_v2.json"), "-o", str(tmp_path / "x.png"))
+    code, _, err = run_cli("plot", "--results", str(DATA / "wrong_schema_v2.json"), "-o", str(tmp_path / "x.png"))
     assert code == 2 and "newer than this roofline reads" in err
-    code, err = run(capsys, "plot", "--sweep", str(DATA / "h100.json"), "-o", str(tmp_path / "x.png"))
+    code, _, err = run_cli("plot", "--sweep", str(DATA / "h100.json"), "-o", str(tmp_path / "x.png"))
     assert code == 2 and "no kernel measured at several sizes" in err
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
 from roofline.gates import GateConfig, Thresholds, build_report, gates_from_mapping, load_gates, parse_fraction
 from roofline.errors import InputError
 from roofline.results import load_results
@@ -19,14 +18,6 @@ DATA = HERE / "data" / "results"
 GOLDEN = HERE / "golden"
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture
@@ -45,21 +36,21 @@ def check_golden(name: str, text: str) -> None:
 # ---- golden renders ---------------------------------------------------------------------------
 
 
-def test_markdown_golden(capsys, in_data):
-    code, out, _ = run(capsys, "report", "h100.json", "a100_failed.json", "--baseline", "h100_baseline.json",
+def test_markdown_golden(run_cli, in_data):
+    code, out, _ = run_cli("report", "h100.json", "a100_failed.json", "--baseline", "h100_baseline.json",
                        "--max-regression", "5%", "--fail-below", "0.5", "--format", "markdown")
     assert code == 1
     check_golden("report.md", out)
 
 
-def test_markdown_golden_all_pass(capsys, in_data):
-    code, out, _ = run(capsys, "report", "h100.json", "--baseline", "h100_baseline.json", "--format", "markdown")
+def test_markdown_golden_all_pass(run_cli, in_data):
+    code, out, _ = run_cli("report", "h100.json", "--baseline", "h100_baseline.json", "--format", "markdown")
     assert code == 0
     check_golden("report_pass.md", out)
 
 
-def test_junit_golden(capsys, in_data):
-    code, out, _ = run(capsys, "report", "h100.json", "a100_failed.json", "--fail-below", "0.5",
+def test_junit_golden(run_cli, in_data):
+    code, out, _ = run_cli("report", "h100.json", "a100_failed.json", "--fail-below", "0.5",
                        "--format", "junit")
     assert code == 1
     check_golden("report.junit.xml", out)
@@ -73,12 +64,12 @@ def test_junit_golden(capsys, in_data):
     assert "FAILED verification" in failures["softmax_fused[rows=2^13 cols=2^13]"]
 
 
-def test_table_and_json(capsys, in_data):
-    code, out, _ = run(capsys, "report", "h100.json")
+def test_table_and_json(run_cli, in_data):
+    code, out, _ = run_cli("report", "h100.json")
     assert code == 0
     for word in ("vector_add", "88.0%", "2.95 TB/s", "3.35 TB/s", "all gates hold"):
         assert word in out
-    code, out, _ = run(capsys, "report", "h100.json", "--format", "json")
+    code, out, _ = run_cli("report", "h100.json", "--format", "json")
     doc = json.loads(out)
     assert doc["schema"] == "roofline/report/v1"
     assert doc["summary"] == {"kernels": 4, "passed": 4, "failed": 0, "skipped": 0, "ok": True}
@@ -88,9 +79,9 @@ def test_table_and_json(capsys, in_data):
     assert row["attainable_unit"] == "B/s"
 
 
-def test_output_file_written_before_gate_fails(capsys, tmp_path):
+def test_output_file_written_before_gate_fails(run_cli, tmp_path):
     target = tmp_path / "report.md"
-    code, out, err = run(capsys, "report", str(DATA / "a100_failed.json"), "--format", "markdown", "-o", str(target))
+    code, out, err = run_cli("report", str(DATA / "a100_failed.json"), "--format", "markdown", "-o", str(target))
     assert code == 1
     assert "softmax_fused" in target.read_text()
     assert "1 of 3 kernel(s) failed a gate" in err
@@ -113,21 +104,21 @@ def test_fail_below_pass_and_fail():
     assert rows["sum"]["verdict"] == "pass"  # 0.62 >= 0.6
 
 
-def test_fail_below_cli_exit_codes(capsys):
-    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "30%")[0] == 0
-    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "0.7")[0] == 1
+def test_fail_below_cli_exit_codes(run_cli):
+    assert run_cli("report", str(DATA / "h100.json"), "--fail-below", "30%")[0] == 0
+    assert run_cli("report", str(DATA / "h100.json"), "--fail-below", "0.7")[0] == 1
 
 
-def test_failed_kernel_always_fails(capsys):
+def test_failed_kernel_always_fails(run_cli):
     report = build_report([load_results(DATA / "a100_failed.json")], GateConfig())
     rows = rows_by_kernel(report)
     assert rows["softmax_fused"]["verdict"] == "fail"
     assert rows["softmax_fused"]["failed_gates"] == ["verified"]
     assert rows["vector_add"]["verdict"] == "pass"
-    assert run(capsys, "report", str(DATA / "a100_failed.json"))[0] == 1
+    assert run_cli("report", str(DATA / "a100_failed.json"))[0] == 1
 
 
-def test_baseline_change_and_regression_gate(capsys):
+def test_baseline_change_and_regression_gate(run_cli):
     h100, base = load_results(DATA / "h100.json"), load_results(DATA / "h100_baseline.json")
     report = build_report([h100], GateConfig(Thresholds(max_regression=0.05)), [base])
     rows = rows_by_kernel(report)
@@ -139,9 +130,9 @@ def test_baseline_change_and_regression_gate(capsys):
     # a looser limit passes
     assert build_report([h100], GateConfig(Thresholds(max_regression=0.15)), [base])["summary"]["ok"]
     args = ["report", str(DATA / "h100.json"), "--baseline", str(DATA / "h100_baseline.json")]
-    assert run(capsys, *args)[0] == 0  # without --max-regression the change is shown, not gated
-    assert run(capsys, *args, "--max-regression", "5%")[0] == 1
-    assert run(capsys, *args, "--max-regression", "0.2")[0] == 0
+    assert run_cli(*args)[0] == 0  # without --max-regression the change is shown, not gated
+    assert run_cli(*args, "--max-regression", "5%")[0] == 1
+    assert run_cli(*args, "--max-regression", "0.2")[0] == 0
 
 
 def test_baseline_never_matches_another_device():
@@ -158,7 +149,7 @@ def test_merge_two_devices(capsys):
     assert len(keys) == len(set(keys)) == 7
 
 
-def test_gates_yaml(tmp_path, capsys):
+def test_gates_yaml(tmp_path, run_cli):
     gates = tmp_path / "gates.yaml"
     gates.write_text("default:\n  fail_below: 70%\nkernels:\n  sum: {fail_below: 0.5}\n"
                      "  matmul_tiled: {fail_below: null}\n")
@@ -166,9 +157,9 @@ def test_gates_yaml(tmp_path, capsys):
     assert config.for_kernel("vector_add") == Thresholds(0.7, None)
     assert config.for_kernel("sum") == Thresholds(0.5, None)
     assert config.for_kernel("matmul_tiled").fail_below is None
-    assert run(capsys, "report", str(DATA / "h100.json"), "--gates", str(gates))[0] == 0
+    assert run_cli("report", str(DATA / "h100.json"), "--gates", str(gates))[0] == 0
     gates.write_text("default:\n  fail_below: 0.7\n")
-    code, out, err = run(capsys, "report", str(DATA / "h100.json"), "--gates", str(gates))
+    code, out, err = run_cli("report", str(DATA / "h100.json"), "--gates", str(gates))
     assert code == 1 and "2 of 4 kernel(s) failed" in err
     # the command line replaces the file's default, per-kernel entries still win
     assert config.with_options(0.9, None).for_kernel("sum").fail_below == 0.5
@@ -206,21 +197,21 @@ def test_parse_fraction():
     ("wrong_schema_v2.json", "newer than this roofline reads"),
     ("absent.json", "no such file"),
 ])
-def test_bad_files_exit_2(capsys, name, message):
-    code, out, err = run(capsys, "report", str(DATA / name))
+def test_bad_files_exit_2(run_cli, name, message):
+    code, out, err = run_cli("report", str(DATA / name))
     assert code == 2
     assert message in err and "Traceback" not in err
     assert out == ""
 
 
-def test_bad_baseline_and_options(capsys, tmp_path):
-    assert run(capsys, "report", str(DATA / "h100.json"), "--baseline", str(DATA / "not_json.json"))[0] == 2
-    code, _, err = run(capsys, "report", str(DATA / "h100.json"), "--max-regression", "5%")
+def test_bad_baseline_and_options(run_cli, tmp_path):
+    assert run_cli("report", str(DATA / "h100.json"), "--baseline", str(DATA / "not_json.json"))[0] == 2
+    code, _, err = run_cli("report", str(DATA / "h100.json"), "--max-regression", "5%")
     assert code == 2 and "needs --baseline" in err
-    assert run(capsys, "report", str(DATA / "h100.json"), "--fail-below", "much")[0] == 2
-    assert run(capsys, "report")[0] == 2  # no files
+    assert run_cli("report", str(DATA / "h100.json"), "--fail-below", "much")[0] == 2
+    assert run_cli("report")[0] == 2  # no files
 
 
-def test_help_has_examples(capsys):
-    code, out, _ = run(capsys, "report", "--help")
+def test_help_has_examples(run_cli):
+    code, out, _ = run_cli("report", "--help")
     assert code == 0 and "Examples:" in out and "--fail-below" in out and "GITHUB_STEP_SUMMARY" in out

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import note, print_tables
+from roofline.cli.common import note, print_tables, write_output
 
 
 @click.command()
@@ -53,7 +53,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
 
     from roofline import __version__
     from roofline.calibrate import calibration_document, measured_spec, spec_yaml
-    from roofline.errors import BackendUnavailable, InputError
+    from roofline.errors import BackendUnavailable
     from roofline.measure import calibrate_gpu
     from roofline.measure.backend_cupy import CupyBackend
     from roofline.measure.session import choose_machine
@@ -85,12 +85,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
     wall = time.perf_counter() - started
 
     if output is not None:
-        from roofline.jsonio import write_text_atomic
-
-        try:
-            write_text_atomic(output, text)
-        except OSError as exc:
-            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+        write_output(output, text)
 
     if fmt == "json":
         from roofline.jsonio import dumps

@@ -59,13 +59,18 @@ def emit(text: str, output: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    write_output(output, text)
+    note(f"wrote {output}")
+
+
+def write_output(output: Path, data: str | bytes) -> None:
+    """Write the -o file atomically; a write that fails is an input error naming the path, not a traceback."""
     from roofline.jsonio import write_text_atomic
 
     try:
-        write_text_atomic(output, text)
+        write_text_atomic(output, data)
     except OSError as exc:
         raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
-    note(f"wrote {output}")
 
 
 def note(message: str) -> None:
@@ -93,15 +98,13 @@ def print_tables(tables: Sequence[object], output: Path | None) -> None:
 def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict], object], notes: Sequence[str]) -> None:
     """The end of every command that makes a results document: write -o atomically, print JSON or the table,
     then the notes (failures, warnings) on standard error."""
-    from roofline.jsonio import dumps, write_json_atomic
+    from roofline.jsonio import dumps
 
+    text = dumps(doc)
     if output is not None:
-        try:
-            write_json_atomic(output, doc)
-        except OSError as exc:
-            raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+        write_output(output, text)
     if fmt == "json":
-        click.echo(dumps(doc), nl=False)
+        click.echo(text, nl=False)
     else:
         print_tables([table(doc)], None)
     for line in notes:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import kernel_options, note, spec_option
+from roofline.cli.common import kernel_options, note, spec_option, write_output
 
 
 @click.command()
@@ -90,13 +90,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         for name in unplottable:
             note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
 
-    data = render.figure_bytes(fig, fmt, dpi)
-    from roofline.jsonio import write_text_atomic
-
-    try:
-        write_text_atomic(output, data)
-    except OSError as exc:
-        raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+    write_output(output, render.figure_bytes(fig, fmt, dpi))
     note(f"wrote {output}")
 
 
