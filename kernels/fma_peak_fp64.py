@@ -1,13 +1,10 @@
 """fma_peak_fp64: FP64 FMA throughput (peak.cu: fma_peak_f64_c{4,8,16}); the same recurrence, seeds and closed-form
 reference as fma_peak.py, which this module loads by path and reuses."""
-import importlib.util
-import pathlib
-
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location("_roofline_fma_peak_fp32", pathlib.Path(__file__).with_name("fma_peak.py"))
-_fp32 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_fp32)
+from roofline.kernelapi import sibling
+
+_fp32 = sibling(__file__, "fma_peak.py")
 
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-10, "atol": 0.0}

@@ -8,6 +8,7 @@ independent random stream per chunk, so results do not depend on the number of c
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import sys
@@ -113,10 +114,12 @@ def blocks(task: Callable[[int, int], None], size: int, step: int) -> None:
     _run(lambda i: task(*spans[i]), len(spans))
 
 
-def sibling(caller_file: str, name: str) -> ModuleType:
-    """Import another file from the caller's folder (implementations are loaded by path, not as a package)."""
-    path = Path(caller_file).resolve().parent / name
-    module_name = f"roofline_kernel_sibling_{path.stem}_{abs(hash(str(path)))}"
+def import_file(path: Path) -> ModuleType:
+    """Import a Python file by its path, once per process (implementations are files, not a package).
+
+    A file that fails to import is not left half-registered in sys.modules."""
+    path = Path(path).resolve()
+    module_name = f"roofline_kernel_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:10]}"
     if module_name in sys.modules:
         return sys.modules[module_name]
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -124,8 +127,17 @@ def sibling(caller_file: str, name: str) -> ModuleType:
         raise ImportError(f"cannot import {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[module_name]
+        raise
     return module
+
+
+def sibling(caller_file: str, name: str) -> ModuleType:
+    """Import another file from the caller's folder, e.g. a family module shared by kernel variants."""
+    return import_file(Path(caller_file).resolve().parent / name)
 
 
 def _run(task: Callable[[int], None], count: int) -> None:
@@ -137,4 +149,4 @@ def _run(task: Callable[[int], None], count: int) -> None:
             pass
 
 
-__all__: Sequence[str] = ("uniform", "normal", "elementwise", "rowwise", "blocks", "sibling")
+__all__: Sequence[str] = ("uniform", "normal", "elementwise", "rowwise", "blocks", "sibling", "import_file")

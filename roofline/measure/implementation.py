@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +10,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from roofline.errors import InputError
+from roofline.kernelapi import import_file
 from roofline.model import KernelDescriptor
 
 INTERFACE_VERSION = 1
@@ -41,21 +39,10 @@ def load_implementation(d: KernelDescriptor) -> Implementation:
     if d.implementation is None:
         raise InputError(f"{d.path}: kernel '{d.name}' has no implementation, so it can be analysed but not measured")
     path = d.implementation
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    module_name = f"roofline_kernel_{path.stem}_{digest}"
-    if module_name in sys.modules:
-        module = sys.modules[module_name]
-    else:
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        if spec is None or spec.loader is None:
-            raise InputError(f"{path}: cannot be imported as a Python module")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        try:
-            spec.loader.exec_module(module)
-        except Exception as exc:  # a user's file: report, don't crash
-            del sys.modules[module_name]
-            raise InputError(f"{path}: importing the implementation failed: {type(exc).__name__}: {exc}") from None
+    try:
+        module = import_file(path)
+    except Exception as exc:  # a user's file: report, don't crash
+        raise InputError(f"{path}: importing the implementation failed: {type(exc).__name__}: {exc}") from None
     version = getattr(module, "INTERFACE", None)
     if version != INTERFACE_VERSION:
         raise InputError(
