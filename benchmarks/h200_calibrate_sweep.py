@@ -78,13 +78,19 @@ def main() -> int:
     cal = json.loads(stdout)
     rows = {r["field"]: r for r in cal["rows"]}
     figures = {f["field"]: f for f in cal["figures"]}
-    table = ["| figure | datasheet | measured | measured / datasheet | status |", "| --- | --- | --- | --- | --- |"]
+    table = ["| figure | datasheet | measured | measured / datasheet | SM clock (end of window) | power-capped | "
+             "datasheet at that clock | measured / that | status |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     units = {"bandwidth": ("TB/s", 1e12), "flops": ("TFLOP/s", 1e12), "time": ("ns", 1e-9)}
     for r in cal["rows"]:
         unit, scale = units[r["kind"]]
         ratio = "–" if r["ratio"] is None else f"{r['ratio']:.0%}"
+        capped = "–" if r.get("power_capped") is None else f"{r['power_capped']:.0%}"
+        at_ratio = "–" if r.get("ratio_at_clock") is None else f"{r['ratio_at_clock']:.0%}"
         table.append(f"| {r['label']} | {fmt(r['datasheet'], unit, scale)} | {fmt(r['measured'], unit, scale, 4)} | "
-                     f"{ratio} | {r['status']}{' (' + r['note'] + ')' if r['note'] and r['status'] != 'OK' else ''} |")
+                     f"{ratio} | {fmt(r.get('sm_clock'), 'MHz', 1e6, 4)} | {capped} | "
+                     f"{fmt(r.get('datasheet_at_clock'), unit, scale, 4)} | {at_ratio} | "
+                     f"{r['status']}{' (' + r['note'] + ')' if r['note'] and r['status'] != 'OK' else ''} |")
     print("\n".join(table))
     report += [f"## roofline calibrate ({cal['device'].get('name')}, datasheet {cal['datasheet']})", "",
                f"Wall time {cal_wall:.1f} s (command, including start-up); inside the command {cal['wall_time']:.1f} s.",

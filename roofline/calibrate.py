@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError
+from roofline.measure.gpustate import describe, throttle_warning
 from roofline.model import MachineSpec
 from roofline.units import format_flops, format_rate, format_time
 
@@ -56,6 +57,7 @@ class Figure:
     method: str = ""  # how it was measured: goes into the spec's sources (cite)
     note: str | None = None  # why it FAILED or was SKIPPED, or a remark on an OK figure
     details: dict[str, Any] = field(default_factory=dict)  # raw numbers for the JSON output
+    gpu_state: dict[str, Any] | None = None  # clocks and power over the timed window (measure.gpustate)
 
     def __post_init__(self) -> None:
         if self.field not in KIND_BY_FIELD:
@@ -73,7 +75,19 @@ class Figure:
 
     def to_dict(self) -> dict[str, Any]:
         return {"field": self.field, "label": KIND_BY_FIELD[self.field].label, "status": self.status,
-                "value": self.value, "method": self.method, "note": self.note, "details": self.details}
+                "value": self.value, "method": self.method, "note": self.note, "details": self.details,
+                "gpu_state": self.gpu_state}
+
+
+def measured(field_: str, value: float, method: str, note: str | None, details: dict[str, Any],
+             gpu_state: Mapping[str, Any] | None) -> Figure:
+    """An OK figure. The clocks and power of its timed window go into its method (so the spec's source says what
+    clock the figure holds at) and, where the clocks were held down, into its note."""
+    state = dict(gpu_state) if gpu_state else None
+    clock = describe(state)
+    held = throttle_warning(state)
+    notes = "; ".join(n for n in (note, held) if n) or None
+    return Figure(field_, OK, value, f"{method}; {clock}" if clock else method, notes, details, state)
 
 
 def failed(field_: str, why: str, method: str = "") -> Figure:
@@ -111,8 +125,24 @@ def ratio(measured: float | None, datasheet: float | None) -> float | None:
     return measured / datasheet
 
 
+def datasheet_at_clock(spec: MachineSpec | None, field_: str, sm_clock: float | None) -> float | None:
+    """The datasheet compute roof scaled to the SM clock the figure ran at, or None.
+
+    Why: a GPU held to 1.44 GHz by its power limit cannot reach a tensor peak quoted at 1.83 GHz. Measured ÷ this
+    separates what the clock costs from what the code leaves behind. Compute roofs scale with the clock; memory
+    figures do not, so they get None. Tensor roofs use the spec's clocks.tensor, the others clocks.boost."""
+    if spec is None or not sm_clock or not field_.startswith("compute."):
+        return None
+    sheet = datasheet_value(spec, field_)
+    quoted = (spec.clocks.get("tensor") if field_.endswith("_tensor") else None) or spec.clocks.get("boost")
+    if not sheet or not quoted:
+        return None
+    return sheet * sm_clock / quoted
+
+
 def comparison_rows(figures: Sequence[Figure], datasheet: MachineSpec | None) -> list[dict[str, Any]]:
-    """One row per figure, in KINDS order: label, datasheet value, measured value, ratio, status, note."""
+    """One row per figure, in KINDS order: label, datasheet value, measured value, ratio, the SM clock and power
+    cap over the figure's timed window, the datasheet at that clock and the ratio to it, status, note."""
     by_field = {f.field: f for f in figures}
     rows = []
     for kind in KINDS:
@@ -120,9 +150,13 @@ def comparison_rows(figures: Sequence[Figure], datasheet: MachineSpec | None) ->
         if fig is None:
             continue
         sheet = datasheet_value(datasheet, kind.field)
+        state = fig.gpu_state or {}
+        at_clock = datasheet_at_clock(datasheet, kind.field, state.get("sm_clock_end"))
         rows.append({
             "field": kind.field, "label": kind.label, "kind": kind.kind, "datasheet": sheet,
-            "measured": fig.value, "ratio": ratio(fig.value, sheet), "status": fig.status, "note": fig.note,
+            "measured": fig.value, "ratio": ratio(fig.value, sheet), "sm_clock": state.get("sm_clock_end"),
+            "power_capped": state.get("power_capped"), "datasheet_at_clock": at_clock,
+            "ratio_at_clock": ratio(fig.value, at_clock), "status": fig.status, "note": fig.note,
         })
     return rows
 

@@ -4,7 +4,10 @@ Format history:
   v1  first version: schema, created, tool_version, backend, device, machine (the analysis machine block),
       kernels (every analysis kernel field plus time_median/min/max, repeats, achieved_bandwidth,
       achieved_flops, fraction_of_ceiling, verified, status, error); an optional top-level "sweep"
-      marker {"kernel", "param"} for a kernel measured at several sizes.
+      marker {"kernel", "param"} for a kernel measured at several sizes. Added within v1 (optional, so older
+      files still read): a kernel's "gpu_state" (SM clock at the start and end of its timed window, the maximum,
+      mean power, the power limit, the fractions of the window held down by the power or thermal policy, the
+      clock-event reasons at the end) and the device's "clock_monitor" (what read them, or why nothing did).
 
 Values are SI base units (s, B, B/s, FLOP, FLOP/s). A reader refuses another schema version with a message that
 says which side is newer, and names the file and the field for anything else it cannot use.
@@ -53,7 +56,7 @@ _KERNEL = {
 _KERNEL_OPTIONAL = {
     "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
-    "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING,
+    "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "gpu_state": _OPT_MAPPING,
 }
 
 

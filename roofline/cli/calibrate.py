@@ -116,15 +116,30 @@ def comparison_table(figures, datasheet, device, wall: float, quick: bool):  # t
     title = (f"Calibrated on {device.get('name')} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"
              f" vs {sheet}; {wall:.0f} s{' (--quick)' if quick else ''}")
     table = Table(title=title, title_justify="left")
-    for col in ("figure", "datasheet", "measured", "measured / datasheet", "status"):
-        table.add_column(col, justify="left" if col in ("figure", "status") else "right")
+    for col in ("figure", "datasheet", "measured", "measured / datasheet", "SM clock", "datasheet at that clock",
+                "status"):
+        table.add_column(col, justify="left" if col in ("figure", "SM clock", "status") else "right")
+    percent = lambda r: "–" if r is None else f"{r:.0%}"  # noqa: E731
     for row in comparison_rows(figures, datasheet):
         style = "green" if row["status"] == OK else ("yellow" if row["status"] == "SKIPPED" else "bold red")
-        r = row["ratio"]
+        at_clock = row["datasheet_at_clock"]
         table.add_row(row["label"], format_value(row["datasheet"], row["kind"]),
-                      format_value(row["measured"], row["kind"]), "–" if r is None else f"{r:.0%}",
+                      format_value(row["measured"], row["kind"]), percent(row["ratio"]), clock_text(row),
+                      "–" if at_clock is None else f"{format_value(at_clock, row['kind'])} "
+                                                   f"(measured {percent(row['ratio_at_clock'])})",
                       f"[{style}]{row['status']}[/{style}]")
     return table
+
+
+def clock_text(row) -> str:  # type: ignore[no-untyped-def]
+    """'1440 MHz, power-capped 96%': the clock at the end of the figure's timed window."""
+    from roofline.measure.gpustate import CAPPED_FRACTION
+
+    if not row.get("sm_clock"):
+        return "–"
+    capped = row.get("power_capped")
+    held = f", power-capped {capped:.0%}" if capped is not None and capped > CAPPED_FRACTION else ""
+    return f"{row['sm_clock'] / 1e6:.0f} MHz{held}"
 
 
 COMMANDS = [calibrate]

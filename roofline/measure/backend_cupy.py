@@ -12,6 +12,7 @@ import numpy as np
 
 from roofline.errors import BackendUnavailable
 from roofline.measure.context import KernelContext
+from roofline.measure.gpustate import open_monitor
 from roofline.measure.harness import Run, Timing
 from roofline.measure.implementation import Implementation
 from roofline.measure.policy import MeasurePolicy, done as _done
@@ -77,6 +78,13 @@ class CupyBackend:
         self.cache_bytes = int(self.info.get("l2_size") or 0)
         self._spin = cp.RawKernel(_SPIN_SOURCE, "roofline_spin")
         self._spin_cycles = np.int64(_SPIN_SECONDS * (self.info.get("sm_clock") or 2e9))
+        self.monitor, self.info["clock_monitor"] = open_monitor(self._pci_bus_id())
+
+    def _pci_bus_id(self) -> str | None:
+        try:
+            return str(self.cp.cuda.runtime.deviceGetPCIBusId(self.device_id))
+        except Exception:  # noqa: BLE001 - a runtime without it: no clock readings, said in the results
+            return None
 
     def _device_info(self) -> dict[str, Any]:
         cp, rt = self.cp, self.cp.cuda.runtime
@@ -180,6 +188,15 @@ class CupyBackend:
             self.stream.synchronize()  # one at a time: a slow kernel must not queue up seconds of warm-up
             warm += 1
         estimate = min(self._events(lambda i: run(**sets[i % n_sets]), 3))  # the least disturbed of three
+        if self.monitor is None:
+            return self._timed(run, sets, policy, estimate)
+        before = self.monitor.read()
+        timing = self._timed(run, sets, policy, estimate)
+        timing.gpu_state = self.monitor.window(before, self.monitor.read())
+        return timing
+
+    def _timed(self, run: Run, sets: list[dict[str, Any]], policy: MeasurePolicy, estimate: float) -> Timing:
+        n_sets = len(sets)
         notes: list[str] = []
         if estimate < policy.graph_below:
             try:

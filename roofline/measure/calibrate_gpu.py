@@ -21,7 +21,7 @@ from typing import Any, Callable, ContextManager, Sequence
 
 import numpy as np
 
-from roofline.calibrate import FAILED, OK, Figure, failed, skipped
+from roofline.calibrate import FAILED, OK, Figure, failed, measured, skipped
 from roofline.errors import RooflineError
 from roofline.measure.policy import MeasurePolicy
 
@@ -167,7 +167,7 @@ def _why(entry: dict[str, Any] | None) -> str:
 
 def _brief(entry: dict[str, Any]) -> dict[str, Any]:
     keys = ("status", "error", "params", "bytes", "flops", "time_median", "time_min", "time_max", "repeats",
-            "achieved_bandwidth", "achieved_flops", "timing", "buffer_sets", "warnings")
+            "achieved_bandwidth", "achieved_flops", "timing", "buffer_sets", "warnings", "gpu_state")
     return {k: entry.get(k) for k in keys if k in entry}
 
 
@@ -188,7 +188,7 @@ def dram_bandwidth(results: dict[str, dict[str, Any]], plan: Plan) -> Figure:
     missing = [k for k in ("copy", "triad") if k not in good]
     if missing:
         note = "; ".join(f"{k} FAILED: {_why(results.get(k))}" for k in missing)
-    return Figure(field, OK, float(best["achieved_bandwidth"]), method, note, details)
+    return measured(field, float(best["achieved_bandwidth"]), method, note, details, best.get("gpu_state"))
 
 
 def flops_figure(field: str, entry: dict[str, Any] | None, method: str) -> Figure:
@@ -196,7 +196,8 @@ def flops_figure(field: str, entry: dict[str, Any] | None, method: str) -> Figur
     if not _ok(entry):
         return Figure(field, FAILED, None, method, _why(entry), details)
     assert entry is not None
-    return Figure(field, OK, float(entry["achieved_flops"]), f"{method}; {_timing_text(entry)}", None, details)
+    return measured(field, float(entry["achieved_flops"]), f"{method}; {_timing_text(entry)}", None, details,
+                    entry.get("gpu_state"))
 
 
 @contextlib.contextmanager
@@ -300,8 +301,9 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, s
     value = size * repeats / t
     details = {"buffer_bytes": size, "repeats": repeats, "time_median": t, "time_min": min(timing.samples),
                "time_max": max(timing.samples), "runs": timing.repeats, "timing": timing.mode}
-    return Figure(field, OK, value, f"{method}; median of {timing.repeats} runs, CUDA "
-                                    f"{'graph replay' if timing.mode == 'graph' else 'events'}", None, details)
+    return measured(field, value, f"{method}; median of {timing.repeats} runs, CUDA "
+                                  f"{'graph replay' if timing.mode == 'graph' else 'events'}", None, details,
+                    timing.gpu_state)
 
 
 # ---- DRAM latency: single-thread pointer chase --------------------------------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 
 from roofline.analysis import KernelAnalysis
 from roofline.errors import InputError, RooflineError
+from roofline.measure.gpustate import throttle_warning
 from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.measure.stats import SPREAD_WARNING, summarize
@@ -40,6 +41,7 @@ class Timing:
     repeats: int  # kernel executions timed in all
     mode: str  # "events", "graph" or "wall"
     notes: list[str] = field(default_factory=list)
+    gpu_state: dict[str, Any] | None = None  # clocks and power over the timed window (gpustate.window_state)
 
 
 def _outputs(impl: Implementation, params: Mapping[str, Any], dtype: np.dtype) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -79,7 +81,7 @@ def measure_kernel(
         "time_median": None, "time_min": None, "time_max": None, "repeats": 0,
         "achieved_bandwidth": None, "achieved_flops": None, "fraction_of_ceiling": None,
         "verified": False, "status": "FAILED", "error": None, "warnings": [], "timing": None, "buffer_sets": 1,
-        "phases": {},
+        "gpu_state": None, "phases": {},
     }
     phases: dict[str, float] = entry["phases"]
     try:
@@ -92,11 +94,14 @@ def measure_kernel(
     entry.update(
         time_median=stats.median, time_min=stats.minimum, time_max=stats.maximum, repeats=timing.repeats,
         achieved_bandwidth=work.bytes / stats.median, achieved_flops=work.flops / stats.median,
-        verified=True, status="OK", timing=timing.mode, buffer_sets=sets_used,
+        verified=True, status="OK", timing=timing.mode, buffer_sets=sets_used, gpu_state=timing.gpu_state,
     )
     if analysis is not None:
         entry["fraction_of_ceiling"] = analysis.sol_time / stats.median
     warnings = list(timing.notes)
+    throttled = throttle_warning(timing.gpu_state)
+    if throttled:
+        warnings.append(throttled)
     if stats.noisy:
         warnings.append(
             f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING}); close other work on the device or raise --min-time"

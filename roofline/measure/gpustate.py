@@ -1,0 +1,183 @@
+"""What the GPU's clocks and power did while a kernel was timed, read through NVML (the nvidia-ml-py package,
+imported only here and only when a GPU backend asks for it).
+
+Why: a tensor-core GEMM on an H200 reaches its 700 W limit within about 0.1 s, and the SM clock falls from 1980 to
+about 1440 MHz (docs/measurements/h200.md). A figure without the clock it ran at cannot be compared with a
+datasheet that assumes the boost clock, and a figure measured while the GPU cooled down cannot be repeated. Two
+readings bracket each timed window. NVML's cumulative counters (energy, time the power or thermal policy held the
+clocks down) make the window's mean power and capped fraction exact without a sampling thread that would compete
+with the timing loop for the GIL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+INSTALL_HINT = "pip install nvidia-ml-py (it comes with the cuda12/cuda13 extras)"
+
+# NVML clock-event reasons (nvmlClocksEventReason*), the bits a user can act on or should know about.
+REASONS: dict[int, str] = {
+    0x1: "idle", 0x2: "application clocks setting", 0x4: "power cap", 0x8: "hardware slowdown",
+    0x10: "sync boost", 0x20: "thermal (software)", 0x40: "thermal (hardware)", 0x80: "power brake",
+    0x100: "display clocks setting",
+}
+# A window is called capped when the power or thermal policy held the clocks down for more than this fraction of it.
+CAPPED_FRACTION = 0.10
+# ... or, where NVML has no violation counters, when the SM clock at its end is below this fraction of the maximum.
+LOW_CLOCK_FRACTION = 0.90
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One NVML snapshot; every field is None where this driver or GPU does not report it."""
+
+    time: float  # host time.perf_counter(), s
+    sm_clock: float | None = None  # Hz, instantaneous
+    energy: float | None = None  # J consumed since the driver loaded
+    power_held: float | None = None  # s, cumulative time the power policy held the clocks down
+    thermal_held: float | None = None  # s, likewise for the thermal policy
+    reasons: int | None = None  # bitmask of the clock-event reasons active at the reading
+
+
+def reason_names(mask: int | None) -> list[str]:
+    if mask is None:
+        return []
+    return [name for bit, name in REASONS.items() if mask & bit]
+
+
+def _delta(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else b - a
+
+
+def window_state(before: Reading, after: Reading, max_sm_clock: float | None,
+                 power_limit: float | None) -> dict[str, Any]:
+    """The GPU over [before, after] in SI units: the results file's `gpu_state` of one kernel."""
+    span = after.time - before.time
+    energy = _delta(before.energy, after.energy)
+    power_held = _delta(before.power_held, after.power_held)
+    thermal_held = _delta(before.thermal_held, after.thermal_held)
+
+    def fraction(held: float | None) -> float | None:
+        return None if held is None or span <= 0 else min(1.0, max(0.0, held / span))
+
+    return {
+        "window": span,
+        "sm_clock_start": before.sm_clock,
+        "sm_clock_end": after.sm_clock,
+        "sm_clock_max": max_sm_clock,
+        "power_mean": energy / span if energy is not None and span > 0 else None,
+        "power_limit": power_limit,
+        "power_capped": fraction(power_held),
+        "thermal_capped": fraction(thermal_held),
+        "reasons_end": reason_names(after.reasons),
+    }
+
+
+def describe(state: Mapping[str, Any] | None) -> str | None:
+    """The window in one clause, for a calibrated figure's method: what clock and power it ran at."""
+    if not state:
+        return None
+    parts = []
+    end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
+    if end:
+        parts.append(f"SM clock {end / 1e6:.0f} MHz at the end of the timed window"
+                     + (f" (max {top / 1e6:.0f} MHz)" if top else ""))
+    for key, what in (("power_capped", "power-capped"), ("thermal_capped", "thermally throttled")):
+        if state.get(key) is not None:
+            parts.append(f"{what} {state[key]:.0%} of it")
+    power, limit = state.get("power_mean"), state.get("power_limit")
+    if power:
+        parts.append(f"mean power {power:.0f} W" + (f" of a {limit:.0f} W limit" if limit else ""))
+    return ", ".join(parts) or None
+
+
+def throttle_warning(state: Mapping[str, Any] | None) -> str | None:
+    """The quality warning for a window whose clocks were held down, with what it means for the figure; None when
+    the clocks ran free (or nothing is known)."""
+    if not state:
+        return None
+    end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
+    clock = f"SM clock {end / 1e6:.0f} of {top / 1e6:.0f} MHz at the end" if end and top else "SM clock unknown"
+    power, limit = state.get("power_mean"), state.get("power_limit")
+    watts = f", mean {power:.0f} W of a {limit:.0f} W limit" if power and limit else ""
+    thermal = state.get("thermal_capped")
+    if thermal is not None and thermal > CAPPED_FRACTION:
+        return (f"thermally throttled for {thermal:.0%} of the timed window ({clock}): the GPU is too hot, so the "
+                "figure will not repeat; check its cooling and let it cool before measuring again")
+    capped = state.get("power_capped")
+    if capped is not None and capped > CAPPED_FRACTION:
+        return (f"power-capped for {capped:.0%} of the timed window ({clock}{watts}): this is what the GPU sustains "
+                "at its power limit, below its boost-clock peak")
+    if capped is None and end and top and end < LOW_CLOCK_FRACTION * top:
+        reasons = [r for r in state.get("reasons_end") or [] if r != "idle"]
+        why = f" ({', '.join(reasons)})" if reasons else ""
+        return (f"{clock}{why}: the figure is below what the GPU reaches at its boost clock")
+    return None
+
+
+class Monitor:
+    """NVML readings for the one GPU that CUDA calls `pci_bus_id` (so CUDA_VISIBLE_DEVICES cannot mix them up)."""
+
+    def __init__(self, nvml: Any, pci_bus_id: str, clock: Callable[[], float] = time.perf_counter):
+        self.nvml, self.clock = nvml, clock
+        nvml.nvmlInit()
+        self.handle = nvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+        self.max_sm_clock = self._try(lambda: nvml.nvmlDeviceGetMaxClockInfo(self.handle, nvml.NVML_CLOCK_SM) * 1e6)
+        self.power_limit = self._try(lambda: nvml.nvmlDeviceGetEnforcedPowerLimit(self.handle) / 1e3)
+        reasons = getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or getattr(
+            nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
+        self._reasons = (lambda: reasons(self.handle)) if reasons else (lambda: None)
+
+    def _try(self, read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except self.nvml.NVMLError:  # not supported on this GPU or driver: unknown, never zero
+            return None
+
+    def _held(self, policy: int) -> float | None:
+        status = self._try(lambda: self.nvml.nvmlDeviceGetViolationStatus(self.handle, policy))
+        return None if status is None else status.violationTime * 1e-9
+
+    def read(self) -> Reading:
+        nvml, h = self.nvml, self.handle
+        sm = self._try(lambda: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM))
+        energy = self._try(lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(h))
+        return Reading(
+            time=self.clock(),
+            sm_clock=None if sm is None else sm * 1e6,
+            energy=None if energy is None else energy * 1e-3,
+            power_held=self._held(nvml.NVML_PERF_POLICY_POWER),
+            thermal_held=self._held(nvml.NVML_PERF_POLICY_THERMAL),
+            reasons=self._try(self._reasons),
+        )
+
+    def window(self, before: Reading, after: Reading) -> dict[str, Any]:
+        return window_state(before, after, self.max_sm_clock, self.power_limit)
+
+
+def open_monitor(pci_bus_id: str | None) -> tuple[Monitor | None, str]:
+    """(monitor, what it is) or (None, why there is none): the why goes into the results file's device block."""
+    if not pci_bus_id:
+        return None, "none: the CUDA device has no PCI bus id to match with NVML"
+    try:
+        import pynvml
+    except ImportError:
+        return None, f"none: clocks and power are not recorded; {INSTALL_HINT}"
+    try:
+        monitor = Monitor(pynvml, pci_bus_id)
+    except Exception as exc:  # noqa: BLE001 - NVMLError or a missing library: measure without clock readings
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return None, f"none: NVML could not be opened ({text})"
+    version = getattr(pynvml, "__version__", None) or _dist_version("nvidia-ml-py")
+    return monitor, f"NVML (nvidia-ml-py {version})" if version else "NVML"
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
