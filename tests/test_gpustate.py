@@ -59,6 +59,14 @@ def test_a_thermal_cap_is_named_before_a_power_cap_and_says_what_to_do():
     assert text is not None and text.startswith("thermally throttled for 50%") and "cool" in text
 
 
+def test_brushing_the_power_limit_without_losing_clock_is_no_news():
+    # gelu_erf on the H200: the power policy held it 100% of the window, at 1860 of 1980 MHz
+    s = {**capped_state(), "power_capped": 1.0, "sm_clock_end": 1860 * MHZ}
+    assert throttle_warning(s) is None
+    assert throttle_warning({**s, "thermal_capped": 1.0}) is None
+    assert throttle_warning({**s, "sm_clock_end": None}) is not None  # clock unknown: the fraction decides
+
+
 def test_a_free_running_window_gives_no_warning():
     s = window_state(Reading(0.0, 1980 * MHZ, 0.0, 0.0, 0.0, 0), Reading(1.0, 1980 * MHZ, 300.0, 0.02, 0.0, 0),
                      1980 * MHZ, 700.0)
@@ -228,3 +236,26 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
     bad.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(InputError, match="gpu_state"):
         load_results(bad)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_each_timed_window_records_the_clock_and_power():
+    pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
+    from roofline.expr import compile_expr
+    from roofline.kernels import KernelCatalog
+    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measure.harness import measure_kernel
+    from roofline.measure.implementation import load_implementation
+    from roofline.measure.policy import MeasurePolicy
+    from roofline.workload import evaluate
+
+    backend = CupyBackend(0)
+    assert backend.info["clock_monitor"].startswith("NVML"), backend.info["clock_monitor"]
+    d = next(k for k in KernelCatalog.load().descriptors if k.name == "copy")
+    entry = measure_kernel(d, evaluate(d, {"n": compile_expr("2**24")}), None, load_implementation(d), backend,
+                           MeasurePolicy(min_time=0.1))
+    state = entry["gpu_state"]
+    assert entry["status"] == OK and state["window"] >= 0.1
+    assert 100 * MHZ < state["sm_clock_end"] <= state["sm_clock_max"] < 5000 * MHZ
+    assert state["power_limit"] is None or 50 < state["power_limit"] < 2000
+    assert state["power_mean"] is None or 10 < state["power_mean"] < 2000
