@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError
+from roofline.measure.gpustate import throttle_warning
 from roofline.results import RESULTS_SCHEMA, device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"
@@ -222,6 +223,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline)
             fraction = kernel.get("fraction_of_ceiling")
             memory = kernel["bound"] == "memory"
+            # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
+            throttled = throttle_warning(kernel.get("gpu_state"))
             rows.append({
                 "device": label,
                 "kernel": name,
@@ -249,7 +252,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 "verdict": gate["verdict"],
                 "failures": gate["failures"],
                 "failed_gates": gate["failed_gates"],
-                "notes": gate["notes"],
+                "notes": gate["notes"] + ([throttled] if throttled else []),
+                "throttled": throttled,
             })
     failed = [r for r in rows if r["verdict"] == "fail"]
     return {

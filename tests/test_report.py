@@ -104,6 +104,28 @@ def test_fail_below_pass_and_fail():
     assert rows["sum"]["verdict"] == "pass"  # 0.62 >= 0.6
 
 
+def test_a_gate_that_fails_while_the_gpu_was_power_capped_says_so():
+    from roofline.render.report import to_junit, to_markdown
+
+    doc = load_results(DATA / "h100.json")
+    capped = {"window": 0.6, "sm_clock_start": 1.98e9, "sm_clock_end": 1.515e9, "sm_clock_max": 1.98e9,
+              "power_mean": 641.0, "power_limit": 700.0, "power_capped": 0.93, "thermal_capped": 0.0,
+              "reasons_end": ["power cap"]}
+    for k in doc["kernels"]:
+        if k["name"] in ("matmul_tiled", "sum"):
+            k["gpu_state"] = capped
+    report = build_report([doc], GateConfig(Thresholds(fail_below=0.6)))
+    rows = rows_by_kernel(report)
+    assert rows["matmul_tiled"]["verdict"] == "fail" and rows["matmul_tiled"]["throttled"].startswith("power-capped")
+    assert rows["sum"]["verdict"] == "pass" and any(n.startswith("power-capped for 93%") for n in rows["sum"]["notes"])
+    assert rows["triad"]["throttled"] is None
+    md = to_markdown(report)
+    fail_line = next(line for line in md.splitlines() if line.startswith("- `matmul_tiled`"))
+    assert "below" in fail_line and "power-capped for 93%" in fail_line and "1515 of 1980 MHz" in fail_line
+    failures = ET.fromstring(to_junit(report).split("\n", 1)[1]).findall(".//failure")
+    assert len(failures) == 1 and "power-capped for 93%" in failures[0].get("message")
+
+
 def test_fail_below_cli_exit_codes(run_cli):
     assert run_cli("report", str(DATA / "h100.json"), "--fail-below", "30%")[0] == 0
     assert run_cli("report", str(DATA / "h100.json"), "--fail-below", "0.7")[0] == 1

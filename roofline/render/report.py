@@ -82,11 +82,16 @@ def _gates_line(report: dict[str, Any]) -> str:
     return text
 
 
+def _fail_text(row: dict[str, Any]) -> list[str]:
+    """A failed gate's reasons, and whether the GPU was held down by its power or thermal limit meanwhile."""
+    return list(row["failures"]) + ([row["throttled"]] if row.get("throttled") else [])
+
+
 def _footer(report: dict[str, Any]) -> str:
     lines = [_gates_line(report)]
     for r in report["rows"]:
         if r["verdict"] == "fail":
-            lines.append(f"FAIL {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(r['failures'])}")
+            lines.append(f"FAIL {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(_fail_text(r))}")
     for r in report["rows"]:
         if r["verdict"] != "fail" and r["notes"]:
             lines.append(f"* {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(r['notes'])}")
@@ -128,7 +133,7 @@ def to_markdown(report: dict[str, Any]) -> str:
     if failed:
         lines += ["", "**Failed gates**", ""]
         for r in failed:
-            lines.append(f"- `{r['kernel']}` ({r['params_text']}) on {r['device']}: {_md('; '.join(r['failures']))}")
+            lines.append(f"- `{r['kernel']}` ({r['params_text']}) on {r['device']}: {_md('; '.join(_fail_text(r)))}")
     noted = [r for r in report["rows"] if r["verdict"] != "fail" and r["notes"]]
     if noted:
         lines += ["", "**Notes**", ""]
@@ -169,7 +174,7 @@ def to_junit(report: dict[str, Any]) -> str:
             detail = (f"status {r['status']}; time {format_time(r['time_median'])}; "
                       f"{_fraction(r['fraction_of_ceiling'])} of ceiling ({_attainable(r)})")
             if r["verdict"] == "fail":
-                failure = ET.SubElement(case, "failure", message="; ".join(r["failures"]), type="roofline.gate")
+                failure = ET.SubElement(case, "failure", message="; ".join(_fail_text(r)), type="roofline.gate")
                 failure.text = detail
             elif r["verdict"] == "skip":
                 ET.SubElement(case, "skipped", message="; ".join(r["notes"]))
