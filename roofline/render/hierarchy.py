@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from roofline.render.plot import _COLORS, _require_matplotlib, roof_label, roofline_axes
+from roofline.render.roofs import _COLORS, _require_matplotlib, roof_label, roofline_axes
 from roofline.results import params_text
 from roofline.units import format_rate, format_si
 

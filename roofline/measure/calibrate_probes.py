@@ -1,0 +1,171 @@
+"""The custom probes of the calibration: L2 bandwidth (l2_read) and DRAM latency (a single-thread pointer chase),
+each run from roofline/calibrate_kernels.cu and checked against the host before its figure is reported, with the
+pure helpers (chase order, chain filling, expected sum and slot) that the tests check on the host.
+
+It exists because these two figures do not go through the kernel harness: they build their own buffers, launch
+their own kernels and verify their own results, which is a job of its own. CuPy is reached only through the
+backend object passed in (backend.cp); the helpers take an array module (cupy, or numpy in the tests).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from roofline.calibrate import FAILED, OK, Figure, failed, measured, skipped
+from roofline.measure.calibrate_plan import Plan, _first_line, _median
+from roofline.measure.policy import MeasurePolicy
+
+LINE = 128  # bytes per pointer-chase slot: one cache line per step
+
+
+# ---- L2 bandwidth -------------------------------------------------------------------------------------
+
+
+def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, seed: int = 20261130) -> Figure:
+    field = "caches.l2.bandwidth"
+    cp, info = backend.cp, backend.info
+    l2 = int(info.get("l2_size") or 0)
+    sms = int(info.get("sm_count") or 0)
+    if l2 <= 0 or sms <= 0:
+        return skipped(field, "the device reports no L2 size or SM count")
+    size = max(16 << 10, 1 << ((l2 // 4).bit_length() - 1))  # the largest power of two ≤ L2/4
+    n_vec = size // 16
+    repeats = max(1, int(round(plan.l2_bytes_per_launch / size)))
+    total = repeats * n_vec
+    threads = 256
+    blocks = sms * max(1, int(info.get("max_threads_per_sm") or 2048) // threads)
+    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): {blocks} blocks × {threads} threads read a "
+              f"{size / 2**20:.3g} MiB buffer (≤ L2/4) {repeats} times with 16-byte ld.global.cg loads; bytes = buffer "
+              "× repeats; result checked (sum of the words)")
+    try:
+        words = np.random.default_rng(seed).integers(0, 2**32, size // 4, dtype=np.uint32)
+        expected = l2_expected_sum(words, repeats)
+        buf = cp.asarray(words)
+        out = cp.full(blocks * threads, 0xFFFFFFFF, dtype=cp.uint32)
+        kernel = module.get_function("l2_read")
+        args = (buf, np.int64(n_vec - 1), np.int64(total), out)
+
+        def run() -> None:
+            kernel((blocks,), (threads,), args)
+
+        def check() -> str | None:
+            got = int(out.sum(dtype=cp.uint64).get()) % 2**32
+            return None if got == expected else f"wrong sum: got {got}, expected {expected}"
+
+        run()
+        backend.synchronize()
+        problem = check()
+        if problem:
+            return failed(field, f"l2_read: {problem}", method)
+        timing = backend.time_runs(run, [{}], policy)
+        problem = check()
+        if problem:
+            return failed(field, f"l2_read after timing: {problem}", method)
+    except Exception as exc:  # noqa: BLE001
+        return failed(field, f"{type(exc).__name__}: {_first_line(exc)}", method)
+    finally:
+        backend.release()
+    t = _median(timing.samples)
+    value = size * repeats / t
+    details = {"buffer_bytes": size, "repeats": repeats, "time_median": t, "time_min": min(timing.samples),
+               "time_max": max(timing.samples), "runs": timing.repeats, "timing": timing.mode}
+    return measured(field, value, f"{method}; median of {timing.repeats} runs, CUDA "
+                                  f"{'graph replay' if timing.mode == 'graph' else 'events'}", None, details,
+                    timing.gpu_state)
+
+
+# ---- DRAM latency: single-thread pointer chase --------------------------------------------------------
+
+
+def chase_order(slots: int, seed: int) -> np.ndarray:
+    """A random visiting order of all slots: slot order[i] points to order[i + 1], the last back to order[0]
+    (one cycle through every slot, so the walk never repeats before it has seen them all)."""
+    return np.random.default_rng(seed).permutation(slots).astype(np.int64)
+
+
+def fill_chain(xp: Any, chain: Any, order: np.ndarray, base: int) -> None:
+    """Write the cycle into `chain` (uint64 words, LINE bytes per slot, at device address `base`): the first word of
+    slot order[i] holds the address of slot order[i + 1]. `xp` is cupy (or numpy, in the tests)."""
+    order_d = xp.asarray(order)
+    targets = xp.roll(order_d, -1).astype(xp.uint64)
+    targets *= xp.uint64(LINE)
+    targets += xp.uint64(base)
+    chain[order_d * (LINE // 8)] = targets
+
+
+def l2_expected_sum(words: np.ndarray, repeats: int) -> int:
+    """What the l2_read kernel's per-thread sums add up to, mod 2^32: every word read `repeats` times."""
+    return (repeats * int(words.sum(dtype=np.uint64))) % 2**32
+
+
+def expected_slot(order: np.ndarray, steps_done: int) -> int:
+    """The slot the walk reaches after `steps_done` steps from order[0]."""
+    return int(order[steps_done % len(order)])
+
+
+def dram_latency(backend: Any, module: Any, plan: Plan, seed: int = 20261130) -> Figure:
+    field = "memory.latency"
+    cp, info = backend.cp, backend.info
+    l2 = int(info.get("l2_size") or (64 << 20))
+    want = max(16 * l2, plan.chase_min_footprint)
+    free = backend.free_bytes() or 0
+    footprint = want
+    while footprint > max(free, 1) // 2 and footprint > 4 * l2:
+        footprint //= 2
+    if footprint < 4 * l2 or footprint > max(free, 1) // 2 + 1:
+        return failed(field, f"not enough free device memory for a pointer chase over {want / 2**30:.2f} GiB")
+    slots = footprint // LINE
+    warm = max(1000, plan.chase_steps // 10)
+    total_steps = warm + plan.chase_passes * plan.chase_steps
+    if total_steps > slots:
+        return failed(field, f"{total_steps} steps would revisit the chain of {slots} slots")
+    method = (f"pointer_chase kernel (roofline/calibrate_kernels.cu): one thread, dependent 8-byte ld.global.cg "
+              f"loads, one {LINE}-byte line per step, a random cycle over {footprint / 2**30:.2f} GiB "
+              f"({footprint / l2:.0f}× L2); {plan.chase_passes} timed passes of {plan.chase_steps} steps, each starting "
+              "where the previous ended (a new part of the chain every pass), median ns per step by %globaltimer; "
+              "final pointer checked against the host's walk")
+    try:
+        order = chase_order(slots, seed)
+        chain = cp.zeros(slots * (LINE // 8), dtype=cp.uint64)
+        base = int(chain.data.ptr)
+        fill_chain(cp, chain, order, base)
+        flush = cp.empty(max(2 * l2, 1 << 20) // 4, dtype=cp.float32)  # evict the chain's last writes from L2
+        flush.fill(1.0)
+        del flush
+        out = cp.zeros(4, dtype=cp.uint64)
+        kernel = module.get_function("pointer_chase")
+        backend.synchronize()
+
+        address = base + int(order[0]) * LINE
+        done = 0
+        ns, cycles = [], []
+        for p in range(plan.chase_passes + 1):
+            steps = warm if p == 0 else plan.chase_steps
+            kernel((1,), (1,), (np.uint64(address), np.int64(steps), out))
+            backend.synchronize()
+            final, elapsed, clk = (int(v) for v in out[:3].get())
+            done += steps
+            want_address = base + expected_slot(order, done) * LINE
+            if final != want_address:
+                return failed(field, f"pass {p}: the chase ended at {final:#x}, the host's walk at {want_address:#x}",
+                              method)
+            if p > 0:  # pass 0 warms the TLB and the code path; it is not timed
+                ns.append(elapsed / steps)
+                cycles.append(clk / steps)
+            address = final
+        del chain
+    except Exception as exc:  # noqa: BLE001
+        return failed(field, f"{type(exc).__name__}: {_first_line(exc)}", method)
+    finally:
+        backend.release()
+    latency = _median(ns) * 1e-9
+    details = {"footprint_bytes": footprint, "slots": slots, "passes": plan.chase_passes, "steps": plan.chase_steps,
+               "ns_per_step": ns, "cycles_per_step": cycles, "median_cycles": _median(cycles)}
+    if not 1e-9 < latency < 1e-5:
+        return Figure(field, FAILED, None, method, f"implausible latency {latency * 1e9:.3g} ns (is %globaltimer "
+                                                   "running?)", details)
+    if cycles and _median(cycles) > 0:
+        details["implied_clock_hz"] = _median(cycles) / latency
+    return Figure(field, OK, latency, method, None, details)
