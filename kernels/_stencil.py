@@ -1,6 +1,6 @@
 """Shared by the stencil and convolution kernels of stencil.cu (stencil5_naive/_reuse, conv3x3_naive/_reuse): the
 inputs, outputs, references, tolerance and test size of each operation (naive and reuse compute the same thing),
-and the launcher, which differs between the variants only in the rows of output one block covers."""
+and the launchers: one output per thread for the naive kernels, column streaming for the reuse kernels."""
 import numpy as np
 
 from roofline.kernelapi import sibling, uniform
@@ -10,7 +10,11 @@ _REF = sibling(__file__, "_stencil_ref.py")
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 TEST_PARAMS = {"n": 1003}
 NAIVE_ROWS = 8    # rows of output per block of the naive kernels: one output per thread
-REUSE_ROWS = 32   # rows of output per block of the reuse kernels: TILE in stencil.cu
+# Rows of output one block of the streaming kernels walks down. Measured on an H200 at N = 16384 (2026-11-30,
+# benchmarks/kernel_variants.py): four columns per thread, 16 rows 3.79 TB/s, 32 rows 3.75, 128 rows 3.66; one
+# column per thread (any N), 64 rows 3.31 TB/s. Fewer rows: more blocks in flight, at 2 halo rows (L2 hits) per band.
+STREAM4_ROWS = 16
+STREAM_ROWS = 64
 
 
 def launcher(ctx, function_name, n, rows_per_block):
@@ -22,6 +26,22 @@ def launcher(ctx, function_name, n, rows_per_block):
 
     def launch(*arrays):
         kernel(grid, block, arrays + (np.int32(n),))
+    return launch
+
+
+def stream_launcher(ctx, op, n):
+    """launch(*arrays): the streaming `op` kernel ("stencil5" or "conv3x3") with arguments (*arrays, int32 n,
+    int32 rows): four columns per thread (16-byte loads) when every row starts 16-byte aligned (N % 4 == 0), one
+    column per thread otherwise; 128 threads per block."""
+    wide = n % 4 == 0
+    kernel = ctx.module("stencil.cu").get_function(f"{op}_stream4" if wide else f"{op}_stream")
+    rows = STREAM4_ROWS if wide else STREAM_ROWS
+    columns = 512 if wide else 128
+    grid = ((n + columns - 1) // columns, (n + rows - 1) // rows)
+    extra = (np.int32(n), np.int32(rows))
+
+    def launch(*arrays):
+        kernel(grid, (128,), arrays + extra)
     return launch
 
 

@@ -13,7 +13,7 @@ reference = _ST.stencil5_reference
 
 
 def cupy(p, ctx):
-    launch = _ST.launcher(ctx, "stencil5_reuse", p["n"], _ST.REUSE_ROWS)
+    launch = _ST.stream_launcher(ctx, "stencil5", p["n"])
 
     def run(x, y):
         launch(x, y)

@@ -40,6 +40,22 @@ def test_kernel_matches_reference_at_awkward_sizes(gpu, descriptor):
     assert entry["time_median"] > 0
 
 
+@pytest.mark.parametrize("name", ["stencil5_reuse", "conv3x3_reuse"])
+@pytest.mark.parametrize("n", [1000, 1028, 257, 4, 3])
+def test_the_streaming_stencils_match_at_both_widths(gpu, name, n):
+    """n % 4 == 0 takes the four-columns-per-thread kernel, anything else the one-column kernel; 1028 leaves a
+    partial warp of columns and a partial band of rows, 4 and 3 are smaller than one band."""
+    from roofline.expr import compile_expr
+    from roofline.measure.harness import measure_kernel
+    from roofline.measure.implementation import load_implementation
+    from roofline.workload import evaluate
+
+    d = CATALOG.select([name])[0]
+    entry = measure_kernel(d, evaluate(d, {"n": compile_expr(str(n))}), None, load_implementation(d), gpu, QUICK)
+    gpu.release()
+    assert entry["status"] == "OK", entry["error"]
+
+
 def test_wrong_kernel_is_failed_and_not_timed(gpu, tmp_path):
     (tmp_path / "wrong.yaml").write_text(
         "name: wrong_add\ndescription: c = a + b, but the kernel skips the last element\npattern: map\n"
