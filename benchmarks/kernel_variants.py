@@ -33,6 +33,8 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=16384)
     parser.add_argument("--check-sizes", default="1003,1000,257")
     parser.add_argument("--only", choices=["stencil", "gemv"], help="run one family only")
+    parser.add_argument("-D", dest="defines", action="append", default=[],
+                        help="a preprocessor definition for stencil.cu, e.g. -D STREAM4_MIN_BLOCKS=16")
     args = parser.parse_args()
 
     import cupy as cp
@@ -43,7 +45,10 @@ def main() -> int:
     st = import_file(ROOT / "kernels" / "_stencil.py")
     gv = import_file(ROOT / "kernels" / "_gemv.py")
     opts = ("--std=c++17", f"-I{ROOT / 'kernels'}")
-    stencil_mod = cp.RawModule(code=(ROOT / "kernels" / "stencil.cu").read_text(), options=opts)
+    stencil_mod = cp.RawModule(code=(ROOT / "kernels" / "stencil.cu").read_text(),
+                               options=opts + tuple(f"-D{d}" for d in args.defines))
+    if args.defines:
+        print("stencil.cu compiled with", " ".join(f"-D{d}" for d in args.defines), flush=True)
     gemv_mod = cp.RawModule(code=(ROOT / "kernels" / "gemv.cu").read_text(), options=opts)
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
 
@@ -61,10 +66,7 @@ def main() -> int:
     def gemv_launch(name: str, rows_per_warp: int, n: int, batch: int, per_sm: int):
         kernel, reduce_ = gemv_mod.get_function(name), gemv_mod.get_function("gemv_reduce")
         groups = -(-n // (4 * rows_per_warp))
-        target = per_sm * sms
-        slices = max(1, min(-(-target // groups), n // (2 * gv.CHUNK)))
-        klen = -(-(-(-n // slices)) // gv.CHUNK) * gv.CHUNK
-        slices = -(-n // klen)
+        slices, klen = gv.split_k(n, groups, per_sm * sms)
         part = cp.empty((slices, batch, n), cp.float32) if slices > 1 else None
         a = (np.int32(n), np.int32(klen), np.int32(n % 4 == 0))
         count = batch * n

@@ -32,6 +32,14 @@ def reference(p, w, x):
     return {"y": y}
 
 
+def split_k(n, groups, target_blocks):
+    """(slices, klen): K split into slices of whole chunks so that groups x slices reaches about target_blocks (the
+    kernel keeps about 8 blocks per SM busy; benchmarks/kernel_variants.py tries other targets)."""
+    slices = max(1, min(-(-target_blocks // groups), n // (2 * CHUNK)))
+    klen = -(-(-(-n // slices)) // CHUNK) * CHUNK
+    return -(-n // klen), klen
+
+
 def cupy(p, ctx):
     n, batch = p["n"], p["batch"]
     if batch not in KERNELS:
@@ -40,12 +48,7 @@ def cupy(p, ctx):
     mod = ctx.module("gemv.cu")
     kernel, reduce_ = mod.get_function(name), mod.get_function("gemv_reduce")
     groups = -(-n // (4 * rows_per_warp))
-    # Split K so that there are about 8 blocks per SM, in slices of whole chunks.
-    target = 8 * ctx.device.get("sm_count", 132)
-    slices = max(1, min(-(-target // groups), n // (2 * CHUNK)))
-    per_slice = -(-n // slices)
-    klen = -(-per_slice // CHUNK) * CHUNK
-    slices = -(-n // klen)
+    slices, klen = split_k(n, groups, 8 * ctx.device.get("sm_count", 132))
     part = ctx.temp((slices, batch, n), np.float32) if slices > 1 else None
     args = (np.int32(n), np.int32(klen), np.int32(n % 4 == 0))
     count = batch * n

@@ -42,6 +42,11 @@ extern "C" __global__ void conv3x3_naive(const float* __restrict__ x, const floa
 // in flight. No thread returns early: every lane takes part in the shuffles, and only in-grid outputs are written.
 #define UNROLL 4
 #define FULL_MASK 0xffffffffu
+// Minimum resident blocks per SM asked of the compiler for the four-column kernels (__launch_bounds__); 1 leaves
+// the register count to it. benchmarks/kernel_variants.py -D STREAM4_MIN_BLOCKS=16 measures the alternative.
+#ifndef STREAM4_MIN_BLOCKS
+#define STREAM4_MIN_BLOCKS 1
+#endif
 
 __device__ __forceinline__ float ldg_at(const float* __restrict__ x, int n, int i, int j) {
     return (i >= 0 && i < n && j >= 0 && j < n) ? __ldg(x + (long long)i * n + j) : 0.0f;
@@ -56,6 +61,34 @@ __device__ __forceinline__ void neighbours(float c, float edge, int lane, float&
     if (lane == 31) r = edge;
 }
 
+// Four consecutive columns j..j+3 of row i (zeros outside the grid); needs n % 4 == 0 and j % 4 == 0.
+__device__ __forceinline__ float4 ldg4_at(const float* __restrict__ x, int n, int i, int j) {
+    return (i >= 0 && i < n && j < n) ? __ldg(reinterpret_cast<const float4*>(x + (long long)i * n + j))
+                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+}
+
+// The next UNROLL rows of this thread's columns (a float, or a float4 of four columns) and of its edge column, all
+// issued before any is used so that they are in flight together.
+template <typename T>
+__device__ __forceinline__ T load_cols(const float* __restrict__ x, int n, int i, int j);
+template <>
+__device__ __forceinline__ float load_cols<float>(const float* __restrict__ x, int n, int i, int j) {
+    return ldg_at(x, n, i, j);
+}
+template <>
+__device__ __forceinline__ float4 load_cols<float4>(const float* __restrict__ x, int n, int i, int j) {
+    return ldg4_at(x, n, i, j);
+}
+template <typename T>
+__device__ __forceinline__ void load_ahead(const float* __restrict__ x, int n, int i, int j, int ej, bool edge,
+                                           T (&c)[UNROLL], float (&e)[UNROLL]) {
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+        c[u] = load_cols<T>(x, n, i + u + 1, j);
+        e[u] = edge ? ldg_at(x, n, i + u + 1, ej) : 0.0f;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(128) stencil5_stream(const float* __restrict__ x,
                                                                   float* __restrict__ y, int n, int rows) {
     const int lane = threadIdx.x & 31, j = blockIdx.x * blockDim.x + threadIdx.x, i0 = blockIdx.y * rows;
@@ -68,11 +101,7 @@ extern "C" __global__ void __launch_bounds__(128) stencil5_stream(const float* _
     const int stop = min(n, i0 + rows);
     for (int i = i0; i < stop; i += UNROLL) {
         float c[UNROLL], e[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            c[u] = ldg_at(x, n, i + u + 1, j);
-            e[u] = edge ? ldg_at(x, n, i + u + 1, ej) : 0.0f;
-        }
+        load_ahead<float>(x, n, i, j, ej, edge, c, e);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             neighbours(c[u], e[u], lane, l, r);
@@ -107,11 +136,7 @@ extern "C" __global__ void __launch_bounds__(128) conv3x3_stream(const float* __
     const int stop = min(n, i0 + rows);
     for (int i = i0; i < stop; i += UNROLL) {
         float cv[UNROLL], e[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            cv[u] = ldg_at(x, n, i + u + 1, j);
-            e[u] = edge ? ldg_at(x, n, i + u + 1, ej) : 0.0f;
-        }
+        load_ahead<float>(x, n, i, j, ej, edge, cv, e);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             neighbours(cv[u], e[u], lane, l, r);
@@ -126,11 +151,6 @@ extern "C" __global__ void __launch_bounds__(128) conv3x3_stream(const float* __
 // The streaming kernels with four columns per thread (16-byte loads; needs n % 4 == 0 so every row starts on a
 // 16-byte boundary): a warp covers 128 columns, the neighbours of a thread's first and last column come from the
 // adjacent lanes' last and first, and lanes 0 and 31 load the column beyond the warp.
-__device__ __forceinline__ float4 ldg4_at(const float* __restrict__ x, int n, int i, int j) {
-    return (i >= 0 && i < n && j < n) ? __ldg(reinterpret_cast<const float4*>(x + (long long)i * n + j))
-                                      : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-}
-
 // Left neighbour of v.x and right neighbour of v.w.
 __device__ __forceinline__ void neighbours4(const float4& v, float edge, int lane, float& l, float& r) {
     l = __shfl_up_sync(FULL_MASK, v.w, 1);
@@ -139,7 +159,7 @@ __device__ __forceinline__ void neighbours4(const float4& v, float edge, int lan
     if (lane == 31) r = edge;
 }
 
-extern "C" __global__ void __launch_bounds__(128) stencil5_stream4(const float* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(128, STREAM4_MIN_BLOCKS) stencil5_stream4(const float* __restrict__ x,
                                                                    float* __restrict__ y, int n, int rows) {
     const int lane = threadIdx.x & 31, j = 4 * (blockIdx.x * blockDim.x + threadIdx.x), i0 = blockIdx.y * rows;
     const bool edge = lane == 0 || lane == 31;
@@ -152,11 +172,7 @@ extern "C" __global__ void __launch_bounds__(128) stencil5_stream4(const float* 
     for (int i = i0; i < stop; i += UNROLL) {
         float4 c[UNROLL];
         float e[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            c[u] = ldg4_at(x, n, i + u + 1, j);
-            e[u] = edge ? ldg_at(x, n, i + u + 1, ej) : 0.0f;
-        }
+        load_ahead<float4>(x, n, i, j, ej, edge, c, e);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             neighbours4(c[u], e[u], lane, l, r);
@@ -187,7 +203,7 @@ __device__ __forceinline__ float4 conv_row(float4 acc, const float* wr, int k, f
     return acc;
 }
 
-extern "C" __global__ void __launch_bounds__(128) conv3x3_stream4(const float* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(128, STREAM4_MIN_BLOCKS) conv3x3_stream4(const float* __restrict__ x,
                                                                   const float* __restrict__ w,
                                                                   float* __restrict__ y, int n, int rows) {
     float wr[9];
@@ -209,11 +225,7 @@ extern "C" __global__ void __launch_bounds__(128) conv3x3_stream4(const float* _
     for (int i = i0; i < stop; i += UNROLL) {
         float4 c[UNROLL];
         float e[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            c[u] = ldg4_at(x, n, i + u + 1, j);
-            e[u] = edge ? ldg_at(x, n, i + u + 1, ej) : 0.0f;
-        }
+        load_ahead<float4>(x, n, i, j, ej, edge, c, e);
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             neighbours4(c[u], e[u], lane, l, r);
