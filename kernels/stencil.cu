@@ -42,11 +42,8 @@ extern "C" __global__ void conv3x3_naive(const float* __restrict__ x, const floa
 // in flight. No thread returns early: every lane takes part in the shuffles, and only in-grid outputs are written.
 #define UNROLL 4
 #define FULL_MASK 0xffffffffu
-// Minimum resident blocks per SM asked of the compiler for the four-column kernels (__launch_bounds__); 1 leaves
-// the register count to it. benchmarks/kernel_variants.py -D STREAM4_MIN_BLOCKS=16 measures the alternative.
-#ifndef STREAM4_MIN_BLOCKS
-#define STREAM4_MIN_BLOCKS 1
-#endif
+// The four-column kernels use 43-46 registers (11 blocks of 128 threads per SM). Forcing 12 or 16 blocks per SM
+// through __launch_bounds__ was slower on the H200: 3.69 and 2.70 TB/s against 3.82 (docs/measurements/h200.md).
 
 __device__ __forceinline__ float ldg_at(const float* __restrict__ x, int n, int i, int j) {
     return (i >= 0 && i < n && j >= 0 && j < n) ? __ldg(x + (long long)i * n + j) : 0.0f;
@@ -159,7 +156,7 @@ __device__ __forceinline__ void neighbours4(const float4& v, float edge, int lan
     if (lane == 31) r = edge;
 }
 
-extern "C" __global__ void __launch_bounds__(128, STREAM4_MIN_BLOCKS) stencil5_stream4(const float* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(128) stencil5_stream4(const float* __restrict__ x,
                                                                    float* __restrict__ y, int n, int rows) {
     const int lane = threadIdx.x & 31, j = 4 * (blockIdx.x * blockDim.x + threadIdx.x), i0 = blockIdx.y * rows;
     const bool edge = lane == 0 || lane == 31;
@@ -203,7 +200,7 @@ __device__ __forceinline__ float4 conv_row(float4 acc, const float* wr, int k, f
     return acc;
 }
 
-extern "C" __global__ void __launch_bounds__(128, STREAM4_MIN_BLOCKS) conv3x3_stream4(const float* __restrict__ x,
+extern "C" __global__ void __launch_bounds__(128) conv3x3_stream4(const float* __restrict__ x,
                                                                   const float* __restrict__ w,
                                                                   float* __restrict__ y, int n, int rows) {
     float wr[9];
