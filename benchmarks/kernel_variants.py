@@ -64,20 +64,7 @@ def main() -> int:
         return lambda *arrays: f(grid, block, arrays + extra)
 
     def gemv_launch(name: str, rows_per_warp: int, n: int, batch: int, per_sm: int):
-        kernel, reduce_ = gemv_mod.get_function(name), gemv_mod.get_function("gemv_reduce")
-        groups = -(-n // (4 * rows_per_warp))
-        slices, klen = gv.split_k(n, groups, per_sm * sms)
-        part = cp.empty((slices, batch, n), cp.float32) if slices > 1 else None
-        a = (np.int32(n), np.int32(klen), np.int32(n % 4 == 0))
-        count = batch * n
-
-        def run(w, x, y):
-            if part is None:
-                kernel((groups, 1), (128,), (w, x, y) + a)
-            else:
-                kernel((groups, slices), (128,), (w, x, part) + a)
-                reduce_(((count + 255) // 256,), (256,), (part, y, np.int64(count), np.int32(slices)))
-        return run, slices
+        return gv.launcher(gemv_mod, name, rows_per_warp, n, batch, per_sm * sms, cp.empty)
 
     def timed(fn, arrays, min_time: float = 0.3) -> float:
         for _ in range(3):

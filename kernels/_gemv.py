@@ -45,11 +45,18 @@ def cupy(p, ctx):
     if batch not in KERNELS:
         raise ValueError(f"gemv.cu has kernels for batch {sorted(KERNELS)}, not {batch}")
     name, rows_per_warp = KERNELS[batch]
-    mod = ctx.module("gemv.cu")
-    kernel, reduce_ = mod.get_function(name), mod.get_function("gemv_reduce")
+    run, _ = launcher(ctx.module("gemv.cu"), name, rows_per_warp, n, batch, 8 * ctx.device.get("sm_count", 132),
+                      ctx.temp)
+    return run
+
+
+def launcher(module, name, rows_per_warp, n, batch, target_blocks, temp):
+    """(run(w, x, y), slices): gemv.cu's `name` with K split for about target_blocks blocks, and gemv_reduce adding
+    the slices' partial sums when there is more than one. temp(shape, dtype) gives the partial-sum buffer."""
+    kernel, reduce_ = module.get_function(name), module.get_function("gemv_reduce")
     groups = -(-n // (4 * rows_per_warp))
-    slices, klen = split_k(n, groups, 8 * ctx.device.get("sm_count", 132))
-    part = ctx.temp((slices, batch, n), np.float32) if slices > 1 else None
+    slices, klen = split_k(n, groups, target_blocks)
+    part = temp((slices, batch, n), np.float32) if slices > 1 else None
     args = (np.int32(n), np.int32(klen), np.int32(n % 4 == 0))
     count = batch * n
 
@@ -59,4 +66,4 @@ def cupy(p, ctx):
         else:
             kernel((groups, slices), (128,), (w, x, part) + args)
             reduce_(((count + 255) // 256,), (256,), (part, y, np.int64(count), np.int32(slices)))
-    return run
+    return run, slices
