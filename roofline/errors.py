@@ -44,6 +44,12 @@ def at(source: object, field: str | None, message: str) -> InputError:
     return InputError(f"{where}: {message}")
 
 
+def first_line(exc: BaseException, limit: int | None = None) -> str:
+    """The first line of an exception's message (its type name when it has none), for one-line reports."""
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return line if limit is None else line[:limit]
+
+
 def closest(word: str, choices: object) -> str:
     """' (did you mean X?)' for the nearest choice, or '' when nothing is close."""
     import difflib

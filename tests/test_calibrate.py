@@ -188,7 +188,7 @@ def test_datasheet_value_and_ratio_edges(h200, toy_spec):
 
 
 def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_walk():
-    from roofline.measure.calibrate_gpu import LINE, chase_order, expected_slot, fill_chain
+    from roofline.measure.calibrate_probes import LINE, chase_order, expected_slot, fill_chain
 
     slots, base = 4096, 1 << 40
     order = chase_order(slots, seed=7)
@@ -209,7 +209,7 @@ def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_wa
 
 
 def test_the_l2_checksum_matches_an_emulated_kernel():
-    from roofline.measure.calibrate_gpu import l2_expected_sum
+    from roofline.measure.calibrate_probes import l2_expected_sum
 
     rng = np.random.default_rng(3)
     words = rng.integers(0, 2**32, 4 * 1000, dtype=np.uint32)
@@ -225,7 +225,9 @@ def test_the_l2_checksum_matches_an_emulated_kernel():
 
 def test_harness_jobs_give_verified_figures_and_report_failures():
     from roofline.measure.backend_numpy import NumpyBackend
-    from roofline.measure.calibrate_gpu import Job, Plan, dram_bandwidth, flops_figure, run_jobs
+    from roofline.measure.calibrate_jobs import Job, run_jobs
+    from roofline.measure.calibrate_peaks import dram_bandwidth, flops_figure
+    from roofline.measure.calibrate_plan import Plan
     from roofline.measure.policy import MeasurePolicy
 
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
@@ -248,7 +250,7 @@ def test_harness_jobs_give_verified_figures_and_report_failures():
 
 
 def test_tf32_counts_only_when_it_beats_the_fp32_cores():
-    from roofline.measure.calibrate_gpu import tf32_figure
+    from roofline.measure.calibrate_peaks import tf32_figure
 
     entry = {"status": OK, "time_median": 1e-3, "achieved_flops": 60e12, "repeats": 10, "timing": "events"}
     fig = tf32_figure(entry, 64e12, "cuBLAS tf32")
@@ -275,7 +277,7 @@ def test_calibrate_help_names_the_method(run_cli):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile-check the CUDA source")
 def test_the_calibration_kernels_compile_for_hopper(tmp_path):
-    from roofline.measure.calibrate_gpu import KERNELS_FILE
+    from roofline.measure.calibrate_plan import KERNELS_FILE
 
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-std=c++17", "-o", str(tmp_path / "k.cubin"),
                            str(KERNELS_FILE)], capture_output=True, text=True)
@@ -420,14 +422,15 @@ def fake_backend(corrupt: str | None = None):
 
 
 def tiny_plan():
-    from roofline.measure.calibrate_gpu import Plan
+    from roofline.measure.calibrate_plan import Plan
 
     return Plan(stream_n=4096, matmul_n=64, chase_passes=3, chase_steps=2000, chase_min_footprint=1 << 20,
                 l2_bytes_per_launch=1 << 20, min_time=0.0)
 
 
 def test_l2_bandwidth_and_latency_on_an_emulated_device():
-    from roofline.measure.calibrate_gpu import dram_latency, l2_bandwidth, load_module
+    from roofline.measure.calibrate_plan import load_module
+    from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
 
     backend = fake_backend()
     module = load_module(backend)
@@ -447,7 +450,8 @@ def test_l2_bandwidth_and_latency_on_an_emulated_device():
 
 @pytest.mark.parametrize("corrupt, field", [("l2", "caches.l2.bandwidth"), ("chase", "memory.latency")])
 def test_a_wrong_result_on_the_device_is_a_failed_figure(corrupt, field):
-    from roofline.measure.calibrate_gpu import dram_latency, l2_bandwidth, load_module
+    from roofline.measure.calibrate_plan import load_module
+    from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
     from roofline.measure.policy import MeasurePolicy
 
     backend = fake_backend(corrupt)
@@ -460,7 +464,7 @@ def test_a_wrong_result_on_the_device_is_a_failed_figure(corrupt, field):
 
 
 def test_launch_overheads_on_an_emulated_device():
-    from roofline.measure.calibrate_gpu import launch_overheads
+    from roofline.measure.launch_overhead import launch_overheads
     from roofline.measure.policy import MeasurePolicy
 
     found = launch_overheads(fake_backend(), MeasurePolicy(min_time=0.0, min_repeats=20, warmup_time=0.0), sets=16)

@@ -11,7 +11,9 @@ pytest.importorskip("matplotlib")
 from roofline.analysis import analysis_document, machine_summary  # noqa: E402
 from roofline.cli import main  # noqa: E402
 from roofline.pipeline import analyze_selection, load_selection, resolve_specs  # noqa: E402
-from roofline.render.plot import figure_bytes, roof_label, roofline_figure, sweep_figure  # noqa: E402
+from roofline.render.plot import figure_bytes, roofline_figure  # noqa: E402
+from roofline.render.roofs import roof_label  # noqa: E402
+from roofline.render.sweep_chart import sweep_figure  # noqa: E402
 from roofline.results import load_results  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "results"

@@ -55,6 +55,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
     from roofline.calibrate import calibration_document, measured_spec, spec_yaml
     from roofline.errors import BackendUnavailable
     from roofline.measure import calibrate_gpu
+    from roofline.measure.calibrate_plan import FULL, QUICK
     from roofline.measure.backend_cupy import CupyBackend
     from roofline.measure.session import choose_machine
     from roofline.specs import SpecCatalog, load_spec
@@ -67,7 +68,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
         raise BackendUnavailable(f"calibrate measures a GPU: {why}; install CuPy for your CUDA version "
                                  "(pip install 'gpu-roofline[cuda12]' or 'gpu-roofline[cuda13]')") from None
     datasheet = choose_machine(spec_name, backend, SpecCatalog.bundled())
-    plan = calibrate_gpu.QUICK if quick else calibrate_gpu.FULL
+    plan = QUICK if quick else FULL
 
     from rich.console import Console
 

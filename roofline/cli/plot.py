@@ -56,6 +56,8 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     """
     from roofline.errors import InputError
     from roofline.render import plot as render
+    from roofline.render.points import collect_points
+    from roofline.render.sweep_chart import sweep_figure
     from roofline.results import load_results
 
     if output is None:
@@ -75,7 +77,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
-        fig = render.sweep_figure(load_results(sweep_path), names, measured, title)
+        fig = sweep_figure(load_results(sweep_path), names, measured, title)
     else:
         results_docs = [load_results(p) for p in results_paths]
         for path, doc in zip(results_paths, results_docs):
@@ -86,7 +88,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
                 )
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title)
-        _, unplottable = render.collect_points(analysis_docs, results_docs, {})
+        _, unplottable = collect_points(analysis_docs, results_docs, {})
         for name in unplottable:
             note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
 

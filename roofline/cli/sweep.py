@@ -166,17 +166,17 @@ def sweep(kernel: str, param: str, sizes_text: str, fixed: tuple[str, ...], kern
 
 def _overheads(engine: Any, policy: Any) -> dict[str, Any]:
     """Launch floor and one-element latency on the GPU; the host call floor on the NumPy backend."""
-    from roofline.measure import calibrate_gpu
+    from roofline.measure.launch_overhead import host_call_floor, launch_overheads
     from roofline.measure.policy import MeasurePolicy
 
     small = MeasurePolicy(min_time=min(policy.min_time, 0.3), min_repeats=policy.min_repeats, seed=policy.seed)
     if engine.name == "numpy":
-        return {"launch_floor": calibrate_gpu.host_call_floor(engine, small),
+        return {"launch_floor": host_call_floor(engine, small),
                 "launch_floor_source": "measured: an empty run function through the NumPy backend's timing loop "
                                        "(host CPU)",
                 "kernel_latency": None, "kernel_latency_source": None}
     try:
-        found = calibrate_gpu.launch_overheads(engine, small)
+        found = launch_overheads(engine, small)
     except Exception as exc:  # noqa: BLE001 - the sweep still runs; the model says what it lacks
         note(f"warning: measuring the launch floor failed ({type(exc).__name__}: {exc}); the model uses 0 for it "
              "and the spec's latency")

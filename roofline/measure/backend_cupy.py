@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from roofline.errors import BackendUnavailable
+from roofline.errors import BackendUnavailable, first_line
 from roofline.measure.context import KernelContext
 from roofline.measure.gpustate import open_monitor
 from roofline.measure.harness import Run, Timing
@@ -51,14 +51,10 @@ def import_cupy() -> Any:
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError when the driver is missing
-        raise BackendUnavailable(f"no usable CUDA device ({_one_line(exc)}); {INSTALL_HINT}") from None
+        raise BackendUnavailable(f"no usable CUDA device ({first_line(exc)}); {INSTALL_HINT}") from None
     if count == 0:
         raise BackendUnavailable(f"no CUDA device found; {INSTALL_HINT}")
     return cupy
-
-
-def _one_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class CupyBackend:
@@ -202,7 +198,7 @@ class CupyBackend:
             try:
                 return self._time_graph(run, sets, policy, estimate)
             except Exception as exc:  # noqa: BLE001 - capture is optional; fall back to plain events
-                notes.append(f"CUDA graph capture failed ({_one_line(exc)}); timed launches directly")
+                notes.append(f"CUDA graph capture failed ({first_line(exc)}); timed launches directly")
                 self._end_capture_quietly()
         # Without a graph, a short kernel is timed in batches: one event pair around several back-to-back
         # launches, so the GPU stays busy and the gaps of the Python launch path are amortised.

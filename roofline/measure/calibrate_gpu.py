@@ -10,8 +10,7 @@ on any machine.
 
 This module holds calibrate(), the orchestration; the parts live in roofline.measure.calibrate_plan (the Plan and
 the kernels' loader), calibrate_jobs (the harness job runner), calibrate_peaks (figures from harness results),
-calibrate_probes (L2 bandwidth and DRAM latency) and launch_overhead (the launch floor for `roofline sweep`). Their
-names are re-exported here, so `from roofline.measure.calibrate_gpu import ...` keeps working.
+calibrate_probes (L2 bandwidth and DRAM latency) and launch_overhead (the launch floor for `roofline sweep`).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from roofline.calibrate import Figure, failed, skipped
+from roofline.errors import first_line
 from roofline.measure.calibrate_jobs import Job, run_jobs
 from roofline.measure.calibrate_peaks import (
     BF16_TOLERANCE,
@@ -29,22 +29,8 @@ from roofline.measure.calibrate_peaks import (
     tf32_compute_type,
     tf32_figure,
 )
-from roofline.measure.calibrate_plan import FULL, KERNELS_FILE, QUICK, Plan, _first_line, _policy, load_module
-from roofline.measure.calibrate_probes import (
-    LINE,
-    chase_order,
-    dram_latency,
-    expected_slot,
-    fill_chain,
-    l2_bandwidth,
-    l2_expected_sum,
-)
-from roofline.measure.launch_overhead import host_call_floor, launch_overheads
-
-__all__ = ["BF16_TOLERANCE", "FULL", "KERNELS_FILE", "LINE", "QUICK", "TF32_TOLERANCE", "Job", "Plan", "bf16_probe",
-           "calibrate", "chase_order", "dram_bandwidth", "dram_latency", "expected_slot", "fill_chain",
-           "flops_figure", "host_call_floor", "l2_bandwidth", "l2_expected_sum", "launch_overheads", "load_module",
-           "run_jobs", "tf32_compute_type", "tf32_figure"]
+from roofline.measure.calibrate_plan import FULL, KERNELS_FILE, Plan, load_module
+from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
 
 
 # ---- the whole calibration ---------------------------------------------------------------------------
@@ -54,7 +40,7 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL,
               progress: Callable[[str], None] = lambda s: None) -> list[Figure]:
     """Every figure calibrate reports, in roofline.calibrate.KINDS order. Failures are Figures too (never raised)."""
     info = backend.info
-    policy = _policy(plan)
+    policy = plan.policy()
     sms = int(info.get("sm_count") or 0)
     cc = _cc(info.get("compute_capability"))
     n, m = plan.stream_n, plan.matmul_n
@@ -78,7 +64,7 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL,
         module = load_module(backend)
     except Exception as exc:  # noqa: BLE001
         module = None
-        compile_error = f"compiling {KERNELS_FILE.name} failed: {type(exc).__name__}: {_first_line(exc)}"
+        compile_error = f"compiling {KERNELS_FILE.name} failed: {type(exc).__name__}: {first_line(exc, 300)}"
     figures.append(l2_bandwidth(backend, module, plan, policy) if module is not None
                    else failed("caches.l2.bandwidth", compile_error))
     progress("DRAM latency")

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from roofline.calibrate import FAILED, OK, Figure, measured
-from roofline.measure.calibrate_plan import Plan, _first_line
+from roofline.errors import first_line
+from roofline.measure.calibrate_plan import Plan
 
 TF32_TOLERANCE = {"rtol": 1e-2, "atol": 1e-2}  # TF32 keeps 10 mantissa bits: ~1e-3 relative per product
 BF16_TOLERANCE = {"rtol": 2e-2, "atol": 1e-2}  # bfloat16 output keeps 8 significant bits: ~2e-3 relative
@@ -108,7 +109,7 @@ def bf16_probe(cp: Any) -> str | None:
             return f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 probe GEMM gave wrong values"
     except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", reported with the reason
         return (f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 matmul raised "
-                f"{type(exc).__name__}: {_first_line(exc)}")
+                f"{type(exc).__name__}: {first_line(exc, 300)}")
     return None
 
 

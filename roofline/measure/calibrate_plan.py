@@ -1,6 +1,6 @@
 """What every step of the GPU calibration shares: the Plan (sizes and repeat counts; FULL and QUICK), the
-measurement policy it implies, the calibration kernels (roofline/calibrate_kernels.cu) and their loader, and two
-small helpers (a median, an exception's first line).
+measurement policy it implies, the calibration kernels (roofline/calibrate_kernels.cu) and their loader,
+and a float median.
 
 It exists so the harness jobs, the peak figures, the custom probes, the launch overheads and the orchestration in
 roofline.measure.calibrate_gpu can all use these without importing one another. CuPy is reached only through the
@@ -32,14 +32,14 @@ class Plan:
     min_time: float = 0.5  # s of timed runs per harness kernel
     blocks_per_sm: int = 16  # fma_peak grid: 16 blocks of 256 threads per SM (the bundled default on an H200)
 
+    def policy(self) -> MeasurePolicy:
+        """The harness policy of the calibration jobs and probes."""
+        return MeasurePolicy(min_time=self.min_time, min_repeats=10, max_time=2.0)
+
 
 FULL = Plan()
 QUICK = Plan(stream_n=2**26, matmul_n=4096, chase_passes=5, chase_steps=50_000, chase_min_footprint=1 << 29,
              l2_bytes_per_launch=5e8, min_time=0.2)
-
-
-def _policy(plan: Plan) -> MeasurePolicy:
-    return MeasurePolicy(min_time=plan.min_time, min_repeats=10, max_time=2.0)
 
 
 def load_module(backend: Any) -> Any:
@@ -48,9 +48,5 @@ def load_module(backend: Any) -> Any:
     return backend.cp.RawModule(code=code, options=("--std=c++17",))
 
 
-def _median(samples: Sequence[float]) -> float:
+def median(samples: Sequence[float]) -> float:
     return float(statistics.median(samples))
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from roofline.calibrate import FAILED, OK, Figure, failed, measured, skipped
-from roofline.measure.calibrate_plan import Plan, _first_line, _median
+from roofline.errors import first_line
+from roofline.measure.calibrate_plan import Plan, median
 from roofline.measure.policy import MeasurePolicy
 
 LINE = 128  # bytes per pointer-chase slot: one cache line per step
@@ -64,10 +65,10 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, s
         if problem:
             return failed(field, f"l2_read after timing: {problem}", method)
     except Exception as exc:  # noqa: BLE001
-        return failed(field, f"{type(exc).__name__}: {_first_line(exc)}", method)
+        return failed(field, f"{type(exc).__name__}: {first_line(exc, 300)}", method)
     finally:
         backend.release()
-    t = _median(timing.samples)
+    t = median(timing.samples)
     value = size * repeats / t
     details = {"buffer_bytes": size, "repeats": repeats, "time_median": t, "time_min": min(timing.samples),
                "time_max": max(timing.samples), "runs": timing.repeats, "timing": timing.mode}
@@ -157,15 +158,15 @@ def dram_latency(backend: Any, module: Any, plan: Plan, seed: int = 20261130) ->
             address = final
         del chain
     except Exception as exc:  # noqa: BLE001
-        return failed(field, f"{type(exc).__name__}: {_first_line(exc)}", method)
+        return failed(field, f"{type(exc).__name__}: {first_line(exc, 300)}", method)
     finally:
         backend.release()
-    latency = _median(ns) * 1e-9
+    latency = median(ns) * 1e-9
     details = {"footprint_bytes": footprint, "slots": slots, "passes": plan.chase_passes, "steps": plan.chase_steps,
-               "ns_per_step": ns, "cycles_per_step": cycles, "median_cycles": _median(cycles)}
+               "ns_per_step": ns, "cycles_per_step": cycles, "median_cycles": median(cycles)}
     if not 1e-9 < latency < 1e-5:
         return Figure(field, FAILED, None, method, f"implausible latency {latency * 1e9:.3g} ns (is %globaltimer "
                                                    "running?)", details)
-    if cycles and _median(cycles) > 0:
-        details["implied_clock_hz"] = _median(cycles) / latency
+    if cycles and median(cycles) > 0:
+        details["implied_clock_hz"] = median(cycles) / latency
     return Figure(field, OK, latency, method, None, details)

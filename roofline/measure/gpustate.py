@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from roofline.errors import first_line
+
 INSTALL_HINT = "pip install nvidia-ml-py (it comes with the cuda12/cuda13 extras)"
 
 # NVML clock-event reasons (nvmlClocksEventReason*), the bits a user can act on or should know about.
@@ -172,8 +174,7 @@ def open_monitor(pci_bus_id: str | None) -> tuple[Monitor | None, str]:
     try:
         monitor = Monitor(pynvml, pci_bus_id)
     except Exception as exc:  # noqa: BLE001 - NVMLError or a missing library: measure without clock readings
-        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return None, f"none: NVML could not be opened ({text})"
+        return None, f"none: NVML could not be opened ({first_line(exc)})"
     version = getattr(pynvml, "__version__", None) or _dist_version("nvidia-ml-py")
     return monitor, f"NVML (nvidia-ml-py {version})" if version else "NVML"
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from roofline.measure.calibrate_plan import _median, load_module
+from roofline.measure.calibrate_plan import load_module, median
 from roofline.measure.policy import MeasurePolicy
 
 
@@ -51,7 +51,7 @@ def launch_overheads(backend: Any, policy: MeasurePolicy, sets: int = 4096) -> d
             raise RuntimeError("the one-element kernel did not write src + 1 in every set")
     finally:
         backend.release()
-    t_floor, t_one = _median(floor.samples), _median(single.samples)
+    t_floor, t_one = median(floor.samples), median(single.samples)
     return {
         "launch_floor": t_floor,
         "one_element": t_one,
@@ -68,4 +68,4 @@ def host_call_floor(backend: Any, policy: MeasurePolicy) -> float:
     def run() -> None:
         return None
 
-    return _median(backend.time_runs(run, [{}], policy).samples)
+    return median(backend.time_runs(run, [{}], policy).samples)

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from roofline.render.roofs import _COLORS, _require_matplotlib, roof_label, roofline_axes
+from roofline.render.roofs import COLORS, GID, require_matplotlib, roof_label, roofline_axes
 from roofline.results import params_text
 from roofline.units import format_rate, format_si
 
@@ -23,7 +23,6 @@ LEVELS = ("l1", "l2", "dram")
 _LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
 _MARKER = {"l1": "^", "l2": "s", "dram": "o"}
 _ROOF_STYLE = {"l1": ":", "l2": "--", "dram": "-"}
-_GID = "roofline:"
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[Hi
                 continue
             key = (k["name"], params_text(k.get("params") or {}))
             number = numbers.setdefault(key, len(numbers) + 1)
-            color = _COLORS[(number - 1) % len(_COLORS)]
+            color = COLORS[(number - 1) % len(COLORS)]
             drawn = False
             for level, nbytes in _counter_bytes(counters).items():
                 if nbytes:
@@ -106,7 +105,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
                      bandwidths: Mapping[str, float | None] | None = None, title: str | None = None) -> Any:
     """The hierarchical roofline of the first results document's machine (the others' kernels are drawn
     against it too). `bandwidths` overrides {'l1','l2','dram'} in B/s, e.g. from a calibrated spec."""
-    _require_matplotlib()
+    require_matplotlib()
     from roofline.errors import InputError
 
     if not results_docs:
@@ -144,7 +143,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     # ---- roofs: one compute roof per used precision, one bandwidth roof per level with a known bandwidth ----
     for roof, peak in sorted(peaks.items(), key=lambda kv: kv[1]):
         x_from = peak / max(known.values())
-        ax.plot([x_from, x_hi], [peak, peak], "-", color="black", linewidth=1.8, gid=_GID + "hier-compute-roof")
+        ax.plot([x_from, x_hi], [peak, peak], "-", color="black", linewidth=1.8, gid=GID + "hier-compute-roof")
         ax.annotate(f"{roof_label(roof)} {format_si(peak, 'FLOP/s')}", xy=(x_hi, peak), xytext=(-4, 4),
                     textcoords="offset points", ha="right", fontsize=8.5)
     for level in LEVELS:
@@ -153,7 +152,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
             continue
         x_ridge = top / bw
         ax.plot([x_lo, x_ridge], [bw * x_lo, top], _ROOF_STYLE[level], color="#444444", linewidth=1.6,
-                gid=f"{_GID}hier-roof:{level}")
+                gid=f"{GID}hier-roof:{level}")
         x_text = x_lo * 1.6
         ax.annotate(f"{_LEVEL_LABEL[level]} {format_rate(bw)}", xy=(x_text, bw * x_text), xytext=(2, 6),
                     textcoords="offset points", fontsize=8, color="#444444", rotation=0)
@@ -165,10 +164,10 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     for number, group in by_kernel.items():
         group = sorted(group, key=lambda p: p.x)
         ax.plot([p.x for p in group], [p.y for p in group], "-", color=group[0].color, linewidth=1.0, alpha=0.7,
-                gid=f"{_GID}hier-link:{number}")
+                gid=f"{GID}hier-link:{number}")
         for p in group:
             ax.plot([p.x], [p.y], _MARKER[p.level], color=p.color, markersize=8, markeredgecolor="black",
-                    markeredgewidth=0.5, zorder=5, gid=f"{_GID}hier-point:{p.level}")
+                    markeredgewidth=0.5, zorder=5, gid=f"{GID}hier-point:{p.level}")
         dram = next((p for p in group if p.level == "dram"), group[-1])
         ax.annotate(str(number), xy=(dram.x, dram.y), xytext=(5, -10), textcoords="offset points", fontsize=8,
                     color=dram.color, fontweight="bold")
@@ -191,5 +190,5 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     if skipped:
         lines += ["", "Not drawn (no counters): " + ", ".join(skipped[:8]) + (" …" if len(skipped) > 8 else "")]
     fig.text(0.72, 0.92, "\n".join(lines), va="top", ha="left", fontsize=8.5, family="monospace",
-             gid=_GID + "hier-table")
+             gid=GID + "hier-table")
     return fig

@@ -6,7 +6,7 @@ API (Figure + FigureCanvasAgg), so it works headless and never touches pyplot's 
 
 This is the entry point the CLI uses: it assembles the roofline figure and renders figures to bytes. The roof
 geometry lives in roofline.render.roofs, the kernel points and the numbered table in roofline.render.points, and
-the sweep chart in roofline.render.sweep_chart; their public names are re-exported here.
+the sweep chart in roofline.render.sweep_chart.
 """
 
 from __future__ import annotations
@@ -15,26 +15,20 @@ import io
 import math
 from typing import Any, Sequence
 
-from roofline.render.points import Point, _kernel_table, _label_points, collect_points
+from roofline.render.points import collect_points, kernel_table, label_points
 from roofline.render.roofs import (
-    _FAILED_COLOR,
-    _GID,
-    RoofSet,
-    _assign_roofsets,
-    _intensity_tick,
-    _label_memory_roof,
-    _log_bounds,
-    _peak_text,
-    _require_matplotlib,
-    _roofs_label,
-    _spread,
-    roof_label,
+    FAILED_COLOR,
+    GID,
+    assign_roofsets,
+    intensity_tick,
+    label_memory_roof,
+    log_bounds,
+    peak_text,
+    require_matplotlib,
     roofline_axes,
+    roofs_label,
+    spread_positions,
 )
-from roofline.render.sweep_chart import sweep_figure
-
-__all__ = ["FORMATS", "Point", "RoofSet", "collect_points", "figure_bytes", "roof_label", "roofline_axes",
-           "roofline_figure", "sweep_figure"]
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -46,7 +40,7 @@ def roofline_figure(
     title: str | None = None,
 ) -> Any:
     """A log-log roofline: compute roofs, memory roofs, ridge points and kernel points. Returns a Figure."""
-    _require_matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -55,7 +49,7 @@ def roofline_figure(
         if not any(m["id"] == o["id"] and m["roofs"] == o["roofs"] and m["bandwidth"] == o["bandwidth"]
                    for o in datasheet):
             datasheet.append(m)
-    roofsets = _assign_roofsets(datasheet, measured_machines)
+    roofsets = assign_roofsets(datasheet, measured_machines)
     if not roofsets:
         from roofline.errors import InputError
 
@@ -68,9 +62,9 @@ def roofline_figure(
     ridges = [peak / rs.machine["bandwidth"] for rs in roofsets for peak in rs.machine["roofs"].values()]
     peaks = [peak for rs in roofsets for peak in rs.machine["roofs"].values()]
     xs = [p.x for p in points] + ridges
-    x_lo, x_hi = _log_bounds(xs, 0.35, 0.35)
+    x_lo, x_hi = log_bounds(xs, 0.35, 0.35)
     low_y = [p.y for p in points] + [rs.machine["bandwidth"] * x_lo for rs in roofsets]
-    y_lo, _ = _log_bounds(low_y, 0.25, 0)
+    y_lo, _ = log_bounds(low_y, 0.25, 0)
     y_hi = 10 ** (math.log10(max(peaks)) + 0.35)
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -98,28 +92,28 @@ def roofline_figure(
         for roof, peak in m["roofs"].items():
             groups.setdefault(peak, []).append(roof)
         top = max(groups)
-        ax.plot([x_lo, top / bw], [bw * x_lo, top], style, color=rs.color, linewidth=2.0, gid=_GID + "memory-roof")
+        ax.plot([x_lo, top / bw], [bw * x_lo, top], style, color=rs.color, linewidth=2.0, gid=GID + "memory-roof")
         for peak, roofs in sorted(groups.items()):
             ridge = peak / bw
             used = bool(used_roofs & set(roofs)) or not used_roofs
             ax.plot([ridge, x_hi], [peak, peak], style, color=rs.color, linewidth=2.0 if used else 1.0,
-                    alpha=1.0 if used else 0.45, gid=_GID + "compute-roof")
+                    alpha=1.0 if used else 0.45, gid=GID + "compute-roof")
             ax.plot([ridge], [peak], "D", color=rs.color, markersize=5 if used else 3.5,
-                    alpha=1.0 if used else 0.5, gid=_GID + "ridge")
-            text = (f"{_roofs_label(roofs)}{tag} {_peak_text(roofs, peak)} · ridge "
-                    f"{_intensity_tick(float(f'{ridge:.3g}'))}")
+                    alpha=1.0 if used else 0.5, gid=GID + "ridge")
+            text = (f"{roofs_label(roofs)}{tag} {peak_text(roofs, peak)} · ridge "
+                    f"{intensity_tick(float(f'{ridge:.3g}'))}")
             right_labels.append((to_frac(peak), text, rs.color, used))
         # the memory roof's label, along the slope where no point is near
-        _label_memory_roof(ax, fig, rs, points, x_lo, top / bw, tag)
+        label_memory_roof(ax, fig, rs, points, x_lo, top / bw, tag)
 
     order = sorted(range(len(right_labels)), key=lambda i: right_labels[i][0])
-    spread = _spread([right_labels[i][0] for i in order], 0.03, 0.0, 0.99)
+    spread = spread_positions([right_labels[i][0] for i in order], 0.03, 0.0, 0.99)
     labels = []
     for i, y in zip(order, spread):
         want, text, color, used = right_labels[i]
         labels.append(ax.annotate(text, xy=(1.0, want), xycoords="axes fraction", xytext=(1.012, y), textcoords="axes fraction",
                     fontsize=8.5 if used else 7.5, color=color, alpha=1.0 if used else 0.6, va="center",
-                    fontweight="bold" if used else "normal", annotation_clip=False, gid=_GID + "roof-label",
+                    fontweight="bold" if used else "normal", annotation_clip=False, gid=GID + "roof-label",
                     arrowprops={"arrowstyle": "-", "color": color, "alpha": 0.4, "linewidth": 0.6,
                                 "shrinkA": 0, "shrinkB": 0}))
     renderer = fig.canvas.get_renderer()
@@ -128,16 +122,16 @@ def roofline_figure(
     # ---- kernels ----
     for p in points:
         if p.kind == "measured":
-            ax.plot([p.x, p.x], [p.y, p.ceiling], ":", color=p.color, linewidth=1.2, alpha=0.8, gid=_GID + "gap")
+            ax.plot([p.x, p.x], [p.y, p.ceiling], ":", color=p.color, linewidth=1.2, alpha=0.8, gid=GID + "gap")
             ax.plot([p.x], [p.y], "o", color=p.color, markersize=7, markeredgecolor="black", markeredgewidth=0.5,
-                    gid=_GID + "point-measured", zorder=5)
+                    gid=GID + "point-measured", zorder=5)
         elif p.kind == "failed":
-            ax.plot([p.x], [p.y], "X", color=_FAILED_COLOR, markersize=10, markeredgecolor="white",
-                    markeredgewidth=0.8, gid=_GID + "point-failed", zorder=6)
+            ax.plot([p.x], [p.y], "X", color=FAILED_COLOR, markersize=10, markeredgecolor="white",
+                    markeredgewidth=0.8, gid=GID + "point-failed", zorder=6)
         else:
             ax.plot([p.x], [p.y], "o", markerfacecolor="white", markeredgecolor=p.color, markeredgewidth=1.6,
-                    markersize=7, gid=_GID + "point-model", zorder=4)
-    _label_points(ax, fig, points)
+                    markersize=7, gid=GID + "point-model", zorder=4)
+    label_points(ax, fig, points)
 
     # ---- legends: marker meanings, then the numbered kernel table ----
     handles = []
@@ -149,7 +143,7 @@ def roofline_figure(
         handles.append(Line2D([], [], marker="o", linestyle="", color="black", label="measured: achieved"))
         handles.append(Line2D([], [], linestyle=":", color="black", label="gap to its ceiling"))
     if "failed" in kinds:
-        handles.append(Line2D([], [], marker="X", linestyle="", color=_FAILED_COLOR,
+        handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR,
                               label="FAILED verification (at its ceiling)"))
     handles.append(Line2D([], [], marker="D", linestyle="", color="black", markersize=4, label="ridge point"))
     if any(rs.measured for rs in roofsets):
@@ -160,7 +154,7 @@ def roofline_figure(
             if not rs.measured:
                 handles.append(Line2D([], [], linestyle="-", linewidth=3, color=rs.color, label=rs.machine["name"]))
     ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
-    _kernel_table(fig, points, unplottable, min(table_x, 0.8))
+    kernel_table(fig, points, unplottable, min(table_x, 0.8))
     return fig
 
 

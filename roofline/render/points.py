@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from roofline.render.roofs import _COLORS, _FAILED_COLOR, _GID
+from roofline.render.roofs import COLORS, FAILED_COLOR, GID
 from roofline.results import params_text
 
 
@@ -40,7 +40,7 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
         return numbers.setdefault((k["name"], params_text(k["params"])), len(numbers) + 1)
 
     for doc in analysis_docs:
-        color = colors.get(doc["machine"]["id"], _COLORS[0])
+        color = colors.get(doc["machine"]["id"], COLORS[0])
         for k in doc["kernels"]:
             if k["intensity"] <= 0 or k["attainable_flops"] <= 0:
                 unplottable.append(k["name"])
@@ -48,7 +48,7 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
             points.append(Point(number(k), k["name"], params_text(k["params"]), k["intensity"],
                                 k["attainable_flops"], k["attainable_flops"], "model", color, None))
     for doc in results_docs:
-        color = colors.get(doc["machine"]["id"], _COLORS[0])
+        color = colors.get(doc["machine"]["id"], COLORS[0])
         for k in doc["kernels"]:
             failed = k["status"] == "FAILED" or k["verified"] is False or k.get("achieved_flops") is None
             y = k["attainable_flops"] if failed else k["achieved_flops"]
@@ -57,11 +57,11 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
                 continue
             points.append(Point(number(k), k["name"], params_text(k["params"]), k["intensity"], y,
                                 k["attainable_flops"], "failed" if failed else "measured",
-                                _FAILED_COLOR if failed else color, k.get("fraction_of_ceiling")))
+                                FAILED_COLOR if failed else color, k.get("fraction_of_ceiling")))
     return points, sorted(set(unplottable))
 
 
-def _label_points(ax: Any, fig: Any, points: Sequence[Point]) -> None:
+def label_points(ax: Any, fig: Any, points: Sequence[Point]) -> None:
     """Numbers beside the points, placed greedily where they overlap nothing; a leader line when moved far."""
     scale = 72.0 / fig.dpi  # display pixels -> points
     fontsize = 7.5
@@ -102,11 +102,11 @@ def _label_points(ax: Any, fig: Any, points: Sequence[Point]) -> None:
         arrow = {"arrowstyle": "-", "color": p.color, "linewidth": 0.6, "alpha": 0.7} if radius > 12 else None
         ax.annotate(text, xy=(p.x, p.y), xytext=(dx, dy), textcoords="offset points", ha="center", va="center",
                     fontsize=fontsize, color=p.color if p.kind != "model" else "black", fontweight="bold",
-                    arrowprops=arrow, gid=_GID + "point-label", zorder=7,
+                    arrowprops=arrow, gid=GID + "point-label", zorder=7,
                     bbox={"boxstyle": "round,pad=0.12", "facecolor": "white", "edgecolor": "none", "alpha": 0.75})
 
 
-def _kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str], x0: float) -> None:
+def kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str], x0: float) -> None:
     """The numbered legend to the right of the roof labels: number, kernel, parameters, fraction of ceiling."""
     entries: dict[int, list[Point]] = {}
     for p in points:
@@ -122,7 +122,7 @@ def _kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str],
                 status.append("FAILED")
             elif p.kind == "measured":
                 status.append("?" if p.fraction is None else f"{p.fraction:.0%}")
-        color = _FAILED_COLOR if any(p.kind == "failed" for p in group) else "black"
+        color = FAILED_COLOR if any(p.kind == "failed" for p in group) else "black"
         column = f"{' '.join(status):>6} " if measured else ""
         lines.append((f"{number:>2} {column}{first.name} {first.params}", color))
     for name in unplottable:
@@ -141,7 +141,7 @@ def _kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str],
     for c, column in enumerate(columns):
         x = x0 + c * width
         fig.text(x, 0.935, header, fontsize=fontsize, family="monospace", fontweight="bold", va="top",
-                 gid=_GID + "table-header")
+                 gid=GID + "table-header")
         for i, (text, color) in enumerate(column):
             fig.text(x, 0.935 - (i + 1.2) * step, text, fontsize=fontsize, family="monospace", color=color,
-                     va="top", gid=_GID + "table-row")
+                     va="top", gid=GID + "table-row")

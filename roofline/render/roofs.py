@@ -18,9 +18,9 @@ from roofline.units import format_rate, format_si
 if TYPE_CHECKING:
     from roofline.render.points import Point
 
-_COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
-_FAILED_COLOR = "#d62728"
-_GID = "roofline:"  # every artist these charts draw carries a gid, so tests can count roofs and points
+COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
+FAILED_COLOR = "#d62728"
+GID = "roofline:"  # every artist these charts draw carries a gid, so tests can count roofs and points
 
 
 def roof_label(roof: str) -> str:
@@ -29,7 +29,7 @@ def roof_label(roof: str) -> str:
     return base.upper() + (f" {rest}" if rest else "")
 
 
-def _roofs_label(roofs: Sequence[str]) -> str:
+def roofs_label(roofs: Sequence[str]) -> str:
     """['fp16_tensor', 'bf16_tensor'] -> 'FP16 / BF16 tensor'."""
     suffixes = {r.partition("_")[2] for r in roofs}
     if len(suffixes) == 1:
@@ -38,7 +38,7 @@ def _roofs_label(roofs: Sequence[str]) -> str:
     return " / ".join(roof_label(r) for r in roofs)
 
 
-def _peak_text(roofs: Sequence[str], value: float) -> str:
+def peak_text(roofs: Sequence[str], value: float) -> str:
     unit = "OP/s" if all(r.startswith("int") for r in roofs) else "FLOP/s"
     return format_si(value, unit)
 
@@ -64,7 +64,7 @@ def roofline_axes(fig: Any, rect: tuple[float, float, float, float], xlim: tuple
     ax.set_ylim(*ylim)
     ax.xaxis.set_major_locator(LogLocator(base=10))
     ax.yaxis.set_major_locator(LogLocator(base=10))
-    ax.xaxis.set_major_formatter(FuncFormatter(_intensity_tick))
+    ax.xaxis.set_major_formatter(FuncFormatter(intensity_tick))
     ax.yaxis.set_major_formatter(FuncFormatter(_flops_tick))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.yaxis.set_minor_formatter(NullFormatter())
@@ -73,7 +73,7 @@ def roofline_axes(fig: Any, rect: tuple[float, float, float, float], xlim: tuple
     return ax
 
 
-def _require_matplotlib() -> None:
+def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:  # pragma: no cover - matplotlib is a dependency; the message is for broken installs
@@ -82,26 +82,26 @@ def _require_matplotlib() -> None:
         raise InputError(f"plotting needs matplotlib ({exc}): pip install matplotlib") from None
 
 
-def _assign_roofsets(datasheet: Sequence[dict[str, Any]], measured: Sequence[dict[str, Any]]) -> list[RoofSet]:
+def assign_roofsets(datasheet: Sequence[dict[str, Any]], measured: Sequence[dict[str, Any]]) -> list[RoofSet]:
     sets: list[RoofSet] = []
     colors: dict[str, str] = {}
     for m in datasheet:
-        colors.setdefault(m["id"], _COLORS[len(colors) % len(_COLORS)])
+        colors.setdefault(m["id"], COLORS[len(colors) % len(COLORS)])
         sets.append(RoofSet(m, False, colors[m["id"]]))
     for m in measured:
         paired = next((c for mid, c in colors.items() if m["id"].startswith(mid) or mid.startswith(m["id"])), None)
         if paired is None:
-            paired = colors.setdefault(m["id"], _COLORS[len(colors) % len(_COLORS)])
+            paired = colors.setdefault(m["id"], COLORS[len(colors) % len(COLORS)])
         sets.append(RoofSet(m, True, paired))
     return sets
 
-def _log_bounds(values: Sequence[float], pad_low: float, pad_high: float) -> tuple[float, float]:
+def log_bounds(values: Sequence[float], pad_low: float, pad_high: float) -> tuple[float, float]:
     lo = math.log10(min(values)) - pad_low
     hi = math.log10(max(values)) + pad_high
     return 10 ** math.floor(lo), 10 ** math.ceil(hi)
 
 
-def _intensity_tick(value: float, _pos: object = None) -> str:
+def intensity_tick(value: float, _pos: object = None) -> str:
     if value >= 1000:
         return format_si(value, "").strip()
     return f"{value:g}"
@@ -111,7 +111,7 @@ def _flops_tick(value: float, _pos: object = None) -> str:
     return format_si(value, "FLOP/s", digits=3)
 
 
-def _spread(wanted: list[float], gap: float, lo: float = 0.0, hi: float = 1.0) -> list[float]:
+def spread_positions(wanted: list[float], gap: float, lo: float = 0.0, hi: float = 1.0) -> list[float]:
     """Positions near `wanted` (sorted ascending) at least `gap` apart, kept within [lo, hi]."""
     placed: list[float] = []
     for y in wanted:
@@ -124,7 +124,7 @@ def _spread(wanted: list[float], gap: float, lo: float = 0.0, hi: float = 1.0) -
     return placed
 
 
-def _label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Point], x_lo: float, x_top: float,
+def label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Point], x_lo: float, x_top: float,
                        tag: str) -> None:
     bw = rs.machine["bandwidth"]
     trans = ax.transData
@@ -151,5 +151,5 @@ def _label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Point], 
     angle = math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
     ax.annotate(f"memory{tag} {format_rate(bw)}", xy=(x, bw * x), xytext=(0, 5), textcoords="offset points",
                 rotation=angle, rotation_mode="anchor", ha="left", va="bottom", fontsize=9, color=rs.color,
-                fontweight="bold", gid=_GID + "memory-label",
+                fontweight="bold", gid=GID + "memory-label",
                 bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from roofline.render.roofs import _COLORS, _FAILED_COLOR, _GID, _log_bounds, _require_matplotlib
+from roofline.render.roofs import COLORS, FAILED_COLOR, GID, log_bounds, require_matplotlib
 from roofline.results import sweep_groups
 from roofline.units import format_bytes, format_rate
 
@@ -18,7 +18,7 @@ from roofline.units import format_bytes, format_rate
 def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
                  measured_machines: Sequence[dict[str, Any]] = (), title: str | None = None) -> Any:
     """Achieved bandwidth against bytes moved (log x) for kernels measured at several sizes."""
-    _require_matplotlib()
+    require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -39,7 +39,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     bw, in_flight = machine["bandwidth"], machine["bytes_in_flight"]
 
     all_bytes = [k["bytes"] for g in groups.values() for k in g] + [in_flight]
-    x_lo, x_hi = _log_bounds(all_bytes, 0.2, 0.2)
+    x_lo, x_hi = log_bounds(all_bytes, 0.2, 0.2)
     achieved = [k["achieved_bandwidth"] for g in groups.values() for k in g if k.get("achieved_bandwidth")]
     ceilings = [bw] + [m["bandwidth"] for m in measured_machines]
     y_hi = max(ceilings + achieved) * 1.15
@@ -61,38 +61,38 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
                  fontsize=13)
 
     # the latency-bound region and the Little's Law line
-    ax.axvspan(x_lo, in_flight, color="#f4f4f4", zorder=0, gid=_GID + "latency-region")
-    ax.axvline(in_flight, color="#555555", linestyle="-.", linewidth=1.2, gid=_GID + "littles-law")
+    ax.axvspan(x_lo, in_flight, color="#f4f4f4", zorder=0, gid=GID + "latency-region")
+    ax.axvline(in_flight, color="#555555", linestyle="-.", linewidth=1.2, gid=GID + "littles-law")
     ax.annotate(f"Little's Law: {format_bytes(in_flight)} in flight\n"
                 f"({format_rate(bw)} × {_time(machine['latency'])})\nsmaller transfers are latency-bound",
                 xy=(in_flight, y_hi * 0.97), xytext=(-6, 0), textcoords="offset points", ha="right", va="top",
-                fontsize=8.5, color="#333333", gid=_GID + "littles-law-label")
-    ax.axhline(bw, color=_COLORS[0], linewidth=2, gid=_GID + "bandwidth-roof")
+                fontsize=8.5, color="#333333", gid=GID + "littles-law-label")
+    ax.axhline(bw, color=COLORS[0], linewidth=2, gid=GID + "bandwidth-roof")
     ax.annotate(f"peak {format_rate(bw)} ({machine['name']})", xy=(x_hi, bw), xytext=(-4, 4),
-                textcoords="offset points", ha="right", va="bottom", fontsize=9, color=_COLORS[0], fontweight="bold")
+                textcoords="offset points", ha="right", va="bottom", fontsize=9, color=COLORS[0], fontweight="bold")
     for m in measured_machines:
-        ax.axhline(m["bandwidth"], color=_COLORS[0], linewidth=1.5, linestyle="--", gid=_GID + "bandwidth-roof")
+        ax.axhline(m["bandwidth"], color=COLORS[0], linewidth=1.5, linestyle="--", gid=GID + "bandwidth-roof")
         ax.annotate(f"measured {format_rate(m['bandwidth'])}", xy=(x_hi, m["bandwidth"]), xytext=(-4, -4),
-                    textcoords="offset points", ha="right", va="top", fontsize=9, color=_COLORS[0])
+                    textcoords="offset points", ha="right", va="top", fontsize=9, color=COLORS[0])
 
     handles = []
     for i, (name, entries) in enumerate(groups.items()):
-        color = _COLORS[(i + 1) % len(_COLORS)]
+        color = COLORS[(i + 1) % len(COLORS)]
         ok = [k for k in entries if k.get("achieved_bandwidth") and k["status"] != "FAILED" and k["verified"] is not False]
         bad = [k for k in entries if k not in ok]
         ax.plot([k["bytes"] for k in ok], [k["achieved_bandwidth"] for k in ok], "-o", color=color, markersize=6,
-                linewidth=1.6, gid=_GID + "sweep-line")
+                linewidth=1.6, gid=GID + "sweep-line")
         for k in ok:
             if k.get("fraction_of_ceiling") is not None:
                 fraction = k["fraction_of_ceiling"]
                 ax.annotate(f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}", xy=(k["bytes"], k["achieved_bandwidth"]),
                             xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7.5, color=color)
         if bad:
-            ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=_FAILED_COLOR, markersize=9,
-                    linestyle="", gid=_GID + "point-failed")
+            ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
+                    linestyle="", gid=GID + "point-failed")
         handles.append(Line2D([], [], marker="o", color=color, label=f"{name} (achieved; % of its ceiling)"))
     if any(k["status"] == "FAILED" or k["verified"] is False for g in groups.values() for k in g):
-        handles.append(Line2D([], [], marker="X", linestyle="", color=_FAILED_COLOR, label="FAILED verification"))
+        handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
     return fig
 
