@@ -53,15 +53,10 @@ def main() -> int:
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
 
     def stencil_launch(name: str, n: int, rows: int | None):
-        f = stencil_mod.get_function(name)
-        if name.endswith("_stream4"):
-            grid, block, extra = ((n + 511) // 512, (n + rows - 1) // rows), (128,), (np.int32(n), np.int32(rows))
-        elif name.endswith("_stream"):
-            grid, block, extra = ((n + 127) // 128, (n + rows - 1) // rows), (128,), (np.int32(n), np.int32(rows))
-        else:
-            per = st.NAIVE_ROWS
-            grid, block, extra = ((n + 31) // 32, (n + per - 1) // per), (32, 8), (np.int32(n),)
-        return lambda *arrays: f(grid, block, arrays + extra)
+        op, kind = name.split("_", 1)  # stencil5_naive, conv3x3_stream4, ...
+        if kind == "naive":
+            return st.naive_launcher(stencil_mod, op, n)
+        return st.stream_launcher(stencil_mod, op, n, rows, wide=kind == "stream4")
 
     def gemv_launch(name: str, rows_per_warp: int, n: int, batch: int, per_sm: int):
         return gv.launcher(gemv_mod, name, rows_per_warp, n, batch, per_sm * sms, cp.empty)

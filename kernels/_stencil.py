@@ -17,25 +17,26 @@ STREAM4_ROWS = 16
 STREAM_ROWS = 64
 
 
-def launcher(ctx, function_name, n, rows_per_block):
-    """launch(*arrays): stencil.cu's `function_name` on the N x N grid with arguments (*arrays, int32 n), blocks of
-    32 x 8 threads, each block covering 32 columns and `rows_per_block` rows."""
-    kernel = ctx.module("stencil.cu").get_function(function_name)
-    block = (32, 8)
-    grid = ((n + 31) // 32, (n + rows_per_block - 1) // rows_per_block)
+def naive_launcher(module, op, n):
+    """launch(*arrays): the naive `op` kernel ("stencil5" or "conv3x3") of the compiled stencil.cu `module` on the
+    N x N grid with arguments (*arrays, int32 n), one output per thread in blocks of 32 x NAIVE_ROWS."""
+    kernel = module.get_function(f"{op}_naive")
+    block = (32, NAIVE_ROWS)
+    grid = ((n + 31) // 32, (n + NAIVE_ROWS - 1) // NAIVE_ROWS)
 
     def launch(*arrays):
         kernel(grid, block, arrays + (np.int32(n),))
     return launch
 
 
-def stream_launcher(ctx, op, n):
-    """launch(*arrays): the streaming `op` kernel ("stencil5" or "conv3x3") with arguments (*arrays, int32 n,
-    int32 rows): four columns per thread (16-byte loads) when every row starts 16-byte aligned (N % 4 == 0), one
-    column per thread otherwise; 128 threads per block."""
-    wide = n % 4 == 0
-    kernel = ctx.module("stencil.cu").get_function(f"{op}_stream4" if wide else f"{op}_stream")
-    rows = STREAM4_ROWS if wide else STREAM_ROWS
+def stream_launcher(module, op, n, rows=None, wide=None):
+    """launch(*arrays): the streaming `op` kernel of the compiled stencil.cu `module` with arguments (*arrays,
+    int32 n, int32 rows): four columns per thread (16-byte loads) when every row starts 16-byte aligned
+    (N % 4 == 0), one column per thread otherwise; 128 threads per block. `rows` and `wide` override the shipped
+    choice (benchmarks/kernel_variants.py compares them); wide needs N % 4 == 0."""
+    wide = n % 4 == 0 if wide is None else wide
+    kernel = module.get_function(f"{op}_stream4" if wide else f"{op}_stream")
+    rows = rows or (STREAM4_ROWS if wide else STREAM_ROWS)
     columns = 512 if wide else 128
     grid = ((n + columns - 1) // columns, (n + rows - 1) // rows)
     extra = (np.int32(n), np.int32(rows))

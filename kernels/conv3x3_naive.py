@@ -13,7 +13,7 @@ reference = _ST.conv3x3_reference
 
 
 def cupy(p, ctx):
-    launch = _ST.launcher(ctx, "conv3x3_naive", p["n"], _ST.NAIVE_ROWS)
+    launch = _ST.naive_launcher(ctx.module("stencil.cu"), "conv3x3", p["n"])
 
     def run(x, w, y):
         launch(x, w, y)

@@ -13,7 +13,7 @@ reference = _ST.conv3x3_reference
 
 
 def cupy(p, ctx):
-    launch = _ST.stream_launcher(ctx, "conv3x3", p["n"])
+    launch = _ST.stream_launcher(ctx.module("stencil.cu"), "conv3x3", p["n"])
 
     def run(x, w, y):
         launch(x, w, y)

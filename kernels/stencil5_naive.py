@@ -13,7 +13,7 @@ reference = _ST.stencil5_reference
 
 
 def cupy(p, ctx):
-    launch = _ST.launcher(ctx, "stencil5_naive", p["n"], _ST.NAIVE_ROWS)
+    launch = _ST.naive_launcher(ctx.module("stencil.cu"), "stencil5", p["n"])
 
     def run(x, y):
         launch(x, y)

@@ -13,7 +13,7 @@ reference = _ST.stencil5_reference
 
 
 def cupy(p, ctx):
-    launch = _ST.stream_launcher(ctx, "stencil5", p["n"])
+    launch = _ST.stream_launcher(ctx.module("stencil.cu"), "stencil5", p["n"])
 
     def run(x, y):
         launch(x, y)

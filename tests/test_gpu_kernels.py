@@ -22,19 +22,26 @@ def gpu():
     return CupyBackend()
 
 
-@pytest.mark.parametrize("descriptor", RUNNABLE, ids=lambda d: d.name)
-def test_kernel_matches_reference_at_awkward_sizes(gpu, descriptor):
+def measured(gpu, descriptor, params):
+    """The harness's result entry for one kernel at `params` (name -> formula text), its GPU memory released."""
     from roofline.expr import compile_expr
     from roofline.measure.harness import measure_kernel
     from roofline.measure.implementation import load_implementation
     from roofline.workload import evaluate
 
+    work = evaluate(descriptor, {k: compile_expr(str(v)) for k, v in params.items()})
+    entry = measure_kernel(descriptor, work, None, load_implementation(descriptor), gpu, QUICK)
+    gpu.release()
+    return entry
+
+
+@pytest.mark.parametrize("descriptor", RUNNABLE, ids=lambda d: d.name)
+def test_kernel_matches_reference_at_awkward_sizes(gpu, descriptor):
+    from roofline.measure.implementation import load_implementation
+
     impl = load_implementation(descriptor)
     assert impl.test_params, f"{impl.path} should give TEST_PARAMS with awkward sizes"
-    overrides = {k: compile_expr(v) for k, v in impl.test_params.items()}
-    work = evaluate(descriptor, overrides)
-    entry = measure_kernel(descriptor, work, None, impl, gpu, QUICK)
-    gpu.release()
+    entry = measured(gpu, descriptor, impl.test_params)
     assert entry["status"] == "OK", entry["error"]
     assert entry["verified"] is True
     assert entry["time_median"] > 0
@@ -45,14 +52,7 @@ def test_kernel_matches_reference_at_awkward_sizes(gpu, descriptor):
 def test_the_streaming_stencils_match_at_both_widths(gpu, name, n):
     """n % 4 == 0 takes the four-columns-per-thread kernel, anything else the one-column kernel; 1028 leaves a
     partial warp of columns and a partial band of rows, 4 and 3 are smaller than one band."""
-    from roofline.expr import compile_expr
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
-    from roofline.workload import evaluate
-
-    d = CATALOG.select([name])[0]
-    entry = measure_kernel(d, evaluate(d, {"n": compile_expr(str(n))}), None, load_implementation(d), gpu, QUICK)
-    gpu.release()
+    entry = measured(gpu, CATALOG.select([name])[0], {"n": n})
     assert entry["status"] == "OK", entry["error"]
 
 

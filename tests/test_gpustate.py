@@ -159,14 +159,22 @@ def test_open_monitor_says_why_there_are_no_clock_readings(monkeypatch):
 # ---- where the state goes ------------------------------------------------------------------------------
 
 
-def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monkeypatch):
+def measure_copy(backend, n: int, min_time: float) -> dict:
+    """The harness's result entry for the bundled copy kernel at n elements."""
     from roofline.expr import compile_expr
     from roofline.kernels import KernelCatalog
-    from roofline.measure.backend_numpy import NumpyBackend
     from roofline.measure.harness import measure_kernel
     from roofline.measure.implementation import load_implementation
     from roofline.measure.policy import MeasurePolicy
     from roofline.workload import evaluate
+
+    d = KernelCatalog.load().select(["copy"])[0]
+    return measure_kernel(d, evaluate(d, {"n": compile_expr(str(n))}), None, load_implementation(d), backend,
+                          MeasurePolicy(min_time=min_time))
+
+
+def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monkeypatch):
+    from roofline.measure.backend_numpy import NumpyBackend
 
     backend = NumpyBackend()
     plain = backend.time_runs
@@ -177,17 +185,17 @@ def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monke
         return timing
 
     monkeypatch.setattr(backend, "time_runs", capped_time_runs)
-    d = next(k for k in KernelCatalog.load().descriptors if k.name == "copy")
-    work = evaluate(d, {"n": compile_expr("4096")})
-    entry = measure_kernel(d, work, None, load_implementation(d), backend, MeasurePolicy(min_time=0.0))
+    entry = measure_copy(backend, 4096, 0.0)
     assert entry["status"] == OK and entry["gpu_state"]["power_capped"] == pytest.approx(2.9 / 3)
     assert any(w.startswith("power-capped for 97%") for w in entry["warnings"])
 
 
 def test_a_numpy_run_records_no_gpu_state():
-    from roofline.measure.harness import Timing
+    from roofline.measure.backend_numpy import NumpyBackend
 
-    assert Timing(samples=[1.0], repeats=1, mode="wall").gpu_state is None
+    entry = measure_copy(NumpyBackend(), 4096, 0.0)
+    assert entry["status"] == OK and entry["gpu_state"] is None
+    assert not any("capped" in w or "throttled" in w for w in entry["warnings"])
 
 
 @pytest.fixture(scope="module")
@@ -241,19 +249,11 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
 @pytest.mark.gpu
 def test_on_a_gpu_each_timed_window_records_the_clock_and_power():
     pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
     from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
-    from roofline.measure.policy import MeasurePolicy
-    from roofline.workload import evaluate
 
     backend = CupyBackend(0)
     assert backend.info["clock_monitor"].startswith("NVML"), backend.info["clock_monitor"]
-    d = next(k for k in KernelCatalog.load().descriptors if k.name == "copy")
-    entry = measure_kernel(d, evaluate(d, {"n": compile_expr("2**24")}), None, load_implementation(d), backend,
-                           MeasurePolicy(min_time=0.1))
+    entry = measure_copy(backend, 2**24, 0.1)
     state = entry["gpu_state"]
     assert entry["status"] == OK and state["window"] >= 0.1
     assert 100 * MHZ < state["sm_clock_end"] <= state["sm_clock_max"] < 5000 * MHZ
