@@ -87,9 +87,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
     implementation = None
     impl_name = f.string("implementation")
     if impl_name is not None:
-        implementation = (path.parent / impl_name).resolve()
-        if implementation.suffix != ".py" or not implementation.is_file():
-            raise f.error("implementation", f"expected a .py file next to the descriptor, found no {implementation}")
+        implementation = _implementation_path(path, impl_name, f)
 
     descriptor = KernelDescriptor(
         name=name,
@@ -176,3 +174,20 @@ def parse_overrides(pairs: Sequence[str], selected: Sequence[KernelDescriptor]) 
         except FormulaError as exc:
             raise InputError(f"-p {pair}: {exc}") from None
     return out
+
+
+def _implementation_path(path: Path, impl_name: str, f: "Fields") -> Path:
+    """The implementation is imported (run), so it must be a .py file inside the descriptor's folder, links followed:
+    a descriptor from a pull request must not make roofline execute a file anywhere else."""
+    folder = path.parent.resolve()
+    candidate = Path(impl_name)
+    if candidate.is_absolute():
+        raise f.error("implementation", f"must be a file name relative to the descriptor's folder, got the absolute "
+                                        f"path {impl_name!r}")
+    implementation = (folder / candidate).resolve()
+    if not implementation.is_relative_to(folder):
+        raise f.error("implementation", f"{impl_name!r} resolves to {implementation}, outside the descriptor's "
+                                        f"folder {folder}")
+    if implementation.suffix != ".py" or not implementation.is_file():
+        raise f.error("implementation", f"expected a .py file next to the descriptor, found no {implementation}")
+    return implementation

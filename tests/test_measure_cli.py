@@ -46,7 +46,7 @@ def no_cupy(monkeypatch):
 def test_wrong_kernels_are_failed_in_the_table_on_stderr_and_in_the_json(run_cli, tmp_path):
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "m_unwritten", "m_wrong_value", "m_inputs_raise", "-o", out)
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # written, then exit 1: a FAILED kernel fails the run
     assert "Traceback" not in r.err
     table_rows = {line.split("│")[1].strip(): line for line in r.out.splitlines() if line.count("│") > 3}
     assert "OK" in table_rows["m_add"]
@@ -106,7 +106,7 @@ def test_bad_policy_options_exit_2(run_cli):
 def test_results_json_without_spec(run_cli, tmp_path):
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "m_unwritten", "-o", out)
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # results written, then exit 1 for the FAILED kernel
     assert f"wrote {out}" in r.err
     doc = _read(out)
     assert doc["schema"] == "roofline/results/v1"
@@ -167,7 +167,7 @@ def test_results_json_with_spec_loads_and_round_trips_through_report_and_plot(ru
 def test_failed_kernel_in_results_with_spec_loads_and_fails_the_report(run_cli, tmp_path):
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "m_unwritten", "--spec", "h100", "-o", out)
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # results written, then exit 1 for the FAILED kernel
     doc = load_results(out)
     failed = [k for k in doc["kernels"] if k["status"] == "FAILED"]
     assert [k["name"] for k in failed] == ["m_unwritten"]
@@ -248,13 +248,19 @@ def test_backend_cupy_without_cupy_exits_3_with_the_install_hint(run_cli, no_cup
     assert not out.exists()
 
 
-def test_backend_auto_without_cupy_falls_back_to_numpy_with_a_note(run_cli, no_cupy, tmp_path):
+def test_backend_auto_without_cupy_exits_3_with_the_fix_and_writes_nothing(run_cli, no_cupy, tmp_path):
     out = tmp_path / "out.json"
     r = run_cli("measure", "--backend", "auto", "--kernels", MEASURE, "m_add", *TINY, *FAST, "-o", out)
+    assert r.code == 3, r.err
+    assert "gpu-roofline[cuda12]" in r.err and "--backend numpy" in r.err  # both fixes named
+    assert "Traceback" not in r.err
+    assert not out.exists()
+
+
+def test_backend_numpy_says_it_runs_on_the_host_and_at_what_size(run_cli):
+    r = _measure(run_cli, "m_add")
     assert r.code == 0, r.err
-    assert "note: no usable CUDA device or CuPy" in r.err and "HOST CPU" in r.err
-    assert "HOST CPU" in r.out  # the table says so as well
-    assert _read(out)["backend"] == "numpy"
+    assert "HOST CPU" in r.err and "m_add n=1000" in r.err
 
 
 def test_backend_numpy_says_nothing_about_falling_back(run_cli):
@@ -297,7 +303,7 @@ def test_selecting_all_bundled_kernels_skips_attention_fused_with_a_note(run_cli
 def test_selecting_all_measures_the_rest_and_skips_analysis_only(run_cli, no_bundled_kernels, tmp_path):
     out = tmp_path / "out.json"
     r = _measure(run_cli, "-o", out)  # every kernel in tests/data/measure (the bundled ones hidden)
-    assert r.code == 0, r.err
+    assert r.code == 1, r.err  # results written, then exit 1 for the FAILED kernel
     assert "note: m_analysis_only skipped: it has no implementation (analysis only)" in r.err
     statuses = {k["name"]: k["status"] for k in _read(out)["kernels"]}
     assert statuses == {"m_add": "OK", "m_inputs_raise": "FAILED", "m_unwritten": "FAILED",

@@ -15,8 +15,8 @@ from roofline.cli.common import emit_results, kernel_options, note
               help="Ceilings to compare with: 'auto' matches the GPU to a bundled spec (or derives one from its "
                    "properties); or a bundled id, alias, prefix, or YAML path.")
 @click.option("--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
-              help="cupy: the GPU (the default when a CUDA device is present). numpy: the NumPy references on the "
-                   "host CPU, timed by wall clock, so the pipeline runs without a GPU.")
+              help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "
+                   "host CPU, timed by wall clock, so the pipeline runs without a GPU (say so explicitly).")
 @click.option("--device", "device_id", type=int, default=0, show_default=True, help="CUDA device ordinal.")
 @click.option("--min-time", type=float, default=0.5, show_default=True, help="Seconds of timed runs per kernel.")
 @click.option("--min-repeats", type=int, default=10, show_default=True, help="Timed runs per kernel, at least.")
@@ -46,9 +46,10 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure --backend numpy -p n=2**16 vector_add   # no GPU: the host CPU
       roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
     """
-    from roofline.errors import InputError
+    from roofline.errors import GateFailed, InputError
     from roofline.measure.policy import MeasurePolicy
-    from roofline.measure.session import choose_machine, measure_all, open_backend, results_document, runnable
+    from roofline.measure.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
+                                          runnable)
     from roofline.pipeline import load_selection
     from roofline.specs import SpecCatalog
 
@@ -56,9 +57,6 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
     selected, overrides = load_selection(names, kernel_paths, params)
     engine = open_backend(backend, device_id)
-    if backend == "auto" and engine.name == "numpy":
-        note("note: no usable CUDA device or CuPy, so measuring the NumPy references on the HOST CPU "
-             "(use --backend cupy to insist on a GPU)")
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
     chosen = runnable(selected, bool(names), machine)
     for name, why in chosen.skipped:
@@ -66,6 +64,9 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     if not chosen.runnable:
         raise InputError("no selected kernel can be measured")
     policy = MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
+    if engine.name == "numpy":
+        note(f"note: --backend numpy runs the NumPy references on the HOST CPU, timed by wall clock, at "
+             f"{host_sizes(chosen.runnable, overrides)}")
 
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -92,5 +93,9 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.render.measure import problems, results_table
 
     emit_results(doc, output, fmt, results_table, problems(doc))
+    failed = [e["name"] for e in doc["kernels"] if e["status"] == "FAILED"]
+    if failed:
+        raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}"
+                         + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""))
 
 COMMANDS = [measure]

@@ -4,6 +4,7 @@ and assemble the results document (roofline/results/v1)."""
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -24,21 +25,66 @@ RESULTS_SCHEMA = "roofline/results/v1"
 
 
 def open_backend(name: str, device_id: int = 0) -> Any:
-    """'auto' is CuPy when a CUDA device is usable, else the NumPy backend (and the caller says so)."""
+    """'auto' means the GPU: without one it is BackendUnavailable (exit 3) with the fix, never a silent fall-back to
+    the host, whose full-size run of the catalogue takes minutes and gives results that cannot be gated."""
     if name == "numpy":
         from roofline.measure.backend_numpy import NumpyBackend
 
         return NumpyBackend()
     from roofline.measure.backend_cupy import CupyBackend
 
-    if name == "cupy":
-        return CupyBackend(device_id)
-    try:
-        return CupyBackend(device_id)
-    except BackendUnavailable:
-        from roofline.measure.backend_numpy import NumpyBackend
+    return CupyBackend(device_id)
 
-        return NumpyBackend()
+
+def memory_limit(backend: Any) -> tuple[float | None, str]:
+    """The most memory one kernel's data may take on this backend, and where the figure comes from."""
+    if backend.name == "numpy":
+        import os
+
+        try:
+            return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")), "the host's memory"
+        except (ValueError, OSError, AttributeError):
+            return None, "the host's memory"
+    total = backend.device_info().get("total_memory")
+    return (float(total) if total else None), "the GPU's memory"
+
+
+def host_sizes(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]) -> str:
+    """'vector_add n=2^26, sum n=2^28' for the note that says what the host backend is about to run."""
+    from roofline.results import params_text
+
+    parts = []
+    for d in kernels[:4]:
+        work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
+        parts.append(f"{d.name} {params_text(work.params)}".strip())
+    more = f" and {len(kernels) - 4} more kernel(s)" if len(kernels) > 4 else ""
+    return ", ".join(parts) + more + " (full sizes can take minutes on a CPU: choose smaller ones with -p)"
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+
+
+def check_fits(d: KernelDescriptor, work: Any, limit: float | None, where: str) -> None:
+    """Refuse, before anything is allocated, sizes the kernel cannot take: parameters that are not whole numbers
+    (they size arrays), and data larger than the memory it must live in. The largest stage's modelled traffic is
+    the estimate: every byte a stage moves from DRAM is in an array that must exist."""
+    from roofline.workload import resolve_params
+
+    defaults = resolve_params(d)
+    for name, value in work.params.items():
+        if not _whole(defaults.get(name)):  # a parameter that is not a size (a scale factor, say)
+            continue
+        if not _whole(value) or value < 1:
+            raise InputError(f"-p {name}={value:g}: kernel '{d.name}' sizes its arrays with {name}, which must be a "
+                             "whole number of at least 1")
+    if limit is None:
+        return
+    largest = max((s.bytes for s in work.stages), default=work.bytes)
+    if largest > limit:
+        shown = ", ".join(f"{k}={v:g}" for k, v in work.params.items())
+        raise InputError(f"{shown}: kernel '{d.name}' needs at least {largest:.3g} B of data, more than "
+                         f"{where} ({limit:.3g} B); choose smaller parameters with -p")
 
 
 def choose_machine(spec_name: str | None, backend: Any, catalog: SpecCatalog) -> MachineSpec | None:
@@ -89,8 +135,10 @@ def measure_all(
     Overlapping host preparation with GPU timing keeps a full run of the catalogue under a minute. The GPU
     figures are unaffected: every timed sample is bounded by CUDA events on the device."""
     jobs = []
+    limit, where = memory_limit(backend)
     for d in kernels:
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
+        check_fits(d, work, limit, where)
         jobs.append((d, work, analyze(machine, work) if machine is not None else None, load_implementation(d)))
     # While the next kernel is prepared on other threads, hand the GIL back to the timing thread quickly
     # (the default 5 ms switch interval could delay a launch by that much).
