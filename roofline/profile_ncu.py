@@ -292,7 +292,7 @@ def _is_bundled(folder: Path) -> bool:
 
 def plan_from_names(names: Sequence[str], kernel_paths: Sequence[Path], params: Sequence[str]) -> list[dict[str, Any]]:
     """A plan from kernel names and -p overrides, as `roofline measure` selects them."""
-    from roofline.pipeline import load_selection
+    from roofline.selection import load_selection
     from roofline.workload import evaluate
 
     selected, overrides = load_selection(names, kernel_paths, params)

@@ -19,7 +19,7 @@ from roofline.analysis import (
 from roofline.errors import InputError
 from roofline.kernels import load_descriptor, parse_overrides
 from roofline.model import MachineSpec, Stage, Workload
-from roofline.pipeline import analyze_selection
+from roofline.selection import analyze_selection
 from roofline.workload import evaluate
 
 

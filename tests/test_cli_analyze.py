@@ -224,12 +224,12 @@ print('RESULT', code, 'matplotlib' in sys.modules, 'cupy' in sys.modules, file=s
 
 
 def test_unexpected_exception_exits_101_with_a_traceback(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    import roofline.pipeline
+    import roofline.selection
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("kaboom inside analyze")
 
-    monkeypatch.setattr(roofline.pipeline, "analyze_selection", boom)
+    monkeypatch.setattr(roofline.selection, "analyze_selection", boom)
     r = run_cli(*analyze_args("--spec", TOY_SPEC, "--format", "json"))
     assert r.code == 101
     assert "Traceback" in r.err

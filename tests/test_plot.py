@@ -10,7 +10,7 @@ pytest.importorskip("matplotlib")
 
 from roofline.analysis import analysis_document, machine_summary  # noqa: E402
 from roofline.cli import main  # noqa: E402
-from roofline.pipeline import analyze_selection, load_selection, resolve_specs  # noqa: E402
+from roofline.selection import analyze_selection, load_selection, resolve_specs  # noqa: E402
 from roofline.render.plot import figure_bytes, roofline_figure  # noqa: E402
 from roofline.render.roofs import roof_label  # noqa: E402
 from roofline.render.sweep_chart import sweep_figure  # noqa: E402

@@ -27,17 +27,12 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline analyze vector_add -p n=2**20 --format json
       roofline analyze --kernels my_kernels/ my_kernel --spec my_gpu.yaml
     """
-    from roofline.analysis import analysis_document
-    from roofline.pipeline import analyze_selection, load_selection, resolve_specs
+    from roofline.selection import analysis_documents, load_selection, resolve_specs
 
     selected, overrides = load_selection(names, kernel_paths, params)
-    machines = resolve_specs(spec_names)
-    docs = []
-    for machine in machines:
-        results, skipped = analyze_selection(machine, selected, overrides)
-        for name, roof in skipped:
-            note(f"note: {name} skipped on {machine.id}: it needs the {roof} roof, which this spec does not give")
-        docs.append(analysis_document(machine, results))
+    docs, skipped = analysis_documents(resolve_specs(spec_names), selected, overrides)
+    for s in skipped:
+        note(f"note: {s}")
 
     if fmt == "json":
         from roofline.jsonio import dumps

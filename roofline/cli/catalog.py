@@ -83,7 +83,7 @@ def kernels_show(kernel_paths: tuple[Path, ...], name: str, params: tuple[str, .
     Example:
       roofline kernels show layernorm_3pass -p rows=4096
     """
-    from roofline.pipeline import load_selection
+    from roofline.selection import load_selection
     from roofline.render.catalog import kernel_detail
     from roofline.workload import evaluate
 

@@ -100,7 +100,7 @@ def _machines(spec_names: tuple[str, ...]) -> list[dict]:
     if not spec_names:
         return []
     from roofline.analysis import machine_summary
-    from roofline.pipeline import resolve_specs
+    from roofline.selection import resolve_specs
 
     return [machine_summary(m) for m in resolve_specs(spec_names)]
 
@@ -110,20 +110,16 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     """The model documents to draw hollow; none when only --results were asked for."""
     if results_docs and not (names or kernel_paths or spec_names or params):
         return []
-    from roofline.analysis import analysis_document
-    from roofline.pipeline import analyze_selection, load_selection, resolve_specs
+    from roofline.selection import analysis_documents, load_selection, resolve_specs
     from roofline.specs import DEFAULT_SPEC
 
     if not spec_names:
         ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
         spec_names = tuple(dict.fromkeys(ids)) or (DEFAULT_SPEC,)
     selected, overrides = load_selection(names, kernel_paths, params)
-    docs = []
-    for machine in resolve_specs(spec_names):
-        kernels, skipped = analyze_selection(machine, selected, overrides)
-        for name, roof in skipped:
-            note(f"note: {name} skipped on {machine.id}: it needs the {roof} roof, which this spec does not give")
-        docs.append(analysis_document(machine, kernels))
+    docs, skipped = analysis_documents(resolve_specs(spec_names), selected, overrides)
+    for s in skipped:
+        note(f"note: {s}")
     return docs
 
 
@@ -134,7 +130,7 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
     """L1/L2/DRAM bandwidths from the first --measured-spec that gives a cache bandwidth; None keeps the results'."""
     if not spec_names:
         return None
-    from roofline.pipeline import resolve_specs
+    from roofline.selection import resolve_specs
 
     for spec in resolve_specs(spec_names):
         found = {level: spec.caches[level].bandwidth if level in spec.caches else None for level in ("l1", "l2")}

@@ -1,11 +1,17 @@
-"""The load → evaluate → analyse steps that several commands share."""
+"""Selection helpers: which kernels and specs a command names, and their analyses on each machine.
+
+Several commands (analyze, plot, kernels show, measure, profile) start the same way: load the kernel catalogue and
+pick the named kernels with their -p overrides, resolve the --spec names, and analyse each kernel on each machine
+that has its roof. These steps live here once.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from roofline.analysis import KernelAnalysis, analyze
+from roofline.analysis import KernelAnalysis, analysis_document, analyze
 from roofline.errors import InputError
 from roofline.expr import Expr
 from roofline.kernels import KernelCatalog, parse_overrides
@@ -45,3 +51,27 @@ def analyze_selection(
             f"it lacks the roofs they need ({', '.join(sorted({r for _, r in skipped}))})"
         )
     return results, skipped
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A kernel left out on one machine because the spec lacks the roof it needs."""
+
+    machine: str
+    kernel: str
+    roof: str
+
+    def __str__(self) -> str:
+        return f"{self.kernel} skipped on {self.machine}: it needs the {self.roof} roof, which this spec does not give"
+
+
+def analysis_documents(
+    machines: Sequence[MachineSpec], selected: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]
+) -> tuple[list[dict[str, Any]], list[Skipped]]:
+    """One roofline/analysis/v1 document per machine, and the kernels each machine had to skip."""
+    docs, skipped = [], []
+    for machine in machines:
+        results, lacking = analyze_selection(machine, selected, overrides)
+        skipped += [Skipped(machine.id, name, roof) for name, roof in lacking]
+        docs.append(analysis_document(machine, results))
+    return docs, skipped
