@@ -50,7 +50,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.measure.policy import MeasurePolicy
     from roofline.measure.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
                                           runnable)
-    from roofline.pipeline import load_selection
+    from roofline.selection import load_selection
     from roofline.specs import SpecCatalog
 
     if min_time < 0 or min_repeats < 1:
