@@ -1,13 +1,30 @@
-"""JSON documents on disk: written atomically (temporary file, then rename) so nothing is half-written."""
+"""JSON text and the one writer behind every -o: nothing half-written, nothing replaced that must not be.
+
+write_text_atomic is what `-o PATH` means for every command:
+- `-` is standard output (text or bytes);
+- a missing or regular file is written to a temporary file beside it and renamed into place, so a reader never
+  sees half a file; a new file gets the mode the umask gives (created 0666 & ~umask by the kernel, like any
+  program's output), an existing one keeps its mode;
+- a symlink is written through: its target is replaced atomically and the link itself is kept;
+- anything else that exists (a FIFO, a character device such as /dev/null) is opened and written to, never
+  replaced: roofline must not turn /dev/null into a regular file when run as root;
+- a folder is refused.
+The temporary file is removed on every failure, KeyboardInterrupt included.
+"""
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
+import sys
 from pathlib import Path
 from typing import Any
+
+STDOUT = "-"
 
 
 def _clean(value: Any) -> Any:
@@ -25,16 +42,81 @@ def dumps(doc: Any) -> str:
     return json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_text_atomic(path: Path, text: str | bytes) -> None:
+def encode(data: str | bytes) -> bytes:
+    """UTF-8; a lone surrogate (JSON's "\\ud800" decodes to one) is written as its \\uXXXX escape, not a crash."""
+    return data.encode("utf-8", "backslashreplace") if isinstance(data, str) else bytes(data)
+
+
+def write_stdout(data: str | bytes) -> None:
+    """Text or bytes to standard output, through its byte stream so binary output (a PNG) survives."""
+    payload = encode(data)
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a replaced sys.stdout without bytes: text only
+        sys.stdout.write(payload.decode("utf-8"))
+    else:
+        buffer.write(payload)
+        buffer.flush()
+    sys.stdout.flush()
+
+
+def write_text_atomic(path: Path | str, data: str | bytes) -> None:
+    """Write data to path as described in the module docstring; OSError (with strerror) when it cannot."""
+    if str(path) == STDOUT:
+        write_stdout(data)
+        return
+    payload = encode(data)
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        st: os.stat_result | None = os.stat(path)  # follows links: what the path names in the end
+    except FileNotFoundError:
+        st = None  # new file, or a dangling link: create what the link points at
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "it is a folder; give a file name", str(path))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        if _write_in_place(path, payload):
+            return
+        st = os.stat(path)
+    _replace_atomically(Path(os.path.realpath(path)), payload, None if st is None else stat.S_IMODE(st.st_mode))
+
+
+def _write_in_place(path: Path, payload: bytes) -> bool:
+    """Write into a FIFO or device as a shell redirection would (no O_TRUNC, no O_CREAT, no rename).
+
+    False when what was opened turned out to be a regular file after all (swapped since the stat): the
+    caller then replaces it atomically instead of overwriting it in place."""
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))  # a FIFO blocks here until a reader opens it
+    with os.fdopen(fd, "wb") as handle:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        handle.write(payload)
+        handle.flush()
+    return True
+
+
+def _create_beside(target: Path) -> tuple[int, Path]:
+    """A new temporary file in the target's folder, created 0666 so the kernel applies the umask (and any
+    default ACL) exactly as it would to the target itself."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
+
+
+def _replace_atomically(target: Path, payload: bytes, keep_mode: int | None) -> None:
+    fd, tmp = _create_beside(target)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            if keep_mode is not None:
+                os.fchmod(handle.fileno(), keep_mode)
+            handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

@@ -41,8 +41,9 @@ def kernel_options(f: F) -> F:
 
 def output_option(f: F) -> F:
     return click.option(
-        "-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-        help="Write the output to this file (atomically) instead of standard output.",
+        "-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True), default=None,
+        help="Write the output to this file instead of standard output ('-': standard output). A regular file is "
+             "replaced atomically (a symlink's target, the link kept); a FIFO or device is written to.",
     )(f)
 
 
@@ -53,43 +54,58 @@ def format_option(choices: Sequence[str], default: str = "table") -> Callable[[F
     )
 
 
+def is_stdout(output: Path | None) -> bool:
+    return output is None or str(output) == "-"
+
+
 def emit(text: str, output: Path | None) -> None:
-    """Write text to the file (atomically) or to standard output."""
-    if output is None or str(output) == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
+    """Write text to the -o file or to standard output ('-' or no -o)."""
     write_output(output, text)
-    note(f"wrote {output}")
+    if not is_stdout(output):
+        note(f"wrote {output}")
 
 
-def write_output(output: Path, data: str | bytes) -> None:
-    """Write the -o file atomically; a write that fails is an input error naming the path, not a traceback."""
-    from roofline.jsonio import write_text_atomic
+def write_output(output: Path | None, data: str | bytes) -> None:
+    """The one -o writer (roofline.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
+    FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
+    from roofline.jsonio import write_stdout, write_text_atomic
 
+    if is_stdout(output):
+        write_stdout(data)  # a broken pipe stays BrokenPipeError: the CLI exits 0 on it, as `| head` expects
+        return
+    assert output is not None
     try:
         write_text_atomic(output, data)
     except OSError as exc:
-        raise InputError(f"-o {output}: cannot write: {exc.strerror}") from None
+        raise InputError(f"-o {output}: cannot write: {exc.strerror or exc}") from None
 
 
 def note(message: str) -> None:
-    """Messages for people go to standard error, so standard output stays data."""
-    click.echo(message, err=True)
+    """Messages for people go to standard error, so standard output stays data (control characters escaped)."""
+    from roofline.render.text import clean
+
+    click.echo(clean(message), err=True)
 
 
-def print_tables(tables: Sequence[object], output: Path | None) -> None:
+def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = False) -> None:
+    """Rich tables to the terminal (or standard error), or as plain text to the -o file.
+
+    The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
+    as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
     from rich.console import Console
 
-    if output is None or str(output) == "-":
-        console = Console() if sys.stdout.isatty() else Console(width=200)  # never truncate piped tables
+    if is_stdout(output) or stderr:
+        if stderr:
+            console = Console(stderr=True, markup=False, emoji=False)
+        else:  # never truncate piped tables
+            console = Console(markup=False, emoji=False, **({} if sys.stdout.isatty() else {"width": 200}))
         for t in tables:
             console.print(t)
         return
     import io
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=160, force_terminal=False, color_system=None)
+    console = Console(file=buffer, width=160, force_terminal=False, color_system=None, markup=False, emoji=False)
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)
@@ -97,17 +113,20 @@ def print_tables(tables: Sequence[object], output: Path | None) -> None:
 
 def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict], object], notes: Sequence[str]) -> None:
     """The end of every command that makes a results document: write -o atomically, print JSON or the table,
-    then the notes (failures, warnings) on standard error."""
+    then the notes (failures, warnings) on standard error. With -o - the JSON is standard output, once, and the
+    table goes to standard error so standard output stays one JSON document."""
     from roofline.jsonio import dumps
 
     text = dumps(doc)
     if output is not None:
         write_output(output, text)
+    to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
-        click.echo(text, nl=False)
+        if not to_stdout:
+            write_output(None, text)
     else:
-        print_tables([table(doc)], None)
+        print_tables([table(doc)], None, stderr=to_stdout)
     for line in notes:
         note(line)
-    if output is not None:
+    if output is not None and not to_stdout:
         note(f"wrote {output}")

@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from roofline.analysis import ridge_point
 from roofline.model import KernelDescriptor, MachineSpec, Workload
+from roofline.render.text import literal
 from roofline.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_si, format_time
 
 
@@ -38,19 +39,20 @@ def specs_table(specs: Sequence[MachineSpec]) -> Any:
     for col in ("id", "name", "aliases", "bandwidth", "FP32", "FP32 ridge", "best tensor roof", "tensor ridge"):
         table.add_column(col, justify="right" if col in ("bandwidth", "FP32", "FP32 ridge", "tensor ridge") else "left")
     for row in spec_rows(specs):
-        table.add_row(
+        table.add_row(*(literal(cell) for cell in (
             row["id"], row["name"], ", ".join(row["aliases"]), format_rate(row["bandwidth"]), format_flops(row["fp32"]),
             format_intensity(row["fp32_ridge"]),
             f"{row['best_tensor_roof']} {format_flops(row['best_tensor_flops'])}" if row["best_tensor_roof"] else "–",
             format_intensity(row["tensor_ridge"]),
-        )
+        )))
     return table
 
 
 def spec_detail(s: MachineSpec) -> list[Any]:
     from rich.table import Table
 
-    head = Table(title=f"{s.name} ({s.id})" + ("  [measured]" if s.measured else ""), title_justify="left", show_header=False)
+    head = Table(title=literal(f"{s.name} ({s.id})" + ("  [measured]" if s.measured else "")), title_justify="left",
+                 show_header=False)
     head.add_column("field")
     head.add_column("value")
     rows: list[tuple[str, str]] = [
@@ -79,13 +81,13 @@ def spec_detail(s: MachineSpec) -> list[Any]:
     if s.notes:
         rows.append(("notes", s.notes))
     for key, value in rows:
-        head.add_row(key, value)
+        head.add_row(literal(key), literal(value))
     sources = Table(title="Sources", title_justify="left")
     sources.add_column("#", justify="right")
     sources.add_column("for")
     sources.add_column("citation")
     for i, src in enumerate(s.sources, 1):
-        sources.add_row(str(i), ", ".join(src.fields) or "–", src.cite)
+        sources.add_row(str(i), literal(", ".join(src.fields) or "–"), literal(src.cite))
     return [head, sources]
 
 
@@ -97,32 +99,37 @@ def kernels_table(descriptors: Sequence[KernelDescriptor]) -> Any:
         table.add_column(col)
     for d in descriptors:
         params = " ".join(f"{k}={v.source}" for k, v in d.params.items())
-        table.add_row(d.name, d.pattern, d.dtype, d.roof, str(max(len(d.stages), 1)),
-                      "yes" if d.implementation else "no", params)
+        table.add_row(*(literal(cell) for cell in (d.name, d.pattern, d.dtype, d.roof, str(max(len(d.stages), 1)),
+                                                   "yes" if d.implementation else "no", params)))
     return table
 
 
 def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:
     from rich.table import Table
 
-    head = Table(title=f"{d.name} ({d.pattern}, {d.dtype}, roof {d.roof})", title_justify="left", show_header=False)
+    head = Table(title=literal(f"{d.name} ({d.pattern}, {d.dtype}, roof {d.roof})"), title_justify="left",
+                 show_header=False)
     head.add_column("field")
     head.add_column("formula")
     head.add_column("value", justify="right")
-    head.add_row("file", str(d.path), "")
-    head.add_row("implementation", str(d.implementation) if d.implementation else "none (analysis only)", "")
-    head.add_row("description", d.description, "")
+
+    def row(*cells: object) -> None:
+        head.add_row(*(literal(c) for c in cells))
+
+    row("file", str(d.path), "")
+    row("implementation", str(d.implementation) if d.implementation else "none (analysis only)", "")
+    row("description", d.description, "")
     for k, v in d.params.items():
-        head.add_row(f"params.{k}", v.source, f"{w.params[k]:,}" if isinstance(w.params[k], int) else f"{w.params[k]:g}")
+        row(f"params.{k}", v.source, f"{w.params[k]:,}" if isinstance(w.params[k], int) else f"{w.params[k]:g}")
     if d.stages:
         for s_spec, s in zip(d.stages, w.stages):
-            head.add_row(f"stage {s.name}: flops", s_spec.flops.source, format_count(s.flops))
-            head.add_row(f"stage {s.name}: bytes", s_spec.bytes.source, format_bytes(s.bytes))
+            row(f"stage {s.name}: flops", s_spec.flops.source, format_count(s.flops))
+            row(f"stage {s.name}: bytes", s_spec.bytes.source, format_bytes(s.bytes))
     else:
         assert d.flops is not None and d.bytes is not None
-        head.add_row("flops", d.flops.source, format_count(w.flops))
-        head.add_row("bytes", d.bytes.source, format_bytes(w.bytes))
-    head.add_row("total", f"{w.launches} launch(es)", f"{format_count(w.flops)}, {format_bytes(w.bytes)}")
-    head.add_row("intensity", "flops / bytes", format_intensity(w.flops / w.bytes))
-    head.add_row("access_bytes", d.access_bytes.source if d.access_bytes else "itemsize", f"{w.access_bytes:g} B")
+        row("flops", d.flops.source, format_count(w.flops))
+        row("bytes", d.bytes.source, format_bytes(w.bytes))
+    row("total", f"{w.launches} launch(es)", f"{format_count(w.flops)}, {format_bytes(w.bytes)}")
+    row("intensity", "flops / bytes", format_intensity(w.flops / w.bytes))
+    row("access_bytes", d.access_bytes.source if d.access_bytes else "itemsize", f"{w.access_bytes:g} B")
     return [head]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.render.text import literal, styled
 from roofline.units import format_flops, format_rate, format_time
 
 
@@ -31,7 +32,7 @@ def results_table(doc: dict[str, Any]) -> Any:
         title += f"; ceilings from spec {machine['id']}{derived}"
     else:
         title += "; no spec given, so the ceiling is unknown"
-    table = Table(title=title, title_justify="left")
+    table = Table(title=literal(title), title_justify="left")
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
                 "attainable", "of ceiling", "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
@@ -39,15 +40,16 @@ def results_table(doc: dict[str, Any]) -> Any:
         status = k["status"]
         style = "bold red" if status != "OK" else ("yellow" if k.get("warnings") else "green")
         table.add_row(
-            k["name"],
-            f"[{style}]{status}[/{style}]",
+            literal(k["name"]),
+            styled(status, style),
             format_time(k["time_median"]),
             _spread(k),
             format_rate(k["achieved_bandwidth"]),
             format_flops(k["achieved_flops"]),
             format_flops(k.get("attainable_flops")),
             _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
-            f"{k.get('timing') or '–'}" + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else ""),
+            literal(f"{k.get('timing') or '–'}"
+                    + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
         )
     return table
 

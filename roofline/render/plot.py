@@ -16,6 +16,7 @@ import math
 from typing import Any, Sequence
 
 from roofline.render.points import collect_points, kernel_table, label_points
+from roofline.render.text import mpl
 from roofline.render.roofs import (
     FAILED_COLOR,
     GID,
@@ -76,7 +77,7 @@ def roofline_figure(
     ax.set_xlabel("Arithmetic intensity (FLOP/B)")
     ax.set_ylabel("Performance (FLOP/s)")
     names = list(dict.fromkeys(rs.machine["name"] for rs in roofsets if not rs.measured))
-    ax.set_title(title or f"Roofline: {' vs '.join(names) or roofsets[0].machine['name']}", loc="left",
+    ax.set_title(mpl(title or f"Roofline: {' vs '.join(names) or roofsets[0].machine['name']}"), loc="left",
                  fontsize=13)
 
     def to_frac(y: float) -> float:
@@ -152,7 +153,8 @@ def roofline_figure(
     if len({rs.color for rs in roofsets}) > 1:
         for rs in roofsets:
             if not rs.measured:
-                handles.append(Line2D([], [], linestyle="-", linewidth=3, color=rs.color, label=rs.machine["name"]))
+                handles.append(Line2D([], [], linestyle="-", linewidth=3, color=rs.color,
+                                      label=mpl(rs.machine["name"])))
     ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
     kernel_table(fig, points, unplottable, min(table_x, 0.8))
     return fig

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from roofline.render.roofs import COLORS, FAILED_COLOR, GID
+from roofline.render.text import mpl
 from roofline.results import params_text
 
 
@@ -143,5 +144,5 @@ def kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str], 
         fig.text(x, 0.935, header, fontsize=fontsize, family="monospace", fontweight="bold", va="top",
                  gid=GID + "table-header")
         for i, (text, color) in enumerate(column):
-            fig.text(x, 0.935 - (i + 1.2) * step, text, fontsize=fontsize, family="monospace", color=color,
+            fig.text(x, 0.935 - (i + 1.2) * step, mpl(text), fontsize=fontsize, family="monospace", color=color,
                      va="top", gid=GID + "table-row")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from roofline.render.text import literal, md, md_code, xml
 from roofline.units import format_flops, format_rate, format_si, format_time
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "attainable",
@@ -102,43 +103,44 @@ def rich_table(report: dict[str, Any]) -> Any:
     from rich.table import Table
 
     has_baseline = bool(report["gates"].get("baseline"))
-    table = Table(title=f"roofline report: {summary_line(report)}", caption=_footer(report),
+    table = Table(title=literal(f"roofline report: {summary_line(report)}"), caption=literal(_footer(report)),
                   title_justify="left", caption_justify="left")
     for i, col in enumerate(COLUMNS):
         table.add_column(col, justify="left" if i in _LEFT else "right", no_wrap=i in (1, 2))
     for row in report["rows"]:
         values = cells(row, has_baseline)
         style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
-        table.add_row(*values, style=style)
+        table.add_row(*(literal(v) for v in values), style=style)
     return table
 
 
-def _md(cell: str) -> str:
-    return cell.replace("|", "\\|").replace("\n", " ")
+def _md_where(row: dict[str, Any]) -> str:
+    return f"{md_code(row['kernel'])} ({md(row['params_text'])}) on {md(row['device'])}"
 
 
 def to_markdown(report: dict[str, Any]) -> str:
     """GitHub-flavoured Markdown, ready to append to $GITHUB_STEP_SUMMARY. Deterministic."""
     has_baseline = bool(report["gates"].get("baseline"))
     mark = "✅" if report["summary"]["ok"] else "❌"
-    lines = [f"### {mark} roofline report: {summary_line(report)}", "", _gates_line(report) + ".", ""]
+    lines = [f"### {mark} roofline report: {summary_line(report)}", "", md(_gates_line(report)) + ".", ""]
     lines.append("| " + " | ".join(COLUMNS) + " |")
     lines.append("|" + "|".join(" :--- " if i in _LEFT else " ---: " for i in range(len(COLUMNS))) + "|")
     for row in report["rows"]:
         values = cells(row, has_baseline)
+        values = [md(v) for v in values]
         if row["verdict"] == "fail":
             values[-1] = f"**{values[-1]}**"
-        lines.append("| " + " | ".join(_md(v) for v in values) + " |")
+        lines.append("| " + " | ".join(values) + " |")
     failed = [r for r in report["rows"] if r["verdict"] == "fail"]
     if failed:
         lines += ["", "**Failed gates**", ""]
         for r in failed:
-            lines.append(f"- `{r['kernel']}` ({r['params_text']}) on {r['device']}: {_md('; '.join(_fail_text(r)))}")
+            lines.append(f"- {_md_where(r)}: {md('; '.join(_fail_text(r)))}")
     noted = [r for r in report["rows"] if r["verdict"] != "fail" and r["notes"]]
     if noted:
         lines += ["", "**Notes**", ""]
         for r in noted:
-            lines.append(f"- \\* `{r['kernel']}` ({r['params_text']}) on {r['device']}: {_md('; '.join(r['notes']))}")
+            lines.append(f"- \\* {_md_where(r)}: {md('; '.join(r['notes']))}")
     lines.append("")
     return "\n".join(lines)
 
@@ -181,5 +183,9 @@ def to_junit(report: dict[str, Any]) -> str:
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+    for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
+        element.attrib.update({key: xml(value) for key, value in element.attrib.items()})
+        if element.text:
+            element.text = xml(element.text)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from roofline.render.roofs import COLORS, FAILED_COLOR, GID, log_bounds, require_matplotlib
+from roofline.render.text import mpl
 from roofline.results import sweep_groups
 from roofline.units import format_bytes, format_rate
 
@@ -57,7 +58,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     ax.set_axisbelow(True)
     ax.set_xlabel("Bytes moved per launch (B)")
     ax.set_ylabel("Achieved bandwidth (B/s)")
-    ax.set_title(title or f"Bandwidth vs size: {', '.join(groups)} on {doc['device']['name']}", loc="left",
+    ax.set_title(mpl(title or f"Bandwidth vs size: {', '.join(groups)} on {doc['device']['name']}"), loc="left",
                  fontsize=13)
 
     # the latency-bound region and the Little's Law line
@@ -68,7 +69,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
                 xy=(in_flight, y_hi * 0.97), xytext=(-6, 0), textcoords="offset points", ha="right", va="top",
                 fontsize=8.5, color="#333333", gid=GID + "littles-law-label")
     ax.axhline(bw, color=COLORS[0], linewidth=2, gid=GID + "bandwidth-roof")
-    ax.annotate(f"peak {format_rate(bw)} ({machine['name']})", xy=(x_hi, bw), xytext=(-4, 4),
+    ax.annotate(mpl(f"peak {format_rate(bw)} ({machine['name']})"), xy=(x_hi, bw), xytext=(-4, 4),
                 textcoords="offset points", ha="right", va="bottom", fontsize=9, color=COLORS[0], fontweight="bold")
     for m in measured_machines:
         ax.axhline(m["bandwidth"], color=COLORS[0], linewidth=1.5, linestyle="--", gid=GID + "bandwidth-roof")
@@ -90,7 +91,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
         if bad:
             ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
                     linestyle="", gid=GID + "point-failed")
-        handles.append(Line2D([], [], marker="o", color=color, label=f"{name} (achieved; % of its ceiling)"))
+        handles.append(Line2D([], [], marker="o", color=color, label=mpl(f"{name} (achieved; % of its ceiling)")))
     if any(k["status"] == "FAILED" or k["verified"] is False for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
