@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
@@ -17,6 +17,7 @@ from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.measure.stats import SPREAD_WARNING, summarize
 from roofline.model import KernelDescriptor, Workload
+from roofline.resultdoc import MODEL_ERROR_FRACTION, KernelResult, Status
 
 Run = Callable[..., None]
 
@@ -76,28 +77,15 @@ def measure_kernel(
 
     `host` is the kernel's prepared HostData, or a callable that returns it (a future's result, say)."""
     base = analysis.to_dict() if analysis is not None else _analysis_free(work)
-    entry: dict[str, Any] = {
-        **base,
-        "time_median": None, "time_min": None, "time_max": None, "repeats": 0,
-        "achieved_bandwidth": None, "achieved_flops": None, "fraction_of_ceiling": None,
-        "verified": False, "status": "FAILED", "error": None, "warnings": [], "timing": None, "buffer_sets": 1,
-        "gpu_state": None, "phases": {},
-    }
-    phases: dict[str, float] = entry["phases"]
+    phases: dict[str, float] = {}
     try:
         prepared = host() if callable(host) else host
         timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases, prepared)
     except KernelFailure as failure:
-        entry["error"] = str(failure)
-        return entry
+        return KernelResult.failure(base, str(failure), timing=None, buffer_sets=1, gpu_state=None,
+                                    phases=phases).to_json()
     stats = summarize(timing.samples)
-    entry.update(
-        time_median=stats.median, time_min=stats.minimum, time_max=stats.maximum, repeats=timing.repeats,
-        achieved_bandwidth=work.bytes / stats.median, achieved_flops=work.flops / stats.median,
-        verified=True, status="OK", timing=timing.mode, buffer_sets=sets_used, gpu_state=timing.gpu_state,
-    )
-    if analysis is not None:
-        entry["fraction_of_ceiling"] = analysis.sol_time / stats.median
+    fraction = analysis.sol_time / stats.median if analysis is not None else None
     warnings = list(timing.notes)
     throttled = throttle_warning(timing.gpu_state)
     if throttled:
@@ -106,13 +94,22 @@ def measure_kernel(
         warnings.append(
             f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING}); close other work on the device or raise --min-time"
         )
-    if analysis is not None and entry["fraction_of_ceiling"] > 1.05:
-        warnings.append(
-            f"faster than the model allows ({entry['fraction_of_ceiling']:.2f}× the ceiling): the spec is low, "
-            "the data stayed in cache, or the descriptor over-counts bytes"
-        )
-    entry["warnings"] = warnings
-    return entry
+    result = KernelResult.from_fields({
+        **base, "time_median": stats.median, "time_min": stats.minimum, "time_max": stats.maximum,
+        "repeats": timing.repeats, "achieved_bandwidth": work.bytes / stats.median,
+        "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": True,
+        "status": Status.OK, "error": None, "warnings": warnings,
+    }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": phases})
+    if result.model_error:
+        result = replace(result, warnings=(*result.warnings, model_error_text(result.fraction_of_ceiling)))
+    return result.to_json()
+
+
+def model_error_text(fraction: float) -> str:
+    """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
+    return (f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
+            f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success): the descriptor counts too few "
+            "bytes or FLOPs (data the caches served is not DRAM traffic), or the spec's figure is low")
 
 
 class KernelFailure(Exception):

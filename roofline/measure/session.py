@@ -18,10 +18,10 @@ from roofline.measure.harness import measure_kernel, prepare_host
 from roofline.measure.implementation import load_implementation
 from roofline.measure.policy import MeasurePolicy
 from roofline.model import KernelDescriptor, MachineSpec
+from roofline.resultdoc import RESULTS_SCHEMA
 from roofline.specs import SpecCatalog
 from roofline.workload import evaluate
 
-RESULTS_SCHEMA = "roofline/results/v1"
 
 
 def open_backend(name: str, device_id: int = 0) -> Any:

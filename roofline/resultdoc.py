@@ -1,0 +1,336 @@
+"""The typed results core: a measured (or imported) kernel is a KernelResult, a results file a ResultsDocument.
+
+`from_json` checks exactly what a reader may rely on and names the file and field of the first problem;
+`to_json` writes the on-disk form (roofline/results/v1, history in roofline/results.py). Blocks that later stages
+add to an entry (the timing mode, phases, GPU state, Nsight Compute counters, a sweep's prediction, per-level
+traffic) are kept as written in `extra`, so a file round-trips whatever wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from roofline.errors import InputError, at
+
+RESULTS_SCHEMA = "roofline/results/v1"
+RESULTS_VERSION = 1
+MODEL_ERROR_FRACTION = 1.02  # a verified kernel above this share of its ceiling means the model under-counts
+MAX_FRACTION = 10.0  # anything beyond this is not a measurement of the kernel the model describes
+
+
+class Status(str, Enum):
+    OK = "OK"  # verified and timed
+    FAILED = "FAILED"  # wrong output, or it raised: never timed
+    SKIPPED = "SKIPPED"  # not run (reported, never gated)
+    IMPORTED = "IMPORTED"  # from another tool's capture: timed there, not verified by roofline
+
+
+_NUMBER, _OPT_NUMBER, _STRING, _OPT_STRING = "number", "number or null", "string", "string or null"
+_BOOL, _MAPPING, _OPT_MAPPING, _LIST = "boolean", "mapping", "mapping or null", "list"
+_TOP = {"created": _STRING, "tool_version": _STRING, "backend": _STRING, "device": _MAPPING,
+        "machine": _OPT_MAPPING, "kernels": _LIST}
+_TOP_OPTIONAL = {"policy": _OPT_MAPPING, "sweep": _OPT_MAPPING, "groups": _LIST}
+_DEVICE = {"name": _STRING}
+_DEVICE_OPTIONAL = {"spec_id": _OPT_STRING, "spec_derived": _BOOL}
+_MACHINE = {"id": _STRING, "name": _STRING, "bandwidth": _NUMBER, "latency": _NUMBER, "bytes_in_flight": _NUMBER,
+            "roofs": _MAPPING}
+_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER}
+# A file measured without a spec (the NumPy backend, say) has machine null and these ceiling fields null.
+_CEILING_FIELDS = ("peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "sol_time", "memory_time",
+                   "compute_time", "threads_needed", "latency_bound")
+_KERNEL = {
+    "name": _STRING, "params": _MAPPING, "dtype": _STRING, "roof": _STRING, "flops": _NUMBER, "bytes": _NUMBER,
+    "intensity": _NUMBER, "peak_flops": _NUMBER, "bandwidth": _NUMBER, "ridge": _NUMBER, "bound": _STRING,
+    "attainable_flops": _NUMBER, "sol_time": _NUMBER, "time_median": _OPT_NUMBER, "achieved_bandwidth": _OPT_NUMBER,
+    "achieved_flops": _OPT_NUMBER, "fraction_of_ceiling": _OPT_NUMBER, "verified": "boolean or null", "status": _STRING,
+}
+_KERNEL_OPTIONAL = {
+    "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
+    "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
+    "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
+}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
+
+
+def _fits(value: Any, expected: str) -> bool:
+    if expected.endswith(" or null") and value is None:
+        return True
+    base = expected.replace(" or null", "")
+    if base == _NUMBER:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if base == _STRING:
+        return isinstance(value, str)
+    if base == _BOOL:
+        return isinstance(value, bool)
+    if base == _MAPPING:
+        return isinstance(value, dict)
+    return isinstance(value, list)
+
+
+def _check(path: Path, prefix: str, data: Mapping[str, Any], required: Mapping[str, str],
+           optional: Mapping[str, str]) -> None:
+    for key, expected in required.items():
+        if key not in data:
+            raise at(path, f"{prefix}{key}", f"is missing (expected {expected})")
+    for key, expected in {**required, **optional}.items():
+        if key in data and not _fits(data[key], expected):
+            raise at(path, f"{prefix}{key}", f"expected {expected}, got {_kind(data[key])} {data[key]!r:.60}")
+
+
+def check_schema(path: Path, doc: Mapping[str, Any]) -> None:
+    """Refuse another schema, saying which side is newer."""
+    schema = doc.get("schema")
+    if schema is None:
+        raise at(path, "schema", f"is missing; expected '{RESULTS_SCHEMA}' (is this a results file written by "
+                                  "'roofline measure'?)")
+    if schema == RESULTS_SCHEMA:
+        return
+    match = re.fullmatch(r"roofline/results/v(\d{1,6})", str(schema))
+    if match:
+        if int(match.group(1)) > RESULTS_VERSION:
+            raise at(path, "schema", f"is '{schema}', newer than this roofline reads ('{RESULTS_SCHEMA}'): "
+                                      "upgrade roofline")
+        raise at(path, "schema", f"is '{schema}', older than this roofline reads ('{RESULTS_SCHEMA}'): "
+                                  "measure again with this roofline")
+    if str(schema).startswith("roofline/analysis/"):
+        raise at(path, "schema", f"is '{schema}': an analysis, not measured results; "
+                                  "write results with 'roofline measure -o FILE'")
+    raise at(path, "schema", f"is {str(schema)!r:.80}; expected '{RESULTS_SCHEMA}'")
+
+
+# ---- one kernel ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """The analysis fields of one kernel at its parameters, plus what was measured. SI base units throughout."""
+
+    name: str
+    params: Mapping[str, Any]
+    dtype: str
+    roof: str
+    flops: float
+    bytes: float
+    intensity: float
+    status: Status
+    verified: bool | None  # None: imported from another tool, not checked by roofline
+    launches: int = 1
+    stages: tuple[Mapping[str, Any], ...] = ()
+    access_bytes: float | None = None
+    # the ceiling (null when measured without a spec)
+    peak_flops: float | None = None
+    bandwidth: float | None = None
+    ridge: float | None = None
+    bound: str | None = None
+    attainable_flops: float | None = None
+    memory_time: float | None = None
+    compute_time: float | None = None
+    sol_time: float | None = None
+    threads_needed: float | None = None
+    latency_bound: bool | None = None
+    # the measurement
+    time_median: float | None = None
+    time_min: float | None = None
+    time_max: float | None = None
+    repeats: int | None = None
+    achieved_bandwidth: float | None = None
+    achieved_flops: float | None = None
+    fraction_of_ceiling: float | None = None
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    omitted: frozenset[str] = frozenset()  # optional keys the source did not have, so to_json leaves them out
+
+    @property
+    def failed(self) -> bool:
+        """Wrong output, or not verified when roofline should have verified it: always fails a gate."""
+        if self.status is Status.FAILED:
+            return True
+        return self.status is not Status.SKIPPED and self.verified is False
+
+    @property
+    def imported(self) -> bool:
+        return self.status is Status.IMPORTED and self.verified is None
+
+    @property
+    def model_error(self) -> bool:
+        """Verified and faster than its ceiling allows, beyond noise: the model under-counts (or the spec is low)."""
+        return (self.verified is True and self.fraction_of_ceiling is not None
+                and self.fraction_of_ceiling > MODEL_ERROR_FRACTION)
+
+    @classmethod
+    def failure(cls, analysis: Mapping[str, Any], error: str, **extra: Any) -> "KernelResult":
+        """The one place a FAILED entry is made: the analysis fields, no time, the reason."""
+        measured = dict.fromkeys(("time_median", "time_min", "time_max", "achieved_bandwidth", "achieved_flops",
+                                  "fraction_of_ceiling"))
+        result = cls.from_fields({**analysis, **measured, "repeats": 0, "status": Status.FAILED, "verified": False,
+                                  "error": error, "warnings": ()}, extra)
+        return replace(result, omitted=frozenset())
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> "KernelResult":
+        known = {f.name for f in fields(cls)} - {"extra", "omitted"}
+        values = {k: v for k, v in data.items() if k in known}
+        values["omitted"] = frozenset(k for k in known if k not in data)
+        values["status"] = Status(values["status"])
+        values["stages"] = tuple(values.get("stages") or ())
+        values["warnings"] = tuple(values.get("warnings") or ())
+        rest = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra={**rest, **(extra or {})})
+
+    @classmethod
+    def from_json(cls, data: Any, path: Path, index: int, has_machine: bool) -> "KernelResult":
+        """One entry of kernels[], validated: types, then what the numbers may be."""
+        if not isinstance(data, dict):
+            raise at(path, f"kernels[{index}]", f"expected a mapping, got {_kind(data)}")
+        name = data.get("name")
+        label = f"kernels[{index}]" + (f" ({name})" if isinstance(name, str) else "")
+        required, optional = _KERNEL, _KERNEL_OPTIONAL
+        if not has_machine:
+            required = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL.items()}
+            optional = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL_OPTIONAL.items()}
+        _check(path, f"{label}.", data, required, optional)
+        _check_values(path, label, data)
+        return cls.from_fields(data)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name in ("extra", "omitted") or f.name in self.omitted:
+                continue
+            value = getattr(self, f.name)
+            if f.name in ("stages", "warnings"):
+                value = list(value)
+            out[f.name] = value.value if isinstance(value, Status) else value
+        out.update(self.extra)
+        return out
+
+
+def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
+    """The numbers a reader divides by and gates on: what they may be, not just their types."""
+    try:
+        Status(data["status"])
+    except ValueError:
+        known = ", ".join(s.value for s in Status)
+        raise at(path, f"{label}.status", f"is {data['status']!r:.40}; expected one of {known}") from None
+    for key in ("flops", "bytes"):
+        if data[key] < 0:
+            raise at(path, f"{label}.{key}", f"is {data[key]!r}; a count cannot be negative")
+    for key in ("time_median", "time_min", "time_max", "sol_time"):
+        value = data.get(key)
+        if value is not None and value <= 0:
+            raise at(path, f"{label}.{key}", f"is {value!r}; a time must be positive")
+    fraction = data.get("fraction_of_ceiling")
+    if fraction is not None and not 0 <= fraction <= MAX_FRACTION:
+        raise at(path, f"{label}.fraction_of_ceiling", f"is {fraction!r}; expected a share of the ceiling from 0 to "
+                                                        f"{MAX_FRACTION:g} (a measurement this far off is not one)")
+    if data["status"] == Status.OK.value and data.get("time_median") is None:
+        raise at(path, f"{label}.time_median", "is null but the status is OK: a timed kernel has a time")
+    if data.get("stages") is not None and not all(isinstance(s, dict) for s in data["stages"]):
+        raise at(path, f"{label}.stages", "expected a list of mappings")
+    if data.get("warnings") is not None and not all(isinstance(w, str) for w in data["warnings"]):
+        raise at(path, f"{label}.warnings", "expected a list of strings")
+
+
+def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(name, parameters, device): a kernel entry's identity; a document holds each once."""
+    params = json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
+    return str(kernel.get("name")), params, str(kernel.get("device", ""))
+
+
+# ---- one file --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultsDocument:
+    """One results file: where it was measured, against which ceilings, and each kernel's result."""
+
+    created: str
+    tool_version: str
+    backend: str
+    device: Mapping[str, Any]
+    machine: Mapping[str, Any] | None
+    kernels: tuple[KernelResult, ...]
+    policy: Mapping[str, Any] | None = None
+    sweep: Mapping[str, Any] | None = None
+    groups: tuple[Mapping[str, Any], ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, doc: Any, path: Path | str = "<results>") -> "ResultsDocument":
+        """Validate a parsed results document; InputError naming the file and field of the first problem."""
+        path = Path(path)
+        if not isinstance(doc, dict):
+            raise at(path, None, f"expected a JSON object at the top, got {_kind(doc)}")
+        check_schema(path, doc)
+        _check(path, "", doc, _TOP, _TOP_OPTIONAL)
+        _check(path, "device.", doc["device"], _DEVICE, _DEVICE_OPTIONAL)
+        machine = doc["machine"]
+        if machine is not None:
+            _check(path, "machine.", machine, _MACHINE, _MACHINE_OPTIONAL)
+            for roof, value in machine["roofs"].items():
+                if not _fits(value, _NUMBER) or value <= 0:
+                    raise at(path, f"machine.roofs.{roof}", f"expected a positive number (FLOP/s), got {value!r:.40}")
+            for key in ("bandwidth", "latency"):
+                if machine[key] <= 0:
+                    raise at(path, f"machine.{key}", f"expected a positive number, got {machine[key]!r}")
+        if not doc["kernels"]:
+            raise at(path, "kernels", "is empty: a results file holds at least one kernel")
+        kernels = tuple(KernelResult.from_json(k, path, i, machine is not None) for i, k in enumerate(doc["kernels"]))
+        seen: dict[tuple[str, str, str], int] = {}
+        for i, raw in enumerate(doc["kernels"]):
+            key = kernel_identity(raw)
+            if key in seen:
+                raise at(path, f"kernels[{i}] ({key[0]})", f"repeats kernels[{seen[key]}]: the same kernel, "
+                                                           "parameters and device appear twice")
+            seen[key] = i
+        sweep = doc.get("sweep")
+        if sweep is not None and not isinstance(sweep.get("kernel"), str):
+            raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
+        if not all(isinstance(g, dict) for g in doc.get("groups", ())):
+            raise at(path, "groups", "expected a list of mappings")
+        named = {"schema", *_TOP, *_TOP_OPTIONAL}
+        return cls(created=doc["created"], tool_version=doc["tool_version"], backend=doc["backend"],
+                   device=doc["device"], machine=machine, kernels=kernels, policy=doc.get("policy"),
+                   sweep=sweep, groups=tuple(doc.get("groups", ())),
+                   extra={k: v for k, v in doc.items() if k not in named})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema": RESULTS_SCHEMA, "created": self.created, "tool_version": self.tool_version,
+                               "backend": self.backend, "device": dict(self.device),
+                               "machine": None if self.machine is None else dict(self.machine)}
+        if self.policy is not None:
+            out["policy"] = dict(self.policy)
+        out["kernels"] = [k.to_json() for k in self.kernels]
+        if self.sweep is not None:
+            out["sweep"] = dict(self.sweep)
+        if self.groups:
+            out["groups"] = [dict(g) for g in self.groups]
+        out.update(self.extra)
+        return out
+
+    def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
+        return replace(self, kernels=tuple(kernels))
+
+
+def require_results(doc: Any, path: Path | str) -> ResultsDocument:
+    """The same check for a document already in memory (an importer's output, a test's)."""
+    try:
+        return ResultsDocument.from_json(doc, path)
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be a results document") from None
