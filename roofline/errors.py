@@ -61,20 +61,7 @@ def closest(word: str, choices: object) -> str:
 
 
 def read_input_text(path: "object", max_bytes: int, kind: str) -> str:
-    """The text of an input file, or one InputError naming it: missing, a folder, too large, not UTF-8."""
-    from pathlib import Path
+    """The text of an input file, or one InputError naming it (see roofline.inputs.read_input_text)."""
+    from roofline.inputs import read_input_text as read  # inputs imports this module: resolve at call time
 
-    path = Path(str(path))
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise at(path, None, f"file is {size} bytes; {kind} may be at most {max_bytes}")
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise at(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise at(path, None, f"is a folder, expected {kind}") from None
-    except UnicodeDecodeError:
-        raise at(path, None, f"is not UTF-8 text (expected {kind})") from None
-    except OSError as exc:
-        raise at(path, None, f"cannot read: {exc.strerror}") from None
+    return read(path, max_bytes, kind)

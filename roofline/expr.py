@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Union
 
+from roofline.units import MAX_DIGITS
+
 Number = Union[int, float]
 
 MAX_LENGTH = 2000  # characters; a formula is a line, not a program
@@ -136,6 +138,26 @@ _DESCRIBE = {
 }
 
 
+def _literal(value: Number) -> Number:
+    """A number written in a formula or given as one: finite, and a whole number of at most MAX_DIGITS digits."""
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+        raise FormulaError(f"a whole number of more than {MAX_DIGITS} digits is not allowed")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FormulaError(f"number {value} is out of range")
+    return _check(value)
+
+
+def _check_text(text: str) -> None:
+    """Formulas are ASCII: Python would read fullwidth 'ｎ' as 'n', and control characters have no place."""
+    for i, ch in enumerate(text):
+        if not ch.isascii():
+            raise FormulaError(
+                f"character {ch!r} (U+{ord(ch):04X}) at position {i + 1} is not allowed; formulas are ASCII"
+            )
+        if ch < " " and ch not in "\t\n\r" or ch == "\x7f":
+            raise FormulaError(f"control character U+{ord(ch):04X} at position {i + 1} is not allowed")
+
+
 def _check(value: Number) -> Number:
     if isinstance(value, float) and (math.isnan(value) or abs(value) > MAX_MAGNITUDE):
         raise FormulaError(f"result {value} is out of range")
@@ -164,6 +186,8 @@ class Expr:
             raise FormulaError("division by zero") from None
         except OverflowError:
             raise FormulaError("result is too large") from None
+        except RecursionError:
+            raise FormulaError("formula is nested too deeply to evaluate") from None
         except (ValueError, TypeError) as exc:  # a math domain error, say
             raise FormulaError(str(exc)) from None
 
@@ -176,13 +200,14 @@ def compile_expr(source: object) -> Expr:
     if isinstance(source, bool) or not isinstance(source, (str, int, float)):
         raise FormulaError(f"expected a number or a formula, got {type(source).__name__} {source!r}")
     if isinstance(source, (int, float)):
-        value = _check(source)
+        value = _literal(source)
         return Expr(repr(source), frozenset(), lambda env: value)
     text = source.strip()
     if not text:
         raise FormulaError("empty formula")
     if len(text) > MAX_LENGTH:
         raise FormulaError(f"formula is longer than {MAX_LENGTH} characters")
+    _check_text(text)
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
@@ -190,7 +215,7 @@ def compile_expr(source: object) -> Expr:
         raise FormulaError(f"syntax error in {shown!r}: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
         raise FormulaError(f"formula {text[:40]!r}… is nested too deeply") from None
-    nodes = sum(1 for _ in ast.walk(tree))
+    nodes = sum(1 for _ in ast.walk(tree))  # ast.walk is iterative: safe on any tree ast.parse returns
     if nodes > MAX_NODES:
         raise FormulaError(f"formula has {nodes} parts; at most {MAX_NODES} are allowed")
     names: set[str] = set()
@@ -206,7 +231,7 @@ def _compile(node: ast.AST, names: set[str]) -> Evaluator:
         value = node.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise FormulaError(f"only numbers are allowed, not {type(value).__name__} {value!r}")
-        value = _check(value)
+        value = _literal(value)
         return lambda env: value
     if isinstance(node, ast.Name):
         name = node.id

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException
+
+# A figure in a spec or on a command line never needs more digits than this; longer ones are refused rather than
+# handed to int()/Decimal (Python refuses 4300 digits with a ValueError, and before that they just cost time).
+MAX_DIGITS = 40
 
 # Exact scales (Decimal) so that '600 ns' parses to the float nearest 6e-7, not 6.000000000000001e-07.
 DECIMAL = {p: Decimal(10) ** e for p, e in {"": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}.items()}
@@ -34,7 +38,7 @@ _KINDS["time"] = ("s", "332 ns", _table({"s": SMALL}))
 _KINDS["frequency"] = ("Hz", "1.98 GHz", _table({"Hz": DECIMAL}))
 KINDS = tuple(_KINDS)
 
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # ASCII digits: float() takes '١٢' too
 _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-zµμ/]*)\s*$")
 
 
@@ -43,39 +47,55 @@ class UnitError(ValueError):
 
 
 def parse_quantity(value: object, kind: str) -> float:
-    """Parse '4.8 TB/s' (or a bare number, read as base units) into a float in SI base units."""
+    """Parse '4.8 TB/s' (or a bare number, read as base units) into a finite float in SI base units."""
     base, example, table = _KINDS[kind]
+    expected = f"expected a {kind} like '{example}'"
     if isinstance(value, bool):
-        raise UnitError(f"expected a {kind} like '{example}', got {value!r}")
-    if isinstance(value, (int, float)):
+        raise UnitError(f"{expected}, got {value!r}")
+    if isinstance(value, int):
+        if value.bit_length() > 1024:  # past the float range; also keeps repr() below the int-string limit
+            raise UnitError(f"expected a finite {kind}, got a whole number of {value.bit_length()} bits")
         number = float(value)
+    elif isinstance(value, float):
+        number = value
     elif isinstance(value, str):
-        match = _QUANTITY.match(value.replace(",", "").replace("_", ""))
-        if not match:
-            raise UnitError(f"expected a {kind} like '{example}', got {value!r}")
-        number_text, unit = match.groups()
-        try:
-            exact = Decimal(number_text)
-        except InvalidOperation:  # the regex admits only numbers; kept for safety
-            raise UnitError(f"expected a {kind} like '{example}', got {value!r}") from None
-        if unit == "":
-            pass
-        elif unit in table:
-            exact *= table[unit]
-        else:
-            unit_fixed = _case_fix(unit, table)
-            if unit_fixed is None:
-                hint = " ('KB' is ambiguous: write kB for 1000 B or KiB for 1024 B)" if unit.startswith("KB") else ""
-                raise UnitError(
-                    f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}"
-                )
-            exact *= table[unit_fixed]
-        number = float(exact)
+        number = _parse_text(value, kind, _KINDS[kind])
     else:
-        raise UnitError(f"expected a {kind} like '{example}', got {type(value).__name__} {value!r}")
+        raise UnitError(f"{expected}, got {type(value).__name__} {_shown(value)}")
     if not math.isfinite(number):
-        raise UnitError(f"expected a finite {kind}, got {value!r}")
+        raise UnitError(f"expected a finite {kind}, got {_shown(value)}")
     return number
+
+
+def _shown(value: object, limit: int = 40) -> str:
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 1024 else "a huge number"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _parse_text(value: str, kind: str, spelling: tuple[str, str, dict[str, Decimal]]) -> float:
+    base, example, table = spelling
+    expected = f"expected a {kind} like '{example}'"
+    match = _QUANTITY.match(value.replace(",", "").replace("_", ""))
+    if not match:
+        ascii_hint = " (digits must be ASCII 0-9)" if any(c.isdigit() and not c.isascii() for c in value) else ""
+        raise UnitError(f"{expected}, got {_shown(value)}{ascii_hint}")
+    number_text, unit = match.groups()
+    if sum(c.isdigit() for c in number_text) > MAX_DIGITS:
+        raise UnitError(f"{expected}, got a number of more than {MAX_DIGITS} digits ({_shown(value, 24)})")
+    if unit == "":
+        scale = Decimal(1)
+    elif unit in table:
+        scale = table[unit]
+    else:
+        unit_fixed = _case_fix(unit, table)
+        if unit_fixed is None:
+            hint = " ('KB' is ambiguous: write kB for 1000 B or KiB for 1024 B)" if unit.startswith("KB") else ""
+            raise UnitError(f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}")
+        scale = table[unit_fixed]
+    try:
+        return float(Decimal(number_text) * scale)
+    except DecimalException:  # '1e999999 TB/s' overflows the decimal context
+        raise UnitError(f"expected a finite {kind}, got {_shown(value)}") from None
 
 
 def _case_fix(unit: str, table: dict[str, Decimal]) -> str | None:

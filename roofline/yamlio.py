@@ -1,28 +1,20 @@
-"""Reading YAML input files strictly: safe_load only, one clear message naming the file and field."""
+"""Typed fields of YAML input files (specs, descriptors, gates), one clear message naming the file and field."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import yaml
-
-from roofline.errors import at, closest, read_input_text
+from roofline.errors import at, closest
+from roofline.inputs import read_yaml
 from roofline.units import UnitError, parse_quantity
 
 MAX_FILE_BYTES = 1 << 20  # a spec or descriptor is a page of text; refuse anything huge
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    text = read_input_text(path, MAX_FILE_BYTES, "a YAML file")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise at(path, None, f"YAML syntax error: {where}{exc.problem}") from None
-    except yaml.YAMLError as exc:
-        raise at(path, None, f"YAML syntax error: {exc}") from None
+    """A YAML file whose top is a mapping, read through the one input layer (roofline.inputs)."""
+    data = read_yaml(path, MAX_FILE_BYTES)
     if not isinstance(data, dict):
         raise at(path, None, f"expected a mapping of keys at the top, got {_kind(data)}")
     return data

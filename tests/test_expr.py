@@ -140,7 +140,12 @@ HOSTILE = [
     ("many-parts", "+".join(["n"] * 400), "parts"),
     ("big-power", "10**100000", "too large"),
     ("big-float-power", "2.0**100000", "too large"),
-    ("big-int-literal", "1" * 1500, "too large"),
+    ("big-int-literal", "1" * 1500, "more than 40 digits"),
+    ("41-digit-literal", "1" * 41, "more than 40 digits"),
+    ("arabic-indic-digits", "\u0661\u0662", "formulas are ASCII"),
+    ("fullwidth-digits", "\uff11\uff12", "formulas are ASCII"),
+    ("fullwidth-name", "\uff4e * 2", "formulas are ASCII"),  # Python would read it as plain n
+    ("nul-byte", "n\x00", "control character"),
     ("division-by-zero", "1 / 0", "division by zero"),
     ("floor-division-by-zero", "1 // 0", "division by zero"),
     ("modulo-by-zero", "1 % 0", "modulo by zero"),
@@ -347,3 +352,12 @@ def test_compiled_formula_is_fast_to_evaluate() -> None:
         env["rows"] = 4096 + i
         expr.evaluate(env)
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("value", [10**40, -(10**40), 10**5000, float("inf"), float("nan")],
+                         ids=["41-digits", "negative-41-digits", "5001-digits", "inf", "nan"])
+def test_numbers_given_as_numbers_are_bounded_like_literals(value: float) -> None:
+    """A YAML or JSON number reaches compile_expr without text: the same digit and range limits hold."""
+    with pytest.raises(FormulaError, match="more than 40 digits|out of range"):
+        compile_expr(value)
+    assert compile_expr(10**40 - 1).evaluate({}) == 10**40 - 1
