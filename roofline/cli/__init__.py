@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
-        click.echo(f"error: {exc.message}", err=True)
+        from roofline.render.text import clean  # messages quote user text: no raw control characters
+
+        click.echo(f"error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import note, print_tables, write_output
+from roofline.cli.common import is_stdout, note, print_tables, write_output
 
 
 @click.command()
@@ -88,12 +88,13 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
     if output is not None:
         write_output(output, text)
 
+    to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     if fmt == "json":
         from roofline.jsonio import dumps
 
-        click.echo(dumps(calibration_document(figures, datasheet, device, spec_doc, wall)), nl=False)
+        click.echo(dumps(calibration_document(figures, datasheet, device, spec_doc, wall)), nl=False, err=to_stdout)
     else:
-        print_tables([comparison_table(figures, datasheet, device, wall, quick)], None)
+        print_tables([comparison_table(figures, datasheet, device, wall, quick)], None, stderr=to_stdout)
     for f in figures:
         if not f.ok:
             note(f"{f.status} {f.field}: {f.note}")
@@ -101,7 +102,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
             note(f"note {f.field}: {f.note}")
     for w in warnings:
         note(f"warning: {w}")
-    if output is not None:
+    if output is not None and not to_stdout:
         note(f"wrote {output} (spec id {spec_doc['id']})")
     else:
         note("the measured spec was not saved: add -o FILE.yaml to write it")
@@ -111,12 +112,13 @@ def comparison_table(figures, datasheet, device, wall: float, quick: bool):  # t
     from rich.table import Table
 
     from roofline.calibrate import OK, comparison_rows, format_value
+    from roofline.render.text import literal, styled
 
     sheet = f"datasheet {datasheet.id}" + (" [derived from device properties]" if datasheet.derived else "") \
         if datasheet is not None else "no datasheet spec"
     title = (f"Calibrated on {device.get('name')} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"
              f" vs {sheet}; {wall:.0f} s{' (--quick)' if quick else ''}")
-    table = Table(title=title, title_justify="left")
+    table = Table(title=literal(title), title_justify="left")
     for col in ("figure", "datasheet", "measured", "measured / datasheet", "SM clock", "datasheet at that clock",
                 "status"):
         table.add_column(col, justify="left" if col in ("figure", "SM clock", "status") else "right")
@@ -128,7 +130,7 @@ def comparison_table(figures, datasheet, device, wall: float, quick: bool):  # t
                       format_value(row["measured"], row["kind"]), percent(row["ratio"]), clock_text(row),
                       "–" if at_clock is None else f"{format_value(at_clock, row['kind'])} "
                                                    f"(measured {percent(row['ratio_at_clock'])})",
-                      f"[{style}]{row['status']}[/{style}]")
+                      styled(row["status"], style))
     return table
 
 

@@ -71,6 +71,8 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from roofline.render.text import markup
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task("measuring", total=len(chosen.runnable))
@@ -78,7 +80,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         def advance(name: str) -> None:
             if bar.tasks[task].description != "measuring":
                 bar.advance(task)
-            bar.update(task, description=f"measuring {name}")
+            bar.update(task, description=f"measuring {markup(name)}")
 
         entries = measure_all(chosen.runnable, overrides, engine, machine, policy, advance)
         bar.advance(task)

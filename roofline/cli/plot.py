@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import kernel_options, note, spec_option, write_output
+from roofline.cli.common import is_stdout, kernel_options, note, spec_option, write_output
 
 
 @click.command()
@@ -27,7 +27,7 @@ from roofline.cli.common import kernel_options, note, spec_option, write_output
                    "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
                    "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Image file; the extension picks the format: .png, .svg or .pdf. "
+              help="Image file; the extension picks the format: .png, .svg or .pdf ('-': PNG on standard output). "
                    "[default: roofline.png, or roofline-sweep.png with --sweep]")
 @click.option("--title", default=None, help="Chart title (default: the machine names).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
@@ -62,7 +62,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
-    fmt = output.suffix.lower().lstrip(".")
+    fmt = "png" if is_stdout(output) else output.suffix.lower().lstrip(".")  # -o -: PNG on standard output
     if fmt not in render.FORMATS:
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg or .pdf")
     measured = _machines(measured_specs)
@@ -93,7 +93,8 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
 
     write_output(output, render.figure_bytes(fig, fmt, dpi))
-    note(f"wrote {output}")
+    if not is_stdout(output):
+        note(f"wrote {output}")
 
 
 def _machines(spec_names: tuple[str, ...]) -> list[dict]:
