@@ -4,8 +4,11 @@ Gates:
   verified       a kernel that failed verification (status FAILED, or verified false) always fails;
   fail_below     a verified kernel achieving less than this fraction of its ceiling fails;
   max_regression a kernel whose median time is more than this fraction slower than the baseline's fails.
-A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) or
-without a baseline entry passes the gate it cannot be judged by, and the row says so.
+  model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
+A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) fails
+the fail_below gate it cannot be judged by, unless unknown ceilings are allowed (--allow-unknown-ceiling); a kernel
+without a baseline entry passes the regression gate, and the row says so. Fractions are in (0, 1].
+Per-kernel entries must name kernels in the results: a misspelt name would otherwise switch a gate off silently.
 
 The gates file (YAML):
   schema_version: 1          # optional
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from roofline.errors import InputError
+from roofline.errors import InputError, closest
 from roofline.measure.gpustate import throttle_warning
-from roofline.results import RESULTS_SCHEMA, device_labels, kernel_key, params_text
+from roofline.resultdoc import MODEL_ERROR_FRACTION, RESULTS_SCHEMA
+from roofline.results import device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"
 GATES_SCHEMA_VERSION = 1
@@ -34,19 +38,30 @@ _GATE_KEYS = ("fail_below", "max_regression")
 
 
 def parse_fraction(value: Any, what: str) -> float:
-    """0.7, '0.7' or '70%' → 0.7; refuses negatives and non-numbers with a message naming `what`."""
+    """0.7, '0.7' or '70%' → 0.7; refuses anything outside (0, 1] with a message naming `what` (5 is not 500 %)."""
     if isinstance(value, bool):
         raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r}")
     try:
         if isinstance(value, str) and value.strip().endswith("%"):
-            number = float(value.strip()[:-1]) / 100.0
+            number = parse_number(value.strip()[:-1], what) / 100.0
         else:
-            number = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r}") from None
-    if not number >= 0 or number == float("inf"):
-        raise InputError(f"{what}: expected a fraction of 0 or more, got {value!r}")
+            number = value if isinstance(value, (int, float)) else parse_number(value, what)
+            number = float(number)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r:.40}") from None
+    if not 0 < number <= 1:
+        raise InputError(f"{what}: expected a fraction in (0, 1] like 0.7 or 70%, got {value!r:.40}")
     return number
+
+
+def parse_number(text: Any, what: str) -> float:
+    """A decimal number written in ASCII, a few dozen characters at most (float() takes '١٢' and 10⁵-digit text)."""
+    if not isinstance(text, str):
+        raise TypeError(what)
+    text = text.strip()
+    if len(text) > 40 or not text.isascii():
+        raise ValueError(what)
+    return float(text)
 
 
 @dataclass(frozen=True)
@@ -60,6 +75,17 @@ class GateConfig:
     default: Thresholds = Thresholds()
     kernels: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
     source: str | None = None
+    allow_unknown_ceiling: bool = False  # a fail_below gate on a kernel with no ceiling passes instead of failing
+    strict_model: bool = False  # a verified kernel above 102 % of its ceiling fails (the model under-counts)
+
+    def check_names(self, names: set[str]) -> None:
+        """Per-kernel entries must name kernels in the results: a misspelt name would switch nothing on or off."""
+        unknown = sorted(k for k in self.kernels if k not in names)
+        if unknown:
+            where = f"{self.source}: kernels" if self.source else "gates: kernels"
+            raise InputError(f"{where}: {', '.join(repr(u) for u in unknown[:5])} "
+                             f"{'is' if len(unknown) == 1 else 'are'} not in the results{closest(unknown[0], names)}; "
+                             f"the results hold: {', '.join(sorted(names)[:8])}" + (" …" if len(names) > 8 else ""))
 
     def for_kernel(self, name: str) -> Thresholds:
         override = self.kernels.get(name, {})
@@ -78,6 +104,8 @@ class GateConfig:
 
     def describe(self) -> str:
         parts = ["unverified kernels fail"]
+        if self.strict_model:
+            parts.append("above 102% of ceiling fails (model error)")
         if self.default.fail_below is not None:
             parts.append(f"below {self.default.fail_below:.0%} of ceiling fails")
         if self.default.max_regression is not None:
@@ -146,7 +174,8 @@ def _fraction_text(fraction: float | None) -> str:
 
 
 def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None,
-                    device_in_baseline: bool = True) -> dict[str, Any]:
+                    device_in_baseline: bool = True, allow_unknown_ceiling: bool = False,
+                    strict_model: bool = False) -> dict[str, Any]:
     """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
     status = kernel["status"]
     fraction = kernel.get("fraction_of_ceiling")
@@ -172,11 +201,22 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
         failed_gates.append("verified")
     else:
         if thresholds.fail_below is not None:
-            if fraction is None:
-                notes.append("ceiling unknown: fail-below not checked")
+            if fraction is None and allow_unknown_ceiling:
+                notes.append("ceiling unknown: fail-below not checked (--allow-unknown-ceiling)")
+            elif fraction is None:
+                failures.append("ceiling unknown, so the fail-below gate cannot hold (measure with a spec, or "
+                                "pass --allow-unknown-ceiling)")
+                failed_gates.append("fail_below")
             elif fraction < thresholds.fail_below:
                 failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
                 failed_gates.append("fail_below")
+        if fraction is not None and fraction > MODEL_ERROR_FRACTION and not imported:
+            text = f"the model under-counts: {_fraction_text(fraction)} of a ceiling no kernel can beat"
+            if strict_model:
+                failures.append(text)
+                failed_gates.append("model")
+            else:
+                notes.append(text)
         if thresholds.max_regression is not None:
             if base is None:
                 notes.append("not in baseline" if device_in_baseline else "no baseline for this device")
@@ -200,6 +240,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
 
     Only numbers and verdicts; renderers format them.
     """
+    config.check_names({str(k["name"]) for doc in docs for k in doc["kernels"]})
     index = _baseline_index(baseline)
     rows = []
     devices = []
@@ -220,7 +261,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 str(b["device"]["name"]) == str(device["name"])
                 or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
                 for b in baseline)
-            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline)
+            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
+                                   config.allow_unknown_ceiling, config.strict_model)
             fraction = kernel.get("fraction_of_ceiling")
             memory = kernel["bound"] == "memory"
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.

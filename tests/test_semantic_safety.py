@@ -3,6 +3,7 @@ with one line naming the file and field, before anything runs or is allocated.""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -94,3 +95,66 @@ def test_an_implementation_in_a_subfolder_is_accepted(run_cli, tmp_path):
     _descriptor(mine, "impl/k.py")
     r = run_cli("kernels", "--kernels", mine)
     assert r.code == 0, r.err
+
+
+# ---- gates: fractions, unknown kernels, unknown ceilings, model errors --------------------------------------
+
+RESULTS = Path(__file__).resolve().parent / "data" / "results"
+
+
+@pytest.mark.parametrize("value", ["5", "0", "-0.1", "150%", "١٢", "1" * 60, "nan", "inf"])
+def test_a_fail_below_outside_0_1_is_refused(run_cli, value):
+    r = run_cli("report", str(RESULTS / "h100.json"), "--fail-below", value)
+    assert r.code == 2, r.err
+    assert "--fail-below" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("entry", ["fail_below: 5", "max_regression: 2.5"])
+def test_a_gates_file_fraction_outside_0_1_is_refused_naming_the_field(run_cli, tmp_path, entry):
+    gates = tmp_path / "gates.yaml"
+    gates.write_text(f"default: {{{entry}}}\n", encoding="utf-8")
+    r = run_cli("report", str(RESULTS / "h100.json"), "--gates", str(gates))
+    assert r.code == 2, r.err
+    assert f"{gates}: default.{entry.split(':')[0]}: expected a fraction in (0, 1]" in _one_line_error(r)
+
+
+def test_a_per_kernel_gate_for_a_kernel_not_in_the_results_is_an_error(run_cli, tmp_path):
+    gates = tmp_path / "gates.yaml"
+    gates.write_text("kernels:\n  vector_ad: {fail_below: 0.9}\n", encoding="utf-8")
+    r = run_cli("report", str(RESULTS / "h100.json"), "--gates", str(gates))
+    assert r.code == 2, r.err
+    line = _one_line_error(r)
+    assert "'vector_ad' is not in the results" in line and "did you mean 'vector_add'" in line
+
+
+def _no_ceiling(tmp_path: Path) -> Path:
+    doc = json.loads((RESULTS / "h100.json").read_text(encoding="utf-8"))
+    doc["kernels"][0]["fraction_of_ceiling"] = None
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def test_fail_below_on_a_kernel_without_a_ceiling_fails_unless_allowed(run_cli, tmp_path):
+    path = _no_ceiling(tmp_path)
+    r = run_cli("report", str(path), "--fail-below", "0.01", "--format", "json")
+    assert r.code == 1, r.err
+    row = json.loads(r.out)["rows"][0]
+    assert row["verdict"] == "fail" and "ceiling unknown" in row["failures"][0]
+    r = run_cli("report", str(path), "--fail-below", "0.01", "--allow-unknown-ceiling")
+    assert r.code == 0, r.err
+
+
+def test_a_kernel_beyond_its_ceiling_is_a_model_error_and_strict_model_fails_it(run_cli, tmp_path):
+    doc = json.loads((RESULTS / "h100.json").read_text(encoding="utf-8"))
+    doc["kernels"][1]["fraction_of_ceiling"] = 5.11  # what matmul_naive showed before its bytes became DRAM traffic
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    r = run_cli("report", str(path), "--format", "json")
+    assert r.code == 0, r.err
+    row = json.loads(r.out)["rows"][1]
+    assert any("the model under-counts" in n for n in row["notes"])
+    r = run_cli("report", str(path), "--strict-model", "--format", "json")
+    assert r.code == 1, r.err
+    row = json.loads(r.out)["rows"][1]
+    assert row["failed_gates"] == ["model"] and "the model under-counts" in row["failures"][0]

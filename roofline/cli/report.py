@@ -38,15 +38,22 @@ class Fraction(click.ParamType):
 @click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="YAML gates: a default and per-kernel fail_below / max_regression (see docs/ci.md). "
                    "--fail-below/--max-regression replace its default.")
+@click.option("--allow-unknown-ceiling", is_flag=True,
+              help="Let --fail-below pass a kernel whose ceiling is unknown (measured without a spec) instead of "
+                   "failing it.")
+@click.option("--strict-model", is_flag=True,
+              help="Fail a verified kernel above 102%% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
-           baseline: Path | None, max_regression: float | None, gates_path: Path | None) -> None:
+           baseline: Path | None, max_regression: float | None, gates_path: Path | None,
+           allow_unknown_ceiling: bool, strict_model: bool) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
     median time, achieved bandwidth and FLOP/s, the attainable ceiling, the fraction of it reached, the gap,
     the change against a baseline, and the gate verdict.
 
-    A kernel that failed verification (FAILED) always fails. Exit status: 0 when every gate holds, 1 when one
+    A kernel that failed verification (FAILED) always fails; a --fail-below gate on a kernel with no known
+    ceiling fails unless --allow-unknown-ceiling. Exit status: 0 when every gate holds, 1 when one
     fails (the report is written first), 2 on bad input (a broken file, another schema version).
 
     \b
@@ -57,6 +64,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
           --format markdown >> "$GITHUB_STEP_SUMMARY"
       roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
     """
+    from dataclasses import replace
+
     from roofline.errors import GateFailed, InputError
     from roofline.gates import GateConfig, build_report, failure_message, load_gates
     from roofline.results import load_results
@@ -66,7 +75,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     if max_regression is not None and baseline is None:
         raise InputError("--max-regression needs --baseline FILE to compare with")
     config = load_gates(gates_path) if gates_path is not None else GateConfig()
-    config = config.with_options(fail_below, max_regression)
+    config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
+                     strict_model=strict_model)
 
     doc = build_report(docs, config, baseline_docs)
 
