@@ -1,9 +1,17 @@
-"""The roofline model as pure functions: machine + workload in, figures in SI base units out."""
+"""The roofline model as pure functions: machine + workload in, figures in SI base units out.
+
+The analysis document (roofline/analysis/v1) is defined here; its history:
+  v1  first version: schema, machine (id, name, bandwidth, latency, bytes_in_flight, resident_threads, roofs),
+      kernels (the fields of KernelAnalysis). `bytes` is DRAM traffic. Added within v1 (older readers ignore it,
+      older files simply lack it): a kernel's "traffic", {level: {"bytes", "intensity"}} for each cache level
+      (l1, l2) its descriptor gives, intensity = flops / that level's bytes (null when those bytes are 0); {} when
+      none is given.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
 
 from roofline.errors import InputError
 from roofline.model import MachineSpec, Workload
@@ -38,6 +46,24 @@ class StageAnalysis:
 
 
 @dataclass(frozen=True)
+class LevelTraffic:
+    """The bytes a kernel requests at one cache level and its intensity there (the hierarchical roofline)."""
+
+    bytes: float
+    intensity: float | None  # None where the kernel requests nothing at that level (JSON has no infinity)
+
+
+def level_traffic(flops: float, traffic: Mapping[str, float]) -> dict[str, LevelTraffic]:
+    """Per-level bytes and intensity, in the order the descriptor gives the levels."""
+    return {level: LevelTraffic(b, intensity(flops, b) if b else None) for level, b in traffic.items()}
+
+
+def traffic_fields(flops: float, traffic: Mapping[str, float]) -> dict[str, dict[str, float | None]]:
+    """The JSON form of level_traffic: {level: {"bytes", "intensity"}}; it needs no machine."""
+    return {level: asdict(t) for level, t in level_traffic(flops, traffic).items()}
+
+
+@dataclass(frozen=True)
 class KernelAnalysis:
     name: str
     params: dict[str, int | float]
@@ -59,6 +85,7 @@ class KernelAnalysis:
     access_bytes: float
     threads_needed: float
     latency_bound: bool
+    traffic: dict[str, LevelTraffic] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,6 +136,7 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         access_bytes=work.access_bytes,
         threads_needed=machine.bytes_in_flight / work.access_bytes,
         latency_bound=work.bytes < machine.bytes_in_flight,
+        traffic=level_traffic(work.flops, work.traffic),
     )
 
 

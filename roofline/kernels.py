@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from roofline.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
 from roofline.expr import Expr, FormulaError, compile_expr
-from roofline.model import ITEMSIZE, ROOF_NAMES, KernelDescriptor, StageSpec
+from roofline.model import (
+    DEFAULT_PATTERN, ITEMSIZE, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, StageSpec,
+)
 from roofline.workload import evaluate
 
 KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
-    "access_bytes", "implementation",
+    "access_bytes", "implementation", "traffic",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
+
+if TYPE_CHECKING:
+    from roofline.yamlio import Fields
 
 
 def _formula(f_path: Path, field: str, raw: object, allowed: Iterable[str]) -> Expr:
@@ -27,6 +32,8 @@ def _formula(f_path: Path, field: str, raw: object, allowed: Iterable[str]) -> E
     except FormulaError as exc:
         raise at(f_path, field, str(exc)) from None
     allowed = set(allowed)
+    if "itemsize" in expr.names and "itemsize" not in allowed:
+        raise at(f_path, field, "uses itemsize, which needs the element type: add a dtype (e.g. 'dtype: float32')")
     for name in sorted(expr.names - allowed):
         raise at(f_path, field, f"unknown name '{name}'{closest(name, allowed)}; known: {', '.join(sorted(allowed))}")
     return expr
@@ -41,13 +48,19 @@ def load_descriptor(path: Path) -> KernelDescriptor:
     name = f.string("name", required=True) or ""
     if any(c.isspace() for c in name) or "=" in name:
         raise f.error("name", f"must not contain spaces or '=', got {name!r}")
-    dtype = f.string("dtype", required=True) or ""
-    if dtype not in ITEMSIZE:
+    dtype = f.string("dtype")
+    if dtype is None:
+        if f.has("implementation"):
+            raise f.error("dtype", "is required when the kernel has an implementation: measure makes its inputs "
+                                   "in that element type")
+        dtype = NO_DTYPE
+    elif dtype not in ITEMSIZE:
         raise f.error("dtype", f"unknown dtype '{dtype}'{closest(dtype, ITEMSIZE)}; known: {', '.join(ITEMSIZE)}")
     roof = f.string("roof") or "fp32"
     if roof not in ROOF_NAMES:
         raise f.error("roof", f"unknown roof '{roof}'{closest(roof, ROOF_NAMES)}; known: {', '.join(ROOF_NAMES)}")
 
+    reserved = RESERVED_NAMES if dtype in ITEMSIZE else ()
     params: dict[str, Expr] = {}
     p = f.mapping("params")
     if p is not None:
@@ -56,8 +69,8 @@ def load_descriptor(path: Path) -> KernelDescriptor:
                 raise f.error(f"params.{key}", "parameter names must be identifiers (letters, digits, _)")
             if key in RESERVED_NAMES:
                 raise f.error(f"params.{key}", f"'{key}' is set from the dtype and cannot be a parameter")
-            params[key] = _formula(path, f"params.{key}", p.data[key], [*params, *RESERVED_NAMES])
-    names = [*params, *RESERVED_NAMES]
+            params[key] = _formula(path, f"params.{key}", p.data[key], [*params, *reserved])
+    names = [*params, *reserved]
 
     stages: list[StageSpec] = []
     flops = bytes_ = None
@@ -84,6 +97,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         bytes_ = _formula(path, "bytes", f.required("bytes"), names)
 
     access = _formula(path, "access_bytes", f.data["access_bytes"], names) if f.has("access_bytes") else None
+    traffic = _traffic(f, names)
     implementation = None
     impl_name = f.string("implementation")
     if impl_name is not None:
@@ -91,8 +105,8 @@ def load_descriptor(path: Path) -> KernelDescriptor:
 
     descriptor = KernelDescriptor(
         name=name,
-        description=f.string("description", required=True) or "",
-        pattern=f.string("pattern", required=True) or "",
+        description=f.string("description") or "",
+        pattern=f.string("pattern") or DEFAULT_PATTERN,
         dtype=dtype,
         params=params,
         roof=roof,
@@ -102,9 +116,27 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         access_bytes=access,
         implementation=implementation,
         path=path,
+        traffic=traffic,
     )
     evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
     return descriptor
+
+
+def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
+    """`traffic: {l1: formula, l2: formula}`: the bytes the kernel requests at each cache level it names."""
+    m = f.mapping("traffic")
+    if m is None:
+        return {}
+    out: dict[str, Expr] = {}
+    for level in m.data:
+        if level == "dram":
+            raise f.error("traffic.dram", "DRAM traffic is the descriptor's 'bytes'; traffic gives the other "
+                                          f"levels: {', '.join(TRAFFIC_LEVELS)}")
+        if level not in TRAFFIC_LEVELS:
+            raise f.error(f"traffic.{level}", f"unknown level '{level}'{closest(str(level), TRAFFIC_LEVELS)}; "
+                                              f"known: {', '.join(TRAFFIC_LEVELS)}")
+        out[level] = _formula(f.path, f"traffic.{level}", m.data[level], names)
+    return out
 
 
 def _descriptor_files(path: Path) -> list[Path]:

@@ -43,6 +43,13 @@ ITEMSIZE = {
 
 CACHE_LEVELS = ("l1", "shared", "l2", "l3")
 
+# Levels a descriptor's `traffic:` may give bytes for. DRAM is not one of them: DRAM traffic is `bytes` itself.
+TRAFFIC_LEVELS = ("l1", "l2")
+# What a descriptor that leaves them out gets: a minimal descriptor is name, flops and bytes.
+DEFAULT_PATTERN = "custom"
+NO_DTYPE = "unspecified"  # no dtype given: formulas may not use itemsize, and the kernel cannot be measured
+DEFAULT_ACCESS_BYTES = 4  # one 32-bit load per thread, for Little's Law, when neither dtype nor access_bytes says
+
 
 @dataclass(frozen=True)
 class Source:
@@ -98,6 +105,8 @@ class MachineSpec:
 
 @dataclass(frozen=True)
 class StageSpec:
+    """One launch of a pipeline; its bytes are DRAM traffic like the kernel's."""
+
     name: str
     flops: Expr
     bytes: Expr
@@ -105,7 +114,9 @@ class StageSpec:
 
 @dataclass(frozen=True)
 class KernelDescriptor:
-    """A kernel as written in its YAML file: formulas not yet evaluated."""
+    """A kernel as written in its YAML file: formulas not yet evaluated. `bytes` (and each stage's) is DRAM traffic,
+    the roofline's denominator; `traffic` holds what the kernel requests from the caches, for the hierarchical
+    roofline."""
 
     name: str
     description: str
@@ -119,10 +130,12 @@ class KernelDescriptor:
     access_bytes: Expr | None = None
     implementation: Path | None = None
     path: Path | None = None
+    traffic: Mapping[str, Expr] = field(default_factory=dict)  # level (TRAFFIC_LEVELS) -> bytes requested there
 
     @property
-    def itemsize(self) -> int:
-        return ITEMSIZE[self.dtype]
+    def itemsize(self) -> int | None:
+        """Bytes per element of the dtype; None when the descriptor gives no dtype."""
+        return ITEMSIZE.get(self.dtype)
 
 
 @dataclass(frozen=True)
@@ -145,6 +158,7 @@ class Workload:
     bytes: float
     access_bytes: float
     stages: tuple[Stage, ...] = ()
+    traffic: Mapping[str, float] = field(default_factory=dict)  # bytes at other levels than DRAM, where given
 
     @property
     def launches(self) -> int:

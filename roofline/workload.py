@@ -7,7 +7,7 @@ from typing import Mapping
 
 from roofline.errors import InputError, at
 from roofline.expr import Expr, FormulaError, Number
-from roofline.model import KernelDescriptor, Stage, Workload
+from roofline.model import DEFAULT_ACCESS_BYTES, KernelDescriptor, Stage, Workload
 
 
 def _value(d: KernelDescriptor, field: str, expr: Expr, env: Mapping[str, Number]) -> Number:
@@ -31,7 +31,7 @@ def _shown(env: Mapping[str, Number]) -> str:
 def resolve_params(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = None) -> dict[str, Number]:
     """Defaults in file order; an override replaces a default and may use the parameters before it."""
     overrides = overrides or {}
-    env: dict[str, Number] = {"itemsize": d.itemsize}
+    env: dict[str, Number] = {} if d.itemsize is None else {"itemsize": d.itemsize}
     for name, expr in d.params.items():
         chosen = overrides.get(name, expr)
         field = f"-p {name}" if name in overrides else f"params.{name}"
@@ -64,13 +64,14 @@ def evaluate(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = None) -
         bytes_ = _count(d, "bytes", d.bytes, env)
     if bytes_ <= 0:
         raise at(d.path or d.name, "bytes", f"evaluates to {bytes_:g}; a kernel moves at least one byte")
-    access = float(d.itemsize)
+    access = float(d.itemsize or DEFAULT_ACCESS_BYTES)
     if d.access_bytes is not None:
         access = _count(d, "access_bytes", d.access_bytes, env)
         if access <= 0:
             raise at(d.path or d.name, "access_bytes", "must be positive")
+    traffic = {level: _count(d, f"traffic.{level}", expr, env) for level, expr in d.traffic.items()}
     params = {k: v for k, v in env.items() if k != "itemsize"}
     return Workload(
         name=d.name, pattern=d.pattern, dtype=d.dtype, roof=d.roof, params=params,
-        flops=flops, bytes=bytes_, access_bytes=access, stages=stages,
+        flops=flops, bytes=bytes_, access_bytes=access, stages=stages, traffic=traffic,
     )

@@ -186,7 +186,7 @@ BASE = VADD.read_text(encoding="utf-8")
     [
         ("n: 2**20", "itemsize: 4", "params.itemsize: 'itemsize' is set from the dtype"),
         ("name: t_vadd", "name: t vadd", "name: must not contain spaces"),
-        ("pattern: map\n", "", "pattern: is required"),
+        ("dtype: float32\n", "", "bytes: uses itemsize, which needs the element type: add a dtype"),
         ("flops: n\n", "flops: n\nfloops: n\n", "floops: unknown key (did you mean 'flops'?)"),
         ("schema_version: 1", "schema_version: 2", "schema_version: is 2, newer"),
         ("flops: n", "flops: m", "flops: unknown name 'm'"),

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
-from roofline.analysis import KernelAnalysis
+from roofline.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
 from roofline.measure.gpustate import throttle_warning
 from roofline.measure.implementation import Implementation, numpy_dtype
@@ -245,4 +245,5 @@ def _analysis_free(work: Workload) -> dict[str, Any]:
         "stages": [{"name": s.name, "flops": s.flops, "bytes": s.bytes, "sol_time": None} for s in work.stages],
         "flops": work.flops, "bytes": work.bytes, "intensity": work.flops / work.bytes,
         "access_bytes": work.access_bytes, **{k: None for k in _MACHINE_FIELDS},
+        "traffic": traffic_fields(work.flops, work.traffic),
     }
