@@ -1,4 +1,4 @@
-"""`roofline sweep`, the pure part: the --sizes parser and the time model that predicts each size.
+"""`roofline sweep`, the pure part: the time model that predicts each size, and its fit to the sizes measured.
 
 The model (Little's Law with the launch in series)
 --------------------------------------------------
@@ -18,7 +18,7 @@ A streaming kernel launched back to back (as the harness times it: CUDA-graph re
       default taken from the largest size measured (one anchor, so the largest size is exact by construction and
       every other size is a prediction); --efficiency 1 uses the bandwidth as given.
 
-The issue's first-order form max(L, λ + B / BW) treats the launch as overlapping the work. It does not: a kernel's
+The first-order form max(L, λ + B / BW) treats the launch as overlapping the work. It does not: a kernel's
 memory round trip starts only after its launch, so the terms add. The max form is also computed for every size
 ("simple model", with the spec's latency and bandwidth) so the two can be compared on the same measurements.
 
@@ -29,80 +29,17 @@ shorter than λ (fewer bytes than BW × λ in flight); otherwise bandwidth-bound
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Mapping, MutableMapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from roofline.errors import InputError
+from roofline.model import MachineSpec
 
-MAX_SIZES = 64
 MODELS = ("additive", "max")
 LAUNCH_BOUND = "launch-bound"
 LATENCY_BOUND = "latency-bound"
 BANDWIDTH_BOUND = "bandwidth-bound"
-TARGET_ERROR = 0.25  # the issue's target: every size within 25 %
-
-
-# ---- --sizes ---------------------------------------------------------------------------------------
-
-
-def _size(text: str, whole: str) -> int:
-    from roofline.expr import FormulaError, compile_expr
-
-    item = text.strip()
-    if not item:
-        raise InputError(f"--sizes {whole}: a range needs a start and an end, like 2**12..2**28")
-    try:
-        expr = compile_expr(item.replace("^", "**"))
-        if expr.names:
-            raise InputError(f"--sizes {whole}: '{item}' uses names ({', '.join(sorted(expr.names))}); "
-                             "sizes are numbers or formulas of numbers, like 2**20")
-        value = expr.evaluate({})
-    except FormulaError as exc:
-        raise InputError(f"--sizes {whole}: '{item}': {exc}") from None
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise InputError(f"--sizes {whole}: '{item}' is {value:g}, not a whole number")
-        value = int(value)
-    if value < 1:
-        raise InputError(f"--sizes {whole}: '{item}' is {value}; sizes must be at least 1")
-    if value > 2**62:
-        raise InputError(f"--sizes {whole}: '{item}' is too large")
-    return int(value)
-
-
-def parse_sizes(text: str) -> list[int]:
-    """'2**12..2**28' → [4096, 8192, …, 2**28] (doubling); 'A..B:4' steps by ×4; '4096,65536,2**20' is a list.
-
-    Items may mix (``2**10..2**12,100000``); '^' is read as a power (2^20). Returns the distinct sizes ascending.
-    Anything else is an InputError that names --sizes."""
-    whole = str(text).strip()
-    if not whole:
-        raise InputError("--sizes: empty; give a range like 2**12..2**28 or a list like 4096,65536,2**20")
-    sizes: list[int] = []
-    for part in whole.split(","):
-        part = part.strip()
-        if not part:
-            raise InputError(f"--sizes {whole}: an empty item between commas")
-        if ".." in part:
-            lo_text, _, rest = part.partition("..")
-            hi_text, colon, step_text = rest.partition(":")
-            lo, hi = _size(lo_text, whole), _size(hi_text, whole)
-            factor = _size(step_text, whole) if colon else 2
-            if factor < 2:
-                raise InputError(f"--sizes {whole}: the step after ':' multiplies each size; it must be 2 or more")
-            if hi < lo:
-                raise InputError(f"--sizes {whole}: the range {part} ends below its start")
-            value = lo
-            while value <= hi:
-                sizes.append(value)
-                if len(sizes) > MAX_SIZES:
-                    break
-                value *= factor
-        else:
-            sizes.append(_size(part, whole))
-        if len(set(sizes)) > MAX_SIZES:
-            raise InputError(f"--sizes {whole}: more than {MAX_SIZES} sizes; sweep a narrower range or a coarser step")
-    return sorted(set(sizes))
+TARGET_ERROR = 0.25  # the sweep's acceptance target: every size predicted within 25 %
 
 
 # ---- the model ---------------------------------------------------------------------------------------
@@ -121,7 +58,7 @@ def predict_time(bytes_: float, bandwidth: float, latency: float, launch_floor: 
     """Seconds per launch for a kernel that moves `bytes_` (see the module docstring).
 
     additive (default): launch_floor + latency + bytes_ / bandwidth
-    max (the issue's first-order form): max(launch_floor, latency + bytes_ / bandwidth)
+    max (the first-order form): max(launch_floor, latency + bytes_ / bandwidth)
     `bandwidth` is the streaming bandwidth the kernel reaches (η × peak), in B/s; times in seconds."""
     _check_inputs(bytes_, bandwidth, latency, launch_floor)
     transfer = bytes_ / bandwidth
@@ -162,7 +99,7 @@ def efficiency_from(anchor_bytes: float, anchor_time: float, bandwidth: float, l
     return eta, f"from the largest size: {anchor_bytes:.4g} B in {anchor_time:.4g} s"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelInputs:
     """What the prediction used and where each figure came from (written to the results file)."""
 
@@ -200,28 +137,29 @@ def _usable(entry: Mapping[str, Any]) -> bool:
     return entry.get("status") == "OK" and isinstance(t, (int, float)) and math.isfinite(t) and t > 0
 
 
-def choose_efficiency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str | float) -> None:
-    """Set inputs.efficiency: 'auto' anchors on the largest verified size, a number is used as given."""
+def choose_efficiency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str | float) -> ModelInputs:
+    """inputs with η set: 'auto' anchors on the largest verified size (given inputs' λ and L), a number is used as
+    given."""
     if setting != "auto":
         value = float(setting)
         if not math.isfinite(value) or value <= 0:
             raise InputError(f"--efficiency: expected 'auto' or a positive number, got {setting!r}")
-        inputs.efficiency, inputs.efficiency_source = value, "--efficiency (given)"
-        return
+        return replace(inputs, efficiency=value, efficiency_source="--efficiency (given)")
     usable = [e for e in entries if _usable(e)]
     if not usable:
-        inputs.efficiency, inputs.efficiency_source = 1.0, "no verified size to anchor on; efficiency 1"
-        return
+        return replace(inputs, efficiency=1.0, efficiency_source="no verified size to anchor on; efficiency 1")
     anchor = max(usable, key=lambda e: e["bytes"])
-    inputs.efficiency, inputs.efficiency_source = efficiency_from(
-        anchor["bytes"], anchor["time_median"], inputs.bandwidth, inputs.latency, inputs.launch_floor)
+    eta, why = efficiency_from(anchor["bytes"], anchor["time_median"], inputs.bandwidth, inputs.latency,
+                               inputs.launch_floor)
+    return replace(inputs, efficiency=eta, efficiency_source=why)
 
 
 LATENCY_SETTINGS = ("auto", "measured")
 
 
-def anchor_latency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str = "auto") -> None:
-    """'auto': λ becomes this kernel's own fixed cost, read off the smallest verified size (t − L − B/BW there).
+def anchor_latency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str = "auto") -> ModelInputs:
+    """inputs with λ anchored. 'auto': λ becomes this kernel's own fixed cost, read off the smallest verified size
+    (t − L − B/BW there).
 
     Why: the one-element kernel measures one memory round trip, but a real streaming kernel at a tiny size pays
     more before its last store lands: its blocks are scheduled, each thread loads, computes and stores, and the
@@ -231,23 +169,50 @@ def anchor_latency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, se
     keeps the one-element figure, the first-principles form.
     """
     if setting == "measured":
-        return
+        return inputs
     if setting != "auto":
         raise InputError(f"--latency: expected one of {', '.join(LATENCY_SETTINGS)}, got {setting!r}")
     usable = [e for e in entries if _usable(e)]
     if len(usable) < 3:
-        return  # an anchor at each end needs sizes between them to predict
+        return inputs  # an anchor at each end needs sizes between them to predict
     small = min(usable, key=lambda e: e["bytes"])
     transfer = small["bytes"] / inputs.bandwidth
     fixed = small["time_median"] - inputs.launch_floor - transfer
     if fixed <= 0 or transfer > 0.1 * small["time_median"]:
-        return  # the smallest size is not dominated by fixed costs: keep the measured round trip
-    inputs.measured_latency, inputs.measured_latency_source = inputs.latency, inputs.latency_source
-    inputs.latency = fixed
-    inputs.latency_source = (
-        f"this kernel's fixed cost at the smallest size ({small['bytes']:.4g} B in {small['time_median']:.4g} s, "
-        f"minus L and the transfer); the one-element round trip was {inputs.measured_latency * 1e9:.0f} ns"
+        return inputs  # the smallest size is not dominated by fixed costs: keep the measured round trip
+    return replace(
+        inputs, latency=fixed, measured_latency=inputs.latency, measured_latency_source=inputs.latency_source,
+        latency_source=(f"this kernel's fixed cost at the smallest size ({small['bytes']:.4g} B in "
+                        f"{small['time_median']:.4g} s, minus L and the transfer); the one-element round trip was "
+                        f"{inputs.latency * 1e9:.0f} ns"),
     )
+
+
+def fit_model(entries: Sequence[Mapping[str, Any]], source: MachineSpec, overheads: Mapping[str, Any],
+              model: str = "additive", latency: str = "auto", efficiency: str | float = "auto") -> ModelInputs:
+    """The model's inputs for these measured sizes, each with where it came from.
+
+    BW and the DRAM latency come from `source` (the datasheet spec, or a calibrated one); L and the one-element
+    round trip from the measured overheads (the spec's latency stands in for λ when there is none). Then λ is
+    anchored on the smallest size (--latency) and η on the largest given that λ (--efficiency): η is fitted to what
+    the fixed costs leave of the largest size's time, so it is computed second."""
+    kind = "measured spec" if source.measured else ("derived spec" if source.derived else "datasheet spec")
+    memory_latency_source = f"{kind} {source.id} (memory.latency)"
+    round_trip = overheads.get("kernel_latency")
+    base = ModelInputs(
+        model=model,
+        bandwidth=source.bandwidth,
+        bandwidth_source=f"{kind} {source.id} (memory.bandwidth)",
+        latency=round_trip if round_trip is not None else source.latency,
+        latency_source=overheads.get("kernel_latency_source") or memory_latency_source,
+        launch_floor=overheads["launch_floor"],
+        launch_floor_source=overheads["launch_floor_source"],
+        memory_latency=source.latency,
+        memory_latency_source=memory_latency_source,
+    )
+    return choose_efficiency(entries, anchor_latency(entries, base, latency), efficiency)
+
+
 
 
 def annotate(entries: Iterable[MutableMapping[str, Any]], inputs: ModelInputs) -> None:

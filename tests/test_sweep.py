@@ -13,8 +13,9 @@ from conftest import TOY_SPEC
 from roofline.errors import InputError
 from roofline.sweep import (
     BANDWIDTH_BOUND, LATENCY_BOUND, LAUNCH_BOUND, ModelInputs, annotate, choose_efficiency, efficiency_from,
-    parse_sizes, predict_time, regime, summary,
+    fit_model, predict_time, regime, summary,
 )
+from roofline.sweep_request import parse_sizes
 
 M_ADD = Path(__file__).parent / "data" / "measure" / "m_add.yaml"
 
@@ -141,8 +142,7 @@ def inputs_for(**kw) -> ModelInputs:
 def test_annotate_and_summary_by_hand():
     # anchor: 1 GB in 2.003 ms → streaming 2 ms → η = (1 ms)/(2 ms) = 0.5; BW_eff = 0.5 TB/s
     entries = entries_for({1000: 3.0e-6, 1_000_000: 4.0e-6, 1_000_000_000: 2.003e-3, 5000: None})
-    inputs = inputs_for()
-    choose_efficiency(entries, inputs, "auto")
+    inputs = choose_efficiency(entries, inputs_for(), "auto")
     assert inputs.efficiency == pytest.approx(0.5)
     annotate(entries, inputs)
     small, mid, big, failed = entries
@@ -160,8 +160,7 @@ def test_annotate_and_summary_by_hand():
 
 
 def test_a_given_efficiency_is_used_as_is():
-    inputs = inputs_for()
-    choose_efficiency(entries_for({10**9: 1e-3}), inputs, 0.9)
+    inputs = choose_efficiency(entries_for({10**9: 1e-3}), inputs_for(), 0.9)
     assert inputs.efficiency == 0.9 and inputs.streaming_bandwidth == pytest.approx(0.9e12)
     with pytest.raises(InputError):
         choose_efficiency([], inputs, -1)
@@ -212,7 +211,8 @@ def test_sweep_cli_json_output_and_fixed_efficiency(run_cli):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--param", "rows"], "has no parameter 'rows'"),
+    (["--over", "rows"], "--over rows: kernel 'm_add' has no parameter 'rows'"),
+    (["--param", "rows"], "--param rows: kernel 'm_add' has no parameter 'rows'"),
     (["--sizes", "2**20..2**10"], "--sizes"),
     (["--set", "n=5"], "swept parameter"),
     (["--set", "m=5"], "no selected kernel has a parameter 'm'"),
@@ -267,12 +267,11 @@ def test_anchor_latency_reads_the_kernels_fixed_cost_off_the_smallest_size():
         {"bytes": 1e6, "time_median": 3e-6, "status": "OK"},
         {"bytes": 1e9, "time_median": 1.1e-3, "status": "OK"},
     ]
-    anchor_latency(entries, inputs)
-    assert inputs.latency == pytest.approx(1.5e-6 - 500e-9 - 1e-9)
-    assert inputs.measured_latency == pytest.approx(300e-9)
-    measured_only = ModelInputs(**{**inputs.__dict__, "latency": 300e-9, "measured_latency": None})
-    anchor_latency(entries, measured_only, "measured")
-    assert measured_only.latency == pytest.approx(300e-9)
+    anchored = anchor_latency(entries, inputs)
+    assert anchored.latency == pytest.approx(1.5e-6 - 500e-9 - 1e-9)
+    assert anchored.measured_latency == pytest.approx(300e-9)
+    assert inputs.latency == 300e-9 and inputs.measured_latency is None  # the inputs given are not changed
+    assert anchor_latency(entries, inputs, "measured") is inputs
 
 
 def test_anchor_latency_keeps_the_round_trip_when_the_smallest_size_is_not_fixed_cost_bound():
@@ -282,5 +281,116 @@ def test_anchor_latency_keeps_the_round_trip_when_the_smallest_size_is_not_fixed
                          launch_floor=500e-9, launch_floor_source="t", memory_latency=300e-9,
                          memory_latency_source="t")
     entries = [{"bytes": b, "time_median": b / 1e12 + 1e-6, "status": "OK"} for b in (1e6, 1e7, 1e8)]
-    anchor_latency(entries, inputs)  # at 1 MB the transfer (1 µs) is half the time: not a fixed-cost anchor
-    assert inputs.latency == pytest.approx(300e-9)
+    # at 1 MB the transfer (1 µs) is half the time: not a fixed-cost anchor
+    assert anchor_latency(entries, inputs).latency == pytest.approx(300e-9)
+
+
+# ---- the fit, the options, the progress lines -------------------------------------------------------------
+
+
+def test_fit_model_takes_bw_from_the_spec_l_from_the_overheads_then_lambda_then_eta(toy_spec):
+    # toy spec: 1 TB/s, 1 µs. L = 2 µs; one-element round trip 0.5 µs
+    overheads = {"launch_floor": 2e-6, "launch_floor_source": "measured: empty kernel", "kernel_latency": 0.5e-6,
+                 "kernel_latency_source": "measured: one_element"}
+    entries = entries_for({1000: 4.001e-6, 10**6: 5e-6, 10**9: 2.004e-3})
+    before = [dict(e) for e in entries]
+    inputs = fit_model(entries, toy_spec, overheads)
+    assert entries == before  # pure: nothing measured is changed
+    assert inputs.bandwidth == 1e12 and inputs.bandwidth_source == f"datasheet spec {toy_spec.id} (memory.bandwidth)"
+    assert inputs.launch_floor == 2e-6 and inputs.memory_latency == 1e-6
+    # λ from the smallest size: 4.001 µs − 2 µs − 1 ns = 2 µs; the round trip is kept beside it
+    assert inputs.latency == pytest.approx(2e-6) and inputs.measured_latency == pytest.approx(0.5e-6)
+    # η given that λ: 1 GB streamed in 2.004 ms − 4 µs = 2 ms at 1 TB/s → 0.5
+    assert inputs.efficiency == pytest.approx(0.5)
+    measured = fit_model(entries, toy_spec, overheads, latency="measured", efficiency=1.0)
+    assert measured.latency == 0.5e-6 and measured.efficiency == 1.0
+    no_gpu = fit_model(entries, toy_spec, {**overheads, "kernel_latency": None, "kernel_latency_source": None},
+                       latency="measured")
+    assert no_gpu.latency == 1e-6 and no_gpu.latency_source == f"datasheet spec {toy_spec.id} (memory.latency)"
+
+
+def test_over_names_the_swept_parameter_and_param_still_works_with_a_warning(run_cli):
+    args = ("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC, "--sizes", "64,128",
+            "--min-time", "0", "--min-repeats", "2", "--format", "json")
+    result = run_cli(*args, "--over", "n")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["sweep"]["param"] == "n" and "deprecated" not in result.err
+    result = run_cli(*args, "--param", "n")
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["sweep"]["param"] == "n"
+    assert "warning: --param NAME is deprecated for sweep" in result.err and "use --over NAME" in result.err
+    assert "--param" not in run_cli("sweep", "--help").out  # hidden: --over is the one documented
+
+
+def test_off_a_terminal_each_size_is_one_line_as_it_finishes(run_cli):
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "64,128", "--min-time", "0", "--min-repeats", "2", "--format", "json")
+    assert result.code == 0, result.err
+    lines = [line for line in result.err.splitlines() if line.startswith("sweep: ")]
+    assert [line.split(": OK, ")[0] for line in lines] == [
+        "sweep: launch overheads", "sweep: m_add n=64 (1/2)", "sweep: m_add n=128 (2/2)"]
+    assert all(line.endswith(" s") for line in lines)
+
+
+def test_steps_print_plain_lines_only_off_a_terminal():
+    import io
+
+    from roofline.cli.progress import Steps
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    ticks = iter([1.0, 3.5, 4.0, 4.25])
+    log = io.StringIO()
+    with Steps("calibrate", stream=log, clock=lambda: next(ticks)) as steps:
+        steps.start("copy")
+        steps.finish("copy", "OK")
+        steps.start("bad\x1bname")
+        steps.finish("bad\x1bname", "FAILED")
+    assert log.getvalue() == "calibrate: copy: OK, 2.50 s\ncalibrate: bad\\x1bname: FAILED, 0.25 s\n"
+    tty = Terminal()
+    with Steps("calibrate", stream=tty) as steps:
+        steps.start("copy")
+        steps.finish("copy", "OK")
+    assert "copy: OK" not in tty.getvalue()
+
+
+def test_a_launch_floor_that_cannot_be_measured_is_zero_with_the_reason():
+    from roofline.measure.policy import MeasurePolicy
+    from roofline.measure.sweep import launch_costs
+    from roofline.render.sweep_table import explanation
+
+    class NoKernels:
+        name = "cupy"
+        info: dict = {}
+
+        @property
+        def cp(self):
+            raise RuntimeError("no compiler here")
+
+    found = launch_costs(NoKernels(), MeasurePolicy())
+    assert found["launch_floor"] == 0.0 and found["kernel_latency"] is None
+    assert found["launch_floor_error"] == "RuntimeError: no compiler here"
+    assert found["launch_floor_source"] == "not measured (RuntimeError); 0 assumed"
+    doc = {"backend": "cupy", "kernels": [], "sweep": {
+        "param": "n", "overheads": found, "measurement": "m",
+        "summary": {"worst_error": None, "simple_worst_error": None},
+        "model": {"model": "additive", "launch_floor": 0.0, "launch_floor_source": found["launch_floor_source"],
+                  "latency": 1e-6, "latency_source": "s", "bandwidth": 1e12, "bandwidth_source": "s",
+                  "efficiency": 1.0, "efficiency_source": "s", "memory_latency": 1e-6, "memory_latency_source": "s",
+                  "bytes_in_flight": 1e6}}}
+    assert explanation(doc)[0] == ("warning: measuring the launch floor failed (RuntimeError: no compiler here); "
+                                   "the model uses 0 for it and the spec's latency")
+
+
+def test_a_size_that_cannot_run_is_a_failed_entry_and_the_sweep_goes_on(run_cli):
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "64,128,2**45", "--min-time", "0", "--min-repeats", "2", "--format", "json")
+    assert result.code == 0, result.err
+    doc = json.loads(result.out)
+    assert [k["status"] for k in doc["kernels"]] == ["OK", "OK", "FAILED"]
+    big = doc["kernels"][2]
+    assert big["time_median"] is None and big["prediction_error"] is None and big["size"] == 2**45
+    assert "more than the host's memory" in big["error"]
+    assert f"FAILED n={2**45}: " in result.err and f"sweep: m_add n={2**45} (3/3): FAILED, " in result.err

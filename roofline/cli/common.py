@@ -47,10 +47,10 @@ def output_option(f: F) -> F:
     )(f)
 
 
-def format_option(choices: Sequence[str], default: str = "table") -> Callable[[F], F]:
+def format_option(choices: Sequence[str], default: str = "table", help: str | None = None) -> Callable[[F], F]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True,
-        help="Output format. json, csv and markdown are stable and machine-readable.",
+        help=help or "Output format. json, csv and markdown are stable and machine-readable.",
     )
 
 
@@ -130,3 +130,57 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
         note(line)
     if output is not None and not to_stdout:
         note(f"wrote {output}")
+
+
+# ---- options of the commands that measure (measure, sweep, calibrate) ----------------------------------------
+
+
+def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F], F]:
+    """--spec for a command that runs on a device: 'auto' matches the GPU, or any spec name or path."""
+    return click.option(
+        "--spec", "spec_name", default="auto", show_default=True, metavar="SPEC",
+        help=f"{what}: 'auto' matches the GPU to a bundled spec (or derives one from its properties); or a bundled "
+             "id, alias, prefix, or YAML path.",
+    )
+
+
+def device_option(f: F) -> F:
+    return click.option("--device", "device_id", type=int, default=0, show_default=True,
+                        help="CUDA device ordinal.")(f)
+
+
+def measure_options(per: str = "kernel") -> Callable[[F], F]:
+    """--backend, --device, --min-time, --min-repeats and --seed, as `measure` and `sweep` share them; the seed's
+    default is MeasurePolicy's. `per` names what one timing covers ('kernel', 'size')."""
+    from roofline.measure.policy import MeasurePolicy
+
+    def decorate(f: F) -> F:
+        f = click.option("--seed", type=int, default=MeasurePolicy.seed, show_default=True,
+                         help="Seed of the random inputs.")(f)
+        f = click.option("--min-repeats", type=int, default=MeasurePolicy.min_repeats, show_default=True,
+                         help=f"Timed runs per {per}, at least.")(f)
+        f = click.option("--min-time", type=float, default=MeasurePolicy.min_time, show_default=True,
+                         help=f"Seconds of timed runs per {per}.")(f)
+        f = device_option(f)
+        return click.option(
+            "--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
+            help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "
+                 "host CPU, timed by wall clock, so the pipeline runs without a GPU (say so explicitly).",
+        )(f)
+
+    return decorate
+
+
+def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
+    """The MeasurePolicy of --min-time, --min-repeats and --seed; values out of range are an input error."""
+    from roofline.measure.policy import MeasurePolicy
+
+    if min_time < 0 or min_repeats < 1:
+        raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
+    return MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
+
+
+def output_option_for(what: str) -> Callable[[F], F]:
+    """-o for a command whose file is a document of its own (results JSON, a measured spec)."""
+    return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+                        default=None, help=f"Write {what} here, atomically ('-': standard output).")

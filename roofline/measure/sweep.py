@@ -1,0 +1,106 @@
+"""`roofline sweep` on a backend: the launch overheads, each size through the harness, the model fitted to them,
+and the results document with its 'sweep' block.
+
+It exists so the command only parses options and renders (roofline.cli.sweep); the model itself is pure
+(roofline.sweep). CuPy is reached only through the backend object passed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.measure.policy import MeasurePolicy
+from roofline.measure.progress import SILENT, Progress
+from roofline.model import MachineSpec
+from roofline.sweep_request import SweepRequest
+
+MEASUREMENT_NOTE = (
+    "Each size is measured as 'roofline measure' does: checked against the NumPy reference, then timed as "
+    "back-to-back launches (CUDA-graph replay below 1 ms, CUDA events above), median per launch. While a size's "
+    "inputs and outputs are under 4 × L2, the harness rotates among buffer sets (column 'sets') so a launch does "
+    "not find the previous launch's data in L2; the sets together span about 4 × L2 (at most 4096 sets), so the "
+    "smallest sizes may still read part of their data from L2."
+)
+HOST_NOTE = (
+    "Each size is measured as 'roofline measure --backend numpy' does: the NumPy reference on the host CPU, checked, "
+    "then timed by wall clock, median per call; small sizes rotate among buffer sets (column 'sets')."
+)
+
+
+def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: MeasurePolicy,
+              progress: Progress = SILENT) -> dict[str, Any]:
+    """Measure every size of the request and set the model's prediction beside each: roofline/results/v1 with a
+    'sweep' block (the model's inputs and their sources, the overheads, the summary). A size that cannot run is a
+    FAILED entry; the sweep goes on."""
+    from roofline.expr import compile_expr
+    from roofline.measure.session import results_document
+    from roofline.sweep import annotate, fit_model, summary
+
+    d, param = request.kernel, request.param
+    progress.start("launch overheads")
+    overheads = launch_costs(engine, policy)
+    progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
+    entries = []
+    for i, size in enumerate(request.sizes):
+        step = f"{d.name} {param}={size} ({i + 1}/{len(request.sizes)})"
+        progress.start(step)
+        entry = measure_size(d, {**request.fixed, param: compile_expr(str(size))}, engine, machine, policy)
+        entries.append({**entry, "size": size})
+        progress.finish(step, entry["status"])
+
+    source = request.calibrated if request.calibrated is not None else machine
+    inputs = fit_model(entries, source, overheads, request.model, request.latency, request.efficiency)
+    annotate(entries, inputs)
+    doc = results_document(engine, machine, entries, policy)
+    doc["sweep"] = {
+        "kernel": d.name, "param": param, "sizes": list(request.sizes),
+        "fixed": {k: v.source for k, v in request.fixed.items()},
+        "model": inputs.to_dict(), "overheads": overheads, "summary": summary(entries),
+        "measurement": HOST_NOTE if engine.name == "numpy" else MEASUREMENT_NOTE,
+    }
+    return doc
+
+
+def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
+    """Launch floor and one-element latency on the GPU; the host call floor on the NumPy backend. A GPU measurement
+    that fails leaves the floor at 0 and says so in its source (the model then uses the spec's latency)."""
+    from roofline.errors import first_line
+    from roofline.measure.launch_overhead import host_call_floor, launch_overheads
+
+    small = MeasurePolicy(min_time=min(policy.min_time, 0.3), min_repeats=policy.min_repeats, seed=policy.seed)
+    if engine.name == "numpy":
+        return {"launch_floor": host_call_floor(engine, small),
+                "launch_floor_source": "measured: an empty run function through the NumPy backend's timing loop "
+                                       "(host CPU)",
+                "kernel_latency": None, "kernel_latency_source": None, "launch_floor_error": None}
+    try:
+        found = launch_overheads(engine, small)
+    except Exception as exc:  # noqa: BLE001 - the sweep still runs; the model says what it lacks
+        return {"launch_floor": 0.0, "launch_floor_source": f"not measured ({type(exc).__name__}); 0 assumed",
+                "kernel_latency": None, "kernel_latency_source": None,
+                "launch_floor_error": f"{type(exc).__name__}: {first_line(exc, 300)}"}
+    found["launch_floor_error"] = None
+    found["launch_floor_source"] = (f"measured: empty kernel, 1 block, per launch in CUDA {found['launch_floor_timing']}"
+                                    " replay")
+    found["kernel_latency_source"] = (
+        f"measured: one_element kernel ({found['one_element_sets']} rotating cold lines over "
+        f"{found['one_element_footprint'] / 2**20:.0f} MiB, {found['one_element_timing']}) minus the empty kernel")
+    return found
+
+
+def measure_size(d: Any, overrides: dict[str, Any], engine: Any, machine: MachineSpec,
+                 policy: MeasurePolicy) -> dict[str, Any]:
+    """One size through the harness; a size that cannot run (too large for the device, say) becomes a FAILED entry
+    rather than ending the sweep."""
+    from roofline.analysis import analyze
+    from roofline.errors import RooflineError
+    from roofline.measure.session import measure_all
+    from roofline.resultdoc import KernelResult
+    from roofline.workload import evaluate
+
+    try:
+        return measure_all([d], overrides, engine, machine, policy)[0]
+    except RooflineError as exc:
+        work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
+        return KernelResult.failure(analyze(machine, work).to_dict(), exc.message, timing=None,
+                                    buffer_sets=1).to_json()

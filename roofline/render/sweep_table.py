@@ -1,0 +1,72 @@
+"""`roofline sweep` as text: the table of sizes (measured beside predicted) and the lines under it that state the
+model's inputs with their sources, the verdict and what was measured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.render.text import literal, styled
+from roofline.units import format_bytes, format_rate, format_time
+
+
+def sweep_table(doc: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    from roofline.results import params_text
+
+    s, device = doc["sweep"], doc["device"]
+    where = (f"the HOST CPU with NumPy ({device['name']})" if doc["backend"] == "numpy"
+             else f"{device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})")
+    m = s["model"]
+    title = (f"Sweep of {s['kernel']} over {s['param']} on {where}; model: {m['model']}, "
+             f"L {format_time(m['launch_floor'])}, λ {format_time(m['latency'])}, "
+             f"BW {format_rate(m['bandwidth'])} × η {m['efficiency']:.2f}")
+    table = Table(title=literal(title), title_justify="left")
+    for col in ("size", "bytes", "measured", "predicted", "error", "achieved BW", "regime", "sets"):
+        table.add_column(col, justify="left" if col in ("size", "regime") else "right")
+    for e in doc["kernels"]:
+        err = e.get("prediction_error")
+        if e["status"] != "OK":
+            err_text, measured = "–", styled(e["status"], "bold red")
+        else:
+            style = "green" if abs(err) <= s["summary"]["target"] else "bold red"
+            err_text, measured = styled(f"{err:+.1%}", style), format_time(e["time_median"])
+        table.add_row(literal(params_text({s["param"]: e.get("size", e["params"].get(s["param"]))})),
+                      format_bytes(e["bytes"]), measured, format_time(e["predicted_time"]), err_text,
+                      format_rate(e.get("achieved_bandwidth")), e["prediction"]["regime"],
+                      str(e.get("buffer_sets", 1)))
+    return table
+
+
+def explanation(doc: dict[str, Any]) -> list[str]:
+    """Lines for standard error under the table: the model's inputs and sources, the verdict, what was measured."""
+    s = doc["sweep"]
+    m, summ = s["model"], s["summary"]
+    lines = []
+    failed_floor = s.get("overheads", {}).get("launch_floor_error")
+    if failed_floor:
+        lines.append(f"warning: measuring the launch floor failed ({failed_floor}); the model uses 0 for it and the "
+                     "spec's latency")
+    lines += [
+        f"model: t = {'L + λ + B/(η·BW)' if m['model'] == 'additive' else 'max(L, λ + B/(η·BW))'}",
+        f"  L  = {format_time(m['launch_floor'])}: {m['launch_floor_source']}",
+        f"  λ  = {format_time(m['latency'])}: {m['latency_source']}",
+        f"  BW = {format_rate(m['bandwidth'])}: {m['bandwidth_source']}",
+        f"  η  = {m['efficiency']:.3f}: {m['efficiency_source']}",
+        f"  Little's Law: {format_rate(m['bandwidth'])} × {format_time(m['memory_latency'])} "
+        f"({m['memory_latency_source']}) = {format_bytes(m['bytes_in_flight'])} in flight",
+    ]
+    if summ["worst_error"] is not None:
+        lines.append(f"prediction within {summ['target']:.0%} at {summ['within_target']} of {summ['sizes']} sizes; "
+                     f"worst {summ['worst_error']:+.1%} at {format_bytes(summ['worst_bytes'])}")
+    if summ.get("simple_worst_error") is not None:
+        lines.append(f"simple model max(L, λ_spec + B/BW) worst error: {summ['simple_worst_error']:+.1%}")
+    for e in doc["kernels"]:
+        if e["status"] != "OK":
+            lines.append(f"FAILED {s['param']}={e.get('size')}: {e.get('error')}")
+        for w in e.get("warnings") or []:
+            lines.append(f"warning {s['param']}={e.get('size')}: {w}")
+    lines.append(s["measurement"])
+    if doc["backend"] == "numpy":
+        lines.append("note: these times are the HOST CPU running NumPy; the GPU model's terms do not describe it")
+    return lines
