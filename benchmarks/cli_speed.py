@@ -1,13 +1,16 @@
-"""Start-up and analysis speed on the development machine (issue 2 targets; a benchmark, not a timed test).
+"""Start-up and analysis speed on the development machine (a benchmark, not a timed test).
 
     python3 benchmarks/cli_speed.py
 
-Targets: `roofline --help` under 0.2 s and `roofline analyze` over all bundled kernels under 0.4 s wall, with
-neither matplotlib nor cupy imported; evaluating a descriptor's formulas in microseconds.
+Targets: `roofline --help` under 0.2 s and `roofline analyze` over all bundled kernels (table) under 0.3 s wall,
+with neither matplotlib nor cupy imported; evaluating a descriptor's formulas in microseconds. The floor, the
+time Python takes to import click, rich and yaml and nothing else, is measured in the same run, so a slow or busy
+machine shows in both figures rather than passing for a regression.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -18,13 +21,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def wall(args: list[str], repeats: int = 7) -> float:
+def wall(args: list[str], repeats: int = 9) -> tuple[float, float]:
+    """(median, fastest) wall time of `python ARGS` as a subprocess, output captured (not a terminal).
+
+    The fastest run is what the code costs; the median adds what else the machine was doing (on a shared
+    2-core machine that can double it), so both are printed and the verdict uses the median.
+    """
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "roofline", *args], cwd=ROOT, check=True, capture_output=True)
+        subprocess.run([sys.executable, *args], cwd=ROOT, check=True, capture_output=True)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(times), min(times)
 
 
 def main() -> int:
@@ -44,16 +52,24 @@ def main() -> int:
         for d in catalog.descriptors:
             evaluate(d)
     per_descriptor = (time.perf_counter() - start) / (rounds * len(catalog.descriptors))
+    floor = wall(["-c", "import click, rich, yaml"])
     rows = [
-        ("roofline --help", wall(["--help"]), 0.2),
-        ("roofline analyze (all kernels, table)", wall(["analyze"]), 0.4),
-        ("roofline analyze --format json", wall(["analyze", "--format", "json"]), 0.4),
+        ("roofline --help", wall(["-m", "roofline", "--help"]), 0.2),
+        ("roofline analyze (all kernels, table)", wall(["-m", "roofline", "analyze"]), 0.3),
+        ("roofline analyze --format json", wall(["-m", "roofline", "analyze", "--format", "json"]), 0.3),
     ]
+    import yaml
+
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; libyaml: {yaml.__with_libyaml__}")
+    print(f"{'':40} {'median':>7}    {'fastest':>7}")
+    print(f"{'floor: import click, rich, yaml':40} {floor[0] * 1e3:7.0f} ms {floor[1] * 1e3:7.0f} ms")
     ok = True
-    for label, seconds, target in rows:
-        passed = seconds < target
+    for label, (median, fastest), target in rows:
+        passed = median < target
         ok &= passed
-        print(f"{label:40} {seconds * 1e3:7.0f} ms   target < {target * 1e3:.0f} ms   {'PASS' if passed else 'FAIL'}")
+        verdict = "PASS" if passed else "FAIL"
+        print(f"{label:40} {median * 1e3:7.0f} ms {fastest * 1e3:7.0f} ms   target < {target * 1e3:.0f} ms   "
+              f"{verdict}   floor + {(fastest - floor[1]) * 1e3:.0f} ms")
     print(f"{'evaluate one descriptor (all formulas)':40} {per_descriptor * 1e6:7.1f} µs")
     print(f"matplotlib imported, cupy imported by analyze: {heavy}")
     return 0 if ok and heavy == "False False" else 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -125,26 +124,48 @@ def _sources(f: Fields) -> tuple[Source, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
 class SpecCatalog:
-    """The bundled specs (and any a user adds by path), looked up by id, alias or unique prefix."""
+    """The bundled specs (and any a user adds by path), looked up by id, alias or unique prefix.
 
-    specs: tuple[MachineSpec, ...]
+    Loaded lazily: `analyze --spec h100-sxm` reads only h100-sxm.yaml (a bundled file is named after its id, and
+    the tests check that ids and aliases are unique, so the full catalogue would answer the same); listing,
+    aliases, prefixes and device matching load every file once.
+    """
+
+    def __init__(self, paths: Iterable[Path]):
+        self._paths = tuple(paths)
+        self._loaded: dict[Path, MachineSpec] = {}
+        self._specs: tuple[MachineSpec, ...] | None = None
 
     @classmethod
     def bundled(cls) -> "SpecCatalog":
-        return cls.from_paths(sorted(bundled_dir("specs").glob("*.yaml")))
+        return cls(sorted(bundled_dir("specs").glob("*.yaml")))
 
     @classmethod
     def from_paths(cls, paths: Iterable[Path]) -> "SpecCatalog":
-        specs = [load_spec(p) for p in paths]
-        seen: dict[str, Path | None] = {}
-        for spec in specs:
-            for key in dict.fromkeys((spec.id, *spec.aliases)):  # an alias may repeat its own id
-                if key in seen:
-                    raise at(spec.path, "id" if key == spec.id else "aliases", f"'{key}' is also used by {seen[key]}")
-                seen[key] = spec.path
-        return cls(tuple(specs))
+        """A catalogue loaded and checked now, so a bad or clashing file is reported at once."""
+        catalog = cls(paths)
+        catalog.specs  # noqa: B018 - loads and checks
+        return catalog
+
+    def _load(self, path: Path) -> MachineSpec:
+        if path not in self._loaded:
+            self._loaded[path] = load_spec(path)
+        return self._loaded[path]
+
+    @property
+    def specs(self) -> tuple[MachineSpec, ...]:
+        if self._specs is None:
+            specs = [self._load(p) for p in self._paths]
+            seen: dict[str, Path | None] = {}
+            for spec in specs:
+                for key in dict.fromkeys((spec.id, *spec.aliases)):  # an alias may repeat its own id
+                    if key in seen:
+                        field = "id" if key == spec.id else "aliases"
+                        raise at(spec.path, field, f"'{key}' is also used by {seen[key]}")
+                    seen[key] = spec.path
+            self._specs = tuple(specs)
+        return self._specs
 
     @property
     def ids(self) -> list[str]:
@@ -153,6 +174,10 @@ class SpecCatalog:
     def resolve(self, name: str) -> MachineSpec:
         """An id ('h100-sxm'), alias ('h100'), unique id prefix ('a100-pcie'), or a path to a YAML file."""
         key = name.strip().lower()
+        if self._specs is None:
+            named = [p for p in self._paths if p.stem == key]
+            if len(named) == 1 and (spec := self._load(named[0])).id == key:
+                return spec
         for spec in self.specs:
             if key == spec.id or key in spec.aliases:
                 return spec
