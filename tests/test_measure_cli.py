@@ -310,13 +310,14 @@ def test_selecting_all_measures_the_rest_and_skips_analysis_only(run_cli, no_bun
                         "m_wrong_value": "FAILED"}
 
 
-def test_results_without_spec_report_as_unknown_and_plot_asks_for_a_spec(run_cli, tmp_path):
+def test_results_without_spec_fail_a_fraction_gate_and_plot_asks_for_a_spec(run_cli, tmp_path):
     out = tmp_path / "out.json"
     assert _measure(run_cli, "m_add", "-o", out).code == 0
     r = run_cli("report", out, "--fail-below", "0.5", "--format", "json")
-    assert r.code == 0, r.err  # an unknown ceiling cannot fail a fraction gate
+    assert r.code == 1, r.err  # a fraction gate that cannot be evaluated does not hold
     row = json.loads(r.out)["rows"][0]
-    assert row["fraction_of_ceiling"] is None
+    assert row["fraction_of_ceiling"] is None and "ceiling unknown" in row["failures"][0]
+    assert run_cli("report", out, "--fail-below", "0.5", "--allow-unknown-ceiling").code == 0
     r = run_cli("plot", "--results", out, "-o", tmp_path / "x.png")
     assert r.code == 2
     assert "measured without a spec" in r.err and not (tmp_path / "x.png").exists()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ def measure_kernel(
     """Result entry for one kernel. A kernel that fails its check gets status FAILED and no time.
 
     `host` is the kernel's prepared HostData, or a callable that returns it (a future's result, say)."""
-    base = analysis.to_dict() if analysis is not None else _analysis_free(work)
+    base = analysis.to_dict() if analysis is not None else analysis_free(work)
     phases: dict[str, float] = {}
     try:
         prepared = host() if callable(host) else host
@@ -84,9 +84,17 @@ def measure_kernel(
     except KernelFailure as failure:
         return KernelResult.failure(base, str(failure), timing=None, buffer_sets=1, gpu_state=None,
                                     phases=phases).to_json()
+    return timed_result(base, work, analysis.sol_time if analysis is not None else None, timing, sets_used,
+                        phases).to_json()
+
+
+def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None, timing: Timing, sets_used: int,
+                 phases: Mapping[str, float], verified: bool = True, extra_warnings: Sequence[str] = ()) -> KernelResult:
+    """A verified (or, from the API without a check, unverified) kernel's result from its timed runs: the figures,
+    and the warnings a reader needs to trust them (noise, throttling, a model the kernel beats)."""
     stats = summarize(timing.samples)
-    fraction = analysis.sol_time / stats.median if analysis is not None else None
-    warnings = list(timing.notes)
+    fraction = sol_time / stats.median if sol_time is not None else None
+    warnings = [*extra_warnings, *timing.notes]
     throttled = throttle_warning(timing.gpu_state)
     if throttled:
         warnings.append(throttled)
@@ -97,12 +105,12 @@ def measure_kernel(
     result = KernelResult.from_fields({
         **base, "time_median": stats.median, "time_min": stats.minimum, "time_max": stats.maximum,
         "repeats": timing.repeats, "achieved_bandwidth": work.bytes / stats.median,
-        "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": True,
+        "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": verified,
         "status": Status.OK, "error": None, "warnings": warnings,
-    }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": phases})
+    }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases)})
     if result.model_error:
         result = replace(result, warnings=(*result.warnings, model_error_text(result.fraction_of_ceiling)))
-    return result.to_json()
+    return result
 
 
 def model_error_text(fraction: float) -> str:
@@ -237,7 +245,7 @@ _MACHINE_FIELDS = (
 )
 
 
-def _analysis_free(work: Workload) -> dict[str, Any]:
+def analysis_free(work: Workload) -> dict[str, Any]:
     """The analysis fields that need no machine; the rest are null (no spec: the ceiling is unknown)."""
     return {
         "name": work.name, "params": dict(work.params), "dtype": work.dtype, "roof": work.roof,
