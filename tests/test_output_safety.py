@@ -1,0 +1,230 @@
+"""`-o` writes where it should and nothing else: '-' is standard output, a symlink is written through, a FIFO is
+written to and never replaced, new files get the umask's mode, and a failed write leaves no temporary file.
+
+Everything happens in tmp_path: no test touches a real device file."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+
+from roofline.errors import InputError
+from roofline.jsonio import write_text_atomic
+
+KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
+RESULTS = Path(__file__).resolve().parent / "data" / "results"
+MEASURE = Path(__file__).resolve().parent / "data" / "measure"
+ANALYZE = ("analyze", "--kernels", KERNELS, "--spec", "t4", "t_vadd", "--format", "json")
+
+
+def _analysis(run_cli) -> str:
+    """The analysis JSON analyze prints, to compare files with."""
+    r = run_cli(*ANALYZE)
+    assert r.code == 0, r.err
+    return r.out
+
+
+def _siblings(folder: Path, *keep: str) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name not in keep)
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test and put the old one back."""
+    old = os.umask(0o022)
+    try:
+        yield os.umask
+    finally:
+        os.umask(old)
+
+
+# ---- '-' is standard output -------------------------------------------------------------------------------
+
+
+def test_dash_writes_text_to_standard_output_and_creates_no_file(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli(*ANALYZE, "-o", "-")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["kernels"][0]["name"] == "t_vadd"
+    assert "wrote" not in r.err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_writes_plot_png_bytes_to_standard_output(tmp_path, monkeypatch, capsysbinary):
+    from roofline.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", "--results", str(RESULTS / "h100.json"), "-o", "-"])
+    out, err = capsysbinary.readouterr()
+    assert exit_info.value.code == 0, err
+    assert out.startswith(b"\x89PNG\r\n\x1a\n") and len(out) > 5_000
+    assert b"wrote" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dash_on_measure_gives_one_json_document_on_stdout_and_the_table_on_stderr(run_cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = run_cli("measure", "--backend", "numpy", "--spec", "t4", "--kernels", MEASURE, "m_add", "-p", "n=1000",
+                "--min-time", "0", "--min-repeats", "2", "-o", "-")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["kernels"][0]["name"] == "m_add"  # the whole of stdout is the document
+    assert "m_add" in r.err and "│" in r.err  # the table, on stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- symlinks are written through -------------------------------------------------------------------------
+
+
+def test_symlink_is_written_through_and_kept(run_cli, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    target = real / "out.json"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    r = run_cli(*ANALYZE, "-o", link)
+    assert r.code == 0, r.err
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == _analysis(run_cli)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # an existing file keeps its mode
+    assert _siblings(real, "out.json") == [] and _siblings(tmp_path, "real", "link.json") == []
+
+
+def test_dangling_symlink_creates_its_target_and_stays_a_link(run_cli, tmp_path):
+    target = tmp_path / "made.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(target.name)  # relative, as people usually make them
+    r = run_cli(*ANALYZE, "-o", link)
+    assert r.code == 0, r.err
+    assert link.is_symlink() and target.is_file() and not target.is_symlink()
+    assert json.loads(target.read_text())["schema"] == "roofline/analysis/v1"
+
+
+# ---- FIFOs (and devices) are written to, never replaced ---------------------------------------------------
+
+
+def _reader(fifo: Path, got: list[bytes]) -> threading.Thread:
+    def read() -> None:
+        with open(fifo, "rb") as handle:
+            got.append(handle.read())
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_fifo_is_written_to_and_stays_a_fifo(run_cli, tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    thread = _reader(fifo, got)
+    r = run_cli(*ANALYZE, "-o", fifo)
+    thread.join(timeout=10)
+    assert r.code == 0, r.err
+    assert got and got[0].decode() == _analysis(run_cli)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert _siblings(tmp_path, "out.fifo") == []  # no temporary file was made
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_non_regular_file_is_never_renamed_over(tmp_path, monkeypatch):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+
+    def no_replace(src, dst):  # the atomic path would call this; a FIFO must not take it
+        raise AssertionError(f"os.replace({src}, {dst}) on a FIFO")
+
+    monkeypatch.setattr(os, "replace", no_replace)
+    got: list[bytes] = []
+    thread = _reader(fifo, got)
+    write_text_atomic(fifo, b"\x00binary\xff")
+    thread.join(timeout=10)
+    assert got == [b"\x00binary\xff"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+# ---- permissions --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_file_gets_the_mode_the_umask_gives(run_cli, tmp_path, umask, mask, mode):
+    umask(mask)
+    out = tmp_path / "new.json"
+    r = run_cli(*ANALYZE, "-o", out)
+    assert r.code == 0, r.err
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def test_existing_file_keeps_its_mode(tmp_path, umask):
+    umask(0o022)
+    out = tmp_path / "kept.txt"
+    out.write_text("old")
+    out.chmod(0o640)  # neither what the umask gives (0644) nor what a bare temporary file has (0600)
+    write_text_atomic(out, "new")
+    assert out.read_text() == "new" and stat.S_IMODE(out.stat().st_mode) == 0o640
+
+
+# ---- failures: one message, exit 2, no temporary file left ------------------------------------------------
+
+
+def test_interrupted_write_removes_the_temporary_file_and_keeps_the_old_one(tmp_path, monkeypatch):
+    out = tmp_path / "r.json"
+    out.write_text("old")
+
+    def interrupt(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_text_atomic(out, "new")
+    assert out.read_text() == "old"
+    assert _siblings(tmp_path, "r.json") == []
+
+
+def test_failed_write_is_one_input_error_naming_the_path(run_cli, tmp_path, monkeypatch):
+    out = tmp_path / "r.json"
+    out.write_text("old")
+
+    def full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    r = run_cli(*ANALYZE, "-o", out)
+    assert r.code == 2
+    assert r.err.strip() == f"error: -o {out}: cannot write: No space left on device"
+    assert out.read_text() == "old" and _siblings(tmp_path, "r.json") == []
+
+
+def test_folder_is_refused_by_the_option(run_cli, tmp_path):
+    r = run_cli(*ANALYZE, "-o", tmp_path)
+    assert r.code == 2 and "is a directory" in r.err and "Traceback" not in r.err
+
+
+def test_folder_behind_a_symlink_is_refused_by_the_writer(tmp_path):
+    from roofline.cli.common import write_output
+
+    link = tmp_path / "looks_like_a_file.json"
+    link.symlink_to(tmp_path)
+    with pytest.raises(InputError, match=r"cannot write: it is a folder; give a file name"):
+        write_output(link, "x")
+    assert link.is_symlink() and _siblings(tmp_path, link.name) == []
+
+
+def test_missing_folder_is_one_message(run_cli, tmp_path):
+    out = tmp_path / "no" / "such" / "out.json"
+    r = run_cli(*ANALYZE, "-o", out)
+    assert r.code == 2
+    assert r.err.strip() == f"error: -o {out}: cannot write: No such file or directory"
+
+
+def test_lone_surrogate_in_text_is_written_not_a_crash(tmp_path):
+    out = tmp_path / "s.json"
+    write_text_atomic(out, '{"name": "a\ud800b"}\n')  # what json.loads gives for "a\\ud800b"
+    assert json.loads(out.read_text(encoding="utf-8")) == {"name": "a\ud800b"}
