@@ -4,6 +4,8 @@ performance) against the L1, L2 and DRAM bandwidth roofs. Pure: results document
 A kernel's three intensities are FLOPs ÷ the bytes that level served (l1tex__t_bytes, lts__t_bytes, DRAM read +
 write). Where a point sits close to its own level's roof, that level is the bottleneck; the usual picture is the
 DRAM point nearest its roof for a streaming kernel, and the L1 or L2 point nearest for a kernel with reuse.
+Beside the counters' points (filled) the model's are drawn hollow, at the model's FLOPs over the same time: DRAM
+from the descriptor's `bytes`, L1 and L2 from its `traffic` where given, so each level compares model and hardware.
 Cache bandwidths come from an explicit mapping (a calibrated spec), else the results' machine.caches, else the
 bundled spec of the results' spec_id; a level without a known bandwidth is drawn as points with no roof, and the
 chart says so.
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from roofline.render.roofs import COLORS, GID, require_matplotlib, roof_label, roofline_axes
+from roofline.render.text import mpl
 from roofline.results import params_text
 from roofline.units import format_rate, format_si
 
@@ -34,6 +37,7 @@ class HierPoint:
     x: float  # FLOP/B at this level
     y: float  # FLOP/s achieved
     color: str
+    model: bool = False  # the descriptor's count (drawn hollow), not the counters'
 
 
 def _counter_bytes(counters: Mapping[str, Any]) -> dict[str, float | None]:
@@ -79,6 +83,29 @@ def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[Hi
     return points, sorted(set(skipped))
 
 
+def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[HierPoint]) -> list[HierPoint]:
+    """The model's points for each kernel the counters placed (same number and colour): x = model FLOPs ÷ the
+    model's bytes at that level (DRAM `bytes`, `traffic` for L1/L2 where the descriptor gives it), y = model FLOPs
+    ÷ the measured time. Results written before `traffic` existed give the DRAM point only."""
+    placed = {(p.name, p.params): p for p in counted}
+    out: list[HierPoint] = []
+    seen: set[tuple[str, str]] = set()
+    for doc in results_docs:
+        for k in doc["kernels"]:
+            key = (k["name"], params_text(k.get("params") or {}))
+            ref, time, flops = placed.get(key), kernel_time(k), float(k.get("flops") or 0.0)
+            if ref is None or key in seen or not time or not flops:
+                continue
+            seen.add(key)
+            levels = {lvl: (t or {}).get("bytes") for lvl, t in (k.get("traffic") or {}).items()}
+            levels["dram"] = k.get("bytes")
+            for level in LEVELS:
+                if levels.get(level):
+                    out.append(HierPoint(ref.number, key[0], key[1], level, flops / levels[level], flops / time,
+                                         ref.color, model=True))
+    return out
+
+
 def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
     """{'l1': B/s or None, 'l2': ..., 'dram': B/s}: override, then machine.caches, then the bundled spec."""
     out: dict[str, float | None] = {"l1": None, "l2": None, "dram": doc["machine"]["bandwidth"]}
@@ -114,6 +141,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     if not points:
         raise InputError("no kernel in these results has counters (L1/L2/DRAM bytes, FLOPs and time); measure with "
                          "'--profile ncu' or import an ncu CSV")
+    modelled = model_points(results_docs, points)
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -126,10 +154,10 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
 
     known = {lvl: bw for lvl, bw in bws.items() if bw}
     ridges = [top / bw for bw in known.values()]
-    xs = [p.x for p in points] + ridges
+    xs = [p.x for p in points + modelled] + ridges
     x_lo = 10 ** math.floor(math.log10(min(xs)) - 0.3)
     x_hi = 10 ** math.ceil(math.log10(max(xs)) + 0.3)
-    ys = [p.y for p in points] + [min(known.values()) * x_lo]
+    ys = [p.y for p in points + modelled] + [min(known.values()) * x_lo]
     y_lo = 10 ** math.floor(math.log10(min(ys)) - 0.2)
     y_hi = 10 ** (math.log10(top) + 0.35)
 
@@ -153,14 +181,15 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
         x_ridge = top / bw
         ax.plot([x_lo, x_ridge], [bw * x_lo, top], _ROOF_STYLE[level], color="#444444", linewidth=1.6,
                 gid=f"{GID}hier-roof:{level}")
-        x_text = x_lo * 1.6
-        ax.annotate(f"{_LEVEL_LABEL[level]} {format_rate(bw)}", xy=(x_text, bw * x_text), xytext=(2, 6),
-                    textcoords="offset points", fontsize=8, color="#444444", rotation=0)
+        _label_slope(ax, f"{_LEVEL_LABEL[level]} {format_rate(bw)}", bw, x_lo * 1.6, level)
 
     # ---- kernels: three linked points each ----
     by_kernel: dict[int, list[HierPoint]] = {}
     for p in points:
         by_kernel.setdefault(p.number, []).append(p)
+    for p in modelled:  # hollow: the descriptor's count, beside the counters' filled point of the same level
+        ax.plot([p.x], [p.y], _MARKER[p.level], markerfacecolor="none", markeredgecolor=p.color, markersize=9,
+                markeredgewidth=1.4, zorder=4, gid=f"{GID}hier-model:{p.level}")
     for number, group in by_kernel.items():
         group = sorted(group, key=lambda p: p.x)
         ax.plot([p.x for p in group], [p.y for p in group], "-", color=group[0].color, linewidth=1.0, alpha=0.7,
@@ -172,8 +201,14 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
         ax.annotate(str(number), xy=(dram.x, dram.y), xytext=(5, -10), textcoords="offset points", fontsize=8,
                     color=dram.color, fontweight="bold")
 
+    drawn = {p.level for p in points + modelled}  # the legend lists only markers the chart shows
     handles = [Line2D([], [], marker=_MARKER[lvl], linestyle="", color="gray", markeredgecolor="black",
-                      label=f"{_LEVEL_LABEL[lvl]} intensity") for lvl in LEVELS]
+                      label=f"{_LEVEL_LABEL[lvl]} intensity") for lvl in LEVELS if lvl in drawn]
+    if modelled:
+        handles += [Line2D([], [], marker="o", linestyle="", color="gray", markeredgecolor="black",
+                           label="counters (filled)"),
+                    Line2D([], [], marker="o", linestyle="", markerfacecolor="none", markeredgecolor="gray",
+                           markeredgewidth=1.4, label="model (hollow)")]
     handles += [Line2D([], [], linestyle=_ROOF_STYLE[lvl], color="#444444", label=f"{_LEVEL_LABEL[lvl]} roof")
                 for lvl in LEVELS if known.get(lvl)]
     ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
@@ -182,13 +217,24 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     lines = []
     for number, group in by_kernel.items():
         p = group[0]
-        lines.append(f"{number:>2}  {p.name}" + (f" ({p.params})" if p.params else ""))
+        lines.append(f"{number:>2}  {mpl(p.name)}" + (f" ({mpl(p.params)})" if p.params else ""))
     unknown = [lvl for lvl in ("l1", "l2") if not bws.get(lvl)]
     if unknown:
         lines += ["", "No roof drawn for " + " and ".join(_LEVEL_LABEL[u] for u in unknown) + ":",
                   "the spec gives no bandwidth for it;", "add caches.<level>.bandwidth or calibrate."]
     if skipped:
-        lines += ["", "Not drawn (no counters): " + ", ".join(skipped[:8]) + (" …" if len(skipped) > 8 else "")]
+        lines += ["", "Not drawn (no counters): " + ", ".join(mpl(n) for n in skipped[:8])
+                  + (" …" if len(skipped) > 8 else "")]
     fig.text(0.72, 0.92, "\n".join(lines), va="top", ha="left", fontsize=8.5, family="monospace",
              gid=GID + "hier-table")
     return fig
+
+
+def _label_slope(ax: Any, text: str, bw: float, x: float, level: str) -> None:
+    """A bandwidth roof's label above its line, turned to the line's slope on screen, so no line runs through it."""
+    a, b = ax.transData.transform((x, bw * x)), ax.transData.transform((x * 10, bw * x * 10))
+    angle = math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
+    ax.annotate(text, xy=(x, bw * x), xytext=(0, 4), textcoords="offset points", rotation=angle,
+                rotation_mode="anchor", ha="left", va="bottom", fontsize=8, color="#444444",
+                gid=f"{GID}hier-roof-label:{level}",
+                bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.8})
