@@ -1,3 +1,18 @@
-"""roofline: GPU roofline analysis from YAML machine specs and kernel descriptors."""
+"""roofline: GPU roofline analysis from YAML machine specs and kernel descriptors.
+
+The Python API (roofline.measure, roofline.analyze, roofline.results) lives in roofline.api and is imported on
+first use, so `import roofline` and the CLI's start stay fast.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["analyze", "measure", "results", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("analyze", "measure", "results"):
+        from roofline import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'roofline' has no attribute {name!r}")

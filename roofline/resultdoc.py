@@ -208,6 +208,14 @@ class KernelResult:
         _check_values(path, label, data)
         return cls.from_fields(data)
 
+    def show(self) -> None:
+        """Print this result as the row `roofline measure` prints (rich is imported only here)."""
+        from rich.console import Console
+
+        from roofline.render.measure import kernel_table
+
+        Console().print(kernel_table([self.to_json()], self.name))
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):
@@ -326,6 +334,14 @@ class ResultsDocument:
 
     def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
         return replace(self, kernels=tuple(kernels))
+
+    def write(self, path: Path | str) -> None:
+        """Write the file `roofline report` and `roofline plot` read, atomically, after checking it as they will."""
+        from roofline.jsonio import write_json_atomic
+
+        doc = self.to_json()
+        ResultsDocument.from_json(doc, path)
+        write_json_atomic(Path(path), doc)
 
 
 def require_results(doc: Any, path: Path | str) -> ResultsDocument:

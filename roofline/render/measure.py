@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from roofline.render.text import literal, styled
 from roofline.units import format_flops, format_rate, format_time
@@ -32,11 +32,18 @@ def results_table(doc: dict[str, Any]) -> Any:
         title += f"; ceilings from spec {machine['id']}{derived}"
     else:
         title += "; no spec given, so the ceiling is unknown"
+    return kernel_table(doc["kernels"], title)
+
+
+def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
+    """The rows of measured kernels under a title (the API's KernelResult.show() prints one)."""
+    from rich.table import Table
+
     table = Table(title=literal(title), title_justify="left")
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
                 "attainable", "of ceiling", "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
-    for k in doc["kernels"]:
+    for k in kernels:
         status = k["status"]
         style = "bold red" if status != "OK" else ("yellow" if k.get("warnings") else "green")
         table.add_row(

@@ -1,0 +1,220 @@
+"""Any callable on the roofline: `roofline.measure(fn, ...)` times a user's own GPU work (PyTorch, CuPy, Triton,
+Numba, a RawKernel) with the protocol `roofline measure` uses, and places it against its ceiling.
+
+The harness is shared: the backends time the runs (warm-up, CUDA-graph replay when capture works, events
+otherwise, at least min_time and min_repeats, the GPU's clocks over the window) and harness.timed_result turns
+them into a KernelResult. What is ours here is only what a callable needs: a model given inline or by descriptor,
+verification by `check=` or `reference=`, and the stream the work must run on.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from roofline.errors import InputError
+from roofline.measure.policy import MeasurePolicy, buffer_sets
+from roofline.model import ITEMSIZE, MachineSpec, Workload
+from roofline.resultdoc import KernelResult, ResultsDocument
+
+_BACKENDS: dict[tuple[str, int], Any] = {}  # opening one compiles a kernel and reads NVML: once per process
+_MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
+
+
+def backend(name: str = "auto", device: int = 0) -> Any:
+    """The process's backend: 'auto' or 'cupy' is the GPU (BackendUnavailable without one), 'numpy' the host."""
+    from roofline.measure.session import open_backend
+
+    key = ("cupy" if name == "auto" else name, device)
+    if key not in _BACKENDS:
+        _BACKENDS[key] = open_backend(key[0], device)
+    return _BACKENDS[key]
+
+
+def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
+    from roofline.measure.session import choose_machine
+    from roofline.specs import SpecCatalog
+
+    key = (engine.name, getattr(engine, "device_id", 0), spec or "auto")
+    if key not in _MACHINES:
+        _MACHINES[key] = choose_machine(spec, engine, SpecCatalog.bundled())
+    return _MACHINES[key]
+
+
+def workload(name: str | None = None, *, flops: float | None = None, bytes: float | None = None,
+             descriptor: str | None = None, params: Mapping[str, Any] | None = None,
+             kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32") -> Workload:
+    """The model of the work: FLOPs and DRAM bytes given inline, or a descriptor (bundled or from `kernels`) at
+    `params`, so the API and the CLI count the same way."""
+    if descriptor is not None:
+        if flops is not None or bytes is not None:
+            raise InputError("give either descriptor= or flops= and bytes=, not both")
+        from roofline.selection import load_selection
+        from roofline.workload import evaluate
+
+        overrides = [f"{k}={v}" for k, v in (params or {}).items()]
+        (d,), parsed = load_selection([descriptor], [Path(p) for p in kernels], overrides)
+        work = evaluate(d, parsed)
+        return work if name is None else replace(work, name=name)
+    if flops is None or bytes is None:
+        raise InputError("roofline.measure needs flops= and bytes= (the work the model counts), or descriptor=")
+    for what, value in (("flops", flops), ("bytes", bytes)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
+            raise InputError(f"{what}={value!r}: expected a finite count of 0 or more")
+    if bytes <= 0:
+        raise InputError("bytes=0: a kernel moves at least one byte")
+    if dtype not in ITEMSIZE:
+        raise InputError(f"dtype={dtype!r}: expected one of {', '.join(ITEMSIZE)}")
+    return Workload(name=name or "callable", pattern="custom", dtype=dtype, roof=roof, params=dict(params or {}),
+                    flops=float(flops), bytes=float(bytes), access_bytes=float(ITEMSIZE[dtype]))
+
+
+def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) -> KernelResult:
+    """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult."""
+    from roofline.analysis import analyze as analyze_on
+    from roofline.resultdoc import Status
+    from roofline.specs import SpecCatalog
+
+    work = workload(name, **model)
+    fields = analyze_on(SpecCatalog.bundled().resolve(spec), work).to_dict()
+    return KernelResult.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
+                                     "error": "analysis only: not run"})
+
+
+def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | None = None,
+            bytes: float | None = None, descriptor: str | None = None, params: Mapping[str, Any] | None = None,
+            kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str = "auto",
+            inputs: Callable[[], Any] | None = None, check: Callable[[], Any] | None = None,
+            reference: Any = None, rtol: float = 1e-5, atol: float = 1e-6, min_time: float = 0.5,
+            min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> KernelResult:
+    """Verify, then time, `fn` on the GPU (or, with backend_name='numpy', on the host by wall clock).
+
+    `fn` enqueues its work on the current stream, which the API chooses and makes current for CuPy and PyTorch.
+    `inputs` returns a fresh argument set (a dict of keyword arguments or a tuple of positional ones); with it the
+    API rotates among copies when they fit in 4 x L2, so repeats are not cache hits. `check()` returns True (or
+    raises) once the first run finished; `reference` is compared with what `fn` returns. Without either the result
+    is unverified, and `roofline report` fails it as such."""
+    from roofline.measure.harness import analysis_free, timed_result
+
+    if min_time < 0 or min_repeats < 1:
+        raise InputError("min_time must be >= 0 and min_repeats >= 1")
+    if name is None and descriptor is None and getattr(fn, "__name__", "<lambda>") != "<lambda>":
+        name = fn.__name__
+    work = workload(name, flops=flops, bytes=bytes, descriptor=descriptor,
+                    params=params, kernels=kernels, roof=roof, dtype=dtype)
+    engine = backend(backend_name, device)
+    machine = _machine(spec, engine)
+    if machine is not None and work.roof not in machine.roofs:
+        raise InputError(f"roof={work.roof!r}: {machine.id} has no such roof; it has {', '.join(machine.roofs)}")
+    from roofline.analysis import analyze as analyze_on
+
+    base = analyze_on(machine, work).to_dict() if machine is not None else analysis_free(work)
+    run = _on_stream(fn, engine)
+    first = _call_args(inputs)
+    problem = _verify(run, first, check, reference, rtol, atol, engine)
+    if problem is not None:
+        return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={})
+    notes = [] if check is not None or reference is not None else [
+        "unverified: give check= or reference= so roofline can tell a fast result from a wrong one"]
+    sets = [first]
+    if inputs is not None:
+        sets += [_call_args(inputs) for _ in range(buffer_sets(int(work.bytes), engine.cache_bytes,
+                                                                MeasurePolicy()) - 1)]
+    elif work.bytes < MeasurePolicy().rotate_below * engine.cache_bytes:
+        notes.append("the data may stay in the cache between repeats (no inputs= factory to rotate fresh copies)")
+    timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
+    verified = check is not None or reference is not None
+    return timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
+
+
+def results(measured: Sequence[KernelResult], backend_name: str = "auto", device: int = 0,
+            spec: str = "auto") -> ResultsDocument:
+    """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`)."""
+    import datetime as dt
+
+    from roofline import __version__
+    from roofline.analysis import machine_summary
+
+    engine = backend(backend_name, device)
+    machine = _machine(spec, engine)
+    info = dict(engine.device_info())
+    info.update(spec_id=machine.id if machine else None, spec_derived=bool(machine and machine.derived))
+    return ResultsDocument(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                           tool_version=__version__, backend=engine.name, device=info,
+                           machine=machine_summary(machine) if machine is not None else None,
+                           kernels=tuple(measured))
+
+
+def _call_args(inputs: Callable[[], Any] | None) -> dict[str, Any]:
+    if inputs is None:
+        return {"args": (), "kwargs": {}}
+    made = inputs()
+    if isinstance(made, Mapping):
+        return {"args": (), "kwargs": dict(made)}
+    if isinstance(made, (tuple, list)):
+        return {"args": tuple(made), "kwargs": {}}
+    raise InputError(f"inputs() returned {type(made).__name__}: expected a dict of keyword arguments or a tuple")
+
+
+def _on_stream(fn: Callable[..., Any], engine: Any) -> Callable[..., Any]:
+    """fn(*args, **kwargs) on the backend's stream; PyTorch (when imported) is pointed at the same stream."""
+    torch = sys.modules.get("torch")
+    if engine.name != "cupy" or torch is None or not torch.cuda.is_available():
+        return lambda args, kwargs: fn(*args, **kwargs)
+    stream = torch.cuda.ExternalStream(engine.stream.ptr, device=torch.device("cuda", engine.device_id))
+
+    def run(args: tuple, kwargs: dict) -> Any:
+        with torch.cuda.stream(stream):
+            return fn(*args, **kwargs)
+
+    return run
+
+
+def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], Any] | None, reference: Any,
+            rtol: float, atol: float, engine: Any) -> str | None:
+    """None when the first run checks out; otherwise why (the result is FAILED and never timed)."""
+    try:
+        out = run(**first)
+        engine.synchronize()
+        if check is not None and check() is False:
+            return "check() returned False"
+    except Exception as exc:  # noqa: BLE001 - the user's code failed: reported, never timed
+        from roofline.errors import first_line
+
+        return f"{type(exc).__name__}: {first_line(exc)}"
+    if reference is None:
+        return None
+    import numpy as np
+
+    got, want = _as_list(out), _as_list(reference)
+    if len(got) != len(want):
+        return f"returned {len(got)} output(s), reference has {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = _host(g), _host(w)
+        if g.shape != w.shape:
+            return f"output {i}: shape {g.shape}, reference {w.shape}"
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol)
+        if bad.any():
+            at = tuple(int(j) for j in np.argwhere(bad)[0])
+            return (f"output {i}: {int(bad.sum())} of {g.size} elements outside tolerance (rtol {rtol:g}, atol "
+                    f"{atol:g}); first at {at}: got {g[at]!r}, expected {w[at]!r}")
+    return None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return [value[k] for k in sorted(value)]
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _host(array: Any) -> Any:
+    import numpy as np
+
+    if hasattr(array, "detach"):  # torch
+        array = array.detach().float().cpu().numpy() if str(array.dtype) == "torch.bfloat16" else \
+            array.detach().cpu().numpy()
+    elif hasattr(array, "get") and not isinstance(array, dict):  # cupy
+        array = array.get()
+    return np.asarray(array)

@@ -1,0 +1,132 @@
+"""The Python API on the NumPy backend (host callables timed by wall clock), so CI exercises it without a GPU:
+the model inline or by descriptor, verification before timing, and results that `report` and `plot` read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import roofline
+from roofline.errors import InputError
+from roofline.resultdoc import ResultsDocument, Status
+
+FAST = {"min_time": 0.0, "min_repeats": 3, "backend_name": "numpy"}
+
+
+def _add_case(n: int = 4096):
+    rng = np.random.default_rng(1)
+    a, b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    out = np.empty_like(a)
+    return a, b, out
+
+
+def test_import_roofline_stays_light():
+    code = "import sys, roofline; print(sorted(m for m in ('numpy', 'rich', 'yaml', 'matplotlib') if m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
+
+
+def test_measure_a_verified_callable_inline_model_with_a_spec():
+    a, b, out = _add_case()
+    r = roofline.measure(lambda: np.add(a, b, out=out), name="np.add", flops=a.size, bytes=3 * a.nbytes,
+                         spec="h100", check=lambda: np.allclose(out, a + b), **FAST)
+    assert r.status is Status.OK and r.verified is True and r.name == "np.add"
+    assert r.time_median > 0 and r.repeats >= 3
+    assert r.achieved_bandwidth == pytest.approx(3 * a.nbytes / r.time_median)
+    assert r.fraction_of_ceiling == pytest.approx(r.sol_time / r.time_median)
+    from roofline.specs import SpecCatalog
+
+    assert r.bandwidth == SpecCatalog.bundled().resolve("h100").bandwidth
+
+
+def test_reference_is_compared_with_what_the_callable_returns():
+    a, b, _ = _add_case()
+    r = roofline.measure(lambda: a + b, flops=a.size, bytes=3 * a.nbytes, reference=a + b, **FAST)
+    assert r.status is Status.OK and r.verified is True
+    r = roofline.measure(lambda: a - b, flops=a.size, bytes=3 * a.nbytes, reference=a + b, **FAST)
+    assert r.status is Status.FAILED and r.time_median is None  # a wrong result is never timed
+    assert "elements outside tolerance" in r.error
+
+
+def test_a_failing_check_or_a_raising_callable_is_failed_not_timed():
+    a, b, out = _add_case()
+    r = roofline.measure(lambda: None, flops=1, bytes=1, check=lambda: False, **FAST)
+    assert r.status is Status.FAILED and r.error == "check() returned False"
+
+    def boom():
+        raise ValueError("shape mismatch")
+
+    r = roofline.measure(boom, flops=1, bytes=1, check=lambda: True, **FAST)
+    assert r.status is Status.FAILED and "ValueError: shape mismatch" in r.error
+
+
+def test_without_a_check_the_result_is_unverified_and_says_why():
+    a, b, out = _add_case()
+    r = roofline.measure(lambda: np.add(a, b, out=out), flops=a.size, bytes=3 * a.nbytes, **FAST)
+    assert r.verified is False and r.failed  # report fails unverified results
+    assert any("unverified" in w for w in r.warnings)
+    assert any("cache" in w for w in r.warnings)  # no inputs= factory: repeats may hit the cache
+
+
+def test_inputs_factory_rotates_fresh_argument_sets():
+    made = []
+
+    def inputs():
+        a, b, out = _add_case(1024)
+        made.append(out)
+        return {"a": a, "b": b, "out": out}
+
+    r = roofline.measure(lambda a, b, out: np.add(a, b, out=out), flops=1024, bytes=3 * 4096, inputs=inputs,
+                         check=lambda: True, **FAST)
+    assert r.extra["buffer_sets"] == len(made) > 1
+
+
+def test_the_model_from_a_bundled_descriptor():
+    n = 2**12
+    a, b, out = _add_case(n)
+    r = roofline.measure(lambda: np.add(a, b, out=out), descriptor="vector_add", params={"n": n}, spec="h200",
+                         check=lambda: np.allclose(out, a + b), **FAST)
+    assert (r.name, r.params, r.bytes, r.flops) == ("vector_add", {"n": n}, 3 * 4 * n, n)
+
+
+def test_analyze_gives_the_analysis_without_running():
+    r = roofline.analyze(descriptor="vector_add", params={"n": 2**20}, spec="h200")
+    assert r.intensity == pytest.approx(1 / 12) and r.bound == "memory" and r.status is Status.SKIPPED
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({}, "needs flops= and bytes="),
+    ({"flops": 1, "bytes": 0}, "moves at least one byte"),
+    ({"flops": float("nan"), "bytes": 4}, "finite count"),
+    ({"flops": 1, "bytes": 4, "descriptor": "vector_add"}, "not both"),
+    ({"flops": 1, "bytes": 4, "roof": "fp7", "spec": "h100"}, "no such roof"),
+    ({"descriptor": "no_such_kernel"}, "no_such_kernel"),
+])
+def test_bad_models_are_input_errors(kwargs, words):
+    with pytest.raises(InputError, match=words):
+        roofline.measure(lambda: None, **{**FAST, **kwargs})
+
+
+def test_results_write_a_file_report_and_plot_read(tmp_path, run_cli):
+    a, b, out = _add_case()
+    r1 = roofline.measure(lambda: np.add(a, b, out=out), name="add", flops=a.size, bytes=3 * a.nbytes,
+                          spec="h100", check=lambda: True, **FAST)
+    r2 = roofline.measure(lambda: np.multiply(a, b, out=out), name="mul", flops=a.size, bytes=3 * a.nbytes,
+                          spec="h100", check=lambda: True, **FAST)
+    path = tmp_path / "api.json"
+    roofline.results([r1, r2], backend_name="numpy", spec="h100").write(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert [k["name"] for k in doc["kernels"]] == ["add", "mul"] and doc["machine"]["id"] == "h100-sxm"
+    assert ResultsDocument.from_json(doc).to_json() == doc
+    report = run_cli("report", str(path), "--format", "json")
+    assert report.code == 0, report.err
+    assert run_cli("plot", "--results", str(path), "-o", str(tmp_path / "api.png")).code == 0
+
+
+def test_show_prints_the_row(capsys):
+    r = roofline.measure(lambda: 1, flops=1, bytes=4, check=lambda: True, **FAST)
+    r.show()
+    assert "callable" in capsys.readouterr().out  # a lambda is named 'callable'
