@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from roofline.errors import InputError, at
+from roofline.errors import at, first_line
 from roofline.units import MAX_DIGITS
 
 MAX_DEPTH = 64  # levels of nested lists and mappings; the deepest real input (a results file) uses five
@@ -112,7 +112,7 @@ def parse_yaml(text: str, source: object) -> Any:
             node = loader.get_single_node()
             if node is None:
                 return None
-            _check_nodes(loader, node, source)
+            _check_nodes(loader, node, source, text)
             return loader.construct_document(node)
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
@@ -122,7 +122,7 @@ def parse_yaml(text: str, source: object) -> Any:
                 raise at(source, f"line {mark.line + 1}", f"is nested more than {MAX_DEPTH} levels deep") from None
             raise at(source, None, f"YAML syntax error: {where}{problem}") from None
         except yaml.YAMLError as exc:
-            raise at(source, None, f"YAML syntax error: {str(exc).splitlines()[0] if str(exc) else 'malformed'}") from None
+            raise at(source, None, f"YAML syntax error: {first_line(exc)}") from None
         except RecursionError:  # the pure-Python composer recurses; libyaml stops at 1000 levels itself
             raise at(source, None, f"is nested more than {MAX_DEPTH} levels deep") from None
     finally:
@@ -134,7 +134,7 @@ _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
-def _check_nodes(loader: Any, root: Any, source: object) -> None:
+def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
     import yaml
 
     seen: set[int] = set()
@@ -143,7 +143,9 @@ def _check_nodes(loader: Any, root: Any, source: object) -> None:
         node, depth = stack.pop()
         line = node.start_mark.line + 1 if node.start_mark else 0
         if id(node) in seen:
-            raise at(source, f"line {line}", "YAML anchors and aliases (&name, *name) are not allowed; write the values out")
+            line = _first_alias_line(text) or line
+            message = "YAML anchors and aliases (&name, *name) are not allowed; write the values out"
+            raise at(source, f"line {line}", message)
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
             if node.tag != _STR_TAG:
@@ -155,6 +157,16 @@ def _check_nodes(loader: Any, root: Any, source: object) -> None:
             stack.extend((child, depth + 1) for pair in node.value for child in pair)
         else:
             stack.extend((child, depth + 1) for child in node.value)
+
+
+def _first_alias_line(text: str) -> int | None:
+    """The line of the first alias (*name): the node graph keeps only where its anchor was."""
+    import yaml
+
+    for event in yaml.parse(text, Loader=_yaml_loader()):
+        if isinstance(event, yaml.AliasEvent):
+            return event.start_mark.line + 1
+    return None
 
 
 def _check_scalar(loader: Any, node: Any, source: object, line: int) -> None:

@@ -90,7 +90,9 @@ def _parse_text(value: str, kind: str, spelling: tuple[str, str, dict[str, Decim
         unit_fixed = _case_fix(unit, table)
         if unit_fixed is None:
             hint = " ('KB' is ambiguous: write kB for 1000 B or KiB for 1024 B)" if unit.startswith("KB") else ""
-            raise UnitError(f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}")
+            raise UnitError(
+                f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}"
+            )
         scale = table[unit_fixed]
     try:
         return float(Decimal(number_text) * scale)
@@ -150,6 +152,20 @@ def format_time(seconds: float | None, digits: int = 3) -> str:
         if magnitude >= scale * 0.9995:
             return f"{_significant(seconds / scale, digits)} {prefix}s"
     return f"{_significant(seconds / 1e-12, digits)} ps"
+
+
+def quantity_text(value: float, kind: str, digits: int = 4) -> str:
+    """A base-unit value as a spec file writes it, which parse_quantity reads back within 5e-4: '4.213 TB/s',
+    '64.1 TFLOP/s', '341.2 ns'. Bytes stay exact: a whole number of MiB or larger ('60 MiB'), else plain bytes."""
+    if kind == "bytes":
+        whole = int(round(value))
+        for scale, prefix in _FORMAT_BINARY:
+            if scale >= 2**20 and whole >= scale and whole % int(scale) == 0:
+                return f"{whole // int(scale)} {prefix}B"
+        return f"{whole} B"
+    if kind == "time":
+        return format_time(value, digits)
+    return format_si(value, _KINDS[kind][0], digits)
 
 
 def format_rate(value: float | None) -> str:
