@@ -241,3 +241,14 @@ def test_every_bundled_cache_level_carries_at_least_the_dram_traffic(bundled) ->
         w = evaluate(d)
         for level, nbytes in w.traffic.items():
             assert nbytes >= w.bytes, (d.name, level)
+
+
+def test_readme_minimal_descriptor_analyses(tmp_path: Path, run_cli, no_bundled_kernels: Path) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    after = readme.split("A descriptor needs only", 1)[1]
+    block = after.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = _write(tmp_path, block)
+    r = run_cli("analyze", "--kernels", path, "--spec", TOY_SPEC, "--format", "json")
+    assert r.code == 0, r.err
+    (k,) = json.loads(r.out)["kernels"]
+    assert k["bytes"] == 3 * 2**26 * 4 and k["traffic"] == {}
