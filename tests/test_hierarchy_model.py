@@ -19,7 +19,8 @@ MACHINE = {"id": "toy", "name": "Toy GPU", "bandwidth": 1e12, "latency": 1e-6, "
 
 def kernel(name: str, counters: dict[str, Any] | None, traffic: dict[str, Any] | None = None, **extra: Any) -> dict:
     k = {"name": name, "params": {"n": 1000}, "dtype": "float32", "roof": "fp32", "status": "OK",
-         "flops": 1e9, "bytes": 4e9, "time_median": 1e-3, "counters": counters, **extra}
+         "flops": 1e9, "bytes": 4e9, "time_median": 1e-3, "counters": counters}
+    k.update(extra)
     if traffic is not None:
         k["traffic"] = traffic
     return k
@@ -48,6 +49,8 @@ def test_model_points_by_hand() -> None:
     assert all(p.y == pytest.approx(1e12) for p in model.values())
     # results written before `traffic` existed: the DRAM point only; no counters: no point at all
     assert sorted(level for name, level in model if name == "old") == ["dram"]
+    imported = doc(kernel("theirs", FULL, status="IMPORTED"))
+    assert model_points([imported], hierarchy_points([imported])[0]) == []
     assert all(p.model for p in model.values())
     by_name = {p.name: p for p in counted}
     assert model["naive", "l1"].number == by_name["naive"].number and model["naive", "l1"].color == by_name["naive"].color

@@ -252,3 +252,12 @@ def test_readme_minimal_descriptor_analyses(tmp_path: Path, run_cli, no_bundled_
     assert r.code == 0, r.err
     (k,) = json.loads(r.out)["kernels"]
     assert k["bytes"] == 3 * 2**26 * 4 and k["traffic"] == {}
+
+
+def test_a_pipeline_gives_its_traffic_once_as_the_total(tmp_path: Path, toy_spec: MachineSpec) -> None:
+    text = ("name: t_pipe\ndtype: float32\nparams: {n: 100}\nstages:\n"
+            "  - {name: a, flops: n, bytes: 2 * n * itemsize}\n  - {name: b, flops: n, bytes: 2 * n * itemsize}\n"
+            "traffic: {l2: 5 * n * itemsize}\n")
+    a = analyze(toy_spec, evaluate(load_descriptor(_write(tmp_path, text))))
+    assert a.launches == 2 and a.bytes == 1600
+    assert a.traffic["l2"].bytes == 2000 and a.traffic["l2"].intensity == pytest.approx(0.1)

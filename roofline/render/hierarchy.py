@@ -86,7 +86,8 @@ def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[Hi
 def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[HierPoint]) -> list[HierPoint]:
     """The model's points for each kernel the counters placed (same number and colour): x = model FLOPs ÷ the
     model's bytes at that level (DRAM `bytes`, `traffic` for L1/L2 where the descriptor gives it), y = model FLOPs
-    ÷ the measured time. Results written before `traffic` existed give the DRAM point only."""
+    ÷ the measured time. Results written before `traffic` existed give the DRAM point only; launches imported from
+    a profiler have no model."""
     placed = {(p.name, p.params): p for p in counted}
     out: list[HierPoint] = []
     seen: set[tuple[str, str]] = set()
@@ -94,8 +95,8 @@ def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[Hi
         for k in doc["kernels"]:
             key = (k["name"], params_text(k.get("params") or {}))
             ref, time, flops = placed.get(key), kernel_time(k), float(k.get("flops") or 0.0)
-            if ref is None or key in seen or not time or not flops:
-                continue
+            if ref is None or key in seen or not time or not flops or k.get("status") == "IMPORTED":
+                continue  # an imported launch has no descriptor: its "model" would be its own counters
             seen.add(key)
             levels = {lvl: (t or {}).get("bytes") for lvl, t in (k.get("traffic") or {}).items()}
             levels["dram"] = k.get("bytes")
