@@ -19,8 +19,6 @@ def _spread(k: dict[str, Any]) -> str:
 
 
 def results_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     device = doc["device"]
     machine = doc.get("machine")
     if doc["backend"] == "numpy":
