@@ -72,6 +72,15 @@ def test_analyze_table_shows_the_name_as_written(run_cli, tmp_path, no_bundled_k
     assert NAME in r.out
 
 
+def test_analyze_markdown_row_keeps_its_columns(run_cli, tmp_path, no_bundled_kernels):
+    _descriptor(tmp_path / "k", name="a|b<i>" + ESC)
+    r = run_cli("analyze", "--kernels", tmp_path / "k", "--spec", DATA / "specs" / "toy.yaml", "--format", "markdown")
+    assert r.code == 0, r.err
+    header, _, row = [line for line in r.out.splitlines() if line.startswith("|")]
+    assert len(_md_cells(row)) == len(_md_cells(header))
+    assert _md_cells(row)[0].strip() == "a\\|b&lt;i>\\\\x1b[2J"  # renders as a|b<i>\\x1b[2J
+
+
 def test_kernels_list_and_show_keep_brackets_in_names_and_descriptions(run_cli, tmp_path, no_bundled_kernels):
     _descriptor(tmp_path / "k")
     r = run_cli("kernels", "--kernels", tmp_path / "k")
@@ -189,7 +198,7 @@ def test_chart_texts_are_never_mathtext():
     from matplotlib import cbook
 
     from roofline.render.plot import roofline_figure
-    from roofline.results import load_results
+    from roofline.resultfiles import load_results
 
     doc = load_results(RESULTS / "a100_failed.json")
     for k in doc["kernels"]:
