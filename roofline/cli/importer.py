@@ -25,9 +25,9 @@ def import_group() -> None:
 def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from roofline import ncu
+    from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 
-    click.echo(ncu.metrics_argument(ncu.IMPORT_METRICS))
+    click.echo(metrics_argument(IMPORT_METRICS))
     ctx.exit(0)
 
 
@@ -46,10 +46,13 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     """Read the CSV that 'ncu --csv --page raw' writes for any program; one results entry per kernel launch.
 
     The file may be redirected standard output that also holds the program's own output and ncu's ==PROF==
-    lines; numbers may carry thousands separators and any units. FLOPs are add + mul + 2 × FMA of the
-    sm__sass_thread_inst_executed_op_*_pred_on counters the CSV has (absent ones are listed in the entry);
-    bytes are DRAM read + written; time is gpu__time_duration. A launch without DRAM bytes or time is
-    named and skipped. Entries have status IMPORTED: roofline did not run or verify them.
+    lines; numbers may carry thousands separators and any units. FLOPs are the CUDA-core counters (add + mul +
+    2 × FMA of sm__sass_thread_inst_executed_op_*) plus the tensor-core counters (sm__ops_path_tensor_src_*);
+    bytes are DRAM read + written; time is gpu__time_duration. Each launch sits under the roof of its dominant
+    work (a BF16 GEMM under bf16_tensor; 'roof_counters' says which counters decided it); a launch of mixed work
+    is placed by the sum of the times each part needs at its roof. A launch without DRAM bytes or time is named
+    and skipped; a negative or infinite count is refused. Entries have status IMPORTED: roofline did not run or
+    verify them.
 
     \b
     Examples:
@@ -62,35 +65,13 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     The metrics are listed in docs/ncu.md. ncu's '--set full' captures work too (FLOPs then come from the
     per-cycle rates it records).
     """
-    from roofline.ncu_import import import_csv
+    from roofline.ncu.importer import import_csv
+    from roofline.render.imported import imported_table
 
     doc, notes = import_csv(report, spec_name)
-    lines = list(notes)
-    for k in doc["kernels"]:
-        for w in k.get("warnings", []):
-            if "× the model" in w:
-                lines.append(f"note: {k['name']} (launch {k['params']['launch']}): {w}")
-    lines.append(f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on {doc['machine']['id']}")
+    lines = [*notes, f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on "
+                     f"{doc['machine']['id']}"]
     emit_results(doc, output, fmt, imported_table, lines)
-
-def imported_table(doc: dict) -> object:
-    from rich.table import Table
-
-    from roofline.render.text import literal
-    from roofline.units import format_bytes, format_flops, format_rate, format_time
-
-    table = Table(title=literal(f"{doc['device']['name']} · imported from ncu · ceilings of {doc['machine']['id']}"),
-                  title_justify="left")
-    for col in ("launch", "kernel", "time", "DRAM bytes", "FLOPs", "intensity", "achieved BW", "achieved FLOP/s",
-                "of ceiling", "bound"):
-        table.add_column(col, justify="left" if col in ("kernel", "bound") else "right")
-    for k in doc["kernels"]:
-        table.add_row(
-            str(k["params"]["launch"]), literal(k["name"]), format_time(k["time_median"]), format_bytes(k["bytes"]),
-            f"{k['flops']:.4g}", f"{k['intensity']:.3g}", format_rate(k["achieved_bandwidth"]),
-            format_flops(k["achieved_flops"]), f"{k['fraction_of_ceiling']:.1%}", k["bound"],
-        )
-    return table
 
 
 COMMANDS = [import_group]

@@ -85,7 +85,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         entries = measure_all(chosen.runnable, overrides, engine, machine, policy, advance)
         bar.advance(task)
     if profile == "ncu":
-        from roofline.profile_ncu import add_profile
+        from roofline.ncu.profile import add_profile
 
         entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id)
         for line in ncu_notes:

@@ -1,0 +1,171 @@
+"""`roofline import ncu`: an `ncu --csv --page raw` capture of any program -> a results document (roofline/results/v1).
+
+Each kernel launch becomes one results entry, no descriptor needed. Its figures come from the counters alone:
+  flops      CUDA-core FLOPs (FP32, FP64, FP16/BF16) + tensor-core FLOPs (FP16, BF16, TF32, FP8, INT8, FP64)
+  bytes      DRAM bytes read + written
+  time       gpu__time_duration
+Its roof is the precision of its dominant work, and a launch of mixed work is placed by the sum of the times each
+part needs at its own roof (roofline.ncu.placement); `roof_counters` names the counters that decided it and `work`
+lists every part. The ceiling is judged at the traffic the kernel really made (not a minimum), so a kernel that
+moves twice the bytes it needs can still look close to its ceiling: the counters block says so.
+
+Imported launches were never checked by roofline against a reference, so they carry "verified": null and the
+status "IMPORTED"; roofline did not run them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+from typing import Any
+
+from roofline import __version__
+from roofline.analysis import machine_summary
+from roofline.errors import InputError, read_input_text
+from roofline.model import MachineSpec
+from roofline.ncu.counters import counters
+from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
+from roofline.ncu.placement import place
+from roofline.ncu.table import ImpossibleValue, Launch, NcuParseError, NcuTable, diagnose, parse_csv
+from roofline.specs import SpecCatalog
+
+RESULTS_SCHEMA = "roofline/results/v1"
+STATUS = "IMPORTED"
+MAX_CSV_BYTES = 512 << 20
+
+
+def short_name(kernel: str, limit: int = 80) -> str:
+    """A readable kernel name: 'void at::native::foo<4, bar<int>>(int, float*)' -> 'at::native::foo'."""
+    name = kernel.strip()
+    name = re.sub(r"^(void|__global__ void)\s+", "", name)
+    name = name.replace("(anonymous namespace)::", "")
+    out, depth = [], 0
+    for ch in name:
+        if ch in "<(":
+            depth += 1
+            continue
+        if ch in ">)":
+            depth = max(0, depth - 1)
+            continue
+        if depth == 0:
+            out.append(ch)
+    short = "".join(out).strip() or name
+    return short if len(short) <= limit else short[: limit - 1] + "…"
+
+
+def choose_spec(table: NcuTable, spec_name: str | None, catalog: SpecCatalog) -> MachineSpec:
+    """--spec when given; else the bundled spec whose device_names lists the CSV's device."""
+    if spec_name and spec_name != "auto":
+        return catalog.resolve(spec_name)
+    names = sorted({launch.device for launch in table.launches if launch.device})
+    if len(names) > 1:
+        raise InputError(f"the CSV holds launches on several devices ({', '.join(names)}); choose one with --spec")
+    if not names:
+        raise InputError("the CSV does not name its GPU (collect device__attribute_display_name too, or use "
+                         "--set full); say which spec to compare with: --spec h200 (see 'roofline specs')")
+    matched = catalog.match_device(names[0])
+    if matched is None:
+        raise InputError(f"no bundled spec lists the device '{names[0]}'; say which to compare with: --spec SPEC "
+                         "(a bundled id or a YAML file; see 'roofline specs')")
+    return matched
+
+
+def _warnings(c: dict[str, Any], notes: list[str]) -> list[str]:
+    """What the reader of one entry must know about its FLOPs."""
+    out = list(notes)
+    flop_missing = [m for names in FLOP_METRICS.values() for m in names if m in c["missing"]]
+    if c["flops"] is None:
+        out.append("the CSV has no FLOP counters: FLOPs unknown, counted as 0 here")
+    elif flop_missing:
+        out.append(f"CUDA-core FLOPs from the counters present; {len(flop_missing)} FLOP counter(s) absent "
+                   "(listed in counters.missing)")
+    if c.get("tensor_inst") and c.get("flops_tensor") is None:
+        out.append(f"{c['tensor_inst']:.3g} tensor-pipe instructions but no sm__ops_path_tensor_* counters in the "
+                   "CSV: their FLOPs are unknown, so FLOPs and intensity are understated (collect the metrics "
+                   "'roofline import ncu --list-metrics' prints)")
+    return out
+
+
+def launch_entry(launch: Launch, machine: MachineSpec) -> tuple[dict[str, Any] | None, str | None]:
+    """(entry, None) for a usable launch, (None, why) for one without DRAM bytes or time."""
+    c = counters(launch.metrics)
+    lacking = [m for m, v in ((DRAM_READ, c["dram_read"]), (DRAM_WRITE, c["dram_write"]), (TIME, c["time"]))
+               if v is None]
+    if lacking:
+        return None, f"no {', '.join(lacking)}"
+    if not c["time"] or c["time"] <= 0:
+        return None, "a GPU time of 0"
+    if not c["dram_bytes"] or c["dram_bytes"] <= 0:
+        return None, "no DRAM traffic (0 B): it has no place on the roofline"
+    placed = place(c["work"], c["work_counters"], machine.roofs)
+    flops, bytes_, time = c["flops"] or 0.0, c["dram_bytes"], c["time"]
+    peak, bw = placed.peak, machine.bandwidth
+    ai, ridge = flops / bytes_, placed.peak / machine.bandwidth
+    memory_time, compute_time = bytes_ / bw, placed.compute_time
+    sol = max(memory_time, compute_time)
+    entry: dict[str, Any] = {
+        "name": short_name(launch.kernel), "kernel_name": launch.kernel, "params": {"launch": int(launch.id)},
+        "dtype": placed.dtype, "roof": placed.roof, "roof_counters": placed.counters, "work": placed.parts,
+        "launches": 1, "stages": [], "flops": flops, "bytes": bytes_, "intensity": ai,
+        "peak_flops": peak, "bandwidth": bw, "ridge": ridge, "bound": "memory" if ai < ridge else "compute",
+        "attainable_flops": min(peak, ai * bw), "memory_time": memory_time, "compute_time": compute_time,
+        "sol_time": sol, "latency_bound": bytes_ < machine.bytes_in_flight,
+        "time_median": time, "time_min": time, "time_max": time, "repeats": 1,
+        "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time, "fraction_of_ceiling": sol / time,
+        "verified": None, "status": STATUS, "error": None, "timing": "ncu gpu__time_duration", "counters": c,
+        "ncu": {key: launch.info[col] for key, col in (
+            ("id", "ID"), ("process", "Process Name"), ("block", "Block Size"), ("grid", "Grid Size"),
+            ("device", "Device"), ("cc", "CC"), ("stream", "Stream")) if col in launch.info},
+        "warnings": _warnings(c, placed.notes),
+    }
+    return entry, None
+
+
+def import_table(table: NcuTable, machine: MachineSpec, source: str = "<csv>") -> tuple[dict[str, Any], list[str]]:
+    """(results document, notes). Raises InputError when no launch is usable."""
+    entries, notes = [], []
+    skipped: list[dict[str, str]] = []
+    for launch in table.launches:
+        entry, why = launch_entry(launch, machine)
+        if entry is None:
+            skipped.append({"id": launch.id, "kernel": launch.kernel, "why": str(why)})
+            notes.append(f"note: launch {launch.id} ({short_name(launch.kernel)}) skipped: {why}")
+        else:
+            entries.append(entry)
+    if not entries:
+        if not table.launches:
+            raise InputError(f"{source}: the ncu table has a header but no kernel launches")
+        raise InputError(f"{source}: none of the {len(table.launches)} launch(es) has DRAM bytes and GPU time; "
+                         f"collect them with: ncu --csv --page raw --metrics {metrics_argument(IMPORT_METRICS)} "
+                         "PROGRAM")
+    devices = sorted({launch.device for launch in table.launches if launch.device})
+    summary = machine_summary(machine)
+    summary["caches"] = {level: {"size": c.size, "bandwidth": c.bandwidth, "latency": c.latency}
+                         for level, c in machine.caches.items()}
+    doc = {
+        "schema": RESULTS_SCHEMA,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "tool_version": __version__,
+        "backend": "ncu",
+        "device": {"name": devices[0] if devices else machine.name, "spec_id": machine.id,
+                   "spec_derived": bool(machine.derived), "kind": "gpu"},
+        "machine": summary,
+        "source": {"tool": "ncu", "file": source, "launches": len(table.launches), "skipped": skipped,
+                   "metrics": table.columns},
+        "kernels": entries,
+    }
+    return doc, notes
+
+
+def import_csv(path: Path, spec_name: str | None = None,
+               catalog: SpecCatalog | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Read one ncu CSV file into a results document; (document, notes for the user)."""
+    text = read_input_text(path, MAX_CSV_BYTES, "the CSV that 'ncu --csv --page raw' writes")
+    try:
+        table = parse_csv(text)
+    except NcuParseError as exc:
+        why = None if isinstance(exc, ImpossibleValue) else diagnose(text)
+        raise InputError(f"{path}: {why}; the file holds no counters" if why else f"{path}: {exc}") from None
+    machine = choose_spec(table, spec_name, catalog or SpecCatalog.bundled())
+    return import_table(table, machine, str(path))

@@ -1,0 +1,232 @@
+"""`ncu --csv --page raw` text -> kernel launches with their metrics in SI base units. Pure: text in, numbers out.
+
+What ncu writes (to standard output, usually redirected together with the program's own output):
+
+  ==PROF== Connected to process 4242 (/usr/bin/python3.12)       <- ncu's progress lines, the program's output ...
+  "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",
+      "Device","CC","dram__bytes_read.sum",...                    <- the header: fixed columns, then metric names
+  "","","","","","","","","","","","byte",...                     <- the units row
+  "0","4242","python3.12","127.0.0.1","add_f32","1","7","(128, 1, 1)","(16384, 1, 1)","0","9.0","201,342,976",...
+                                                                   <- one row per kernel launch
+
+Numbers may carry thousands separators; units are whatever ncu chose ('byte', 'Kbyte', 'nsecond', 'usecond',
+'inst', '%'...) unless `--print-units base` was given. Everything is scaled to SI base units (B, s, counts).
+A count, byte total or duration that roofline reads and that is negative or not finite is refused with its line
+and column: such a file was not written by ncu.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from roofline.ncu.metrics import CYCLES_PER_SECOND, DEVICE_NAME, NON_NEGATIVE
+
+_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "n": 1e-9,
+           "p": 1e-12, "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_BASE_UNITS = ("byte", "second", "inst", "cycle", "sector", "warp", "request", "thread", "block", "register",
+               "hz", "Hz", "wavefront", "transaction", "instruction", "flop", "op")
+_ALIASES = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "B": 1.0, "KB": 1e3, "MB": 1e6,
+            "GB": 1e9, "TB": 1e12, "%": 1.0, "": 1.0}
+_MISSING_TEXT = {"", "n/a", "N/A", "-", "nan", "NaN"}
+_COUNTED = ("sm__sass_thread_inst_executed_op_", "smsp__sass_thread_inst_executed_op_", "sm__ops_path_tensor_")
+_ID = "ID"
+_KERNEL = "Kernel Name"
+
+
+class NcuParseError(ValueError):
+    """The text holds no ncu raw-page table, or one with values ncu cannot have written."""
+
+
+class ImpossibleValue(NcuParseError):
+    """A count, byte total or duration that is negative or not finite: the file was not written by ncu as is."""
+
+
+def unit_scale(unit: str) -> float | None:
+    """The factor from `unit` to its base unit: 'Kbyte' -> 1e3, 'usecond' -> 1e-6, 'byte/second' -> 1; None when
+    the unit is not one this module knows (the value is then kept as written)."""
+    unit = unit.strip()
+    if unit in _ALIASES:
+        return _ALIASES[unit]
+    if "/" in unit:
+        top, _, bottom = unit.partition("/")
+        a, b = unit_scale(top), unit_scale(bottom)
+        return None if a is None or b is None or b == 0 else a / b
+    for base in _BASE_UNITS:
+        if unit.endswith(base):
+            prefix = unit[: -len(base)]
+            if prefix in _PREFIX:
+                return _PREFIX[prefix]
+            if prefix.upper() in ("K",):
+                return 1e3
+    return None
+
+
+def parse_number(text: str) -> float | None:
+    """'201,342,976' -> 201342976.0; '1.5' -> 1.5; '' or 'n/a' -> None; 'inf' -> inf (the caller judges it).
+    Raises ValueError on text that is not a number."""
+    t = text.strip().replace("\u202f", "").replace("\u00a0", "")
+    if t in _MISSING_TEXT:
+        return None
+    if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?([eE][+-]?\d+)?", t):
+        t = t.replace(",", "")
+    if not t.isascii():
+        raise ValueError(f"not an ASCII number: {t!r}")
+    return float(t)  # ValueError for text
+
+
+def is_counted(metric: str) -> bool:
+    """Whether `metric` is a count, byte total or duration roofline reads (never negative, always finite)."""
+    return metric in NON_NEGATIVE or metric == CYCLES_PER_SECOND or metric.startswith(_COUNTED)
+
+
+@dataclass
+class Launch:
+    """One kernel launch: its descriptive columns as text and its metrics in base units (None = not reported)."""
+
+    index: int  # position in the file (0-based), for messages
+    id: str
+    kernel: str
+    info: dict[str, str]
+    metrics: dict[str, float | None]
+    units: dict[str, str]
+    raw: dict[str, str] = field(default_factory=dict)  # metric cells ncu wrote that are not numbers
+    line: int = 0  # 1-based line of the file, for messages
+
+    @property
+    def device(self) -> str:
+        """The device name when the CSV has it (device__attribute_display_name, or a non-numeric Device)."""
+        name = self.raw.get(DEVICE_NAME) or ""
+        if name:
+            return name
+        device = self.info.get("Device", "")
+        return "" if re.fullmatch(r"\d*", device.strip()) else device.strip()
+
+
+@dataclass
+class NcuTable:
+    launches: list[Launch]
+    columns: list[str]  # metric columns, in file order
+    units: dict[str, str]
+    noise_lines: int  # lines around the table that were not part of it (program output, ==PROF== lines)
+    prof_lines: list[str]  # ==PROF== / ==ERROR== / ==WARNING== lines, for messages
+
+
+def _is_metric(column: str) -> bool:
+    return "__" in column
+
+
+def _rows(text: str) -> list[tuple[int, list[str]]]:
+    """(line number, cells) for each line that reads as one CSV record. Lines are parsed one by one so that a
+    program's stray quote cannot swallow the table."""
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            cells = next(csv.reader(io.StringIO(line)))
+        except (csv.Error, StopIteration):
+            continue
+        out.append((lineno, cells))
+    return out
+
+
+def _is_header(cells: Sequence[str]) -> bool:
+    return len(cells) >= 3 and cells[0].strip() == _ID and _KERNEL in cells
+
+
+def _metric_values(header: list[str], cells: list[str], units: dict[str, str],
+                   lineno: int) -> tuple[dict[str, float | None], dict[str, str]]:
+    """One row's metrics in base units, and its text cells. Raises NcuParseError at an impossible count."""
+    metrics: dict[str, float | None] = {}
+    raw: dict[str, str] = {}
+    for column, (h, cell) in enumerate(zip(header, cells), 1):
+        if not _is_metric(h):
+            continue
+        try:
+            value = parse_number(cell)
+        except ValueError:
+            raw[h] = cell.strip()  # a text metric (a device name, say)
+            metrics[h] = None
+            continue
+        if value is not None and is_counted(h) and (not math.isfinite(value) or value < 0):
+            raise ImpossibleValue(f"line {lineno}, column {column} ({h}): {cell.strip()!r} is impossible: a count, "
+                                "byte total or duration is finite and never negative")
+        if value is not None and not math.isfinite(value):
+            value = None
+        scale = unit_scale(units.get(h, ""))
+        metrics[h] = value if value is None or scale is None else value * scale
+    return metrics, raw
+
+
+def parse_csv(text: str) -> NcuTable:
+    """Every launch in an `ncu --csv --page raw` capture. Header(s) are found wherever they are; a second header
+    (two captures concatenated) starts a new column set. Raises NcuParseError when there is no table at all, or
+    when a value roofline reads is one ncu cannot have written."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.splitlines()
+    prof = [ln.strip() for ln in lines if ln.lstrip().startswith(("==PROF==", "==ERROR==", "==WARNING=="))]
+    header: list[str] | None = None
+    units: dict[str, str] = {}
+    launches: list[Launch] = []
+    metric_columns: list[str] = []
+    used = 0
+    expect_units = False
+    for lineno, cells in _rows(text):
+        if _is_header(cells):
+            header = [c.strip() for c in cells]
+            metric_columns += [c for c in header if _is_metric(c) and c not in metric_columns]
+            units, expect_units = {}, True
+            used += 1
+            continue
+        if header is None or len(cells) != len(header):
+            continue
+        first = cells[0].strip()
+        if expect_units and first == "":
+            units.update({h: u.strip() for h, u in zip(header, cells) if _is_metric(h)})
+            expect_units = False
+            used += 1
+            continue
+        expect_units = False
+        if not re.fullmatch(r"\d+", first):
+            continue
+        used += 1
+        metrics, raw = _metric_values(header, cells, units, lineno)
+        info = {h: c.strip() for h, c in zip(header, cells) if not _is_metric(h)}
+        launches.append(Launch(len(launches), first, info.get(_KERNEL, "?"), info, metrics,
+                               {h: units.get(h, "") for h in header if _is_metric(h)}, raw, lineno))
+    if header is None:
+        hint = next((f" (ncu said: {line[:200]})" for line in prof
+                     if "ERR_NVGPUCTRPERM" in line or "==ERROR==" in line), "")
+        raise NcuParseError("no 'ncu --csv --page raw' table found: expected a header line starting with "
+                            f"\"ID\" and naming \"Kernel Name\"{hint}")
+    noise = sum(1 for ln in lines if ln.strip()) - used
+    return NcuTable(launches, metric_columns, units, noise, prof)
+
+
+def diagnose(output: str) -> str | None:
+    """A plain sentence when ncu's output says it could not profile (no counter access, driver library not
+    loaded, unsupported GPU); None when nothing of the sort is there."""
+    if "ERR_NVGPUCTRPERM" in output:
+        return ("ncu cannot read the GPU performance counters here (ERR_NVGPUCTRPERM: the driver allows them to "
+                "admin users only; see https://developer.nvidia.com/ERR_NVGPUCTRPERM)")
+    if "LibraryNotLoaded" in output or "libnvperf" in output.lower():
+        return "ncu could not load its profiling library on this machine (LibraryNotLoaded)"
+    for pattern, why in (
+        ("not supported", "ncu does not support profiling this GPU (common on virtualised GPUs)"),
+        ("Failed to find metric", "this ncu or GPU does not know one of the metrics asked for"),
+        ("No kernels were profiled", "ncu profiled no kernels"),
+    ):
+        for line in output.splitlines():
+            if pattern in line and line.lstrip().startswith(("==ERROR==", "==WARNING==", "==PROF==")):
+                return f"{why} ({line.strip()[:200]})"
+    for line in output.splitlines():
+        if line.lstrip().startswith("==ERROR=="):
+            return f"ncu reported an error: {line.strip()[:200]}"
+    return None
+

@@ -1,0 +1,27 @@
+"""The table `roofline import ncu` prints: one row per imported kernel launch, with the roof its work decided."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.render.text import literal
+from roofline.units import format_bytes, format_flops, format_rate, format_time
+
+
+def imported_table(doc: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    title = f"{doc['device']['name']} · imported from ncu · ceilings of {doc['machine']['id']}"
+    table = Table(title=literal(title), title_justify="left")
+    for col in ("launch", "kernel", "roof", "time", "DRAM bytes", "FLOPs", "intensity", "achieved BW",
+                "achieved FLOP/s", "of ceiling", "bound"):
+        table.add_column(col, justify="left" if col in ("kernel", "roof", "bound") else "right")
+    for k in doc["kernels"]:
+        roof = k["roof"] + (" +" if len(k.get("work") or []) > 1 else "")  # + : mixed work, placed by its sum
+        table.add_row(
+            str(k["params"]["launch"]), literal(k["name"]), roof, format_time(k["time_median"]),
+            format_bytes(k["bytes"]), f"{k['flops']:.4g}", f"{k['intensity']:.3g}",
+            format_rate(k["achieved_bandwidth"]), format_flops(k["achieved_flops"]),
+            f"{k['fraction_of_ceiling']:.1%}", k["bound"],
+        )
+    return table
