@@ -15,9 +15,12 @@ class RooflineError(Exception):
 
     exit_code = EXIT_INPUT
 
-    def __init__(self, message: str):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: str, *, fix: str | None = None):
+        """`message` says what is wrong (kept as `reason`); `fix`, when given, what to do, appended after '; '.
+        A caller that wants to give its own fix reads `reason` instead of taking the message apart."""
+        self.reason, self.fix = message, fix
+        self.message = f"{message}; {fix}" if fix else message
+        super().__init__(self.message)
 
 
 class InputError(RooflineError):

@@ -4,6 +4,7 @@ backend), and on a GPU the whole command with sane bounds."""
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -11,14 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from roofline.calibrate import (
-    FAILED, KINDS, OK, SKIPPED, Figure, comparison_rows, datasheet_value, measured_spec, quantity_text, ratio, spec_id,
-    spec_yaml,
-)
 from roofline.errors import InputError
+from roofline.measure.calibrate.figures import (
+    FAILED, KINDS, OK, SKIPPED, Figure, comparison_rows, datasheet_value, ratio,
+)
+from roofline.measure.calibrate.spec import measured_spec, spec_id, spec_yaml
 from roofline.specs import SpecCatalog, load_spec
-from roofline.units import parse_quantity
+from roofline.units import parse_quantity, quantity_text
 
 H200_DEVICE = {
     "name": "NVIDIA H200", "kind": "gpu", "compute_capability": "9.0", "sm_count": 132, "max_threads_per_sm": 2048,
@@ -139,7 +142,7 @@ def test_without_a_datasheet_the_id_comes_from_the_device_name(tmp_path):
     (794.04e12, "flops", "794 TFLOP/s"),
     (1.2346e15, "flops", "1.235 PFLOP/s"),
     (341.24e-9, "time", "341.2 ns"),
-    (1.5e-6, "time", "1.5 us"),
+    (1.5e-6, "time", "1.5 µs"),
     (62914560, "bytes", "60 MiB"),
     (150_107_062_272, "bytes", "150107062272 B"),
     (850e9, "bandwidth", "850 GB/s"),
@@ -148,6 +151,20 @@ def test_quantity_text_is_what_the_loader_reads_back(value, kind, text):
     assert quantity_text(value, kind) == text
     back_kind = "bytes" if kind == "bytes" else kind
     assert parse_quantity(text, back_kind) == pytest.approx(value, rel=5e-4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(["bandwidth", "flops", "time"]), exponent=st.floats(-12, 18), mantissa=st.floats(1, 10))
+def test_quantity_text_round_trips_through_the_parser(kind, exponent, mantissa):
+    value = mantissa * 10.0 ** exponent
+    text = quantity_text(value, kind)
+    assert "e" not in text.split()[0]  # never exponent form: the spec files stay readable
+    assert parse_quantity(text, kind) == pytest.approx(value, rel=5e-4)
+
+
+@given(whole=st.integers(1, 2**50))
+def test_quantity_text_keeps_byte_counts_exact(whole):
+    assert parse_quantity(quantity_text(whole, "bytes"), "bytes") == whole
 
 
 def test_an_ok_figure_needs_a_value_and_a_failed_one_carries_none():
@@ -177,6 +194,25 @@ def test_comparison_rows_hold_datasheet_measured_and_ratio(h200):
     assert rows["compute.tf32_tensor"]["note"] == "wrong result"
 
 
+def test_the_table_and_the_notes_render_the_rows(h200):
+    from rich.console import Console
+
+    from roofline.render.calibrate_table import calibration_notes, clock_text, comparison_table
+
+    rows = comparison_rows(figures(), h200)
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(comparison_table(rows, h200, H200_DEVICE, 31.2, False, 0.10))
+    text = console.export_text()
+    assert "Calibrated on NVIDIA H200 (CuPy 14.2.0, CUDA 13.0) vs datasheet h200-sxm; 31 s" in text
+    assert "4.21 TB/s" in text and "88%" in text and "341 ns" in text
+    assert calibration_notes(rows, ["spec warning"]) == [
+        "SKIPPED compute.bf16_tensor: not reachable from CuPy", "FAILED compute.tf32_tensor: wrong result",
+        "SKIPPED compute.fp8_tensor: not reachable from CuPy", "warning: spec warning"]
+    row = {"sm_clock": 1.44e9, "power_capped": 0.96}
+    assert clock_text(row, 0.10) == "1440 MHz, power-capped 96%"
+    assert clock_text({**row, "power_capped": 0.05}, 0.10) == "1440 MHz" and clock_text({}, 0.10) == "–"
+
+
 def test_datasheet_value_and_ratio_edges(h200, toy_spec):
     assert datasheet_value(None, "memory.bandwidth") is None
     assert datasheet_value(toy_spec, "compute.fp64") is None
@@ -188,7 +224,7 @@ def test_datasheet_value_and_ratio_edges(h200, toy_spec):
 
 
 def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_walk():
-    from roofline.measure.calibrate_probes import LINE, chase_order, expected_slot, fill_chain
+    from roofline.measure.calibrate.probes import LINE, chase_order, expected_slot, fill_chain
 
     slots, base = 4096, 1 << 40
     order = chase_order(slots, seed=7)
@@ -209,7 +245,7 @@ def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_wa
 
 
 def test_the_l2_checksum_matches_an_emulated_kernel():
-    from roofline.measure.calibrate_probes import l2_expected_sum
+    from roofline.measure.calibrate.probes import l2_expected_sum
 
     rng = np.random.default_rng(3)
     words = rng.integers(0, 2**32, 4 * 1000, dtype=np.uint32)
@@ -225,9 +261,9 @@ def test_the_l2_checksum_matches_an_emulated_kernel():
 
 def test_harness_jobs_give_verified_figures_and_report_failures():
     from roofline.measure.backend_numpy import NumpyBackend
-    from roofline.measure.calibrate_jobs import Job, run_jobs
-    from roofline.measure.calibrate_peaks import dram_bandwidth, flops_figure
-    from roofline.measure.calibrate_plan import Plan
+    from roofline.measure.calibrate.jobs import Job, run_jobs
+    from roofline.measure.calibrate.peaks import dram_bandwidth, flops_figure
+    from roofline.measure.calibrate.plan import Plan
     from roofline.measure.policy import MeasurePolicy
 
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
@@ -250,7 +286,7 @@ def test_harness_jobs_give_verified_figures_and_report_failures():
 
 
 def test_tf32_counts_only_when_it_beats_the_fp32_cores():
-    from roofline.measure.calibrate_peaks import tf32_figure
+    from roofline.measure.calibrate.peaks import tf32_figure
 
     entry = {"status": OK, "time_median": 1e-3, "achieved_flops": 60e12, "repeats": 10, "timing": "events"}
     fig = tf32_figure(entry, 64e12, "cuBLAS tf32")
@@ -265,7 +301,19 @@ def test_calibrate_without_a_gpu_exits_3(run_cli):
     if gpu_available():
         pytest.skip("a GPU is present")
     result = run_cli("calibrate", "--quick")
-    assert result.code == 3 and "error:" in result.err
+    assert result.code == 3 and result.err.startswith("error: calibrate measures a GPU: ")
+    # calibrate's own fix replaces the shared one: running on the host is no way to calibrate a GPU
+    assert "pip install 'gpu-roofline[cuda12]'" in result.err and "--backend numpy" not in result.err
+
+
+def test_an_error_keeps_its_reason_apart_from_its_fix():
+    from roofline.errors import BackendUnavailable
+
+    exc = BackendUnavailable("no CUDA device found", fix="install CuPy")
+    assert exc.message == str(exc) == "no CUDA device found; install CuPy"
+    assert exc.reason == "no CUDA device found" and exc.fix == "install CuPy" and exc.exit_code == 3
+    plain = InputError("bad value")
+    assert plain.message == plain.reason == "bad value" and plain.fix is None
 
 
 def test_calibrate_help_names_the_method(run_cli):
@@ -277,7 +325,7 @@ def test_calibrate_help_names_the_method(run_cli):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile-check the CUDA source")
 def test_the_calibration_kernels_compile_for_hopper(tmp_path):
-    from roofline.measure.calibrate_plan import KERNELS_FILE
+    from roofline.measure.calibrate.plan import KERNELS_FILE
 
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-std=c++17", "-o", str(tmp_path / "k.cubin"),
                            str(KERNELS_FILE)], capture_output=True, text=True)
@@ -314,7 +362,7 @@ def test_calibrate_quick_gives_sane_figures(tmp_path, run_cli):
 
 # ---- the GPU orchestration on an emulated device ------------------------------------------------------
 # A stand-in for CuPy whose "kernels" are NumPy emulations of roofline/calibrate_kernels.cu: it runs every step of
-# calibrate_gpu (chain building, the checks, the figures) on the host. The CUDA itself is checked by nvcc above and
+# calibrate.gpu (chain building, the checks, the figures) on the host. The CUDA itself is checked by nvcc above and
 # on a GPU by the gpu-marked tests.
 
 
@@ -410,6 +458,20 @@ class FakeCupy:
         return FakeKernels(self, self.corrupt)
 
 
+class Recorder:
+    """A Progress that remembers what it heard."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+        self.finished: list[tuple[str, str]] = []
+
+    def start(self, name: str) -> None:
+        self.started.append(name)
+
+    def finish(self, name: str, status: str) -> None:
+        self.finished.append((name, status))
+
+
 def fake_backend(corrupt: str | None = None):
     from roofline.measure.backend_numpy import NumpyBackend
 
@@ -422,15 +484,15 @@ def fake_backend(corrupt: str | None = None):
 
 
 def tiny_plan():
-    from roofline.measure.calibrate_plan import Plan
+    from roofline.measure.calibrate.plan import Plan
 
     return Plan(stream_n=4096, matmul_n=64, chase_passes=3, chase_steps=2000, chase_min_footprint=1 << 20,
                 l2_bytes_per_launch=1 << 20, min_time=0.0)
 
 
 def test_l2_bandwidth_and_latency_on_an_emulated_device():
-    from roofline.measure.calibrate_plan import load_module
-    from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
+    from roofline.measure.calibrate.plan import load_module
+    from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
 
     backend = fake_backend()
     module = load_module(backend)
@@ -450,8 +512,8 @@ def test_l2_bandwidth_and_latency_on_an_emulated_device():
 
 @pytest.mark.parametrize("corrupt, field", [("l2", "caches.l2.bandwidth"), ("chase", "memory.latency")])
 def test_a_wrong_result_on_the_device_is_a_failed_figure(corrupt, field):
-    from roofline.measure.calibrate_plan import load_module
-    from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
+    from roofline.measure.calibrate.plan import load_module
+    from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
     from roofline.measure.policy import MeasurePolicy
 
     backend = fake_backend(corrupt)
@@ -474,11 +536,11 @@ def test_launch_overheads_on_an_emulated_device():
 
 
 def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
-    from roofline.measure.calibrate_gpu import calibrate
+    from roofline.measure.calibrate.gpu import calibrate
 
     backend = fake_backend()
-    seen: list[str] = []
-    figs = calibrate(backend, h200, tiny_plan(), seen.append)
+    steps = Recorder()
+    figs = calibrate(backend, h200, tiny_plan(), steps)
     by = {f.field: f for f in figs}
     assert [f.field for f in figs] == [k.field for k in KINDS]
     for field in ("memory.bandwidth", "caches.l2.bandwidth", "memory.latency", "compute.fp32", "compute.fp64",
@@ -488,7 +550,10 @@ def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
     assert by["compute.fp8_tensor"].status == SKIPPED
     # no real CuPy here: setting the TF32 compute type fails, and the figure is FAILED, not invented
     assert by["compute.tf32_tensor"].status == FAILED and by["compute.tf32_tensor"].value is None
-    assert seen[:2] == ["copy", "triad"] and "DRAM latency" in seen
+    assert steps.started[:2] == ["copy", "triad"] and "DRAM latency" in steps.started
+    assert [name for name, _ in steps.finished] == steps.started  # each step heard finishing, in order
+    finished = dict(steps.finished)
+    assert finished["copy"] == OK and finished["DRAM latency"] == OK and finished["tf32_tensor"] == FAILED
     assert by["compute.fp32"].details["params"]["blocks"] == 32  # 16 blocks per SM × 2 SMs
     doc, _ = measured_spec(figs, {**backend.info, "total_memory": 1 << 34}, h200, "2026-11-30", "0.1.0")
     spec = load_spec(write(tmp_path, spec_yaml(doc)))

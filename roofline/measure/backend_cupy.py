@@ -47,13 +47,13 @@ def import_cupy() -> Any:
     try:
         import cupy
     except ImportError as exc:
-        raise BackendUnavailable(f"CuPy is not installed ({exc}); {INSTALL_HINT}") from None
+        raise BackendUnavailable(f"CuPy is not installed ({exc})", fix=INSTALL_HINT) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError when the driver is missing
-        raise BackendUnavailable(f"no usable CUDA device ({first_line(exc)}); {INSTALL_HINT}") from None
+        raise BackendUnavailable(f"no usable CUDA device ({first_line(exc)})", fix=INSTALL_HINT) from None
     if count == 0:
-        raise BackendUnavailable(f"no CUDA device found; {INSTALL_HINT}")
+        raise BackendUnavailable("no CUDA device found", fix=INSTALL_HINT)
     return cupy
 
 

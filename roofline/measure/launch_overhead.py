@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from roofline.measure.calibrate_plan import load_module, median
+from roofline.measure.calibrate.plan import load_module, median
 from roofline.measure.policy import MeasurePolicy
 
 

@@ -2,8 +2,8 @@
 a context around the GPU part) goes through the same harness as `roofline measure`, verified and timed.
 
 It exists so the pipelined runner (host inputs for the next job prepared on another thread while the GPU times the
-current one) lives apart from the figures made from its results (roofline.measure.calibrate_peaks) and from the
-orchestration (roofline.measure.calibrate_gpu). CuPy is reached only through the backend object passed in.
+current one) lives apart from the figures made from its results (peaks) and from the
+orchestration (gpu). CuPy is reached only through the backend object passed in.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Callable, ContextManager, Sequence
 
-from roofline.calibrate import FAILED
 from roofline.errors import RooflineError
+from roofline.measure.calibrate.figures import FAILED
 from roofline.measure.policy import MeasurePolicy
+from roofline.measure.progress import SILENT, Progress
 
 
 @dataclass
@@ -30,7 +31,7 @@ class Job:
 
 
 def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
-             progress: Callable[[str], None] = lambda s: None) -> dict[str, dict[str, Any]]:
+             progress: Progress = SILENT) -> dict[str, dict[str, Any]]:
     """Each job through the harness (prepare_host → measure_kernel); the next job's host inputs and reference are
     made on another thread while the GPU times the current one. Returns key → result entry (status OK or FAILED)."""
     from roofline.expr import compile_expr
@@ -73,10 +74,11 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
             pending = submit(pool, 0) if prepared else None
             for i, item in enumerate(prepared):
                 job = item[0]
-                progress(job.key)
+                progress.start(job.key)
                 current, pending = pending, (submit(pool, i + 1) if i + 1 < len(prepared) else None)
                 if len(item) == 2:
                     results[job.key] = {"status": FAILED, "error": item[1]}  # type: ignore[misc]
+                    progress.finish(job.key, FAILED)
                     continue
                 _, d, work, impl = item  # type: ignore[misc]
                 try:
@@ -93,6 +95,7 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
                 entry.setdefault("bytes", work.bytes)
                 entry.setdefault("flops", work.flops)
                 results[job.key] = entry
+                progress.finish(job.key, str(entry.get("status")))
     finally:
         sys.setswitchinterval(old_interval)
     return results

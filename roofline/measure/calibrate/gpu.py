@@ -1,44 +1,40 @@
-"""`roofline calibrate` and `roofline sweep` on the GPU: the measurements behind a measured spec and the sweep model.
+"""`roofline calibrate` on the GPU: calibrate(), the orchestration of every figure, and the two helpers that reach
+into CuPy itself (the TF32 compute type, the bfloat16 probe).
 
 Bandwidth and compute peaks go through the same harness as `roofline measure` (bundled kernels, verified against
 their NumPy references, CUDA-event / graph timing): copy and triad for DRAM bandwidth, fma_peak / fma_peak_fp64 for
-the FP32 / FP64 roofs, cuBLAS through cupy.matmul for the tensor roofs. L2 bandwidth, DRAM latency and the launch
-overheads use the small kernels in roofline/calibrate_kernels.cu, each checked before its figure is reported.
+the FP32 / FP64 roofs, cuBLAS through cupy.matmul for the tensor roofs. L2 bandwidth and DRAM latency use the small
+kernels in roofline/calibrate_kernels.cu, each checked before its figure is reported. The parts: plan (sizes,
+the kernels' loader), jobs (the harness runner), peaks (figures from harness results), probes (L2, latency).
 
-CuPy is imported only through the backend (roofline.measure.backend_cupy.import_cupy); this module itself imports
-on any machine.
-
-This module holds calibrate(), the orchestration; the parts live in roofline.measure.calibrate_plan (the Plan and
-the kernels' loader), calibrate_jobs (the harness job runner), calibrate_peaks (figures from harness results),
-calibrate_probes (L2 bandwidth and DRAM latency) and launch_overhead (the launch floor for `roofline sweep`).
+CuPy arrays come through the backend object passed in; the one direct import, CuPy's internal linalg module in
+tf32_compute_type, is made lazily inside it, so this module imports on any machine.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import Any
 
-from roofline.calibrate import Figure, failed, skipped
+import numpy as np
+
 from roofline.errors import first_line
-from roofline.measure.calibrate_jobs import Job, run_jobs
-from roofline.measure.calibrate_peaks import (
-    BF16_TOLERANCE,
-    TF32_TOLERANCE,
-    bf16_probe,
-    dram_bandwidth,
-    flops_figure,
-    tf32_compute_type,
-    tf32_figure,
-)
-from roofline.measure.calibrate_plan import FULL, KERNELS_FILE, Plan, load_module
-from roofline.measure.calibrate_probes import dram_latency, l2_bandwidth
+from roofline.measure.calibrate.figures import Figure, failed, skipped
+from roofline.measure.calibrate.jobs import Job, run_jobs
+from roofline.measure.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
+from roofline.measure.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
+from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
+from roofline.measure.progress import SILENT, Progress
+
+_TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
 
 
 # ---- the whole calibration ---------------------------------------------------------------------------
 
 
-def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL,
-              progress: Callable[[str], None] = lambda s: None) -> list[Figure]:
-    """Every figure calibrate reports, in roofline.calibrate.KINDS order. Failures are Figures too (never raised)."""
+def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL, progress: Progress = SILENT) -> list[Figure]:
+    """Every figure calibrate reports, in figures.KINDS order. Failures are Figures too (never raised). `progress`
+    hears each step (a harness job, a probe) start and finish."""
     info = backend.info
     policy = plan.policy()
     sms = int(info.get("sm_count") or 0)
@@ -59,7 +55,7 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL,
     results = run_jobs(backend, jobs, policy, progress)
 
     figures = [dram_bandwidth(results, plan)]
-    progress("L2 bandwidth")
+    progress.start("L2 bandwidth")
     try:
         module = load_module(backend)
     except Exception as exc:  # noqa: BLE001
@@ -67,9 +63,11 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL,
         compile_error = f"compiling {KERNELS_FILE.name} failed: {type(exc).__name__}: {first_line(exc, 300)}"
     figures.append(l2_bandwidth(backend, module, plan, policy) if module is not None
                    else failed("caches.l2.bandwidth", compile_error))
-    progress("DRAM latency")
+    progress.finish("L2 bandwidth", figures[-1].status)
+    progress.start("DRAM latency")
     figures.append(dram_latency(backend, module, plan) if module is not None
                    else failed("memory.latency", compile_error))
+    progress.finish("DRAM latency", figures[-1].status)
 
     grid = f"{fma.get('blocks', 'default')} blocks × 256 threads" if fma else "the descriptor's default grid"
     fp32 = flops_figure("compute.fp32", results.get("fp32"),
@@ -107,3 +105,39 @@ def _cc(value: Any) -> float:
         return float(str(value))
     except (TypeError, ValueError):
         return 0.0
+
+
+@contextlib.contextmanager
+def tf32_compute_type(cp: Any) -> Any:
+    """cuBLAS FP32 GEMMs in TF32 (CuPy's COMPUTE_TYPE_TF32) for the duration, then the previous setting.
+
+    CuPy reads CUPY_TF32 only the first time it needs the float32 compute type, so setting the environment variable
+    after import does not apply reliably; the compute type is set directly instead."""
+    from cupy._core import _routines_linalg as linalg  # noqa: PLC0415 - a CuPy internal, stable since CuPy 8
+
+    tf32 = getattr(linalg, "COMPUTE_TYPE_TF32", _TF32_COMPUTE_TYPE)
+    previous = linalg.get_compute_type(np.float32)
+    linalg.set_compute_type(np.float32, tf32)
+    try:
+        yield
+    finally:
+        linalg.set_compute_type(np.float32, previous)
+
+
+def bf16_probe(cp: Any) -> str | None:
+    """None when cupy.matmul runs a bfloat16 GEMM on this machine (CuPy 14+ with ml_dtypes), else why it cannot."""
+    try:
+        import ml_dtypes  # noqa: PLC0415 - optional: CuPy's bfloat16 comes from it
+    except ImportError:
+        return ("not reachable from CuPy: bfloat16 arrays need the ml_dtypes package (and CuPy 14 or later), "
+                "which is not installed")
+    try:
+        bf16 = np.dtype(ml_dtypes.bfloat16)
+        a = cp.asarray(np.full((64, 64), 0.5, dtype=bf16))
+        got = cp.asnumpy(cp.matmul(a, a)).astype(np.float32)
+        if not np.all(got == 16.0):
+            return f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 probe GEMM gave wrong values"
+    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", reported with the reason
+        return (f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 matmul raised "
+                f"{type(exc).__name__}: {first_line(exc, 300)}")
+    return None

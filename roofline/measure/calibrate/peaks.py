@@ -1,27 +1,20 @@
 """The peak figures made from harness results: DRAM bandwidth (best of copy and triad), the FP32 / FP64 and tensor
-FLOP/s figures, and the tensor-core helpers they need (the TF32 compute type, the bfloat16 probe, the tolerances).
+FLOP/s figures, and the tolerances of the tensor GEMMs.
 
 It exists so the rules that turn a verified, timed harness entry into a calibrate Figure (what counts as OK, what
-the method text says, when TF32 did not apply) live in one place, apart from the job runner
-(roofline.measure.calibrate_jobs) and the custom probes (roofline.measure.calibrate_probes). CuPy arrays come
-through the object passed in; the one direct import is tf32_compute_type's of CuPy's internal linalg module, made
-lazily inside that function, so this module imports on any machine.
+the method text says, when TF32 did not apply) live in one place, apart from the job runner (jobs), the custom
+probes (probes) and the helpers that touch CuPy itself (gpu). It reads result entries only.
 """
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
-import numpy as np
-
-from roofline.calibrate import FAILED, OK, Figure, measured
-from roofline.errors import first_line
-from roofline.measure.calibrate_plan import Plan
+from roofline.measure.calibrate.figures import FAILED, OK, Figure, measured
+from roofline.measure.calibrate.plan import Plan
 
 TF32_TOLERANCE = {"rtol": 1e-2, "atol": 1e-2}  # TF32 keeps 10 mantissa bits: ~1e-3 relative per product
 BF16_TOLERANCE = {"rtol": 2e-2, "atol": 1e-2}  # bfloat16 output keeps 8 significant bits: ~2e-3 relative
-_TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
 
 
 def _pow2(n: int) -> str:
@@ -75,42 +68,6 @@ def flops_figure(field: str, entry: dict[str, Any] | None, method: str) -> Figur
     assert entry is not None
     return measured(field, float(entry["achieved_flops"]), f"{method}; {_timing_text(entry)}", None, details,
                     entry.get("gpu_state"))
-
-
-@contextlib.contextmanager
-def tf32_compute_type(cp: Any) -> Any:
-    """cuBLAS FP32 GEMMs in TF32 (CuPy's COMPUTE_TYPE_TF32) for the duration, then the previous setting.
-
-    CuPy reads CUPY_TF32 only the first time it needs the float32 compute type, so setting the environment variable
-    after import does not apply reliably; the compute type is set directly instead."""
-    from cupy._core import _routines_linalg as linalg  # noqa: PLC0415 - a CuPy internal, stable since CuPy 8
-
-    tf32 = getattr(linalg, "COMPUTE_TYPE_TF32", _TF32_COMPUTE_TYPE)
-    previous = linalg.get_compute_type(np.float32)
-    linalg.set_compute_type(np.float32, tf32)
-    try:
-        yield
-    finally:
-        linalg.set_compute_type(np.float32, previous)
-
-
-def bf16_probe(cp: Any) -> str | None:
-    """None when cupy.matmul runs a bfloat16 GEMM on this machine (CuPy 14+ with ml_dtypes), else why it cannot."""
-    try:
-        import ml_dtypes  # noqa: PLC0415 - optional: CuPy's bfloat16 comes from it
-    except ImportError:
-        return ("not reachable from CuPy: bfloat16 arrays need the ml_dtypes package (and CuPy 14 or later), "
-                "which is not installed")
-    try:
-        bf16 = np.dtype(ml_dtypes.bfloat16)
-        a = cp.asarray(np.full((64, 64), 0.5, dtype=bf16))
-        got = cp.asnumpy(cp.matmul(a, a)).astype(np.float32)
-        if not np.all(got == 16.0):
-            return f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 probe GEMM gave wrong values"
-    except Exception as exc:  # noqa: BLE001 - any failure means "not reachable", reported with the reason
-        return (f"not reachable from CuPy {getattr(cp, '__version__', '?')}: a bfloat16 matmul raised "
-                f"{type(exc).__name__}: {first_line(exc, 300)}")
-    return None
 
 
 def tf32_figure(entry: dict[str, Any] | None, fp32_peak: float | None, method: str) -> Figure:

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from roofline.calibrate import FAILED, OK, Figure, failed, measured, skipped
+from roofline.measure.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
 from roofline.errors import first_line
-from roofline.measure.calibrate_plan import Plan, median
+from roofline.measure.calibrate.plan import Plan, median
 from roofline.measure.policy import MeasurePolicy
 
 LINE = 128  # bytes per pointer-chase slot: one cache line per step
@@ -24,7 +24,8 @@ LINE = 128  # bytes per pointer-chase slot: one cache line per step
 # ---- L2 bandwidth -------------------------------------------------------------------------------------
 
 
-def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, seed: int = 20261130) -> Figure:
+def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
+                 seed: int = MeasurePolicy.seed) -> Figure:
     field = "caches.l2.bandwidth"
     cp, info = backend.cp, backend.info
     l2 = int(info.get("l2_size") or 0)
@@ -106,7 +107,7 @@ def expected_slot(order: np.ndarray, steps_done: int) -> int:
     return int(order[steps_done % len(order)])
 
 
-def dram_latency(backend: Any, module: Any, plan: Plan, seed: int = 20261130) -> Figure:
+def dram_latency(backend: Any, module: Any, plan: Plan, seed: int = MeasurePolicy.seed) -> Figure:
     field = "memory.latency"
     cp, info = backend.cp, backend.info
     l2 = int(info.get("l2_size") or (64 << 20))
