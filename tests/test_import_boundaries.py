@@ -1,0 +1,164 @@
+"""The stages stay apart: a static scan of every import in roofline/ (including imports inside functions, which are
+dependencies all the same) against the boundaries below.
+
+- CuPy only in the CuPy backend and what it owns: measure/backend_cupy.py and measure/calibrate/gpu.py (kernel
+  implementations under kernels/ are outside roofline/ and may use it freely). Everything else reaches CuPy through
+  the backend object, so it imports, and is tested, on a machine without a GPU.
+- matplotlib only in render/: `analyze`, `specs`, `kernels` and `--help` stay fast, and charts have one home.
+- click only in cli/: the library is usable from Python (roofline.api) without the command line.
+- neither render/ nor the pure core (the modules directly under roofline/) imports measure/: analysing, reading
+  results and drawing never need the measurement stage. The Python API (roofline/api.py) is the one edge there.
+- nothing outside cli/ imports cli/.
+
+An exception is a (module, imported name) pair with the reason it is allowed; a listed exception that is no longer
+needed fails its own test, so the list cannot go stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "roofline"
+
+CUPY_HOMES = {"roofline.measure.backend_cupy", "roofline.measure.calibrate.gpu"}
+EDGES_OF_THE_CORE = {
+    "roofline.api": "the Python API verifies and times callables: it is the measurement stage's entry from Python",
+}
+
+# (module, the stage it may import although its boundary says otherwise): why.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("roofline.__main__", "roofline.cli"): "python -m roofline runs the command line",
+    ("roofline.ncu.target", "cupy"): (
+        "the process Nsight Compute profiles: it starts and stops CUDA's profiler, which older CuPy exposes only as "
+        "cupy.cuda.profiler; it launches kernels through the CuPy backend otherwise"
+    ),
+    ("roofline.gates", "roofline.measure"): (
+        "known, issue 16 ('Packages by stage'): gates reads measure.gpustate's throttle text; that text moves into the "
+        "results so the gates judge results alone"
+    ),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module name an import statement in the file names, absolute, with `from a import b` also as a.b."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module_name(path).split(".") if path.name == "__init__.py" else module_name(path).split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base_parts = package[: len(package) - (node.level - 1)] if node.level else []
+            base = ".".join(base_parts + ([node.module] if node.module else []))
+            found.add(base)
+            found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+MODULES = {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def stage(name: str) -> str:
+    """The stage an imported name belongs to, as the rules speak of it."""
+    top = name.split(".")[0]
+    if top in ("cupy", "cupyx"):
+        return "cupy"
+    if top in ("matplotlib", "click"):
+        return top
+    parts = name.split(".")
+    if top == "roofline" and len(parts) > 1 and parts[1] in ("measure", "cli", "render"):
+        return f"roofline.{parts[1]}"
+    return ""
+
+
+def in_package(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def is_core(module: str) -> bool:
+    return module.count(".") == 1 and module not in EDGES_OF_THE_CORE
+
+
+def broken_rules(module: str, imported_stage: str) -> list[str]:
+    rules = []
+    if imported_stage == "cupy" and module not in CUPY_HOMES:
+        rules.append("CuPy only in the CuPy backend and the modules it owns")
+    if imported_stage == "matplotlib" and not in_package(module, "roofline.render"):
+        rules.append("matplotlib only in render/")
+    if imported_stage == "click" and not in_package(module, "roofline.cli"):
+        rules.append("click only in cli/")
+    if imported_stage == "roofline.measure" and (in_package(module, "roofline.render") or is_core(module)):
+        rules.append("render/ and the pure core never import measure/")
+    if imported_stage == "roofline.cli" and not in_package(module, "roofline.cli"):
+        rules.append("nothing outside cli/ imports cli/")
+    return rules
+
+
+def violations() -> dict[tuple[str, str], list[str]]:
+    found: dict[tuple[str, str], list[str]] = {}
+    for module, names in MODULES.items():
+        for name in sorted(names):
+            for rule in broken_rules(module, stage(name)):
+                found.setdefault((module, stage(name)), [])
+                if f"{name}: {rule}" not in found[(module, stage(name))]:
+                    found[(module, stage(name))].append(f"{name}: {rule}")
+    return found
+
+
+def test_the_scan_sees_the_package():
+    # guards against a scan that finds nothing and so passes: the known homes of each library are seen
+    assert "roofline.measure.backend_cupy" in MODULES and "roofline.render.plot" in MODULES
+    assert any(stage(n) == "cupy" for n in MODULES["roofline.measure.backend_cupy"])
+    assert any(stage(n) == "matplotlib" for n in MODULES["roofline.render.plot"])
+    assert any(stage(n) == "click" for n in MODULES["roofline.cli"])
+    assert any(stage(n) == "roofline.measure" for n in MODULES["roofline.cli.sweep"])
+
+
+@pytest.mark.parametrize("module, imported, expected", [
+    ("roofline.units", "cupy", ["CuPy only in the CuPy backend and the modules it owns"]),
+    ("roofline.measure.harness", "cupyx.scipy", ["CuPy only in the CuPy backend and the modules it owns"]),
+    ("roofline.measure.backend_cupy", "cupy", []),
+    ("roofline.cli.plot", "matplotlib.figure", ["matplotlib only in render/"]),
+    ("roofline.render.roofs", "matplotlib", []),
+    ("roofline.gates", "click", ["click only in cli/"]),
+    ("roofline.analysis", "roofline.measure.policy", ["render/ and the pure core never import measure/"]),
+    ("roofline.render.measure", "roofline.measure.gpustate", ["render/ and the pure core never import measure/"]),
+    ("roofline.api", "roofline.measure.harness", []),
+    ("roofline.ncu.importer", "roofline.measure.policy", []),
+    ("roofline.measure.session", "roofline.cli.common", ["nothing outside cli/ imports cli/"]),
+])
+def test_the_rules_themselves(module, imported, expected):
+    assert broken_rules(module, stage(imported)) == expected
+
+
+def test_relative_imports_are_resolved(tmp_path, monkeypatch):
+    package = tmp_path / "roofline"
+    (package / "render").mkdir(parents=True)
+    chart = package / "render" / "chart.py"
+    chart.write_text("from . import roofs\nfrom ..measure import gpustate\nfrom .. import units\n", encoding="utf-8")
+    (package / "render" / "__init__.py").write_text("from .roofs import x\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
+    assert module_name(chart) == "roofline.render.chart"
+    assert {"roofline.render.roofs", "roofline.measure.gpustate", "roofline.units"} <= imports(chart)
+    assert "roofline.render.roofs.x" in imports(package / "render" / "__init__.py")
+    assert module_name(package / "render" / "__init__.py") == "roofline.render"
+
+
+def test_every_import_keeps_to_the_boundaries():
+    found = {key: why for key, why in violations().items() if key not in ALLOWED}
+    assert not found, "imports across a stage boundary:\n" + "\n".join(
+        f"  {module}: {'; '.join(lines)}" for (module, _), lines in sorted(found.items()))
+
+
+@pytest.mark.parametrize("key", sorted(ALLOWED))
+def test_every_listed_exception_is_still_needed(key):
+    assert key in violations(), f"{key[0]} no longer imports {key[1]}: delete its entry in ALLOWED"
