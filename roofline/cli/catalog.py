@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit, format_option, print_tables
+from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables
 
 
 @click.group(invoke_without_command=True)
@@ -51,8 +51,7 @@ def specs_show(spec: str) -> None:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
-              help="Add your kernel descriptors (a YAML file or a folder). Repeatable.")
+@kernel_paths_option
 @click.pass_context
 def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
     """List the kernel descriptors: pattern, dtype, roof, launches, whether it can be measured.

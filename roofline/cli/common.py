@@ -26,15 +26,19 @@ def spec_option(multiple: bool = True, default: str | None = DEFAULT_SPEC, help_
     )
 
 
+def kernel_paths_option(f: F) -> F:
+    return click.option(
+        "--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
+        help="Add your kernel descriptors (a YAML file or a folder of them). Repeatable.",
+    )(f)
+
+
 def kernel_options(f: F) -> F:
     f = click.option(
         "-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
         help="Override a parameter of the selected kernels; VALUE may be a formula (-p n=2**20).",
     )(f)
-    f = click.option(
-        "--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
-        help="Add your kernel descriptors (a YAML file or a folder of them). Repeatable.",
-    )(f)
+    f = kernel_paths_option(f)
     f = click.argument("names", nargs=-1, metavar="[KERNEL]...")(f)
     return f
 

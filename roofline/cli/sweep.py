@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit_results, format_option, measure_options, measure_policy, measure_spec_option,
-                                 note, output_option_for)
+from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
+                                 measure_spec_option, note, output_option_for)
 
 
 @click.command()
@@ -21,8 +21,7 @@ from roofline.cli.common import (emit_results, format_option, measure_options, m
                    "'4096,65536,2**20'; items may mix.")
 @click.option("--set", "fixed", multiple=True, metavar="NAME=VALUE",
               help="Fix another parameter of the kernel (repeatable); VALUE may be a formula.")
-@click.option("--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
-              help="Add your kernel descriptors (a YAML file or a folder of them). Repeatable.")
+@kernel_paths_option
 @measure_spec_option("Ceilings for the results file and the model (needed with --backend numpy)")
 @click.option("--calibrated", "calibrated_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               metavar="FILE", help="A measured spec from 'roofline calibrate -o FILE': its bandwidth and latency "
