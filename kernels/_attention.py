@@ -90,14 +90,23 @@ def f32_launcher(module, p):
     return run
 
 
-def bf16_options(d, warps=4, row_tiles=2):
-    """NVRTC options of attn_fwd_bf16: `warps` warps of 16 * row_tiles query rows each."""
-    return (f"-DHEAD_DIM={d}", f"-DBF_WARPS={warps}", f"-DBF_MT={row_tiles}")
+def bf16_shape(d):
+    """(warps, row tiles of 16 per warp) of attn_fwd_bf16: 4 x 32 rows at d = 64 (254 registers, no spill);
+    8 x 16 at d = 128, where 32 rows a warp would spill."""
+    return (4, 2) if d == 64 else (8, 1)
 
 
-def bf16_launcher(module, p, warps=4, row_tiles=2):
+def bf16_options(d, warps=None, row_tiles=None):
+    """NVRTC options of attn_fwd_bf16: `warps` warps of 16 * row_tiles query rows each (default bf16_shape)."""
+    dw, dr = bf16_shape(d)
+    return (f"-DHEAD_DIM={d}", f"-DBF_WARPS={warps or dw}", f"-DBF_MT={row_tiles or dr}")
+
+
+def bf16_launcher(module, p, warps=None, row_tiles=None):
     """run(q, k, v, o) of attn_fwd_bf16 from a module compiled with bf16_options(d, warps, row_tiles)."""
     S, d, heads, causal = p["S"], p["d"], p["batch_heads"], int(p.get("causal", 0))
+    dw, dr = bf16_shape(d)
+    warps, row_tiles = warps or dw, row_tiles or dr
     kernel = module.get_function("attn_fwd_bf16")
     smem = 4 * BC * (d + 8) * 2  # K and V, double-buffered, rows padded by 8 bf16
     if smem > 48 * 1024:

@@ -124,7 +124,7 @@ class FakeModule:
 @pytest.mark.parametrize("d", [64, 128])
 def test_launchers_cover_every_row_and_fit_shared_memory(d):
     p = {"S": 1001, "d": d, "batch_heads": 3, "causal": 1}
-    for launcher, rows, threads in [(AT.f32_launcher, 128, 256), (AT.bf16_launcher, 128, 128)]:
+    for launcher, rows, threads in [(AT.f32_launcher, 128, 256), (AT.bf16_launcher, 128, 128 if d == 64 else 256)]:
         module = FakeModule()
         launcher(module, p)("q", "k", "v", "o")
         grid, block, args, smem = module.kernel.calls[0]
@@ -133,6 +133,7 @@ def test_launchers_cover_every_row_and_fit_shared_memory(d):
         assert float(args[5]) == pytest.approx(1 / math.sqrt(d) / math.log(2))
         assert smem <= 227 * 1024
     assert AT.f32_options(64) == ("-DHEAD_DIM=64", "-DF32_MIN_BLOCKS=2")
+    assert AT.bf16_options(128) == ("-DHEAD_DIM=128", "-DBF_WARPS=8", "-DBF_MT=1")
 
 
 def test_numpy_backend_measures_the_fused_descriptor(run_cli, tmp_path):
