@@ -261,3 +261,9 @@ def test_a_pipeline_gives_its_traffic_once_as_the_total(tmp_path: Path, toy_spec
     a = analyze(toy_spec, evaluate(load_descriptor(_write(tmp_path, text))))
     assert a.launches == 2 and a.bytes == 1600
     assert a.traffic["l2"].bytes == 2000 and a.traffic["l2"].intensity == pytest.approx(0.1)
+
+
+def test_kernels_show_lists_each_level(run_cli) -> None:
+    r = run_cli("kernels", "show", "stencil5_naive", "-p", "n=1000")
+    assert r.code == 0, r.err
+    assert "traffic.l1" in r.out and "6 * n * n * itemsize" in r.out and "24 MB, 0.25 FLOP/B" in r.out

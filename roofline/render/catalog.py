@@ -131,5 +131,8 @@ def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:
         row("bytes", d.bytes.source, format_bytes(w.bytes))
     row("total", f"{w.launches} launch(es)", f"{format_count(w.flops)}, {format_bytes(w.bytes)}")
     row("intensity", "flops / bytes", format_intensity(w.flops / w.bytes))
+    for level, expr in d.traffic.items():  # what the kernel requests from the caches (bytes is DRAM)
+        row(f"traffic.{level}", expr.source, f"{format_bytes(w.traffic[level])}, "
+            + (format_intensity(w.flops / w.traffic[level]) if w.traffic[level] else "–"))
     row("access_bytes", d.access_bytes.source if d.access_bytes else "itemsize", f"{w.access_bytes:g} B")
     return [head]
