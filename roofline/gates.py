@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 from roofline.errors import InputError, closest
 from roofline.measure.gpustate import throttle_warning
 from roofline.resultdoc import MODEL_ERROR_FRACTION, RESULTS_SCHEMA
-from roofline.results import device_labels, kernel_key, params_text
+from roofline.resultfiles import device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"
 GATES_SCHEMA_VERSION = 1

@@ -1,7 +1,7 @@
 """The typed results core: a measured (or imported) kernel is a KernelResult, a results file a ResultsDocument.
 
 `from_json` checks exactly what a reader may rely on and names the file and field of the first problem;
-`to_json` writes the on-disk form (roofline/results/v1, history in roofline/results.py). Blocks that later stages
+`to_json` writes the on-disk form (roofline/results/v1, history in roofline/resultfiles.py). Blocks that later stages
 add to an entry (the timing mode, phases, GPU state, Nsight Compute counters, a sweep's prediction, per-level
 traffic) are kept as written in `extra`, so a file round-trips whatever wrote it.
 """

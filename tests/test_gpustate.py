@@ -9,7 +9,8 @@ import types
 
 import pytest
 
-from roofline.calibrate import OK, comparison_rows, datasheet_at_clock, measured, measured_spec
+from roofline.measure.calibrate.figures import OK, comparison_rows, datasheet_at_clock, measured
+from roofline.measure.calibrate.spec import measured_spec
 from roofline.measure.gpustate import Monitor, Reading, describe, open_monitor, throttle_warning, window_state
 from roofline.specs import SpecCatalog
 
@@ -232,7 +233,7 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
     from conftest import DATA
 
     from roofline.errors import InputError
-    from roofline.results import load_results
+    from roofline.resultfiles import load_results
 
     doc = json.loads((DATA / "results" / "h100.json").read_text(encoding="utf-8"))
     doc["kernels"][0]["gpu_state"] = capped_state()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roofline.analysis import KernelAnalysis
-from roofline.results import load_results
+from roofline.resultfiles import load_results
 
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"
 BROKEN = MEASURE / "broken"

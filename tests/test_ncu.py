@@ -19,7 +19,7 @@ from roofline.errors import InputError
 from roofline.ncu_import import import_csv, short_name
 from roofline.profile_ncu import (MARKER, add_profile, attach, finish, find_ncu, make_plan, merge_counters,
                                   ncu_command, split_by_markers, target_command)
-from roofline.results import validate_results
+from roofline.resultfiles import validate_results
 
 DATA = Path(__file__).parent / "data" / "ncu"
 PYTORCH = DATA / "synthetic_pytorch_metrics.csv"
@@ -465,7 +465,7 @@ def test_imported_results_validate():
 
 def test_imported_entries_have_every_field_report_reads():
     """Apart from verified (null: roofline did not verify them), every required results field is there."""
-    from roofline import results
+    from roofline import resultfiles as results
 
     doc, _ = import_csv(PYTORCH)
     for k in doc["kernels"]:

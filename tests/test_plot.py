@@ -14,7 +14,7 @@ from roofline.selection import analyze_selection, load_selection, resolve_specs 
 from roofline.render.plot import figure_bytes, roofline_figure  # noqa: E402
 from roofline.render.roofs import roof_label  # noqa: E402
 from roofline.render.sweep_chart import sweep_figure  # noqa: E402
-from roofline.results import load_results  # noqa: E402
+from roofline.resultfiles import load_results  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "results"
 

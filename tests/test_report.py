@@ -11,7 +11,7 @@ import pytest
 
 from roofline.gates import GateConfig, Thresholds, build_report, gates_from_mapping, load_gates, parse_fraction
 from roofline.errors import InputError
-from roofline.results import load_results
+from roofline.resultfiles import load_results
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "results"

@@ -172,7 +172,7 @@ def test_a_given_efficiency_is_used_as_is():
 
 
 def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
-    from roofline.results import load_results, sweep_groups
+    from roofline.resultfiles import load_results, sweep_groups
 
     out = tmp_path / "sweep.json"
     result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
@@ -243,7 +243,7 @@ def test_sweep_help_states_the_model(run_cli):
 
 @pytest.mark.gpu
 def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
-    from roofline.results import load_results
+    from roofline.resultfiles import load_results
 
     out = tmp_path / "sweep.json"
     result = run_cli("sweep", "vector_add_float4", "--sizes", "2**12..2**24:4", "--min-time", "0.1", "-o", out)

@@ -58,7 +58,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     from roofline.render import plot as render
     from roofline.render.points import collect_points
     from roofline.render.sweep_chart import sweep_figure
-    from roofline.results import load_results
+    from roofline.resultfiles import load_results
 
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")

@@ -68,7 +68,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
     from roofline.errors import GateFailed, InputError
     from roofline.gates import GateConfig, build_report, failure_message, load_gates
-    from roofline.results import load_results
+    from roofline.resultfiles import load_results
 
     docs = [load_results(p) for p in results]
     baseline_docs = [load_results(baseline)] if baseline is not None else []

@@ -51,7 +51,7 @@ def memory_limit(backend: Any) -> tuple[float | None, str]:
 
 def host_sizes(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]) -> str:
     """'vector_add n=2^26, sum n=2^28' for the note that says what the host backend is about to run."""
-    from roofline.results import params_text
+    from roofline.resultfiles import params_text
 
     parts = []
     for d in kernels[:4]:

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from roofline.render.roofs import COLORS, GID, require_matplotlib, roof_label, roofline_axes
 from roofline.render.text import mpl
-from roofline.results import params_text
+from roofline.resultfiles import params_text
 from roofline.units import format_rate, format_si
 
 LEVELS = ("l1", "l2", "dram")

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from roofline.render.roofs import COLORS, FAILED_COLOR, GID
 from roofline.render.text import mpl
-from roofline.results import params_text
+from roofline.resultfiles import params_text
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from roofline.render.roofs import COLORS, FAILED_COLOR, GID, log_bounds, require_matplotlib
 from roofline.render.text import mpl
-from roofline.results import sweep_groups
+from roofline.resultfiles import sweep_groups
 from roofline.units import format_bytes, format_rate
 
 

@@ -12,7 +12,7 @@ from roofline.units import format_bytes, format_rate, format_time
 def sweep_table(doc: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    from roofline.results import params_text
+    from roofline.resultfiles import params_text
 
     s, device = doc["sweep"], doc["device"]
     where = (f"the HOST CPU with NumPy ({device['name']})" if doc["backend"] == "numpy"
