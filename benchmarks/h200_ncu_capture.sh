@@ -4,7 +4,7 @@
 # Run ON the GPU machine, from the repository root:   bash benchmarks/h200_ncu_capture.sh
 # Writes into $OUT (default ./ncu-capture):
 #   h200_metrics.csv   ncu --csv --page raw --print-units base --clock-control none --metrics <roofline's list>
-#                      of five bundled kernels at small sizes, launched once each by python -m roofline.profile_ncu
+#                      of five bundled kernels at small sizes, launched once each by python -m roofline.ncu.target
 #   h200_full.csv      the same program under --set full (automatic units: Mbyte, usecond...), 2 launches
 #   profiled.json      roofline measure --profile ncu of those kernels (three runs merged: their sizes differ)
 #   profiled.txt       the measure tables, with the notes (flags) ncu's counters raised
@@ -38,14 +38,14 @@ cat > "$PLAN" <<'JSON'
 JSON
 
 METRICS_IMPORT=$("$PY" -m roofline import ncu --list-metrics)               # roofline's list + the GPU's name
-METRICS_PROFILE=$("$PY" -c 'from roofline import ncu; print(ncu.metrics_argument())')
-METRICS_CORE=$("$PY" -c 'from roofline import ncu; print(ncu.metrics_argument(ncu.CORE_METRICS))')
+METRICS_PROFILE=$("$PY" -c 'from roofline.ncu.metrics import METRICS, metrics_argument as a; print(a(METRICS))')
+METRICS_CORE=$("$PY" -c 'from roofline.ncu.metrics import CORE_METRICS, metrics_argument as a; print(a(CORE_METRICS))')
 
 capture() {  # capture NAME METRICS -- ncu options...: stdout (the CSV) to NAME.csv, stderr to NAME.stderr
   local name=$1 metrics=$2; shift 2
   timeout "$LIMIT" "$NCU" --clock-control none --csv --page raw --profile-from-start off \
       ${metrics:+--metrics "$metrics"} "$@" \
-      "$PY" -m roofline.profile_ncu --plan "$PLAN" --out "$OUT/$name.done.json" \
+      "$PY" -m roofline.ncu.target "$PLAN" "$OUT/$name.done.json" \
       > "$OUT/$name.csv" 2> "$OUT/$name.stderr"
   local rc=$?
   say "$name: ncu exit $rc, $(grep -c '^"[0-9]' "$OUT/$name.csv") launch row(s)"
@@ -68,12 +68,7 @@ capture h200_full "" --set full --launch-count 2 --kernel-name regex:'^(add_f32|
 
 # (3) roofline measure --profile ncu, three runs (their parameters differ), merged
 MEASURE_OPTS=(--backend cupy --spec h200 --min-time 0.1 --min-repeats 5)
-if "$PY" -m roofline measure --help | grep -q -- '--profile'; then
-  PROFILE=(--profile ncu --ncu "$NCU")
-else
-  PROFILE=()
-  say "this measure has no --profile yet: measuring, then adding counters through roofline.profile_ncu.add_profile"
-fi
+PROFILE=(--profile ncu --ncu "$NCU")
 i=0
 set -f   # -p n=2**24 must reach roofline as written, never as a glob
 for run in "vector_add_float4 sum -p n=2**24" "matmul_tiled stencil5_naive -p n=2048" \
@@ -83,21 +78,6 @@ for run in "vector_add_float4 sum -p n=2**24" "matmul_tiled stencil5_naive -p n=
   timeout "$LIMIT" "$PY" -m roofline measure $run "${MEASURE_OPTS[@]}" "${PROFILE[@]}" -o "$OUT/profiled_$i.json" \
       > "$OUT/profiled_$i.txt" 2> "$OUT/profiled_$i.stderr"
   say "measure run $i ($run): exit $?"
-  if [ ${#PROFILE[@]} -eq 0 ] && [ -s "$OUT/profiled_$i.json" ]; then
-    "$PY" - "$OUT/profiled_$i.json" "$NCU" "$OUT/profiled_$i.raw.csv" >> "$OUT/profiled_$i.stderr" 2>&1 <<'PY'
-import json, sys
-from pathlib import Path
-from roofline.jsonio import write_json_atomic
-from roofline.pipeline import load_selection
-from roofline.profile_ncu import add_profile
-path, ncu_exe, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-doc = json.loads(path.read_text())
-selected, _ = load_selection([k["name"] for k in doc["kernels"]], [], [])
-doc["kernels"], notes = add_profile(doc["kernels"], selected, {}, ncu_exe, save_csv=raw)
-write_json_atomic(path, doc)
-print("\n".join(notes))
-PY
-  fi
   cat "$OUT/profiled_$i.stderr" >> "$OUT/profiled_$i.txt"
 done
 set +f
