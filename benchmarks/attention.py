@@ -12,7 +12,8 @@ Run on a GPU machine:  python3 benchmarks/attention.py [--out DIR] [--commit SHA
    non-causal peers' outputs are compared with the same float64 reference (max |error| printed).
 3. Compile-time variants of the fused kernels (launch bounds; warps and rows per warp), each checked against the
    float64 reference before it is timed (events around back-to-back launches, one buffer set).
-4. `roofline measure attention_fused attention_materialized attention_fused_bf16` as a user runs it.
+4. `roofline measure attention_fused attention_materialized attention_fused_bf16 attention_fused_causal`, as a
+   user runs it.
 Ratio = peer time / our time (above 1: ours is faster). TFLOP/s count the descriptors' 4 S² d per head.
 """
 
@@ -44,7 +45,7 @@ AT = import_file(ROOT / "kernels" / "_attention.py")
 import_file(ROOT / "kernels" / "attention_fused_bf16.py")  # registers numpy's bfloat16 (ml_dtypes)
 BASE = {"S": 4096, "d": 64, "batch_heads": 32}
 TOL_F32 = {"rtol": 1e-4, "atol": 2e-6}
-TOL_BF16 = {"rtol": 1e-2, "atol": 5e-4}
+TOL_BF16 = {"rtol": 4e-3, "atol": 2e-3}
 
 
 def flops(p: dict) -> float:
@@ -140,17 +141,17 @@ def main() -> int:
 
     # ---- 1. ours through the harness ----
     rows = [("attention_fused FP32", "attention_fused", {}, "sdpa_float32", "≥ 1.0× SDPA FP32", "ratio", 1.0),
-            ("attention_fused FP32 causal", "attention_fused", {"causal": 1}, "sdpa_float32_causal", None, None, 0),
+            ("attention_fused_causal FP32", "attention_fused_causal", {}, "sdpa_float32_causal", None, None, 0),
             ("attention_fused_bf16", "attention_fused_bf16", {}, "sdpa_bfloat16", "≥ 250 TFLOP/s", "flops", 250e12),
-            ("attention_fused_bf16 causal", "attention_fused_bf16", {"causal": 1}, "sdpa_bfloat16_causal", None,
-             None, 0),
+            ("attention_fused_bf16_causal", "attention_fused_bf16_causal", {}, "sdpa_bfloat16_causal", None, None,
+             0),
             ("attention_materialized FP32", "attention_materialized", {}, "torch_materialized_float32", None, None, 0),
             ("attention_fused S=4000", "attention_fused", {"S": 4000}, None, None, None, 0),
             ("attention_fused_bf16 S=4000", "attention_fused_bf16", {"S": 4000}, None, None, None, 0),
-            ("attention_fused S=1001 ×3 causal", "attention_fused", {"S": 1001, "batch_heads": 3, "causal": 1},
+            ("attention_fused_causal S=1001 ×3", "attention_fused_causal", {"S": 1001, "batch_heads": 3}, None,
+             None, None, 0),
+            ("attention_fused_bf16_causal S=1001 ×3", "attention_fused_bf16_causal", {"S": 1001, "batch_heads": 3},
              None, None, None, 0),
-            ("attention_fused_bf16 S=1001 ×3 causal", "attention_fused_bf16",
-             {"S": 1001, "batch_heads": 3, "causal": 1}, None, None, None, 0),
             ("attention_materialized S=1001 ×3", "attention_materialized", {"S": 1001, "batch_heads": 3}, None,
              None, None, 0)]
     table = []
@@ -225,11 +226,11 @@ def main() -> int:
 
     # ---- 4. the CLI ----
     cli = [sys.executable, "-m", "roofline", "measure", "attention_fused", "attention_materialized",
-           "attention_fused_bf16", "--spec", "h200"]
+           "attention_fused_bf16", "attention_fused_causal", "--spec", "h200"]
     if args.out:
         cli += ["-o", str(args.out / "measure-attention.json")]
     proc = subprocess.run(cli, cwd=ROOT, capture_output=True, text=True)
-    print(f"\n$ roofline measure attention_fused attention_materialized attention_fused_bf16 --spec h200 "
+    print(f"\n$ {' '.join(['roofline'] + cli[3:])} "
           f"(exit {proc.returncode})\n{proc.stdout}{proc.stderr[-2000:]}")
 
     print(f"{'kernel':40} {'status':6} {'time':>10} {'TFLOP/s':>8} {'peer':>28} {'peer time':>10} {'ratio':>6}  "

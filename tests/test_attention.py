@@ -79,10 +79,18 @@ def test_fused_model_counts_four_s2d_and_is_compute_bound():
     assert a.bytes == 4 * S * d * heads * 4
     assert a.intensity == pytest.approx(S / 4)
     assert a.bound == "compute" and a.launches == 1
-    causal = analysed("attention_fused", causal=1)
-    assert causal.flops == 4 * d * heads * S * (S + 1) / 2
+    causal = analysed("attention_fused_causal")
+    assert causal.flops == 4 * d * heads * S * (S + 1) / 2 and causal.bytes == a.bytes
     bf16 = analysed("attention_fused_bf16")
     assert bf16.roof == "bf16_tensor" and bf16.bytes == a.bytes / 2 and bf16.flops == a.flops
+    assert analysed("attention_fused_bf16_causal").flops == causal.flops
+
+
+def test_causal_descriptors_run_the_same_implementations():
+    for name in ("attention_fused", "attention_fused_bf16"):
+        plain, causal = CATALOG.select([name, f"{name}_causal"])
+        assert plain.implementation == causal.implementation
+        assert "causal" not in plain.params and str(causal.params["causal"]) == "1"
 
 
 def test_materialized_model_is_three_launches_at_about_d_over_4():
@@ -138,8 +146,8 @@ def test_launchers_cover_every_row_and_fit_shared_memory(d):
 
 def test_numpy_backend_measures_the_fused_descriptor(run_cli, tmp_path):
     out = tmp_path / "r.json"
-    r = run_cli("measure", "--backend", "numpy", "attention_fused", "-p", "S=96", "-p", "batch_heads=2",
-                "-p", "causal=1", "--min-time", "0", "-o", out)
+    r = run_cli("measure", "--backend", "numpy", "attention_fused_causal", "-p", "S=96", "-p", "batch_heads=2",
+                "--min-time", "0", "-o", out)
     assert r.code == 0, r.err
     import json
 
@@ -151,6 +159,9 @@ def test_numpy_backend_measures_the_fused_descriptor(run_cli, tmp_path):
 
 
 def gpu_measure(name, params):
+    """The harness's result for one kernel; params["causal"] = 1 selects the kernel's _causal descriptor."""
+    if params.pop("causal", 0):
+        name += "_causal"
     from roofline.expr import compile_expr
     from roofline.measure.backend_cupy import CupyBackend
     from roofline.measure.harness import measure_kernel
