@@ -110,7 +110,8 @@ def test_mixed_work_is_placed_by_the_sum_of_its_times():
     assert p.compute_time == pytest.approx(t8 + t32)
     assert p.peak == pytest.approx(1.1e12 / (t8 + t32))
     assert p.roof == "fp32" and p.counters == ["b", "c"]
-    assert [(q["roof"], q["time"]) for q in p.parts] == [("fp32", pytest.approx(t32)), ("fp8_tensor", pytest.approx(t8))]
+    assert [(q["roof"], q["time"]) for q in p.parts] == [("fp32", pytest.approx(t32)),
+                                                        ("fp8_tensor", pytest.approx(t8))]
 
 
 def test_roofs_a_spec_lacks():
