@@ -130,12 +130,28 @@ def test_unit_name_case_is_forgiven() -> None:
         (float("inf"), "flops", "finite"),
         (float("nan"), "flops", "finite"),
         ("1e999 TB/s", "bandwidth", "finite"),
+        ("1e999999 TB/s", "bandwidth", "finite"),  # overflows the decimal context, not only the float range
+        ("1e99999999999 ns", "time", "finite"),
+        (10**309, "bytes", "finite"),  # float() of it would raise OverflowError
+        pytest.param(10**5000, "bytes", "finite", id="5000-digit-int"),  # its repr() would exceed 4300 digits
+        ("1" * 41 + " B", "bytes", "more than 40 digits"),
+        pytest.param("1" * 5000 + " B/s", "bandwidth", "more than 40 digits", id="5000-digit-string"),
+        ("1." + "0" * 40 + " GHz", "frequency", "more than 40 digits"),
+        ("\u0663\u066b\u0663\u0665 TB/s", "bandwidth", "digits must be ASCII"),  # Arabic-Indic 3.35
+        ("\u0661\u0662 ns", "time", "digits must be ASCII"),
+        ("\uff11\uff12 GHz", "frequency", "digits must be ASCII"),  # fullwidth 12
+        ("\u0967 MiB", "bytes", "digits must be ASCII"),  # Devanagari 1
     ],
 )
 def test_bad_quantities_are_refused_with_a_clear_message(value: object, kind: str, fragment: str) -> None:
     with pytest.raises(UnitError) as exc_info:
         parse_quantity(value, kind)
     assert fragment in str(exc_info.value)
+
+
+def test_forty_digits_are_still_a_number() -> None:
+    assert parse_quantity("1" * 40 + " B", "bytes") == float("1" * 40)
+    assert parse_quantity(10**300, "bytes") == 1e300
 
 
 def test_unit_error_is_a_value_error() -> None:
