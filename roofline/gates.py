@@ -3,7 +3,8 @@
 Gates:
   verified       a kernel that failed verification (status FAILED, or verified false) always fails;
   fail_below     a verified kernel achieving less than this fraction of its ceiling fails;
-  max_regression a kernel whose median time is more than this fraction slower than the baseline's fails.
+  max_regression a kernel whose median time is more than this fraction slower than the baseline's fails, when
+                 (the default 'ci' test) the 95 % bootstrap intervals of the two medians do not overlap too.
   model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
 A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) fails
 the fail_below gate it cannot be judged by, unless unknown ceilings are allowed (--allow-unknown-ceiling); a kernel
@@ -77,6 +78,7 @@ class GateConfig:
     source: str | None = None
     allow_unknown_ceiling: bool = False  # a fail_below gate on a kernel with no ceiling passes instead of failing
     strict_model: bool = False  # a verified kernel above 102 % of its ceiling fails (the model under-counts)
+    regression_test: str = "ci"  # "ci": slower beyond the limit AND the medians' intervals apart; "median": the first
 
     def check_names(self, names: set[str]) -> None:
         """Per-kernel entries must name kernels in the results: a misspelt name would switch nothing on or off."""
@@ -175,7 +177,7 @@ def _fraction_text(fraction: float | None) -> str:
 
 def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None,
                     device_in_baseline: bool = True, allow_unknown_ceiling: bool = False,
-                    strict_model: bool = False) -> dict[str, Any]:
+                    strict_model: bool = False, regression_test: str = "ci") -> dict[str, Any]:
     """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
     status = kernel["status"]
     fraction = kernel.get("fraction_of_ceiling")
@@ -223,10 +225,34 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
             elif change is None:
                 notes.append("baseline has no time")
             elif change > thresholds.max_regression:
-                failures.append(f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit")
-                failed_gates.append("max_regression")
+                verdict = regression_verdict(kernel.get("time_ci"), base.get("time_ci"), regression_test)
+                text = f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit{verdict[1]}"
+                if verdict[0]:
+                    failures.append(text)
+                    failed_gates.append("max_regression")
+                else:
+                    notes.append(text)
     return {"verdict": "fail" if failures else "pass", "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
             "baseline_time": base_time}
+
+
+def _interval_text(ci: Any) -> str:
+    from roofline.units import format_time
+
+    return f"{format_time(ci[0])}–{format_time(ci[1])}"
+
+
+def regression_verdict(current: Any, base: Any, test: str) -> tuple[bool, str]:
+    """(fails, detail) for a median over the regression limit. With the 'ci' test it fails only when the two
+    medians' bootstrap intervals do not overlap: a slowdown inside the noise of two runs is not a regression."""
+    if test == "median":
+        return True, ""
+    if not current or not base:
+        return True, " (no confidence interval in one file: compared medians)"
+    intervals = f" (95% CI {_interval_text(current)} vs baseline {_interval_text(base)})"
+    if current[0] <= base[1]:
+        return False, intervals + ": the intervals overlap, so within noise"
+    return True, intervals
 
 
 def _machine_id(doc: dict[str, Any]) -> str | None:
@@ -262,7 +288,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
                 for b in baseline)
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
-                                   config.allow_unknown_ceiling, config.strict_model)
+                                   config.allow_unknown_ceiling, config.strict_model, config.regression_test)
             fraction = kernel.get("fraction_of_ceiling")
             memory = kernel["bound"] == "memory"
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
@@ -279,6 +305,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 "verified": kernel["verified"],
                 "error": kernel.get("error"),
                 "time_median": kernel.get("time_median"),
+                "time_ci": kernel.get("time_ci"),
+                "baseline_ci": base.get("time_ci") if base else None,
                 "sol_time": kernel["sol_time"],
                 "achieved_bandwidth": kernel.get("achieved_bandwidth"),
                 "achieved_flops": kernel.get("achieved_flops"),

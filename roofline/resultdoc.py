@@ -54,6 +54,7 @@ _KERNEL_OPTIONAL = {
     "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
     "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
+    "time_ci": "list or null", "traffic": _MAPPING,
 }
 
 
@@ -147,6 +148,7 @@ class KernelResult:
     time_median: float | None = None
     time_min: float | None = None
     time_max: float | None = None
+    time_ci: tuple[float, float] | None = None  # 95 % bootstrap interval of the median time
     repeats: int | None = None
     achieved_bandwidth: float | None = None
     achieved_flops: float | None = None
@@ -190,6 +192,8 @@ class KernelResult:
         values["status"] = Status(values["status"])
         values["stages"] = tuple(values.get("stages") or ())
         values["warnings"] = tuple(values.get("warnings") or ())
+        if values.get("time_ci") is not None:
+            values["time_ci"] = tuple(values["time_ci"])
         rest = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra={**rest, **(extra or {})})
 
@@ -222,7 +226,7 @@ class KernelResult:
             if f.name in ("extra", "omitted") or f.name in self.omitted:
                 continue
             value = getattr(self, f.name)
-            if f.name in ("stages", "warnings"):
+            if f.name in ("stages", "warnings") or (f.name == "time_ci" and value is not None):
                 value = list(value)
             out[f.name] = value.value if isinstance(value, Status) else value
         out.update(self.extra)
@@ -251,6 +255,10 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
         raise at(path, f"{label}.time_median", "is null but the status is OK: a timed kernel has a time")
     if data.get("stages") is not None and not all(isinstance(s, dict) for s in data["stages"]):
         raise at(path, f"{label}.stages", "expected a list of mappings")
+    interval = data.get("time_ci")
+    if interval is not None and not (len(interval) == 2 and all(_fits(v, _NUMBER) and v > 0 for v in interval)
+                                     and interval[0] <= interval[1]):
+        raise at(path, f"{label}.time_ci", f"expected [low, high] seconds with 0 < low <= high, got {interval!r:.60}")
     if data.get("warnings") is not None and not all(isinstance(w, str) for w in data["warnings"]):
         raise at(path, f"{label}.warnings", "expected a list of strings")
 

@@ -26,8 +26,10 @@ class Fraction(click.ParamType):
 
 @click.command()
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULTS.json...")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "junit"]), default="table",
-              show_default=True, help="table for people; markdown for a CI job summary; json and junit for tools.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "junit", "github-benchmark"]),
+              default="table", show_default=True,
+              help="table for people; markdown for a CI job summary; json and junit for tools; github-benchmark for "
+                   "github-action-benchmark (customSmallerIsBetter, microseconds).")
 @output_option
 @click.option("--fail-below", type=Fraction(), default=None,
               help="Fail any verified kernel achieving less than this fraction of its ceiling (0.7 or 70%).")
@@ -41,11 +43,14 @@ class Fraction(click.ParamType):
 @click.option("--allow-unknown-ceiling", is_flag=True,
               help="Let --fail-below pass a kernel whose ceiling is unknown (measured without a spec) instead of "
                    "failing it.")
+@click.option("--regression-test", type=click.Choice(["ci", "median"]), default="ci", show_default=True,
+              help="ci: a kernel regresses when its median is over --max-regression AND the 95%% bootstrap "
+                   "intervals of the two medians do not overlap (noise-proof); median: the medians alone.")
 @click.option("--strict-model", is_flag=True,
               help="Fail a verified kernel above 102%% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
-           allow_unknown_ceiling: bool, strict_model: bool) -> None:
+           regression_test: str, allow_unknown_ceiling: bool, strict_model: bool) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -76,7 +81,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         raise InputError("--max-regression needs --baseline FILE to compare with")
     config = load_gates(gates_path) if gates_path is not None else GateConfig()
     config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
-                     strict_model=strict_model)
+                     strict_model=strict_model, regression_test=regression_test)
 
     doc = build_report(docs, config, baseline_docs)
 
@@ -87,7 +92,9 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     else:
         from roofline.render import report as render
 
-        emit({"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit}[fmt](doc), output)
+        writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
+                   "github-benchmark": render.to_github_benchmark}
+        emit(writers[fmt](doc), output)
 
     if not doc["summary"]["ok"]:
         raise GateFailed(failure_message(doc))

@@ -15,7 +15,7 @@ from roofline.errors import InputError, RooflineError
 from roofline.measure.gpustate import throttle_warning
 from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
-from roofline.measure.stats import SPREAD_WARNING, summarize
+from roofline.measure.stats import SPREAD_WARNING, median_interval, summarize
 from roofline.model import KernelDescriptor, Workload
 from roofline.resultdoc import MODEL_ERROR_FRACTION, KernelResult, Status
 
@@ -104,7 +104,8 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
         )
     result = KernelResult.from_fields({
         **base, "time_median": stats.median, "time_min": stats.minimum, "time_max": stats.maximum,
-        "repeats": timing.repeats, "achieved_bandwidth": work.bytes / stats.median,
+        "repeats": timing.repeats, "time_ci": list(median_interval(timing.samples)),
+        "achieved_bandwidth": work.bytes / stats.median,
         "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": verified,
         "status": Status.OK, "error": None, "warnings": warnings,
     }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases)})

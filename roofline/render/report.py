@@ -151,6 +151,26 @@ def to_json(report: dict[str, Any]) -> str:
     return dumps(report)
 
 
+def to_github_benchmark(report: dict[str, Any]) -> str:
+    """The `customSmallerIsBetter` JSON that github-action-benchmark charts: one entry per timed kernel and device,
+    the median in microseconds (readable on its axis), the 95 % interval as its range, the ceiling share as extra."""
+    from roofline.jsonio import dumps
+
+    entries = []
+    for r in report["rows"]:
+        if r["time_median"] is None:
+            continue
+        entry: dict[str, Any] = {"name": f"{r['kernel']} {r['params_text']} on {r['device']}".replace("  ", " "),
+                                 "unit": "us", "value": round(r["time_median"] * 1e6, 4)}
+        ci = r.get("time_ci")
+        if ci:
+            entry["range"] = f"{ci[0] * 1e6:.4g}-{ci[1] * 1e6:.4g}"
+        if r["fraction_of_ceiling"] is not None:
+            entry["extra"] = f"{r['fraction_of_ceiling']:.1%} of ceiling; {r['verdict']}"
+        entries.append(entry)
+    return dumps(entries)
+
+
 def to_junit(report: dict[str, Any]) -> str:
     """JUnit XML: one testsuite per device, one testcase per kernel, <failure> per failed gate."""
     s = report["summary"]
