@@ -87,7 +87,8 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     if profile == "ncu":
         from roofline.ncu.profile import add_profile
 
-        entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id)
+        entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id,
+                                         roofs=machine.roofs if machine is not None else None)
         for line in ncu_notes:
             note(line)
     doc = results_document(engine, machine, entries, policy)
