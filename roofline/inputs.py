@@ -106,7 +106,10 @@ def parse_yaml(text: str, source: object) -> Any:
     """
     import yaml
 
-    loader = _yaml_loader()(text)
+    loader_class = _yaml_loader()
+    if not loader_class.__name__.startswith("C"):
+        _check_depth_by_events(text, source, loader_class)
+    loader = loader_class(text)
     try:
         try:
             node = loader.get_single_node()
@@ -127,6 +130,25 @@ def parse_yaml(text: str, source: object) -> Any:
             raise at(source, None, f"is nested more than {MAX_DEPTH} levels deep") from None
     finally:
         loader.dispose()
+
+
+def _check_depth_by_events(text: str, source: object, loader_class: type) -> None:
+    """Without libyaml: stop at MAX_DEPTH from the event stream, before the recursive pure-Python composer (whose
+    scanner is also quadratic in flow depth: 1000 levels of '[' take seconds)."""
+    import yaml
+
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader_class):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = f"line {event.start_mark.line + 1}"
+                    raise at(source, line, f"is nested more than {MAX_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the loader reports syntax errors with their position
 
 
 _STR_TAG = "tag:yaml.org,2002:str"

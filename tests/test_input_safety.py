@@ -272,3 +272,37 @@ def test_results_written_by_the_tool_read_back(tmp_path: Path) -> None:
         except json.JSONDecodeError:
             continue
         assert parse_json(text, path) == expected
+
+
+# ---- libyaml and the pure-Python loader agree, and the fallback is as safe ------------------------------
+
+
+def test_libyaml_and_pure_python_read_every_bundled_file_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    import yaml
+
+    import roofline.inputs
+
+    root = Path(__file__).parent.parent
+    files = sorted((root / "specs").glob("*.yaml")) + sorted((root / "kernels").glob("*.yaml"))
+    fast = [parse_yaml(p.read_text(encoding="utf-8"), p) for p in files]
+    monkeypatch.setattr(roofline.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
+    assert [parse_yaml(p.read_text(encoding="utf-8"), p) for p in files] == fast
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [(ALIAS_BOMB, "line 2: YAML anchors and aliases"), ("[" * (1 << 20), "nested more than"),
+     ("- " * 100_000 + "x\n", "nested more than"), ("a: " + "1" * 5000 + "\n", "more than 40 digits"),
+     ("a: 1.0e+999999\n", "not a finite number"), ("a: 2026-13-45\n", "line 1: cannot read")],
+    ids=["alias-bomb", "deep-flow", "deep-block", "5000-digits", "float-overflow", "bad-date"],
+)
+def test_the_pure_python_fallback_refuses_the_same(monkeypatch: pytest.MonkeyPatch, text: str, fragment: str) -> None:
+    import yaml
+
+    import roofline.inputs
+
+    monkeypatch.setattr(roofline.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
+    start = time.perf_counter()
+    with pytest.raises(InputError, match=fragment):
+        parse_yaml(text, "f.yaml")
+    assert time.perf_counter() - start < 1.0
