@@ -182,7 +182,7 @@ class SpecCatalog:
             if key == spec.id or key in spec.aliases:
                 return spec
         candidate = Path(name).expanduser()
-        if name.endswith((".yaml", ".yml")) or candidate.is_file() or "/" in name:
+        if name.endswith((".yaml", ".yml")) or "/" in name or _is_file(candidate):
             return load_spec(candidate)
         matches = [s for s in self.specs if s.id.startswith(key)]
         if len(matches) == 1:
@@ -192,7 +192,8 @@ class SpecCatalog:
             raise InputError(f"--spec: '{name}' matches several specs ({options}); give the full id")
         names = [s.id for s in self.specs] + [a for s in self.specs for a in s.aliases]
         raise InputError(
-            f"--spec: no spec named '{name}'{closest(key, names)}; run 'roofline specs' to list them, "
+            f"--spec: no spec named '{name if len(name) <= 60 else name[:57] + '...'}'{closest(key, names)}; "
+            "run 'roofline specs' to list them, "
             "or give a path to a YAML file"
         )
 
@@ -202,3 +203,11 @@ class SpecCatalog:
             if device_name in spec.device_names:
                 return spec
         return None
+
+
+def _is_file(path: Path) -> bool:
+    """Path.is_file, but False for a name the OS refuses (too long, a NUL byte) instead of an exception."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False

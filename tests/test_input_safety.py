@@ -306,3 +306,9 @@ def test_the_pure_python_fallback_refuses_the_same(monkeypatch: pytest.MonkeyPat
     with pytest.raises(InputError, match=fragment):
         parse_yaml(text, "f.yaml")
     assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "a\x00b", "x" * 5000 + ".yaml"], ids=["too-long", "nul", "long-path"])
+def test_a_spec_name_the_os_refuses_is_an_input_error(run_cli, name: str) -> None:
+    code, _, err = run_cli("analyze", "vector_add", "--spec", name)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
