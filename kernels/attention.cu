@@ -244,6 +244,94 @@ __device__ __forceinline__ void ldsm_x4_t(unsigned* r, const void* p) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr(p)));
 }
 
+// One 64-key tile of attn_fwd_bf16 for one warp: S = Q K^T, the online softmax, O += P V. MASK (keys past S, or after
+// the query when causal) is a template parameter so the unmasked tiles carry no compare-and-select per score.
+template <bool MASK>
+__device__ __forceinline__ void bf16_tile(const bf16_t* Kt, const bf16_t* Vt, const unsigned (&qa)[BF_MT][D / 16][4],
+                                          float (&acc)[BF_MT][D / 8][4], float (&mrow)[BF_MT][2],
+                                          float (&lrow)[BF_MT][2], int j0, int wrow, int S, int causal,
+                                          float scale_log2, int g, int tg, int k_off, int v_off) {
+    float s[BF_MT][BC / 8][4];
+#pragma unroll
+    for (int mt = 0; mt < BF_MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int np = 0; np < BC / 16; ++np) {
+            unsigned b[4];
+            ldsm_x4(b, Kt + 16 * np * B_KS + 16 * kk + k_off);
+#pragma unroll
+            for (int mt = 0; mt < BF_MT; ++mt) {
+                mma_bf16(s[mt][2 * np], qa[mt][kk], b[0], b[1]);
+                mma_bf16(s[mt][2 * np + 1], qa[mt][kk], b[2], b[3]);
+            }
+        }
+    }
+
+    unsigned pa[BF_MT][BC / 16][4];
+#pragma unroll
+    for (int mt = 0; mt < BF_MT; ++mt) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {  // h = 0: row g (elements 0, 1); h = 1: row g + 8 (elements 2, 3)
+            const int i = wrow + 16 * mt + g + 8 * h;
+            float mx = NEG_INF;
+#pragma unroll
+            for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const int j = j0 + 8 * nt + 2 * tg + e;
+                    if (MASK && (j >= S || (causal && j > i))) s[mt][nt][2 * h + e] = NEG_INF;
+                    mx = fmaxf(mx, s[mt][nt][2 * h + e]);
+                }
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+            const float mnew = fmaxf(mrow[mt][h], mx * scale_log2);
+            const float alpha = ex2(mrow[mt][h] - mnew);
+            mrow[mt][h] = mnew;
+            float sum = 0.f;
+#pragma unroll
+            for (int nt = 0; nt < BC / 8; ++nt)
+#pragma unroll
+                for (int e = 0; e < 2; ++e) {
+                    const float p = ex2(fmaf(s[mt][nt][2 * h + e], scale_log2, -mnew));
+                    s[mt][nt][2 * h + e] = p;
+                    sum += p;
+                }
+            lrow[mt][h] = fmaf(lrow[mt][h], alpha, sum);
+#pragma unroll
+            for (int nt = 0; nt < D / 8; ++nt) {
+                acc[mt][nt][2 * h] *= alpha;
+                acc[mt][nt][2 * h + 1] *= alpha;
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < BC / 16; ++kk) {
+            pa[mt][kk][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+            pa[mt][kk][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+            pa[mt][kk][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+            pa[mt][kk][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+    }
+
+#pragma unroll
+    for (int kk = 0; kk < BC / 16; ++kk) {
+#pragma unroll
+        for (int dp = 0; dp < D / 16; ++dp) {
+            unsigned b[4];
+            ldsm_x4_t(b, Vt + 16 * kk * B_KS + 16 * dp + v_off);
+#pragma unroll
+            for (int mt = 0; mt < BF_MT; ++mt) {
+                mma_bf16(acc[mt][2 * dp], pa[mt][kk], b[0], b[1]);
+                mma_bf16(acc[mt][2 * dp + 1], pa[mt][kk], b[2], b[3]);
+            }
+        }
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(B_NT)
 attn_fwd_bf16(const bf16_t* __restrict__ q, const bf16_t* __restrict__ k, const bf16_t* __restrict__ v,
               bf16_t* __restrict__ o, int S, float scale_log2, int causal) {
@@ -293,8 +381,9 @@ attn_fwd_bf16(const bf16_t* __restrict__ q, const bf16_t* __restrict__ k, const 
     }
     // ldmatrix row addresses: lane -> matrix mi = lane / 8, row ri = lane % 8
     const int mi = lane >> 3, ri = lane & 7;
-    const int k_row = ri + 8 * (mi >> 1), k_col = 8 * (mi & 1);  // K: matrices (keys, d) (keys, d+8) (keys+8, ..)
-    const int v_row = ri + 8 * (mi & 1), v_col = 8 * (mi >> 1);  // V^T: (keys, d) (keys+8, d) (keys, d+8) ..
+    // K: matrices (keys, d) (keys, d+8) (keys+8, d) (keys+8, d+8); V^T: (keys, d) (keys+8, d) (keys, d+8) (..)
+    const int k_off = (ri + 8 * (mi >> 1)) * B_KS + 8 * (mi & 1);
+    const int v_off = (ri + 8 * (mi & 1)) * B_KS + 8 * (mi >> 1);
 
     for (int t = 0; t < n_tiles; ++t) {
         const int j0 = t * BC, buf = t & 1;
@@ -308,86 +397,10 @@ attn_fwd_bf16(const bf16_t* __restrict__ q, const bf16_t* __restrict__ k, const 
         const bf16_t* Kt = Ks + buf * TILE;
         const bf16_t* Vt = Vs + buf * TILE;
 
-        float s[BF_MT][BC / 8][4];
-#pragma unroll
-        for (int mt = 0; mt < BF_MT; ++mt)
-#pragma unroll
-            for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) s[mt][nt][e] = 0.f;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-#pragma unroll
-            for (int np = 0; np < BC / 16; ++np) {
-                unsigned b[4];
-                ldsm_x4(b, Kt + (16 * np + k_row) * B_KS + 16 * kk + k_col);
-#pragma unroll
-                for (int mt = 0; mt < BF_MT; ++mt) {
-                    mma_bf16(s[mt][2 * np], qa[mt][kk], b[0], b[1]);
-                    mma_bf16(s[mt][2 * np + 1], qa[mt][kk], b[2], b[3]);
-                }
-            }
-        }
-
-        const bool masked = (j0 + BC > S) || (causal && j0 + BC - 1 > wrow);
-        unsigned pa[BF_MT][BC / 16][4];
-#pragma unroll
-        for (int mt = 0; mt < BF_MT; ++mt) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {  // h = 0: row g (elements 0, 1); h = 1: row g + 8 (elements 2, 3)
-                const int i = wrow + 16 * mt + g + 8 * h;
-                float mx = NEG_INF;
-#pragma unroll
-                for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const int j = j0 + 8 * nt + 2 * tg + e;
-                        if (masked && (j >= S || (causal && j > i))) s[mt][nt][2 * h + e] = NEG_INF;
-                        mx = fmaxf(mx, s[mt][nt][2 * h + e]);
-                    }
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-                const float mnew = fmaxf(mrow[mt][h], mx * scale_log2);
-                const float alpha = ex2(mrow[mt][h] - mnew);
-                mrow[mt][h] = mnew;
-                float sum = 0.f;
-#pragma unroll
-                for (int nt = 0; nt < BC / 8; ++nt)
-#pragma unroll
-                    for (int e = 0; e < 2; ++e) {
-                        const float p = ex2(fmaf(s[mt][nt][2 * h + e], scale_log2, -mnew));
-                        s[mt][nt][2 * h + e] = p;
-                        sum += p;
-                    }
-                lrow[mt][h] = fmaf(lrow[mt][h], alpha, sum);
-#pragma unroll
-                for (int nt = 0; nt < D / 8; ++nt) {
-                    acc[mt][nt][2 * h] *= alpha;
-                    acc[mt][nt][2 * h + 1] *= alpha;
-                }
-            }
-#pragma unroll
-            for (int kk = 0; kk < BC / 16; ++kk) {
-                pa[mt][kk][0] = pack_bf16(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-                pa[mt][kk][1] = pack_bf16(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-                pa[mt][kk][2] = pack_bf16(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-                pa[mt][kk][3] = pack_bf16(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
-        }
-
-#pragma unroll
-        for (int kk = 0; kk < BC / 16; ++kk) {
-#pragma unroll
-            for (int dp = 0; dp < D / 16; ++dp) {
-                unsigned b[4];
-                ldsm_x4_t(b, Vt + (16 * kk + v_row) * B_KS + 16 * dp + v_col);
-#pragma unroll
-                for (int mt = 0; mt < BF_MT; ++mt) {
-                    mma_bf16(acc[mt][2 * dp], pa[mt][kk], b[0], b[1]);
-                    mma_bf16(acc[mt][2 * dp + 1], pa[mt][kk], b[2], b[3]);
-                }
-            }
-        }
+        if ((j0 + BC > S) || (causal && j0 + BC - 1 > wrow))
+            bf16_tile<true>(Kt, Vt, qa, acc, mrow, lrow, j0, wrow, S, causal, scale_log2, g, tg, k_off, v_off);
+        else
+            bf16_tile<false>(Kt, Vt, qa, acc, mrow, lrow, j0, wrow, S, causal, scale_log2, g, tg, k_off, v_off);
         __syncthreads();  // every warp is done with buffer `buf` before tile t + 2 is copied into it
     }
 
