@@ -394,3 +394,26 @@ def test_a_size_that_cannot_run_is_a_failed_entry_and_the_sweep_goes_on(run_cli)
     assert big["time_median"] is None and big["prediction_error"] is None and big["size"] == 2**45
     assert "more than the host's memory" in big["error"]
     assert f"FAILED n={2**45}: " in result.err and f"sweep: m_add n={2**45} (3/3): FAILED, " in result.err
+
+
+def test_the_sweep_charts_labels_do_not_overlap(tmp_path, run_cli):
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from roofline.render.sweep_chart import sweep_figure
+    from roofline.resultfiles import load_results
+
+    host = tmp_path / "host.json"  # Little's Law's 1 MB lies right of every size: its note sat on the peak label
+    result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
+                     "--sizes", "2**8..2**11", "--min-time", "0", "--min-repeats", "2", "-o", host)
+    assert result.code == 0, result.err
+    for doc in (load_results(host), load_results(Path(__file__).parent / "data" / "results" / "sweep.json")):
+        measured = [{"bandwidth": 0.88 * doc["machine"]["bandwidth"], "name": "measured"}]
+        fig = sweep_figure(doc, (), measured)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        texts = [t for t in fig.axes[0].texts if t.get_gid() in ("roofline:littles-law-label",
+                                                                  "roofline:bandwidth-label")]
+        assert len(texts) == 3
+        boxes = [t.get_window_extent(canvas.get_renderer()) for t in texts]
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])

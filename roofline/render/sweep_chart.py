@@ -61,20 +61,23 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     ax.set_title(mpl(title or f"Bandwidth vs size: {', '.join(groups)} on {doc['device']['name']}"), loc="left",
                  fontsize=13)
 
-    # the latency-bound region and the Little's Law line
+    # the latency-bound region and the Little's Law line; its note hangs below the lowest roof and its label, where
+    # the latency-bound points (at most about half the bandwidth) never reach, so it overlaps neither
     ax.axvspan(x_lo, in_flight, color="#f4f4f4", zorder=0, gid=GID + "latency-region")
     ax.axvline(in_flight, color="#555555", linestyle="-.", linewidth=1.2, gid=GID + "littles-law")
     ax.annotate(f"Little's Law: {format_bytes(in_flight)} in flight\n"
                 f"({format_rate(bw)} × {_time(machine['latency'])})\nsmaller transfers are latency-bound",
-                xy=(in_flight, y_hi * 0.97), xytext=(-6, 0), textcoords="offset points", ha="right", va="top",
-                fontsize=8.5, color="#333333", gid=GID + "littles-law-label")
+                xy=(in_flight, 0.72 * min(ceilings)), xytext=(-6, 0), textcoords="offset points", ha="right",
+                va="top", fontsize=8.5, color="#333333", gid=GID + "littles-law-label")
     ax.axhline(bw, color=COLORS[0], linewidth=2, gid=GID + "bandwidth-roof")
     ax.annotate(mpl(f"peak {format_rate(bw)} ({machine['name']})"), xy=(x_hi, bw), xytext=(-4, 4),
-                textcoords="offset points", ha="right", va="bottom", fontsize=9, color=COLORS[0], fontweight="bold")
+                textcoords="offset points", ha="right", va="bottom", fontsize=9, color=COLORS[0], fontweight="bold",
+                gid=GID + "bandwidth-label")
     for m in measured_machines:
         ax.axhline(m["bandwidth"], color=COLORS[0], linewidth=1.5, linestyle="--", gid=GID + "bandwidth-roof")
         ax.annotate(f"measured {format_rate(m['bandwidth'])}", xy=(x_hi, m["bandwidth"]), xytext=(-4, -4),
-                    textcoords="offset points", ha="right", va="top", fontsize=9, color=COLORS[0])
+                    textcoords="offset points", ha="right", va="top", fontsize=9, color=COLORS[0],
+                    gid=GID + "bandwidth-label")
 
     handles = []
     for i, (name, entries) in enumerate(groups.items()):
