@@ -321,3 +321,9 @@ def test_results_without_spec_fail_a_fraction_gate_and_plot_asks_for_a_spec(run_
     r = run_cli("plot", "--results", out, "-o", tmp_path / "x.png")
     assert r.code == 2
     assert "measured without a spec" in r.err and not (tmp_path / "x.png").exists()
+
+
+def test_a_ci_log_gets_one_plain_line_per_kernel_as_it_finishes(run_cli):
+    r = _measure(run_cli, "m_add", "m_unwritten")
+    lines = [line for line in r.err.splitlines() if line.startswith("measure: ")]
+    assert [line.rsplit(",", 1)[0] for line in lines] == ["measure: m_add n=1000: OK", "measure: m_unwritten n=1000: FAILED"]

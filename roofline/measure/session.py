@@ -8,7 +8,7 @@ import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from roofline import __version__
 from roofline.analysis import analyze, machine_summary
@@ -17,6 +17,8 @@ from roofline.expr import Expr
 from roofline.measure.harness import measure_kernel, prepare_host
 from roofline.measure.implementation import load_implementation
 from roofline.measure.policy import MeasurePolicy
+from roofline.measure.progress import SILENT, Progress
+from roofline.resultfiles import params_text
 from roofline.model import KernelDescriptor, MachineSpec
 from roofline.resultdoc import RESULTS_SCHEMA
 from roofline.specs import SpecCatalog
@@ -51,8 +53,6 @@ def memory_limit(backend: Any) -> tuple[float | None, str]:
 
 def host_sizes(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]) -> str:
     """'vector_add n=2^26, sum n=2^28' for the note that says what the host backend is about to run."""
-    from roofline.resultfiles import params_text
-
     parts = []
     for d in kernels[:4]:
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
@@ -128,7 +128,7 @@ def measure_all(
     backend: Any,
     machine: MachineSpec | None,
     policy: MeasurePolicy,
-    progress: Callable[[str], None] = lambda name: None,
+    progress: Progress = SILENT,
 ) -> list[dict[str, Any]]:
     """Each kernel in turn on the backend; the next kernel's inputs and reference are made on the host meanwhile.
 
@@ -150,18 +150,20 @@ def measure_all(
         sys.setswitchinterval(old_interval)
 
 
-def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
         for i, (d, work, analysis, impl) in enumerate(jobs):
-            progress(d.name)
+            label = f"{d.name} {params_text(work.params)}".strip()
+            progress.start(label)
             current = pending
             pending = None
             if i + 1 < len(jobs) and backend.name != "numpy":  # on the host backend the CPU is what is timed
                 pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
             try:
                 entries.append(measure_kernel(d, work, analysis, impl, backend, policy, host=current.result))
+                progress.finish(label, entries[-1]["status"])
             finally:
                 current = None
                 backend.release()
