@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError, closest
-from roofline.measure.gpustate import throttle_warning
+from roofline.clockstate import throttle_warning
 from roofline.resultdoc import MODEL_ERROR_FRACTION, RESULTS_SCHEMA
 from roofline.resultfiles import device_labels, kernel_key, params_text
 

@@ -11,7 +11,8 @@ import pytest
 
 from roofline.measure.calibrate.figures import OK, comparison_rows, datasheet_at_clock, measured
 from roofline.measure.calibrate.spec import measured_spec
-from roofline.measure.gpustate import Monitor, Reading, describe, open_monitor, throttle_warning, window_state
+from roofline.clockstate import describe, throttle_warning
+from roofline.measure.gpustate import Monitor, Reading, open_monitor, window_state
 from roofline.specs import SpecCatalog
 
 MHZ = 1e6

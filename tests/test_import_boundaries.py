@@ -36,10 +36,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the process Nsight Compute profiles: it starts and stops CUDA's profiler, which older CuPy exposes only as "
         "cupy.cuda.profiler; it launches kernels through the CuPy backend otherwise"
     ),
-    ("roofline.gates", "roofline.measure"): (
-        "known, issue 16 ('Packages by stage'): gates reads measure.gpustate's throttle text; that text moves into the "
-        "results so the gates judge results alone"
-    ),
 }
 
 

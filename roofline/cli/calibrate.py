@@ -56,7 +56,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
     from roofline.measure.calibrate.gpu import calibrate as calibrate_gpu
     from roofline.measure.calibrate.plan import FULL, QUICK
     from roofline.measure.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.measure.gpustate import CAPPED_FRACTION
+    from roofline.clockstate import CAPPED_FRACTION
     from roofline.measure.session import choose_machine
     from roofline.render.calibrate_table import calibration_notes, comparison_table
     from roofline.specs import SpecCatalog

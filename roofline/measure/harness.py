@@ -12,7 +12,7 @@ import numpy as np
 
 from roofline.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
-from roofline.measure.gpustate import throttle_warning
+from roofline.clockstate import throttle_warning
 from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.measure.stats import SPREAD_WARNING, median_interval, summarize

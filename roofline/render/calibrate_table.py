@@ -23,7 +23,7 @@ def _percent(fraction: float | None) -> str:
 
 def clock_text(row: dict[str, Any], capped_above: float) -> str:
     """'1440 MHz, power-capped 96%': the clock at the end of the figure's timed window, and the share of it spent
-    at the power limit when that is above `capped_above` (measure.gpustate.CAPPED_FRACTION)."""
+    at the power limit when that is above `capped_above` (clockstate.CAPPED_FRACTION)."""
     if not row.get("sm_clock"):
         return "–"
     capped = row.get("power_capped")

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from roofline.measure.gpustate import describe, throttle_warning
+from roofline.clockstate import describe, throttle_warning
 from roofline.model import MachineSpec
 
 OK = "OK"

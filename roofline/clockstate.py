@@ -1,0 +1,58 @@
+"""What a kernel's `gpu_state` (the clocks and power over its timed window, recorded in the results) means for its
+figure, in words. Pure: the results' readers (report, calibrate) use it without importing anything that measures.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# A window is called capped when the power or thermal policy held the clocks down for more than this fraction of it
+# and the SM clock at its end is below LOW_CLOCK_FRACTION of the maximum; where NVML has no violation counters, the
+# low clock alone decides.
+CAPPED_FRACTION = 0.10
+LOW_CLOCK_FRACTION = 0.90
+
+
+def describe(state: Mapping[str, Any] | None) -> str | None:
+    """The window in one clause, for a calibrated figure's method: what clock and power it ran at."""
+    if not state:
+        return None
+    parts = []
+    end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
+    if end:
+        parts.append(f"SM clock {end / 1e6:.0f} MHz at the end of the timed window"
+                     + (f" (max {top / 1e6:.0f} MHz)" if top else ""))
+    for key, what in (("power_capped", "power-capped"), ("thermal_capped", "thermally throttled")):
+        if state.get(key) is not None:
+            parts.append(f"{what} {state[key]:.0%} of it")
+    power, limit = state.get("power_mean"), state.get("power_limit")
+    if power:
+        parts.append(f"mean power {power:.0f} W" + (f" of a {limit:.0f} W limit" if limit else ""))
+    return ", ".join(parts) or None
+
+
+def throttle_warning(state: Mapping[str, Any] | None) -> str | None:
+    """The quality warning for a window whose clocks were held down, with what it means for the figure; None when
+    the clocks ran free (or nothing is known)."""
+    if not state:
+        return None
+    end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
+    clock = f"SM clock {end / 1e6:.0f} of {top / 1e6:.0f} MHz at the end" if end and top else "SM clock unknown"
+    power, limit = state.get("power_mean"), state.get("power_limit")
+    watts = f", mean {power:.0f} W of a {limit:.0f} W limit" if power and limit else ""
+    # Held for a real part of the window AND the clock really fell (or is unknown): a memory-bound kernel that
+    # brushes the power limit and loses 1-6 % of its SM clock is no news (seen on the H200: gelu at 1860 MHz).
+    clock_fell = not (end and top) or end < LOW_CLOCK_FRACTION * top
+    thermal = state.get("thermal_capped")
+    if thermal is not None and thermal > CAPPED_FRACTION and clock_fell:
+        return (f"thermally throttled for {thermal:.0%} of the timed window ({clock}): the GPU is too hot, so the "
+                "figure will not repeat; check its cooling and let it cool before measuring again")
+    capped = state.get("power_capped")
+    if capped is not None and capped > CAPPED_FRACTION and clock_fell:
+        return (f"power-capped for {capped:.0%} of the timed window ({clock}{watts}): this is what the GPU sustains "
+                "at its power limit, below its boost-clock peak")
+    if capped is None and end and top and end < LOW_CLOCK_FRACTION * top:
+        reasons = [r for r in state.get("reasons_end") or [] if r != "idle"]
+        why = f" ({', '.join(reasons)})" if reasons else ""
+        return f"{clock}{why}: the figure is below what the GPU reaches at its boost clock"
+    return None
