@@ -153,7 +153,14 @@ def device_option(f: F) -> F:
                         help="CUDA device ordinal.")(f)
 
 
-def measure_options(per: str = "kernel") -> Callable[[F], F]:
+def devices_option(f: F) -> F:
+    """--device for a command that can run on several GPUs at once (roofline.cli.multi parses it)."""
+    return click.option("--device", "device_text", default="0", show_default=True, metavar="N|N,M,...|all",
+                        help="CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one process "
+                             "each, into one file whose entries name their device.")(f)
+
+
+def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
     """--backend, --device, --min-time, --min-repeats and --seed, as `measure` and `sweep` share them; the seed's
     default is MeasurePolicy's. `per` names what one timing covers ('kernel', 'size')."""
     from roofline.measure.policy import MeasurePolicy
@@ -165,7 +172,7 @@ def measure_options(per: str = "kernel") -> Callable[[F], F]:
                          help=f"Timed runs per {per}, at least.")(f)
         f = click.option("--min-time", type=float, default=MeasurePolicy.min_time, show_default=True,
                          help=f"Seconds of timed runs per {per}.")(f)
-        f = device_option(f)
+        f = devices_option(f) if many_devices else device_option(f)
         return click.option(
             "--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
             help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "

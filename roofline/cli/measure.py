@@ -13,7 +13,7 @@ from roofline.cli.common import (emit_results, format_option, kernel_options, me
 @click.command()
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
-@measure_options(per="kernel")
+@measure_options(per="kernel", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1)")
 @format_option(["table", "json"], help="What to print on standard output.")
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
@@ -58,7 +58,6 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
                              "--profile (name one --device for those)")
         devices = choose_devices(device_text)
         if len(devices) > 1:
-            policy = MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
             return measure_many(devices, MeasureRequest(names, kernel_paths, params, spec_name, policy), output, fmt)
         wanted = devices
     device_id = wanted[0]

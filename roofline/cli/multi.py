@@ -1,0 +1,70 @@
+"""The several-GPU side of the measuring commands: `--device all` / `--device 0,2,3`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from roofline.cli.common import note
+
+
+def device_count() -> int:
+    """How many CUDA devices this process sees (exit 3 with the fix when there is no GPU or no CuPy)."""
+    from roofline.measure.backend_cupy import import_cupy
+
+    return int(import_cupy().cuda.runtime.getDeviceCount())
+
+
+def choose_devices(text: str) -> list[int]:
+    """--device as given → the ordinals to run on (a single number is one device, as before)."""
+    from roofline.measure.multi import parse_devices, resolve_devices
+
+    wanted = parse_devices(text)
+    if wanted is not None and len(wanted) == 1:
+        return wanted
+    return resolve_devices(wanted, device_count())
+
+
+def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str) -> None:
+    """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
+    device whose worker failed (after writing the others' results)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from roofline.cli.common import emit_results
+    from roofline.errors import GateFailed
+    from roofline.measure.multi_measure import bug_details, measure_devices
+    from roofline.render.measure import problems, results_table
+    from roofline.render.text import markup
+
+    seen_notes: set[str] = set()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        tasks = {d: bar.add_task(f"GPU {d}: starting", total=None) for d in devices}
+        started: set[int] = set()
+
+        def on_message(device: int, kind: str, value: Any) -> None:
+            task = tasks[device]
+            if kind == "total":
+                bar.update(task, total=value)
+            elif kind == "progress":
+                if device in started:
+                    bar.advance(task)
+                started.add(device)
+                bar.update(task, description=f"GPU {device}: {markup(str(value))}")
+            elif kind == "note" and value not in seen_notes:
+                seen_notes.add(value)
+                note(str(value))
+
+        doc, failures, outcomes = measure_devices(devices, request, on_message)
+    emit_results(doc, output, fmt, results_table, problems(doc))
+    for line in bug_details(outcomes):
+        click.echo(line, err=True)
+    failed = [k["name"] for k in doc["kernels"] if k["status"] == "FAILED"]
+    if failures:
+        raise GateFailed(f"{len(failures)} of {len(devices)} device(s) failed; the others' results were kept: "
+                         + "; ".join(failures))
+    if failed:
+        raise GateFailed(f"{len(failed)} kernel entr(ies) FAILED verification: {', '.join(sorted(set(failed))[:5])}")
