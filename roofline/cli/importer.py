@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import emit_results
+from roofline.cli.profile import group_by_option, profile
 
 
 @click.group("import")
@@ -40,9 +41,10 @@ def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> N
               help="Write the results JSON (roofline/results/v1) here, atomically.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
+@group_by_option("none")
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
-def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: str) -> None:
+def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: str, group_by: str) -> None:
     """Read the CSV that 'ncu --csv --page raw' writes for any program; one results entry per kernel launch.
 
     The file may be redirected standard output that also holds the program's own output and ncu's ==PROF==
@@ -60,18 +62,22 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
           python3 my_program.py > my_program.csv
       roofline import ncu my_program.csv -o my_program.json     # spec from the CSV's GPU name
       roofline import ncu a.out.csv --spec h200 --format json
+      roofline import ncu model.csv --group-by op -o model.json   # ranked by recoverable time
       roofline report my_program.json
 
     The metrics are listed in docs/ncu.md. ncu's '--set full' captures work too (FLOPs then come from the
     per-cycle rates it records).
     """
+    from roofline.ncu.group import add_groups
     from roofline.ncu.importer import import_csv
+    from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
 
     doc, notes = import_csv(report, spec_name)
+    notes += add_groups(doc, group_by)
     lines = [*notes, f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on "
                      f"{doc['machine']['id']}"]
-    emit_results(doc, output, fmt, imported_table, lines)
+    emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)
 
 
-COMMANDS = [import_group]
+COMMANDS = [import_group, profile]  # profile lives in roofline/cli/profile.py; registered with the importers

@@ -26,6 +26,7 @@ from roofline.errors import InputError, read_input_text
 from roofline.model import MachineSpec
 from roofline.ncu.counters import counters
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
+from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
 from roofline.ncu.table import ImpossibleValue, Launch, NcuParseError, NcuTable, diagnose, parse_csv
 from roofline.specs import SpecCatalog
@@ -119,6 +120,9 @@ def launch_entry(launch: Launch, machine: MachineSpec) -> tuple[dict[str, Any] |
             ("device", "Device"), ("cc", "CC"), ("stream", "Stream")) if col in launch.info},
         "warnings": _warnings(c, placed.notes),
     }
+    stack = launch_stack(launch.info)
+    if stack is not None:
+        entry["nvtx"] = stack  # the NVTX push/pop ranges around the launch, outermost first
     return entry, None
 
 
