@@ -18,7 +18,7 @@ from typing import Any
 from roofline.errors import at, first_line
 from roofline.units import MAX_DIGITS
 
-MAX_DEPTH = 64  # levels of nested lists and mappings; the deepest real input (a results file) uses five
+MAX_DEPTH = 64  # levels of nested lists and mappings; real inputs use fewer than ten
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -123,7 +123,8 @@ def parse_yaml(text: str, source: object) -> Any:
             problem = exc.problem or exc.context or "malformed"
             if "nesting depth" in problem and mark:  # libyaml's own limit (1000 levels) met before ours
                 raise at(source, f"line {mark.line + 1}", f"is nested more than {MAX_DEPTH} levels deep") from None
-            raise at(source, None, f"YAML syntax error: {where}{problem}") from None
+            what = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+            raise at(source, None, f"{what}: {where}{problem}") from None
         except yaml.YAMLError as exc:
             raise at(source, None, f"YAML syntax error: {first_line(exc)}") from None
         except RecursionError:  # the pure-Python composer recurses; libyaml stops at 1000 levels itself
@@ -200,8 +201,10 @@ def _check_scalar(loader: Any, node: Any, source: object, line: int) -> None:
         value = loader.construct_object(node)
     except yaml.MarkedYAMLError:
         raise
-    except (ValueError, TypeError, OverflowError, yaml.YAMLError) as exc:
-        raise at(source, f"line {line}", f"cannot read {node.value[:40]!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - PyYAML's scalar builders raise anything: '!!bool x' is a KeyError
+        detail = f" ({first_line(exc, 80)})" if isinstance(exc, ValueError) else ""  # 'month must be in 1..12'
+        what = node.tag.rsplit(":", 1)[-1]
+        raise at(source, f"line {line}", f"cannot read {node.value[:40]!r} as {what}{detail}") from None
     if node.tag == _FLOAT_TAG and isinstance(value, float) and not math.isfinite(value):
         raise at(source, f"line {line}", f"{node.value[:40]!r} is not a finite number")
 

@@ -148,11 +148,12 @@ def test_yaml_loaders_with_mutated_documents(scratch: Path, name: str, load: Cal
 
 @pytest.mark.parametrize(("name", "load", "base"), YAML_LOADERS, ids=[n for n, _, _ in YAML_LOADERS])
 def test_yaml_loaders_with_arbitrary_text(scratch: Path, name: str, load: Callable, base: Any) -> None:
-    yaml_alphabet = st.sampled_from(list("abc:-[]{}&*!|>'\"#%@`,? \n\t0123456789.e+x\\") + ["\u0661", "\x00"])
+    tokens = [*"abc:-[]{}&*!|>'\"#%@`,? \n\t0123456789.e+x\\", "\u0661", "\x00", "!!timestamp ", "!!bool ", "!!int ",
+              "!!float ", "!!binary ", "!!omap ", "!!set ", "!!python/name:x ", "&a ", "*a ", "<<: ", "--- ", "? "]
     prefix = yaml_text(base)
 
     @FAST
-    @given(st.text(yaml_alphabet, max_size=80) | st.text(max_size=40), st.booleans())
+    @given(st.lists(st.sampled_from(tokens), max_size=40).map("".join) | st.text(max_size=40), st.booleans())
     def check(text: str, after_valid: bool) -> None:
         only_input_errors(load, scratch / f"{name}-text.yaml", prefix + text if after_valid else text)
 

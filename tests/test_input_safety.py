@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -166,6 +167,19 @@ def test_deep_yaml_is_refused_quickly_in_little_memory(tmp_path: Path, text: str
     assert code == 2 and one_line_naming(err, path), err
     assert f"nested more than {MAX_DEPTH} levels" in err
     assert seconds < 1.0 and megabytes < 200
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("a: !!timestamp x\n", "line 1: cannot read 'x' as timestamp"), ("a: !!bool x\n", "cannot read 'x' as bool"),
+     ("b: 1\na: 2026-13-45\n", "line 2: cannot read '2026-13-45' as timestamp (month must be in 1..12)"),
+     ("a: !!python/name:os.system\n", "YAML error: line 1"), ("a: !!omap [1]\n", "YAML error"),
+     ("{[1]: 2}\n", "unhashable key"), ("--- 1\n--- 2\n", "YAML syntax error: line 2")],
+    ids=["timestamp-tag", "bool-tag", "bad-date", "python-tag", "omap", "unhashable-key", "two-documents"],
+)
+def test_yaml_values_pyyaml_cannot_build_are_input_errors(text: str, fragment: str) -> None:
+    with pytest.raises(InputError, match=re.escape(fragment)):
+        parse_yaml(text, "f.yaml")
 
 
 def test_yaml_depth_limit_is_exact() -> None:
