@@ -347,3 +347,27 @@ def failure_message(report: dict[str, Any]) -> str:
     names = ", ".join(f"{r['kernel']} on {r['device']}" for r in failed[:3])
     more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
     return f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"
+
+
+def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], limit: float) -> dict[str, Any]:
+    """The node-acceptance gate (`report --outlier 5%`): fail each row whose device is more than `limit` below its
+    host's median on that kernel (roofline.hosts), naming the device by index and PCI bus id. Returns the report
+    with those rows failed, an `outliers` list, and the summary recounted."""
+    from roofline.hosts import device_name, outliers
+
+    found = outliers(rows, limit)
+    by_row = {(o["label"], o["kernel"], params_text(o["params"])): o for o in found}
+    new_rows = []
+    for row in report["rows"]:
+        o = by_row.get((row["device"], row["kernel"], row["params_text"]))
+        if o is not None and row["verdict"] != "skip":
+            text = (f"{-o['deviation']:.1%} below the host median on {device_name(o['index'], o['pci_bus_id'])}, "
+                    f"over the {limit:.0%} outlier limit")
+            row = {**row, "verdict": "fail", "failures": [*row["failures"], text],
+                   "failed_gates": [*row["failed_gates"], "outlier"]}
+        new_rows.append(row)
+    failed = [r for r in new_rows if r["verdict"] == "fail"]
+    summary = {**report["summary"], "passed": sum(r["verdict"] == "pass" for r in new_rows), "failed": len(failed),
+               "ok": not failed}
+    gates = {**report["gates"], "outlier": limit}
+    return {**report, "rows": new_rows, "summary": summary, "gates": gates, "outliers": found}

@@ -16,6 +16,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline import caveats
 from roofline.errors import InputError, at
 
 RESULTS_SCHEMA = "roofline/results/v1"
@@ -154,7 +155,7 @@ class KernelResult:
     achieved_flops: float | None = None
     fraction_of_ceiling: float | None = None
     error: str | None = None
-    warnings: tuple[str, ...] = ()
+    warnings: tuple[Mapping[str, Any] | str, ...] = ()  # {code, text, fix} records (roofline.caveats)
     extra: Mapping[str, Any] = field(default_factory=dict)
     omitted: frozenset[str] = frozenset()  # optional keys the source did not have, so to_json leaves them out
 
@@ -259,8 +260,28 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     if interval is not None and not (len(interval) == 2 and all(_fits(v, _NUMBER) and v > 0 for v in interval)
                                      and interval[0] <= interval[1]):
         raise at(path, f"{label}.time_ci", f"expected [low, high] seconds with 0 < low <= high, got {interval!r:.60}")
-    if data.get("warnings") is not None and not all(isinstance(w, str) for w in data["warnings"]):
-        raise at(path, f"{label}.warnings", "expected a list of strings")
+    if data.get("warnings") is not None and not all(caveats.valid(w) for w in data["warnings"]):
+        raise at(path, f"{label}.warnings", "expected a list of {code, text, fix} records (or strings)")
+
+
+def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
+    """A several-GPU file (measure --device all): each `devices` entry has an index and a name, and each kernel
+    names one of those indices in `device`. Files without `devices` are single-device and need neither. The list is
+    kept in `extra`, so it round-trips as written."""
+    if "devices" not in doc:
+        return
+    if not isinstance(doc["devices"], list) or not doc["devices"]:
+        raise at(path, "devices", f"expected a non-empty list of devices, got {_kind(doc['devices'])}")
+    indices = []
+    for i, dev in enumerate(doc["devices"]):
+        if not isinstance(dev, dict):
+            raise at(path, f"devices[{i}]", f"expected a mapping, got {_kind(dev)}")
+        _check(path, f"devices[{i}].", dev, {"index": _NUMBER, "name": _STRING}, {})
+        indices.append(dev["index"])
+    for i, k in enumerate(doc["kernels"]):
+        if k.get("device") not in indices:
+            raise at(path, f"kernels[{i}].device", f"is {k.get('device')!r:.20}; expected one of the devices' "
+                                                    f"indices {indices}")
 
 
 def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -308,6 +329,7 @@ class ResultsDocument:
         if not doc["kernels"]:
             raise at(path, "kernels", "is empty: a results file holds at least one kernel")
         kernels = tuple(KernelResult.from_json(k, path, i, machine is not None) for i, k in enumerate(doc["kernels"]))
+        _check_devices(path, doc)
         seen: dict[tuple[str, str, str], int] = {}
         for i, raw in enumerate(doc["kernels"]):
             key = kernel_identity(raw)

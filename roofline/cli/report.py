@@ -46,11 +46,15 @@ class Fraction(click.ParamType):
 @click.option("--regression-test", type=click.Choice(["ci", "median"]), default="ci", show_default=True,
               help="ci: a kernel regresses when its median is over --max-regression AND the 95%% bootstrap "
                    "intervals of the two medians do not overlap (noise-proof); median: the medians alone.")
+@click.option("--outlier", type=Fraction(), default=None,
+              help="Node acceptance, for files measured with --device all: fail a GPU more than this fraction below "
+                   "its host's median on a kernel (5%%), naming it by index and PCI bus id.")
 @click.option("--strict-model", is_flag=True,
               help="Fail a verified kernel above 102%% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
-           regression_test: str, allow_unknown_ceiling: bool, strict_model: bool) -> None:
+           regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,
+           outlier: float | None = None) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -83,18 +87,22 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
                      strict_model=strict_model, regression_test=regression_test)
 
-    doc = build_report(docs, config, baseline_docs)
+    from roofline.cli.hosts import host_report
+
+    doc, hosts = host_report(docs, baseline_docs, config, outlier)
+    from roofline.render.hosts import host_markdown, host_table
 
     if fmt == "table":
         from roofline.render.report import rich_table
 
-        print_tables([rich_table(doc)], output)
+        print_tables([rich_table(doc), *([host_table(hosts, outlier)] if hosts else [])], output)
     else:
         from roofline.render import report as render
 
         writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
                    "github-benchmark": render.to_github_benchmark}
-        emit(writers[fmt](doc), output)
+        text = writers[fmt](doc)
+        emit(text + (host_markdown(hosts, outlier) if hosts and fmt == "markdown" else ""), output)
 
     if not doc["summary"]["ok"]:
         raise GateFailed(failure_message(doc))

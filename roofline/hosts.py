@@ -1,0 +1,60 @@
+"""Several GPUs of one host, side by side (pure): per kernel, the median across the devices and each device's
+deviation from it, the figures the node-acceptance gate (`report --outlier 5%`) judges.
+
+A device's figure is its speed on the kernel, 1 / median time (the same ratio as its fraction of the ceiling, which
+a file measured without a spec lacks). Its deviation is speed / host median speed − 1: −0.08 means 8 % slower than
+the host's median. With two GPUs the median is their mean, so one GPU 10 % slower than the other sits about 5 %
+below the median: the gate's limit is a distance from the median, not between devices.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from typing import Any, Mapping, Sequence
+
+
+def _key(kernel: Mapping[str, Any]) -> tuple[str, str]:
+    return str(kernel["name"]), json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
+
+
+def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """devices: one mapping per GPU of one host, {label, index, pci_bus_id, kernels}. One row per kernel that at
+    least two devices timed: its median time across them and each device's time, speed ratio and deviation.
+    Kernels a device failed or skipped are listed for it with deviation None (the verification gate fails those)."""
+    order: dict[tuple[str, str], dict[str, Any]] = {}
+    for dev in devices:
+        for k in dev["kernels"]:
+            row = order.setdefault(_key(k), {"kernel": k["name"], "params": k.get("params", {}), "devices": []})
+            time = k.get("time_median") if k.get("status") == "OK" else None
+            row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
+                                   "time": time, "status": k.get("status"),
+                                   "fraction_of_ceiling": k.get("fraction_of_ceiling")})
+    rows = []
+    for row in order.values():
+        times = [d["time"] for d in row["devices"] if d["time"]]
+        if len(times) < 2:
+            continue
+        median_speed = statistics.median(1.0 / t for t in times)
+        row["median_time"] = statistics.median(times)
+        row["median_speed"] = median_speed
+        for d in row["devices"]:
+            d["deviation"] = (1.0 / d["time"]) / median_speed - 1.0 if d["time"] else None
+        rows.append(row)
+    return rows
+
+
+def outliers(rows: Sequence[Mapping[str, Any]], limit: float) -> list[dict[str, Any]]:
+    """Each (device, kernel) more than `limit` (0.05 = 5 %) below its host's median, worst first."""
+    out = []
+    for row in rows:
+        for d in row["devices"]:
+            if d.get("deviation") is not None and d["deviation"] < -limit:
+                out.append({"kernel": row["kernel"], "params": row["params"], "label": d["label"],
+                            "index": d["index"], "pci_bus_id": d["pci_bus_id"], "deviation": d["deviation"]})
+    return sorted(out, key=lambda o: o["deviation"])
+
+
+def device_name(index: Any, pci_bus_id: Any) -> str:
+    """'GPU 1 (0000:1B:00.0)': how a message names a device, by index and PCI bus id."""
+    return f"GPU {index}" + (f" ({pci_bus_id})" if pci_bus_id else "")

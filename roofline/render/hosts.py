@@ -1,0 +1,64 @@
+"""The several-GPU view of a report: per kernel, the host median and each device's deviation from it."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from roofline.units import format_time
+
+
+def _deviation(d: Mapping[str, Any], limit: float | None) -> str:
+    if d.get("deviation") is None:
+        return str(d.get("status") or "–")
+    mark = " ✗" if limit is not None and d["deviation"] < -limit else ""
+    return f"{d['deviation']:+.1%}{mark}"
+
+
+def _columns(rows: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, str]]:
+    seen: dict[tuple[Any, Any], str] = {}
+    for row in rows:
+        for d in row["devices"]:
+            seen.setdefault((d["index"], d["pci_bus_id"]), d["label"])
+    return [(i, bus, label) for (i, bus), label in seen.items()]
+
+
+def _header(index: Any, bus: Any) -> str:
+    return f"GPU {index}" + (f" {bus}" if bus else "")
+
+
+def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: float | None) -> list[str]:
+    from roofline.resultfiles import params_text
+
+    by_device = {(d["index"], d["pci_bus_id"]): d for d in row["devices"]}
+    cells = [row["kernel"], params_text(row["params"]), format_time(row["median_time"])]
+    for index, bus, _ in columns:
+        d = by_device.get((index, bus))
+        cells.append("" if d is None else _deviation(d, limit))
+    return cells
+
+
+def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> Any:
+    """A rich table: kernel, params, median time across the GPUs, then each GPU's speed deviation from it."""
+    from rich.table import Table
+    from rich.text import Text
+
+    columns = _columns(rows)
+    title = "Across the host's GPUs: speed against the median" + (f" (outlier limit −{limit:.0%})" if limit else "")
+    table = Table(title=title)
+    for name in ("kernel", "params", "median time", *(_header(i, b) for i, b, _ in columns)):
+        table.add_column(name, justify="left" if name in ("kernel", "params") else "right")
+    for row in rows:
+        table.add_row(*(Text(c) for c in _cells(row, columns, limit)))
+    return table
+
+
+def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> str:
+    from roofline.render.text import md
+
+    columns = _columns(rows)
+    head = ["kernel", "params", "median time", *(_header(i, b) for i, b, _ in columns)]
+    lines = ["", "### Across the host's GPUs (speed against the median)", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in rows:
+        lines.append("| " + " | ".join(md(c) for c in _cells(row, columns, limit)) + " |")
+    return "\n".join(lines) + "\n"
