@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from roofline.caveats import warning
 from roofline.errors import InputError
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.model import ITEMSIZE, MachineSpec, Workload
@@ -117,13 +118,15 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     if problem is not None:
         return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={})
     notes = [] if check is not None or reference is not None else [
-        "unverified: give check= or reference= so roofline can tell a fast result from a wrong one"]
+        warning("unverified", "unverified: timed without a check of its output",
+                "give check= or reference= so roofline can tell a fast result from a wrong one")]
     sets = [first]
     if inputs is not None:
         sets += [_call_args(inputs) for _ in range(buffer_sets(int(work.bytes), engine.cache_bytes,
                                                                 MeasurePolicy()) - 1)]
     elif work.bytes < MeasurePolicy().rotate_below * engine.cache_bytes:
-        notes.append("the data may stay in the cache between repeats (no inputs= factory to rotate fresh copies)")
+        notes.append(warning("cache-resident", "the data may stay in the cache between repeats",
+                             "pass inputs= a factory of fresh argument sets, so copies are rotated"))
     timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
     verified = check is not None or reference is not None
     return timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)

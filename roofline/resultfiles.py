@@ -8,7 +8,8 @@ Format history:
       files still read): a kernel's "gpu_state" (SM clock at the start and end of its timed window, the maximum,
       mean power, the power limit, the fractions of the window held down by the power or thermal policy, the
       clock-event reasons at the end) and the device's "clock_monitor" (what read them, or why nothing did);
-      a kernel's "warnings" (list of strings); a top-level "groups" list (a profile's kernels grouped).
+      a kernel's "warnings" (strings at first, now {code, text, fix} records: roofline.caveats); a top-level
+      "groups" list (a profile's kernels grouped).
       Checked since 0.x (issue 15), as readers always assumed: at least one kernel; each (name, params, device)
       once; times positive; flops and bytes not negative; fraction_of_ceiling from 0 to 10; status one of
       OK, FAILED, SKIPPED, IMPORTED. The typed form is roofline.resultdoc (KernelResult, ResultsDocument).

@@ -67,8 +67,9 @@ def test_without_a_check_the_result_is_unverified_and_says_why():
     a, b, out = _add_case()
     r = roofline.measure(lambda: np.add(a, b, out=out), flops=a.size, bytes=3 * a.nbytes, **FAST)
     assert r.verified is False and r.failed  # report fails unverified results
-    assert any("unverified" in w for w in r.warnings)
-    assert any("cache" in w for w in r.warnings)  # no inputs= factory: repeats may hit the cache
+    codes = {w["code"]: w for w in r.warnings}
+    assert "check=" in codes["unverified"]["fix"]
+    assert "inputs=" in codes["cache-resident"]["fix"]  # no inputs= factory: repeats may hit the cache
 
 
 def test_inputs_factory_rotates_fresh_argument_sets():

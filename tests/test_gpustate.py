@@ -189,7 +189,7 @@ def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monke
     monkeypatch.setattr(backend, "time_runs", capped_time_runs)
     entry = measure_copy(backend, 4096, 0.0)
     assert entry["status"] == OK and entry["gpu_state"]["power_capped"] == pytest.approx(2.9 / 3)
-    assert any(w.startswith("power-capped for 97%") for w in entry["warnings"])
+    assert any(w["code"] == "throttled" and w["text"].startswith("power-capped for 97%") for w in entry["warnings"])
 
 
 def test_a_numpy_run_records_no_gpu_state():

@@ -175,7 +175,8 @@ def test_measure_kernel_figures_come_from_the_timed_samples():
     assert entry["achieved_flops"] == pytest.approx(1000 / 2e-3)
     assert entry["fraction_of_ceiling"] is None  # no machine: the ceiling is unknown
     assert entry["timing"] == "wall"
-    assert any(w.startswith("noisy: max/min = 9.00") for w in entry["warnings"])
+    assert any(w["code"] == "noisy" and w["text"].startswith("noisy: max/min = 9.00") and "--min-time" in w["fix"]
+               for w in entry["warnings"])
 
 
 def test_measure_kernel_with_a_machine_reports_the_fraction_of_ceiling(bundled_specs):

@@ -12,6 +12,7 @@ import numpy as np
 
 from roofline.errors import BackendUnavailable, first_line
 from roofline.measure.context import KernelContext
+from roofline.caveats import warning
 from roofline.measure.gpustate import open_monitor
 from roofline.measure.harness import Run, Timing
 from roofline.measure.implementation import Implementation
@@ -198,7 +199,10 @@ class CupyBackend:
             try:
                 return self._time_graph(run, sets, policy, estimate)
             except Exception as exc:  # noqa: BLE001 - capture is optional; fall back to plain events
-                notes.append(f"CUDA graph capture failed ({first_line(exc)}); timed launches directly")
+                notes.append(warning("graph-capture-failed", f"CUDA graph capture failed ({first_line(exc)}); "
+                                     "timed launches directly",
+                                     "launches include Python's launch path; keep allocations out of the callable "
+                                     "(use out= arguments) so it can be captured"))
                 self._end_capture_quietly()
         # Without a graph, a short kernel is timed in batches: one event pair around several back-to-back
         # launches, so the GPU stays busy and the gaps of the Python launch path are amortised.

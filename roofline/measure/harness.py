@@ -12,6 +12,7 @@ import numpy as np
 
 from roofline.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
+from roofline.caveats import warning
 from roofline.clockstate import throttle_warning
 from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
@@ -41,7 +42,7 @@ class Timing:
     samples: list[float]  # seconds per kernel execution, one per sample
     repeats: int  # kernel executions timed in all
     mode: str  # "events", "graph" or "wall"
-    notes: list[str] = field(default_factory=list)
+    notes: list[dict[str, Any]] = field(default_factory=list)  # warning records (roofline.caveats)
     gpu_state: dict[str, Any] | None = None  # clocks and power over the timed window (gpustate.window_state)
 
 
@@ -89,7 +90,8 @@ def measure_kernel(
 
 
 def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None, timing: Timing, sets_used: int,
-                 phases: Mapping[str, float], verified: bool = True, extra_warnings: Sequence[str] = ()) -> KernelResult:
+                 phases: Mapping[str, float], verified: bool = True,
+                 extra_warnings: Sequence[Mapping[str, Any]] = ()) -> KernelResult:
     """A verified (or, from the API without a check, unverified) kernel's result from its timed runs: the figures,
     and the warnings a reader needs to trust them (noise, throttling, a model the kernel beats)."""
     stats = summarize(timing.samples)
@@ -97,11 +99,11 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
     warnings = [*extra_warnings, *timing.notes]
     throttled = throttle_warning(timing.gpu_state)
     if throttled:
-        warnings.append(throttled)
+        warnings.append(warning("throttled", throttled, "the figure holds at the recorded clock only (gpu_state in "
+                                                        "the results); roofline calibrate shows the datasheet there"))
     if stats.noisy:
-        warnings.append(
-            f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING}); close other work on the device or raise --min-time"
-        )
+        warnings.append(warning("noisy", f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING})",
+                                "close other work on the device or raise --min-time"))
     result = KernelResult.from_fields({
         **base, "time_median": stats.median, "time_min": stats.minimum, "time_max": stats.maximum,
         "repeats": timing.repeats, "time_ci": list(median_interval(timing.samples)),
@@ -110,15 +112,17 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
         "status": Status.OK, "error": None, "warnings": warnings,
     }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases)})
     if result.model_error:
-        result = replace(result, warnings=(*result.warnings, model_error_text(result.fraction_of_ceiling)))
+        result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling)))
     return result
 
 
-def model_error_text(fraction: float) -> str:
+def model_error_warning(fraction: float) -> dict[str, Any]:
     """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
-    return (f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
-            f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success): the descriptor counts too few "
-            "bytes or FLOPs (data the caches served is not DRAM traffic), or the spec's figure is low")
+    return warning("model-under-counts",
+                   f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
+                   f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success)",
+                   "count only DRAM traffic in the descriptor's bytes (data the caches served is not DRAM traffic) "
+                   "and every FLOP, or check the spec's figure")
 
 
 class KernelFailure(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from roofline import caveats
 from roofline.render.text import literal, styled
 from roofline.units import format_flops, format_rate, format_time
 
@@ -66,5 +67,5 @@ def problems(doc: dict[str, Any]) -> list[str]:
         if k["status"] != "OK":
             lines.append(f"FAILED {k['name']}: {k['error']}")
         for w in k.get("warnings") or []:
-            lines.append(f"warning {k['name']}: {w}")
+            lines.append(f"warning {k['name']}: {caveats.line(w)}")
     return lines

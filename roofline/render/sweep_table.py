@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline import caveats
 from roofline.render.text import literal, styled
 from roofline.units import format_bytes, format_rate, format_time
 
@@ -65,7 +66,7 @@ def explanation(doc: dict[str, Any]) -> list[str]:
         if e["status"] != "OK":
             lines.append(f"FAILED {s['param']}={e.get('size')}: {e.get('error')}")
         for w in e.get("warnings") or []:
-            lines.append(f"warning {s['param']}={e.get('size')}: {w}")
+            lines.append(f"warning {s['param']}={e.get('size')}: {caveats.line(w)}")
     lines.append(s["measurement"])
     if doc["backend"] == "numpy":
         lines.append("note: these times are the HOST CPU running NumPy; the GPU model's terms do not describe it")
