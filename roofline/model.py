@@ -64,6 +64,22 @@ class CacheLevel:
     latency: float | None = None  # s
 
 
+LINK_NAMES = ("nvlink", "pcie")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A GPU's link to its peers (nvlink) or its host (pcie), as the datasheet prints it: `bandwidth` is both
+    directions together (NVIDIA's 900 GB/s NVLink 4 is 450 GB/s each way), so one direction's roof is half of it."""
+
+    bandwidth: float  # B/s, both directions summed
+    links: int | None = None  # NVLink links per GPU; PCIe lanes
+
+    @property
+    def per_direction(self) -> float:
+        return self.bandwidth / 2.0
+
+
 @dataclass(frozen=True)
 class MachineSpec:
     """A GPU as the roofline model sees it. All figures in SI base units (B/s, s, B, FLOP/s, Hz)."""
@@ -90,6 +106,7 @@ class MachineSpec:
     derived: bool = False
     measurement: Mapping[str, str] = field(default_factory=dict)
     path: Path | None = None
+    interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie
 
     @property
     def bytes_in_flight(self) -> float:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from roofline.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
-from roofline.model import CACHE_LEVELS, ROOF_NAMES, CacheLevel, MachineSpec, Source
+from roofline.model import CACHE_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel, Link, MachineSpec, Source
 from roofline.yamlio import Fields, read_yaml_mapping
 
 SPEC_SCHEMA_VERSION = 1
@@ -16,12 +16,13 @@ DEFAULT_SPEC = "h100-sxm"
 _TOP_KEYS = (
     "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
     "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
-    "measurement",
+    "measurement", "interconnect",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
 _CACHE_KEYS = ("size", "bandwidth", "latency")
 _CLOCK_KEYS = ("boost", "tensor", "base", "memory")
 _MEASUREMENT_KEYS = ("device", "date", "tool_version", "method")
+_LINK_KEYS = ("bandwidth", "links")
 
 
 def load_spec(path: Path) -> MachineSpec:
@@ -93,7 +94,25 @@ def load_spec(path: Path) -> MachineSpec:
         derived=f.boolean("derived"),
         measurement=measurement,
         path=path,
+        interconnect=_interconnect(f),
     )
+
+
+def _interconnect(f: Fields) -> dict[str, Link]:
+    """interconnect: {nvlink: {bandwidth: 900 GB/s, links: 18}, pcie: {bandwidth: 128 GB/s, links: 16}}; the
+    bandwidth is the datasheet's, both directions summed."""
+    block = f.mapping("interconnect")
+    if block is None:
+        return {}
+    block.reject_unknown(LINK_NAMES)
+    out = {}
+    for name in block.data:
+        link = block.mapping(name, required=True)
+        assert link is not None
+        link.reject_unknown(_LINK_KEYS)
+        out[name] = Link(bandwidth=link.quantity("bandwidth", "bandwidth", required=True) or 0.0,
+                         links=link.integer("links"))
+    return out
 
 
 def _compute_capability(f: Fields) -> str | None:

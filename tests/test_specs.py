@@ -35,7 +35,7 @@ def test_every_bundled_spec_loads(path: Path) -> None:
 
 
 # Figures are the leaves of these sections plus these top-level keys; each must be named in a sources[].for.
-_FIGURE_SECTIONS = ("memory", "compute", "clocks", "caches")
+_FIGURE_SECTIONS = ("memory", "compute", "clocks", "caches", "interconnect")
 _FIGURE_KEYS = ("sm_count", "max_threads_per_sm", "compute_capability", "architecture")
 
 
