@@ -158,3 +158,20 @@ def test_a_kernel_beyond_its_ceiling_is_a_model_error_and_strict_model_fails_it(
     assert r.code == 1, r.err
     row = json.loads(r.out)["rows"][1]
     assert row["failed_gates"] == ["model"] and "the model under-counts" in row["failures"][0]
+
+
+def test_a_switch_parameter_defaulting_to_0_takes_whole_numbers_from_0(run_cli, tmp_path):
+    shutil.copy(MEASURE / "m_add.py", tmp_path / "k.py")
+    (tmp_path / "k.yaml").write_text(textwrap.dedent("""\
+        name: k
+        dtype: float32
+        params: {n: 1000, causal: 0}
+        flops: n
+        bytes: 3 * n * itemsize
+        implementation: k.py
+        """), encoding="utf-8")
+    base = ("measure", "--backend", "numpy", "--kernels", tmp_path, "k", *FAST)
+    assert run_cli(*base).code == 0
+    assert run_cli(*base, "-p", "causal=1").code == 0
+    r = run_cli(*base, "-p", "causal=0.5")
+    assert r.code == 2 and "causal as a whole number of at least 0" in _one_line_error(r)

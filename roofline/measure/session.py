@@ -73,11 +73,13 @@ def check_fits(d: KernelDescriptor, work: Any, limit: float | None, where: str) 
 
     defaults = resolve_params(d)
     for name, value in work.params.items():
-        if not _whole(defaults.get(name)):  # a parameter that is not a size (a scale factor, say)
+        default = defaults.get(name)
+        if not _whole(default):  # a parameter that is not a size (a scale factor, say)
             continue
-        if not _whole(value) or value < 1:
-            raise InputError(f"-p {name}={value:g}: kernel '{d.name}' sizes its arrays with {name}, which must be a "
-                             "whole number of at least 1")
+        least = 1 if default >= 1 else 0  # a whole default of 0 is a switch (causal: 0), not a size
+        if not _whole(value) or value < least:
+            raise InputError(f"-p {name}={value:g}: kernel '{d.name}' takes {name} as a whole number of at least "
+                             f"{least}")
     if limit is None:
         return
     largest = max((s.bytes for s in work.stages), default=work.bytes)
