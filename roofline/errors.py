@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 # Exit codes are a contract that CI pipelines rely on (README, "Exit codes").
-EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_INPUT = 2
 EXIT_BACKEND = 3

@@ -71,14 +71,15 @@ def load_spec(path: Path) -> MachineSpec:
         m.reject_unknown(_MEASUREMENT_KEYS)
         measurement = {k: str(m.data[k]) for k in m.data}
 
+    # Checked for the reader of the file (they document how the bandwidth was derived), not used by the model.
+    memory.integer("bus_width")
+    memory.quantity("clock", "frequency")
     return MachineSpec(
         id=spec_id,
         name=f.string("name", required=True) or spec_id,
         bandwidth=memory.quantity("bandwidth", "bandwidth", required=True) or 0.0,
         latency=memory.quantity("latency", "time", required=True) or 0.0,
         capacity=memory.quantity("capacity", "bytes"),
-        memory_bus_width=memory.integer("bus_width"),
-        memory_clock=memory.quantity("clock", "frequency"),
         roofs=roofs,
         sm_count=f.integer("sm_count"),
         max_threads_per_sm=f.integer("max_threads_per_sm"),

@@ -65,7 +65,7 @@ def test_import_pytorch_capture():
 
 
 def test_real_bf16_gemm_is_counted_and_placed(tensor_doc):
-    """The issue's case: a cuBLAS BF16 4096³ GEMM read 0 FLOPs before; now 2·4096³ within 1 %, under bf16_tensor."""
+    """A cuBLAS BF16 4096³ GEMM from a PyTorch capture read 0 FLOPs before tensor counters were read; now 2·4096³ within 1 %, under bf16_tensor."""
     (gemm,) = tensor_doc["cases"]["bf16_gemm_4096"]
     assert gemm["name"].startswith("nvjet_sm90")
     assert gemm["flops"] == pytest.approx(2 * 4096**3, rel=0.01)
