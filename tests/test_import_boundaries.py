@@ -24,7 +24,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "roofline"
 
-CUPY_HOMES = {"roofline.measure.backend_cupy", "roofline.measure.calibrate.gpu"}
+CUPY_HOMES = {"roofline.measure.backend_cupy", "roofline.measure.calibrate.gpu", "roofline.measure.interconnect"}
 EDGES_OF_THE_CORE = {
     "roofline.api": "the Python API verifies and times callables: it is the measurement stage's entry from Python",
 }

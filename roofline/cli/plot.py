@@ -26,6 +26,9 @@ from roofline.cli.common import is_stdout, kernel_options, note, spec_option, wr
               help="With --results measured with '--profile ncu' (or imported from ncu): each kernel at its L1, L2 "
                    "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
                    "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
+@click.option("--interconnect", "interconnect_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
+                   "PCIe roof, and all-reduce bus bandwidth against message size.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Image file; the extension picks the format: .png, .svg or .pdf ('-': PNG on standard output). "
                    "[default: roofline.png, or roofline-sweep.png with --sweep]")
@@ -33,7 +36,8 @@ from roofline.cli.common import is_stdout, kernel_options, note, spec_option, wr
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
-         sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int) -> None:
+         sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
+         interconnect_path: Path | None = None) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -67,7 +71,11 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg or .pdf")
     measured = _machines(measured_specs)
 
-    if hierarchy:
+    if interconnect_path is not None:
+        from roofline.cli.interconnect_plot import interconnect_chart
+
+        fig = interconnect_chart(interconnect_path, title)
+    elif hierarchy:
         if not results_paths or sweep_path is not None:
             raise InputError("--hierarchy draws --results files that carry ncu counters; give --results and no --sweep")
         from roofline.render.hierarchy import hierarchy_figure

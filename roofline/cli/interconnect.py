@@ -1,0 +1,102 @@
+"""`roofline interconnect`: what the links between a host's GPUs carry, against the spec's interconnect roofs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from roofline.cli.common import format_option, measure_spec_option, note, output_option_for
+
+SCHEMA = "roofline/interconnect/v1"
+
+
+@click.command()
+@click.option("--device", "device_text", default="all", show_default=True, metavar="all|N,M,...",
+              help="The GPUs whose links to measure.")
+@measure_spec_option("Link roofs (interconnect.nvlink / pcie) to compare with")
+@click.option("--size", "size_text", default="1 GiB", show_default=True,
+              help="Bytes per peer and host copy.")
+@click.option("--max-allreduce", "max_text", default="4 GiB", show_default=True,
+              help="Largest all-reduce message (from 1 MiB, x4 each step).")
+@output_option_for("the interconnect JSON (roofline/interconnect/v1)")
+@format_option(["table", "json"], help="What to print on standard output.")
+def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str, output: Path | None,
+                 fmt: str) -> None:
+    """Peer-to-peer copy bandwidth for every ordered pair of GPUs (one way, and both ways at once), pinned
+    host<->device bandwidth per GPU, and NCCL all-reduce bus bandwidth (nccl-tests' definition) from 1 MiB up.
+
+    Each copy and all-reduce is checked before it is timed. With one GPU, or CuPy without NCCL, the steps
+    that need them are skipped with the reason.
+
+    \b
+    Examples:
+      roofline interconnect -o links.json
+      roofline plot --interconnect links.json -o links.png
+    """
+    import datetime as _dt
+
+    from roofline import __version__
+    from roofline.cli.multi import choose_devices
+    from roofline.errors import InputError
+    from roofline.measure import interconnect as ic
+    from roofline.units import parse_quantity
+
+    devices = choose_devices(device_text)
+    try:
+        size = int(parse_quantity(size_text, "bytes"))
+        largest = int(parse_quantity(max_text, "bytes"))
+    except Exception as exc:  # noqa: BLE001 - a bad quantity
+        raise InputError(f"--size/--max-allreduce: {getattr(exc, 'message', exc)}") from None
+    if size < 4 or largest < ic.MiB:
+        raise InputError("--size must be at least 4 B and --max-allreduce at least 1 MiB")
+    spec = _spec(spec_name, devices)
+    steps: dict[str, object] = {}
+    for name, run in (("peer", lambda: ic.peer_copies(devices, size)), ("host", lambda: ic.host_copies(devices, size)),
+                      ("allreduce", lambda: ic.allreduce(devices, [s for s in ic.ALLREDUCE_SIZES if s <= largest]))):
+        note(f"interconnect: {name} ...")
+        steps[name] = run()
+        skipped = steps[name].get("skipped") if isinstance(steps[name], dict) else None
+        if skipped:
+            note(f"note: {name} skipped: {skipped}")
+    doc = {"schema": SCHEMA, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+           "tool_version": __version__, "devices": _identities(devices),
+           "spec_id": spec.id if spec else None,
+           "roofs": {k: {"bandwidth": v.bandwidth, "per_direction": v.per_direction}
+                     for k, v in (spec.interconnect.items() if spec else ())},
+           **steps}
+    from roofline.cli.common import write_output
+    from roofline.jsonio import dumps
+    from roofline.render.interconnect import interconnect_table
+
+    if output is not None:
+        write_output(output, dumps(doc))
+    if fmt == "json":
+        write_output(None, dumps(doc))
+    else:
+        from roofline.cli.common import print_tables
+
+        print_tables([interconnect_table(doc)], None)
+    if output is not None:
+        note(f"wrote {output}")
+
+
+def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
+    from roofline.specs import SpecCatalog
+
+    catalog = SpecCatalog.bundled()
+    if spec_name != "auto":
+        return catalog.resolve(spec_name)
+    from roofline.measure.session import choose_machine, open_backend
+
+    return choose_machine("auto", open_backend("cupy", devices[0]), catalog)
+
+
+def _identities(devices: list[int]) -> list[dict]:
+    from roofline.measure.multi_measure import identity
+    from roofline.measure.session import open_backend
+
+    return [identity(open_backend("cupy", d)) for d in devices]
+
+
+COMMANDS = [interconnect]

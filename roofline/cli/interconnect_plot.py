@@ -1,0 +1,40 @@
+"""Reading an interconnect file for `plot --interconnect`: the schema and the fields the chart divides by."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def load_interconnect(path: Path) -> dict[str, Any]:
+    """Read and check a roofline/interconnect/v1 file; InputError naming the file and field otherwise."""
+    from roofline.cli.interconnect import SCHEMA
+    from roofline.errors import at
+    from roofline.inputs import parse_json
+    from roofline.errors import read_input_text
+    from roofline.resultfiles import MAX_RESULTS_BYTES
+
+    doc = parse_json(read_input_text(path, MAX_RESULTS_BYTES, "an interconnect JSON file"), path)
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
+        raise at(path, "schema", f"is {got!r:.60}; expected '{SCHEMA}' (written by 'roofline interconnect -o')")
+    checks = [("peer.one_way", "bandwidth"), ("peer.both_ways", "bandwidth"), ("allreduce.points", "busbw")]
+    for where, key in checks:
+        block, name = where.split(".")
+        items = (doc.get(block) or {}).get(name, []) if isinstance(doc.get(block), dict) else []
+        for i, item in enumerate(items if isinstance(items, list) else [None]):
+            value = item.get(key) if isinstance(item, dict) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise at(path, f"{where}[{i}].{key}", f"expected a positive number (B/s), got {value!r:.40}")
+    for i, h in enumerate(doc.get("host") if isinstance(doc.get("host"), list) else []):
+        for key in ("h2d", "d2h"):
+            value = h.get(key) if isinstance(h, dict) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise at(path, f"host[{i}].{key}", f"expected a positive number (B/s), got {value!r:.40}")
+    return doc
+
+
+def interconnect_chart(path: Path, title: str | None) -> Any:
+    from roofline.render.interconnect import interconnect_figure
+
+    return interconnect_figure(load_interconnect(path), title)
