@@ -41,7 +41,7 @@ _GATE_KEYS = ("fail_below", "max_regression")
 def parse_fraction(value: Any, what: str) -> float:
     """0.7, '0.7' or '70%' → 0.7; refuses anything outside (0, 1] with a message naming `what` (5 is not 500 %)."""
     if isinstance(value, bool):
-        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r}")
+        raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r:.40}")
     try:
         if isinstance(value, str) and value.strip().endswith("%"):
             number = parse_number(value.strip()[:-1], what) / 100.0

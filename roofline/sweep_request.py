@@ -70,23 +70,23 @@ def _size(text: str, whole: str) -> int:
 
     item = text.strip()
     if not item:
-        raise InputError(f"--sizes {whole}: a range needs a start and an end, like 2**12..2**28")
+        raise InputError(f"--sizes {whole:.60}: a range needs a start and an end, like 2**12..2**28")
     try:
         expr = compile_expr(item.replace("^", "**"))
         if expr.names:
-            raise InputError(f"--sizes {whole}: '{item}' uses names ({', '.join(sorted(expr.names))}); "
+            raise InputError(f"--sizes {whole:.60}: '{item:.40}' uses names ({', '.join(sorted(expr.names))}); "
                              "sizes are numbers or formulas of numbers, like 2**20")
         value = expr.evaluate({})
     except FormulaError as exc:
-        raise InputError(f"--sizes {whole}: '{item}': {exc}") from None
+        raise InputError(f"--sizes {whole:.60}: '{item:.40}': {exc}") from None
     if isinstance(value, float):
         if not value.is_integer():
-            raise InputError(f"--sizes {whole}: '{item}' is {value:g}, not a whole number")
+            raise InputError(f"--sizes {whole:.60}: '{item:.40}' is {value:g}, not a whole number")
         value = int(value)
     if value < 1:
-        raise InputError(f"--sizes {whole}: '{item}' is {value}; sizes must be at least 1")
+        raise InputError(f"--sizes {whole:.60}: '{item:.40}' is {value:.4g}; sizes must be at least 1")
     if value > 2**62:
-        raise InputError(f"--sizes {whole}: '{item}' is too large")
+        raise InputError(f"--sizes {whole:.60}: '{item:.40}' is too large")
     return int(value)
 
 
@@ -102,16 +102,16 @@ def parse_sizes(text: str) -> list[int]:
     for part in whole.split(","):
         part = part.strip()
         if not part:
-            raise InputError(f"--sizes {whole}: an empty item between commas")
+            raise InputError(f"--sizes {whole:.60}: an empty item between commas")
         if ".." in part:
             lo_text, _, rest = part.partition("..")
             hi_text, colon, step_text = rest.partition(":")
             lo, hi = _size(lo_text, whole), _size(hi_text, whole)
             factor = _size(step_text, whole) if colon else 2
             if factor < 2:
-                raise InputError(f"--sizes {whole}: the step after ':' multiplies each size; it must be 2 or more")
+                raise InputError(f"--sizes {whole:.60}: the step after ':' multiplies each size; it must be 2 or more")
             if hi < lo:
-                raise InputError(f"--sizes {whole}: the range {part} ends below its start")
+                raise InputError(f"--sizes {whole:.60}: the range {part} ends below its start")
             value = lo
             while value <= hi:
                 sizes.append(value)
@@ -121,5 +121,5 @@ def parse_sizes(text: str) -> list[int]:
         else:
             sizes.append(_size(part, whole))
         if len(set(sizes)) > MAX_SIZES:
-            raise InputError(f"--sizes {whole}: more than {MAX_SIZES} sizes; sweep a narrower range or a coarser step")
+            raise InputError(f"--sizes {whole:.60}: more than {MAX_SIZES} sizes; sweep a narrower range or a coarser step")
     return sorted(set(sizes))

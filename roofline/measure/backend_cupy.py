@@ -42,6 +42,7 @@ extern "C" __global__ void roofline_spin(long long cycles) {
 }
 """
 _SPIN_SECONDS = 2e-3
+MAX_SOURCE_BYTES = 4 << 20  # a kernel's .cu file is source text, not data
 
 
 def import_cupy() -> Any:
@@ -124,10 +125,9 @@ class CupyBackend:
         return KernelContext(folder, self.info, self.cp, self._compile)
 
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
-        try:
-            code = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise FileNotFoundError(f"{file}: {exc.strerror}") from None
+        from roofline.inputs import read_input_text
+
+        code = read_input_text(file, MAX_SOURCE_BYTES, "CUDA source")  # a regular file: a FIFO would block
         return self.cp.RawModule(code=code, options=("--std=c++17", f"-I{file.parent}", *options))
 
     def build(self, impl: Implementation, params: Mapping[str, Any], ctx: KernelContext, outputs: tuple[str, ...]) -> Run:
