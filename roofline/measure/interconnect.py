@@ -96,10 +96,11 @@ def peer_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -
     for i, a in enumerate(devices):
         for b in devices[i + 1:]:
             def enqueue(a: int = a, b: int = b) -> None:
-                start, other_done = cp.cuda.Event(), cp.cuda.Event()
                 with cp.cuda.Device(a):
+                    start = cp.cuda.Event()
                     start.record(streams[a])
-                with cp.cuda.Device(b):
+                with cp.cuda.Device(b):  # an event is recorded on a stream of its own device
+                    other_done = cp.cuda.Event()
                     streams[b].wait_event(start)
                     copy(b, a)()
                     other_done.record(streams[b])
