@@ -55,36 +55,29 @@ def _descriptor(folder: Path, implementation: str) -> Path:
     return path
 
 
-def test_an_absolute_implementation_path_is_refused_before_import(run_cli, tmp_path):
-    outside = tmp_path / "outside"
+def _outside_and_mine(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A folder with a module that leaves a marker when imported, and the user's own (empty) kernel folder."""
+    outside, mine = tmp_path / "outside", tmp_path / "mine"
     outside.mkdir()
+    mine.mkdir()
     marker = tmp_path / "imported"
     (outside / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    _descriptor(mine, str(outside / "evil.py"))
-    r = run_cli("measure", "--backend", "numpy", "--kernels", mine, "k", *FAST)
-    assert r.code == 2, r.err
-    assert "k.yaml: implementation: must be a file name relative" in _one_line_error(r)
-    assert not marker.exists()
+    return outside / "evil.py", mine, marker
 
 
-@pytest.mark.parametrize("how", ["dotdot", "symlink"])
-def test_an_implementation_outside_the_folder_is_refused_before_import(run_cli, tmp_path, how):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    marker = tmp_path / "imported"
-    (outside / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n", encoding="utf-8")
-    mine = tmp_path / "mine"
-    mine.mkdir()
-    if how == "dotdot":
-        _descriptor(mine, "../outside/evil.py")
-    else:
-        (mine / "k.py").symlink_to(outside / "evil.py")
-        _descriptor(mine, "k.py")
+@pytest.mark.parametrize("how, words", [
+    ("absolute", "k.yaml: implementation: must be a file name relative"),
+    ("dotdot", "outside the descriptor's folder"),
+    ("symlink", "outside the descriptor's folder"),
+])
+def test_an_implementation_outside_the_folder_is_refused_before_import(run_cli, tmp_path, how, words):
+    evil, mine, marker = _outside_and_mine(tmp_path)
+    if how == "symlink":
+        (mine / "k.py").symlink_to(evil)
+    _descriptor(mine, {"absolute": str(evil), "dotdot": "../outside/evil.py", "symlink": "k.py"}[how])
     r = run_cli("measure", "--backend", "numpy", "--kernels", mine, "k", *FAST)
     assert r.code == 2, r.err
-    assert "outside the descriptor's folder" in _one_line_error(r)
+    assert words in _one_line_error(r)
     assert not marker.exists()
 
 
