@@ -7,6 +7,7 @@ from roofline.kernelapi import rowwise, sibling
 
 _MAPS = sibling(__file__, "_maps.py")
 
+INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
 # cols % 4 == 0 takes the float4 path that the default size uses; rows and cols/4 fill no whole block.
 # (cols % 4 != 0 or unaligned pointers take the scalar _f1 path.)

@@ -6,6 +6,7 @@ from roofline.kernelapi import elementwise, sibling
 
 _MAPS = sibling(__file__, "_maps.py")
 
+INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}   # a*b+c can cancel, hence atol (unfused, a*b and +c also round apart)
 TEST_PARAMS = {"n": 1_000_003}
 

@@ -1,11 +1,13 @@
-"""Shared by gemv_batch1 and gemv_batch16, the skinny GEMM of LLM decode y[b, :] = W x[b, :] with a square float32
-W (gemv.cu): inputs, outputs, reference, tolerance and the launcher, which picks its kernel by p["batch"]."""
+"""The family of gemv_batch1 and gemv_batch16 (their descriptors name it, `family: _gemv.py`, and no variant file):
+the skinny GEMM of LLM decode y[b, :] = W x[b, :] with a square float32 W (gemv.cu). Inputs, outputs, reference,
+tolerance and the launcher, which picks its kernel by p["batch"]; each descriptor gives its test batch."""
 import numpy as np
 
 from roofline.kernelapi import sibling
 
 _MM = sibling(__file__, "_matmul.py")
 
+INTERFACE = 1
 # x is scaled by 1/sqrt(N) so |y| stays about 0.3 for any N and one tolerance fits every size.
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 # batch -> (kernel in gemv.cu, rows per warp GR); a block has 4 warps (GW)

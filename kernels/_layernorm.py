@@ -5,6 +5,7 @@ from roofline.kernelapi import normal, sibling, uniform
 
 _ROWS = sibling(__file__, "_rows_ref.py")
 
+INTERFACE = 1
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-5}
 TEST_PARAMS = {"rows": 257, "cols": 1001}
 EPS = 1e-5

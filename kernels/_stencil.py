@@ -1,14 +1,11 @@
 """Shared by the stencil and convolution kernels of stencil.cu (stencil5_naive/_reuse, conv3x3_naive/_reuse): the
-inputs, outputs, references, tolerance and test size of each operation (naive and reuse compute the same thing),
-and the launchers: one output per thread for the naive kernels, column streaming for the reuse kernels."""
+launchers (one output per thread for the naive kernels, column streaming for the reuse kernels) and the random grid
+both operations read. Each operation's inputs, reference, tolerance and test size are its family's (_stencil5.py,
+_conv3x3.py)."""
 import numpy as np
 
-from roofline.kernelapi import sibling, uniform
+from roofline.kernelapi import uniform
 
-_REF = sibling(__file__, "_stencil_ref.py")
-
-TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
-TEST_PARAMS = {"n": 1003}
 NAIVE_ROWS = 8    # rows of output per block of the naive kernels: one output per thread
 # Rows of output one block of the streaming kernels walks down. Measured on an H200 at N = 16384 (2026-11-30,
 # benchmarks/kernel_variants.py): four columns per thread, 16 rows 3.79 TB/s, 32 rows 3.75, 128 rows 3.66; one
@@ -46,25 +43,10 @@ def stream_launcher(module, op, n, rows=None, wide=None):
     return launch
 
 
-def _grid(p, dtype, rng):
+def random_grid(p, dtype, rng):
+    """The N x N input grid, values in [0.5, 1.5)."""
     return uniform(rng, (p["n"], p["n"]), 0.5, 1.5, dtype)
 
 
 def outputs(p, dtype):
     return {"y": ((p["n"], p["n"]), dtype)}
-
-
-def stencil5_inputs(p, dtype, rng):
-    return {"x": _grid(p, dtype, rng)}
-
-
-def stencil5_reference(p, x):
-    return {"y": _REF.stencil5(x)}
-
-
-def conv3x3_inputs(p, dtype, rng):
-    return {"x": _grid(p, dtype, rng), "w": uniform(rng, (3, 3), 0.05, 0.2, dtype)}
-
-
-def conv3x3_reference(p, x, w):
-    return {"y": _REF.conv3x3(x, w)}

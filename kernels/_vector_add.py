@@ -6,6 +6,7 @@ from roofline.kernelapi import elementwise, sibling
 
 _MAPS = sibling(__file__, "_maps.py")
 
+INTERFACE = 1
 TOLERANCE = {"rtol": 1e-6, "atol": 1e-7}
 TEST_PARAMS = {"n": 1_000_003}
 

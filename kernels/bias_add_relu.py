@@ -1,19 +1,12 @@
 """bias_add_relu: out = relu(x + bias) as TWO launches (maps.cu): bias_add x+bias -> tmp, then relu_f32 tmp -> out.
-x is rows x cols row-major, bias has cols elements. Compare with bias_add_relu_fused, with which inputs, reference,
-tolerance and the bias kernels' launcher are shared (_bias_add_relu.py)."""
+x is rows x cols row-major, bias has cols elements. Compare with bias_add_relu_fused; inputs, reference, tolerance,
+test size and the bias kernels' launcher come from their family (_bias_add_relu.py, named by the descriptor)."""
 import numpy as np
 
 from roofline.kernelapi import sibling
 
 _BIAS = sibling(__file__, "_bias_add_relu.py")
 _MAPS = sibling(__file__, "_maps.py")
-
-INTERFACE = 1
-TOLERANCE = _BIAS.TOLERANCE
-TEST_PARAMS = _BIAS.TEST_PARAMS
-inputs = _BIAS.inputs
-outputs = _BIAS.outputs
-reference = _BIAS.reference
 
 
 def cupy(p, ctx):

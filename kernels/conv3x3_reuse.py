@@ -1,15 +1,8 @@
-"""Single-channel 3x3 convolution on an N x N grid with zero padding (reuse variant; see stencil.cu). Inputs,
-reference and tolerance are shared with the other convolution variant (_stencil.py)."""
+"""Single-channel 3x3 convolution on an N x N grid with zero padding (reuse variant; see stencil.cu): the launcher
+(_stencil.py). Inputs, reference, tolerance and test size come from the convolution family (_conv3x3.py)."""
 from roofline.kernelapi import sibling
 
 _ST = sibling(__file__, "_stencil.py")
-
-INTERFACE = 1
-TOLERANCE = _ST.TOLERANCE
-TEST_PARAMS = _ST.TEST_PARAMS
-inputs = _ST.conv3x3_inputs
-outputs = _ST.outputs
-reference = _ST.conv3x3_reference
 
 
 def cupy(p, ctx):

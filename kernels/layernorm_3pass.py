@@ -1,19 +1,12 @@
 """Layer norm as three launches: row mean, row variance (as 1/std), normalise with gamma and beta.
-Inputs, reference and tolerance are shared with the other layernorm variants (_layernorm.py)."""
+Inputs, reference, tolerance and test size come from the layernorm family (_layernorm.py, named by the
+descriptor)."""
 import numpy as np
 
 from roofline.kernelapi import sibling
 
 _LN = sibling(__file__, "_layernorm.py")
 _ROWS = sibling(__file__, "_rows_ref.py")
-
-INTERFACE = 1
-TOLERANCE = _LN.TOLERANCE
-TEST_PARAMS = _LN.TEST_PARAMS
-EPS = _LN.EPS
-inputs = _LN.inputs
-outputs = _LN.outputs
-reference = _LN.reference
 
 
 def cupy(p, ctx):
@@ -23,7 +16,7 @@ def cupy(p, ctx):
     grid, block, vec = _ROWS.row_launch(rows, cols)
     mean = ctx.temp((rows,), np.float32)
     rstd = ctx.temp((rows,), np.float32)
-    c, v, eps = np.int32(cols), np.int32(vec), np.float32(EPS)
+    c, v, eps = np.int32(cols), np.int32(vec), np.float32(_LN.EPS)
 
     def run(x, gamma, beta, y):
         reduce_(grid, block, (x, x, mean, c, v, np.int32(2), eps))     # mean

@@ -1,17 +1,6 @@
-"""C = A B, square N x N float32 (naive kernel in matmul.cu). Inputs, reference and tolerance are shared with the
-other matmul variants (_matmul.py)."""
+"""C = A B, square N x N float32 (naive kernel in matmul.cu): the launcher. Inputs, reference,
+tolerance and test size come from the matmul family (_matmul.py, named by the descriptor)."""
 import numpy as np
-
-from roofline.kernelapi import sibling
-
-_MM = sibling(__file__, "_matmul.py")
-
-INTERFACE = 1
-TOLERANCE = _MM.TOLERANCE
-TEST_PARAMS = {"n": 517}
-inputs = _MM.inputs
-outputs = _MM.outputs
-reference = _MM.reference
 
 
 def cupy(p, ctx):

@@ -1,19 +1,11 @@
 """Row softmax as five launches: row max, x - max, exp, row sum, divide (the output array is the
-intermediate, so the only temporaries are two row vectors). Inputs, reference and tolerance are shared with
-softmax_fused (_softmax.py)."""
+intermediate, so the only temporaries are two row vectors). Inputs, reference, tolerance and test
+size come from the softmax family (_softmax.py, named by the descriptor)."""
 import numpy as np
 
 from roofline.kernelapi import sibling
 
-_SM = sibling(__file__, "_softmax.py")
 _ROWS = sibling(__file__, "_rows_ref.py")
-
-INTERFACE = 1
-TOLERANCE = _SM.TOLERANCE
-TEST_PARAMS = _SM.TEST_PARAMS
-inputs = _SM.inputs
-outputs = _SM.outputs
-reference = _SM.reference
 
 
 def cupy(p, ctx):

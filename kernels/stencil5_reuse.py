@@ -1,15 +1,8 @@
-"""5-point stencil on an N x N grid with zero padding (reuse variant; see stencil.cu). Inputs, reference and
-tolerance are shared with the other stencil variant (_stencil.py)."""
+"""5-point stencil on an N x N grid with zero padding (reuse variant; see stencil.cu): the launcher
+(_stencil.py). Inputs, reference, tolerance and test size come from the stencil family (_stencil5.py)."""
 from roofline.kernelapi import sibling
 
 _ST = sibling(__file__, "_stencil.py")
-
-INTERFACE = 1
-TOLERANCE = _ST.TOLERANCE
-TEST_PARAMS = _ST.TEST_PARAMS
-inputs = _ST.stencil5_inputs
-outputs = _ST.outputs
-reference = _ST.stencil5_reference
 
 
 def cupy(p, ctx):

@@ -1,18 +1,7 @@
 """vector_add: c = a + b, float32, ONE float per thread, 4-byte accesses (maps.cu: add_f32_scalar).
-The deliberately naive variant, to compare with vector_add_float4; inputs, reference and tolerance are shared
-with it (_vector_add.py)."""
+The deliberately naive variant, to compare with vector_add_float4; inputs, reference, tolerance and test
+size come from their family (_vector_add.py, named by the descriptor)."""
 import numpy as np
-
-from roofline.kernelapi import sibling
-
-_ADD = sibling(__file__, "_vector_add.py")
-
-INTERFACE = 1
-TOLERANCE = _ADD.TOLERANCE
-TEST_PARAMS = _ADD.TEST_PARAMS
-inputs = _ADD.inputs
-outputs = _ADD.outputs
-reference = _ADD.reference
 
 THREADS = 256
 

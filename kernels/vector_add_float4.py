@@ -1,16 +1,9 @@
 """vector_add_float4: c = a + b, float32, two float4 per thread, scalar fallback for unaligned views and the
-n % 4 tail (maps.cu: add_f32). Inputs, reference and tolerance are shared with vector_add (_vector_add.py)."""
+n % 4 tail (maps.cu: add_f32). Inputs, reference, tolerance and test size come from
+the family it shares with vector_add (_vector_add.py, named by the descriptor)."""
 from roofline.kernelapi import sibling
 
-_ADD = sibling(__file__, "_vector_add.py")
 _MAPS = sibling(__file__, "_maps.py")
-
-INTERFACE = 1
-TOLERANCE = _ADD.TOLERANCE
-TEST_PARAMS = _ADD.TEST_PARAMS
-inputs = _ADD.inputs
-outputs = _ADD.outputs
-reference = _ADD.reference
 
 
 def cupy(p, ctx):

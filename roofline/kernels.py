@@ -17,7 +17,7 @@ from roofline.workload import evaluate
 KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
-    "access_bytes", "implementation", "traffic",
+    "access_bytes", "implementation", "traffic", "family", "test_params",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
@@ -50,7 +50,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         raise f.error("name", f"must not contain spaces or '=', got {name!r}")
     dtype = f.string("dtype")
     if dtype is None:
-        if f.has("implementation"):
+        if f.has("implementation") or f.has("family"):
             raise f.error("dtype", "is required when the kernel has an implementation: measure makes its inputs "
                                    "in that element type")
         dtype = NO_DTYPE
@@ -98,10 +98,9 @@ def load_descriptor(path: Path) -> KernelDescriptor:
 
     access = _formula(path, "access_bytes", f.data["access_bytes"], names) if f.has("access_bytes") else None
     traffic = _traffic(f, names)
-    implementation = None
-    impl_name = f.string("implementation")
-    if impl_name is not None:
-        implementation = _implementation_path(path, impl_name, f)
+    family = _implementation_path(path, f, "family")
+    implementation = _implementation_path(path, f, "implementation") or family  # a family alone implements it
+    test_params = _test_params(f, params, names, implementation is not None)
 
     descriptor = KernelDescriptor(
         name=name,
@@ -117,9 +116,33 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         implementation=implementation,
         path=path,
         traffic=traffic,
+        family=family,
+        test_params=test_params,
     )
     evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
+    if test_params:
+        try:
+            evaluate(descriptor, test_params)
+        except InputError as exc:
+            raise f.error("test_params", f"the kernel cannot be evaluated at them: {exc}") from None
     return descriptor
+
+
+def _test_params(f: "Fields", params: Mapping[str, Expr], names: Sequence[str], runnable: bool) -> dict[str, Expr]:
+    """`test_params: {n: 1001}`: sizes the GPU tests measure instead of the defaults (awkward ones: partial blocks,
+    n % 4 != 0), overriding the implementation's TEST_PARAMS name by name."""
+    m = f.mapping("test_params")
+    if m is None:
+        return {}
+    if not runnable:
+        raise f.error("test_params", "only a kernel with an implementation or family is measured; add one")
+    out: dict[str, Expr] = {}
+    for key in m.data:
+        if key not in params:
+            raise f.error(f"test_params.{key}", f"unknown parameter '{key}'{closest(str(key), params)}; "
+                                                f"known: {', '.join(params) or 'none'}")
+        out[key] = _formula(f.path, f"test_params.{key}", m.data[key], names)
+    return out
 
 
 def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
@@ -208,18 +231,21 @@ def parse_overrides(pairs: Sequence[str], selected: Sequence[KernelDescriptor]) 
     return out
 
 
-def _implementation_path(path: Path, impl_name: str, f: "Fields") -> Path:
-    """The implementation is imported (run), so it must be a .py file inside the descriptor's folder, links followed:
-    a descriptor from a pull request must not make roofline execute a file anywhere else."""
+def _implementation_path(path: Path, f: "Fields", key: str) -> Path | None:
+    """The file named by `key` (implementation or family) is imported (run), so it must be a .py file inside the
+    descriptor's folder, links followed: a descriptor from a pull request must not make roofline execute a file
+    anywhere else."""
+    impl_name = f.string(key)
+    if impl_name is None:
+        return None
     folder = path.parent.resolve()
     candidate = Path(impl_name)
     if candidate.is_absolute():
-        raise f.error("implementation", f"must be a file name relative to the descriptor's folder, got the absolute "
-                                        f"path {impl_name!r}")
+        raise f.error(key, f"must be a file name relative to the descriptor's folder, got the absolute "
+                           f"path {impl_name!r}")
     implementation = (folder / candidate).resolve()
     if not implementation.is_relative_to(folder):
-        raise f.error("implementation", f"{impl_name!r} resolves to {implementation}, outside the descriptor's "
-                                        f"folder {folder}")
+        raise f.error(key, f"{impl_name!r} resolves to {implementation}, outside the descriptor's folder {folder}")
     if implementation.suffix != ".py" or not implementation.is_file():
-        raise f.error("implementation", f"expected a .py file next to the descriptor, found no {implementation}")
+        raise f.error(key, f"expected a .py file next to the descriptor, found no {implementation}")
     return implementation

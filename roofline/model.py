@@ -148,6 +148,8 @@ class KernelDescriptor:
     implementation: Path | None = None
     path: Path | None = None
     traffic: Mapping[str, Expr] = field(default_factory=dict)  # level (TRAFFIC_LEVELS) -> bytes requested there
+    family: Path | None = None  # module whose names the implementation falls back on (docs/kernel-interface.md)
+    test_params: Mapping[str, Expr] = field(default_factory=dict)  # small, awkward sizes for the GPU tests
 
     @property
     def itemsize(self) -> int | None:
