@@ -30,14 +30,19 @@ from roofline.cli.common import is_stdout, kernel_options, note, spec_option, wr
               help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Image file; the extension picks the format: .png, .svg or .pdf ('-': PNG on standard output). "
+              help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
+                   "page: hover a point, click a legend name to hide it; one --results file) ('-': PNG on standard "
+                   "output). "
                    "[default: roofline.png, or roofline-sweep.png with --sweep]")
+@click.option("--roofs", "roof_choice", type=click.Choice(["used", "all"]), default=None,
+              help="Which compute roofs of each machine to draw: 'used' (those the plotted kernels use, plus the best "
+                   "tensor roof) or 'all'. [default: used when the chart shows several machines, all for one]")
 @click.option("--title", default=None, help="Chart title (default: the machine names).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
          sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
-         interconnect_path: Path | None = None) -> None:
+         interconnect_path: Path | None = None, roof_choice: str | None = None) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -53,6 +58,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     Examples:
       roofline plot                                   # every bundled kernel on h100-sxm -> roofline.png
       roofline plot vector_add sum matmul_tiled --spec h200 -o h200.svg
+      roofline plot sum matmul_tiled --spec t4 --spec a100 --spec h100 --roofs all
       roofline plot --results results.json -o measured.png
       roofline plot --results h200.json --measured-spec h200-measured.yaml --title "H200, measured roofs"
       roofline plot --sweep sweep.json -o sweep.pdf
@@ -67,9 +73,16 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
     fmt = "png" if is_stdout(output) else output.suffix.lower().lstrip(".")  # -o -: PNG on standard output
+    if fmt == "html" or _grouped_profile(results_paths, names, kernel_paths, params, spec_names, sweep_path,
+                                         hierarchy):
+        return _profile_chart(results_paths, output, fmt, title, dpi)  # issue 11: roofline/render/html.py
     if fmt not in render.FORMATS:
-        raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg or .pdf")
+        raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
+                         "or .html")
     measured = _machines(measured_specs)
+    if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None):
+        raise InputError("--roofs picks the compute roofs of the roofline chart; leave it out with --sweep, "
+                         "--hierarchy and --interconnect")
 
     if interconnect_path is not None:
         from roofline.cli.interconnect_plot import interconnect_chart
@@ -95,7 +108,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
                     "measure again with --spec, e.g. 'roofline measure --backend numpy --spec h100'"
                 )
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
-        fig = render.roofline_figure(analysis_docs, results_docs, measured, title)
+        fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
         _, unplottable = collect_points(analysis_docs, results_docs, {})
         for name in unplottable:
             note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
@@ -130,6 +143,40 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     for s in skipped:
         note(f"note: {s}")
     return docs
+
+
+def _grouped_profile(results_paths: tuple[Path, ...], *others: object) -> bool:
+    """One --results file with groups (a profile) and nothing else asked: drawn by time share, like the HTML."""
+    if len(results_paths) != 1 or any(others):
+        return False
+    from roofline.resultfiles import load_results
+
+    return bool(load_results(results_paths[0]).get("groups"))
+
+
+def _profile_chart(results_paths: tuple[Path, ...], output: Path, fmt: str, title: str | None, dpi: int) -> None:
+    """-o NAME.html: the interactive page of one results file; a grouped profile as PNG/SVG/PDF: the same chart."""
+    from roofline.errors import InputError
+    from roofline.render.plot import figure_bytes
+    from roofline.resultfiles import load_results
+
+    if len(results_paths) != 1:
+        raise InputError("-o NAME.html draws one --results file (a profile from 'roofline profile' or "
+                         "'roofline import ncu --group-by', or any results file)")
+    doc = load_results(results_paths[0])
+    if doc.get("machine") is None:
+        raise InputError(f"{results_paths[0]}: machine: is null (measured without a spec): no ceiling to draw")
+    if fmt == "html":
+        from roofline.render.html import profile_html
+
+        data: str | bytes = profile_html(doc, title)
+    else:
+        from roofline.render.profile_chart import profile_figure
+
+        data = figure_bytes(profile_figure(doc, title), fmt, dpi)
+    write_output(output, data)
+    if not is_stdout(output):
+        note(f"wrote {output}")
 
 
 COMMANDS = [plot]

@@ -3,7 +3,6 @@ leaves on the table (recoverable time = time - speed-of-light time)."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,51 +85,41 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     from roofline.ncu.group import add_groups
     from roofline.ncu.importer import choose_spec, import_table
     from roofline.ncu.profile import find_ncu
-    from roofline.ncu.program import ProgressLine, Scope, profile_command, program_stderr, run_profiled
-    from roofline.ncu.table import NcuParseError, diagnose, parse_csv
+    from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
+    from roofline.ncu.table import NcuParseError, parse_csv
     from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
     from roofline.specs import SpecCatalog
 
     exe, why = find_ncu(ncu_path)
     if exe is None:
-        raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit "
-                                 "(https://developer.nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH")
-    cmd = profile_command(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count))
+        raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
+                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH")
     progress = ProgressLine(sys.stderr)
     try:
-        run = run_profiled(cmd, progress, timeout)
+        text, run = capture(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count), progress, timeout)
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {exe}: {exc.strerror or exc}") from None
     except subprocess.TimeoutExpired:
         raise InputError(f"--timeout {timeout:g}: the program did not finish under ncu in time; profile one step "
                          "(--range start-stop, --launch-count) or give it longer") from None
+    except ProgramFailed as exc:
+        if progress.interactive:
+            sys.stderr.write("\n")
+        own = program_stderr(exc.stderr)
+        if own:
+            click.echo(own, err=True)
+        note(f"error: the program exited with status {exc.status} under ncu; nothing was written")
+        ctx.exit(exc.status if 0 < exc.status < 256 else 1)
     progress.done(run.launches, run.seconds)
-    both = run.stdout + "\n" + run.stderr
-    failed = re.search(r"==ERROR==\s+The application returned an error code \((-?\d+)\)", both)
-    problem = diagnose(both)
-    if run.returncode != 0 and (failed or problem is None):
-        status = int(failed.group(1)) if failed else run.returncode
-        text = program_stderr(run.stderr)
-        if text:
-            click.echo(text, err=True)
-        note(f"error: the program exited with status {status} under ncu; nothing was written")
-        ctx.exit(status if 0 < status < 256 else 1)
     try:
-        table = parse_csv(run.stdout)
+        table = parse_csv(text)
     except NcuParseError as exc:
-        table, problem = None, problem or str(exc)
-    if table is None or not table.launches:
-        scope = ranges or kernel_regex or launch_skip or launch_count
-        why_not = problem or "ncu profiled no kernel launches"
-        if "No kernels were profiled" in why_not or problem is None:
-            raise InputError(f"{why_not}" + ("; check --range, --kernel and --launch-skip" if scope else
-                                             "; does the program launch CUDA kernels?"))
-        raise BackendUnavailable(why_not)
+        raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
     if save_csv is not None:
         from roofline.cli.common import write_output
 
-        write_output(save_csv, run.stdout)
+        write_output(save_csv, text)
         note(f"wrote {save_csv}")
     machine = choose_spec(table, spec_name, SpecCatalog.bundled())
     doc, notes = import_table(table, machine, "ncu: " + " ".join(program))

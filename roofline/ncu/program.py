@@ -16,15 +16,18 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence, TextIO
 
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 
 START_STOP = "start-stop"  # --range value: between cudaProfilerStart and cudaProfilerStop
 _PROFILING = re.compile(r"==PROF==\s+Profiling\s")
+_APP_FAILED = re.compile(r"==ERROR==\s+The application returned an error code \((-?\d+)\)")
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,13 @@ class Scope:
     launch_count: int | None = None
 
 
-def profile_command(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
+def profile_command(ncu_exe: str, program: Sequence[str], report: str, scope: Scope = Scope(),
                     metrics: Sequence[str] = IMPORT_METRICS) -> list[str]:
-    """The ncu command line: the roofline metrics, NVTX stacks, raw CSV page in base units, clocks left alone."""
-    cmd = [ncu_exe, "--metrics", metrics_argument(metrics), "--nvtx", "--csv", "--page", "raw",
-           "--print-units", "base", "--clock-control", "none"]
+    """The ncu run: the roofline metrics, NVTX stacks, clocks left alone, into the report file `report`
+    (.ncu-rep). A report rather than --csv on standard output because only then does ncu print one ==PROF==
+    Profiling line per launch, which is the progress shown while it runs."""
+    cmd = [ncu_exe, "--metrics", metrics_argument(metrics), "--nvtx", "--clock-control", "none",
+           "--export", report, "--force-overwrite"]
     for name in scope.ranges:
         if name == START_STOP:
             cmd += ["--profile-from-start", "off"]
@@ -54,6 +59,12 @@ def profile_command(ncu_exe: str, program: Sequence[str], scope: Scope = Scope()
     if scope.launch_count is not None:
         cmd += ["--launch-count", str(scope.launch_count)]
     return cmd + list(program)
+
+
+def import_command(ncu_exe: str, report: str) -> list[str]:
+    """The report as the raw CSV page in base units, NVTX stacks included (what `roofline import ncu` reads).
+    ncu refuses --nvtx with --import; the stacks recorded at profile time are printed without it."""
+    return [ncu_exe, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
 
 
 @dataclass
@@ -116,9 +127,49 @@ def run_profiled(cmd: Sequence[str], progress: Callable[[int, float], None] | No
     return Run(proc.returncode, "".join(out), "".join(err), count[0], seconds)
 
 
+class ProgramFailed(Exception):
+    """The profiled program exited with a non-zero status (ncu itself was fine)."""
+
+    def __init__(self, status: int, stderr: str) -> None:
+        super().__init__(f"the program exited with status {status}")
+        self.status, self.stderr = status, stderr
+
+
+def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
+            progress: Callable[[int, float], None] | None = None,
+            timeout: float | None = None) -> tuple[str, Run]:
+    """Profile `program` and return (the raw CSV page, the run). Raises ProgramFailed when the program fails,
+    BackendUnavailable when ncu cannot profile here, InputError when it profiled nothing (scope too narrow),
+    OSError when ncu cannot start and subprocess.TimeoutExpired past `timeout`."""
+    from roofline.errors import BackendUnavailable, InputError
+    from roofline.ncu.table import diagnose
+
+    with tempfile.TemporaryDirectory(prefix="roofline-profile-") as tmp:
+        report = str(Path(tmp) / "profile.ncu-rep")
+        run = run_profiled(profile_command(ncu_exe, program, report, scope), progress, timeout)
+        both = run.stdout + "\n" + run.stderr
+        failed = _APP_FAILED.search(both)
+        problem = diagnose(both)
+        if run.returncode != 0 and (failed or problem is None):
+            raise ProgramFailed(int(failed.group(1)) if failed else run.returncode, run.stderr)
+        if not Path(report).is_file():
+            if problem is None or "No kernels were profiled" in problem:
+                hint = ("check --range, --kernel and --launch-skip" if scope != Scope() else
+                        "does the program launch CUDA kernels?")
+                raise InputError(f"{problem or 'ncu profiled no kernel launches'}; {hint}")
+            raise BackendUnavailable(problem)
+        imported = subprocess.run(import_command(ncu_exe, report), capture_output=True, text=True,
+                                  errors="replace", timeout=timeout)
+    if imported.returncode != 0:
+        why = diagnose(imported.stdout + "\n" + imported.stderr) or f"status {imported.returncode}"
+        raise BackendUnavailable(f"ncu could not read back its report: {why}")
+    return imported.stdout, run
+
+
 def program_stderr(stderr: str, limit: int = 40) -> str:
     """The program's own standard error: ncu's ==PROF==/==WARNING== lines taken out, the last `limit` lines."""
-    lines = [ln for ln in stderr.splitlines() if not ln.lstrip().startswith(("==PROF==", "==WARNING==", "==ERROR== The application returned"))]
+    own = ("==PROF==", "==WARNING==", "==ERROR== The application returned")
+    lines = [ln for ln in stderr.splitlines() if not ln.lstrip().startswith(own)]
     return "\n".join(lines[-limit:])
 
 

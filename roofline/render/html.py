@@ -1,0 +1,134 @@
+"""One self-contained HTML page for a profile: the roofline as inline SVG (matplotlib's, the same Figure as the PNG),
+a small script for hovering and toggling groups, and the table of groups ranked by recoverable time.
+
+Why matplotlib's SVG and forty lines of script rather than a plotting library: matplotlib is already a dependency,
+the page needs no network and no extra package to write or to open, it looks like the PNG the other commands make,
+and the few interactions wanted (a tooltip, a legend that hides groups) need no framework. Each point is an SVG
+group with id `pt-N`; the hover data sits in a JSON block (every `<` escaped, so no name can end the script), and
+the script fills the tooltip with textContent, never HTML. Every text the page shows is html.escape'd.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import re
+from typing import Any, Mapping
+
+from roofline.render.profile_chart import chart_points, profile_figure, roof_colors
+from roofline.render.text import clean
+from roofline.units import format_bytes, format_flops, format_rate, format_time
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+#chart svg{max-width:100%;height:auto}
+#chart g[id^="pt-"]{cursor:pointer}
+#tooltip{position:fixed;display:none;background:#fff;border:1px solid #888;padding:.4em .6em;font-size:12px;
+ white-space:pre;pointer-events:none;box-shadow:2px 2px 6px rgba(0,0,0,.2)}
+#legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em .8em;font-size:13px}
+#legend li{cursor:pointer;user-select:none}
+#legend li.off{opacity:.35;text-decoration:line-through}
+#legend .swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.3em}
+table{border-collapse:collapse;font-size:13px}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}
+td.num{text-align:right}tr.off{opacity:.35}
+"""
+
+_SCRIPT = """
+(function () {
+  var data = JSON.parse(document.getElementById('roofline-data').textContent);
+  var tip = document.getElementById('tooltip');
+  function show(p, ev) {
+    tip.textContent = p.tooltip;
+    tip.style.display = 'block';
+    tip.style.left = (ev.clientX + 14) + 'px';
+    tip.style.top = (ev.clientY + 14) + 'px';
+  }
+  data.points.forEach(function (p) {
+    var g = document.getElementById(p.id);
+    if (!g) { return; }
+    g.addEventListener('mouseenter', function (ev) { show(p, ev); });
+    g.addEventListener('mousemove', function (ev) { show(p, ev); });
+    g.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+  });
+  document.querySelectorAll('#legend li').forEach(function (li) {
+    li.addEventListener('click', function () {
+      var off = li.classList.toggle('off');
+      var g = document.getElementById(li.dataset.point);
+      if (g) { g.style.display = off ? 'none' : ''; }
+      var row = document.getElementById('row-' + li.dataset.point);
+      if (row) { row.classList.toggle('off', off); }
+    });
+  });
+})();
+"""
+
+
+def _tooltip(p: Mapping[str, Any]) -> str:
+    lines = [clean(p["name"], newlines=False), f"launches: {p['launches']}",
+             f"time: {format_time(p['time'])} ({p['share']:.1%} of GPU time)",
+             "intensity: " + ("-" if not p["intensity"] else f"{p['intensity']:.3g} FLOP/B"),
+             f"achieved: {format_flops(p['achieved'])}, {format_rate(p['bandwidth'])}",
+             f"roof: {p['roof']}", f"fraction of ceiling: {p['fraction']:.1%}",
+             f"recoverable: {format_time(p['recoverable'])}"]
+    if p.get("flag"):
+        lines.append("! " + clean(p["flag"], newlines=False))
+    return "\n".join(lines)
+
+
+def _svg(doc: Mapping[str, Any], title: str | None) -> str:
+    """The chart as an inline <svg> element (no XML prologue, no fixed pixel size)."""
+    fig = profile_figure(doc, title)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "roofline"}, facecolor="white")
+    svg = buffer.getvalue()
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg[svg.index("<svg"):], flags=re.S)  # RDF naming URLs
+    return svg
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON that is safe inside <script>: '<', '>' and '&' as \\u escapes, so '</script>' cannot occur."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return re.sub(r"[<>&\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
+    """The page. Points with no FLOPs are in the table (marked) but not on the log-log chart."""
+    points = chart_points(doc)
+    colors = roof_colors(points)
+    esc = html.escape
+    heading = title or f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
+    legend = "".join(
+        f'<li data-point="{p["id"]}" title="{esc(p["roof"])}"><span class="swatch" style="background:'
+        f'{colors[p["roof"]]}"></span>{esc(clean(p["name"], newlines=False))}</li>'
+        for p in points if p["plotted"])
+    rows = []
+    for i, p in enumerate(points, 1):
+        cells = [str(i), esc(clean(p["name"], newlines=False)) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
+                 str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", f"{p['flops']:.4g}",
+                 format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
+                 format_flops(p["achieved"]), esc(p["roof"]), f"{p['fraction']:.1%}", format_time(p["sol_time"]),
+                 format_time(p["recoverable"]), esc(clean(p.get("flag") or "", newlines=False))]
+        tds = "".join(f'<td class="num">{c}</td>' if j not in (1, 9, 13) else f"<td>{c}</td>"
+                      for j, c in enumerate(cells))
+        rows.append(f'<tr id="row-{p["id"]}">{tds}</tr>')
+    head = "".join(f"<th>{h}</th>" for h in ("#", "name", "launches", "time", "share", "FLOPs", "DRAM bytes",
+                                              "intensity", "achieved", "roof", "of ceiling", "SOL time",
+                                              "recoverable", "flag"))
+    from roofline.render.grouped import footer
+
+    data = {"points": [{"id": p["id"], "name": p["name"], "tooltip": _tooltip(p)} for p in points if p["plotted"]]}
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{esc(clean(heading, newlines=False))}</title><style>{_STYLE}</style></head><body>\n"
+        f"<h1 style=\"font-size:1.2em\">{esc(clean(heading, newlines=False))}</h1>\n"
+        f"<div id=\"chart\">{_svg(doc, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
+        f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
+        f"<p>{esc(clean(footer(doc), newlines=False))}</p>\n"
+        f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
+        f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
+        f"<script>{_SCRIPT}</script>\n</body></html>\n"
+    )
