@@ -219,3 +219,11 @@ def test_interconnect_steps_skip_with_one_gpu() -> None:
 
     assert "need two" in peer_copies([0])["skipped"]
     assert "needs two" in allreduce([0])["skipped"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "junit"])
+def test_a_failed_outlier_renders_in_every_format(tmp_path: Path, run_cli, fmt: str) -> None:
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(merge_documents([_doc(0), _doc(1, slow=1.3)])))
+    code, out, err = run_cli("report", path, "--outlier", "5%", "--format", fmt)
+    assert code == 1 and "GPU 1" in out + err  # this crashed (exit 101) on the H200 pair before _SHORT knew it

@@ -39,7 +39,8 @@ def _change(row: dict[str, Any], has_baseline: bool) -> str:
     return f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
 
 
-_SHORT = {"verified": "unverified", "fail_below": "below {fail_below:.0%}", "max_regression": "regressed"}
+_SHORT = {"verified": "unverified", "fail_below": "below {fail_below:.0%}", "max_regression": "regressed",
+          "outlier": "below host median"}
 
 
 def _gate(row: dict[str, Any]) -> str:
