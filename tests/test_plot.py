@@ -115,7 +115,7 @@ def test_sweep_chart(run_cli, tmp_path):
 
 def test_bad_input_exit_2(run_cli, tmp_path):
     code, _, err = run_cli("plot", "-o", str(tmp_path / "x.jpg"))
-    assert code == 2 and "use .png, .svg or .pdf" in err
+    assert code == 2 and "unknown image format '.jpg'; use .png, .svg" in err
     code, _, err = run_cli("plot", "--results", str(DATA / "wrong_schema_v2.json"), "-o", str(tmp_path / "x.png"))
     assert code == 2 and "newer than this roofline reads" in err
     code, _, err = run_cli("plot", "--sweep", str(DATA / "h100.json"), "-o", str(tmp_path / "x.png"))
@@ -133,3 +133,51 @@ def test_help(capsys):
         main(["plot", "--help"])
     out = capsys.readouterr().out
     assert exc.value.code == 0 and "Examples:" in out and "--measured-spec" in out and "--sweep" in out
+
+
+def test_a_multi_spec_chart_draws_only_the_used_roofs_and_the_best_tensor_roof():
+    docs = [analysis(["vector_add", "sum", "matmul_tiled"], spec) for spec in ("t4", "a100-sxm4-80gb", "h100-sxm")]
+    fig = roofline_figure(docs)
+    labels = sorted(t.get_text().split(" · ")[0] for t in artists(fig, "roof-label"))
+    # every kernel here uses fp32; the best tensor roof of each machine is drawn too, nothing else
+    assert labels == ["FP16 tensor 312 TFLOP/s", "FP16 tensor 65 TFLOP/s", "FP32 19.5 TFLOP/s", "FP32 66.9 TFLOP/s",
+                      "FP32 8.1 TFLOP/s", "FP8 tensor 1.98 PFLOP/s"]
+    assert len(artists(fig, "compute-roof")) == len(artists(fig, "ridge")) == 6
+    assert len(artists(fig, "memory-roof")) == 3
+    everything = roofline_figure(docs, roofs="all")
+    assert len(artists(everything, "roof-label")) == sum(len(set(d["machine"]["roofs"].values())) for d in docs)
+    used = roofline_figure(docs[:1], roofs="used")  # one machine, asked for: the same rule
+    assert sorted(t.get_text().split(" · ")[0] for t in artists(used, "roof-label")) == [
+        "FP16 tensor 65 TFLOP/s", "FP32 8.1 TFLOP/s"]
+
+
+def test_a_roof_a_kernel_uses_is_drawn_bold_and_the_best_tensor_roof_faint():
+    docs = [analysis(["fma_peak_fp64", "matmul_library_fp16"], spec) for spec in ("a100-sxm4-80gb", "h100-sxm")]
+    labels = {t.get_text().split(" · ")[0]: t.get_fontweight() for t in artists(roofline_figure(docs), "roof-label")}
+    assert labels == {"FP64 9.7 TFLOP/s": "bold", "FP16 tensor 312 TFLOP/s": "bold",  # A100: fp16 is also its best
+                      "FP64 33.5 TFLOP/s": "bold", "FP16 tensor 989 TFLOP/s": "bold", "FP8 tensor 1.98 PFLOP/s": "normal"}
+
+
+def test_the_side_table_names_its_columns():
+    measured = roofline_figure([], [load_results(DATA / "h100.json")])
+    assert [t.get_text() for t in artists(measured, "table-header")] == [" # of ceiling kernel (parameters)"]
+    rows = [t.get_text() for t in artists(measured, "table-row")]
+    header = artists(measured, "table-header")[0].get_text()
+    for row in rows:
+        if "%" in row:  # the fraction ends where the column's name ends
+            assert row.index("%") + 1 == header.index("of ceiling") + len("of ceiling")
+    model = roofline_figure([analysis(["vector_add"])])
+    assert [t.get_text() for t in artists(model, "table-header")] == [" # kernel (parameters)"]
+
+
+def test_roofs_option(run_cli, tmp_path):
+    out = tmp_path / "chart.svg"
+    code, _, err = run_cli("plot", "sum", "--spec", "t4", "--spec", "h100", "--roofs", "all", "-o", out)
+    assert code == 0, err
+    assert out.read_text().count("INT4 tensor") == 1  # T4's INT4 roof, drawn only when all are asked for
+    code, _, err = run_cli("plot", "sum", "--spec", "t4", "--spec", "h100", "-o", out)
+    assert code == 0 and "INT4 tensor" not in out.read_text()
+    code, _, err = run_cli("plot", "--sweep", str(DATA / "sweep.json"), "--roofs", "all", "-o", tmp_path / "s.png")
+    assert code == 2 and "--roofs picks the compute roofs of the roofline chart" in err
+    code, _, err = run_cli("plot", "sum", "--roofs", "some", "-o", out)
+    assert code == 2 and "'some' is not one of 'used', 'all'" in err

@@ -6,16 +6,14 @@ from typing import Any, Sequence
 
 from roofline.analysis import ridge_point
 from roofline.model import KernelDescriptor, MachineSpec, Workload
+from roofline.render.roofs import best_tensor
 from roofline.render.text import literal
 from roofline.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_si, format_time
 
 
 def best_tensor_roof(spec: MachineSpec) -> tuple[str, float] | None:
-    tensor = {k: v for k, v in spec.roofs.items() if k.endswith("_tensor") and not k.startswith(("int", "fp64"))}
-    if not tensor:
-        return None
-    name = max(tensor, key=lambda k: tensor[k])
-    return name, tensor[name]
+    name = best_tensor(spec.roofs)
+    return (name, spec.roofs[name]) if name else None
 
 
 def spec_rows(specs: Sequence[MachineSpec]) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from roofline.render.roofs import (
     require_matplotlib,
     roofline_axes,
     roofs_label,
+    shown_roofs,
     spread_positions,
 )
 
@@ -39,8 +40,12 @@ def roofline_figure(
     results_docs: Sequence[dict[str, Any]] = (),
     measured_machines: Sequence[dict[str, Any]] = (),
     title: str | None = None,
+    roofs: str | None = None,
 ) -> Any:
-    """A log-log roofline: compute roofs, memory roofs, ridge points and kernel points. Returns a Figure."""
+    """A log-log roofline: compute roofs, memory roofs, ridge points and kernel points. Returns a Figure.
+
+    `roofs` picks each machine's compute roofs (render.roofs.shown_roofs): 'used' or 'all'; by default 'used' when
+    the chart shows several machines and 'all' for one."""
     require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -57,11 +62,18 @@ def roofline_figure(
         raise InputError("nothing to plot: give kernels or --spec for the model, or --results FILE")
     colors = {rs.machine["id"]: rs.color for rs in roofsets}
     points, unplottable = collect_points(analysis_docs, results_docs, colors)
-    used_roofs = {k["roof"] for d in [*analysis_docs, *results_docs] for k in d["kernels"]}
+    docs = [*analysis_docs, *results_docs]
+    used_roofs = {k["roof"] for d in docs for k in d["kernels"]}
+    choice = roofs or ("used" if len(datasheet) > 1 else "all")
+    used_by: list[set[str]] = []  # per roofset, the roofs its machine's kernels use (all kernels for a measured spec)
+    for rs in roofsets:
+        mine = {k["roof"] for d in docs if d["machine"]["id"] == rs.machine["id"] for k in d["kernels"]}
+        used_by.append(used_roofs if rs.measured else mine)
+    drawn = [shown_roofs(rs.machine["roofs"], used, choice) for rs, used in zip(roofsets, used_by)]
 
     # ---- ranges from the data ----
-    ridges = [peak / rs.machine["bandwidth"] for rs in roofsets for peak in rs.machine["roofs"].values()]
-    peaks = [peak for rs in roofsets for peak in rs.machine["roofs"].values()]
+    ridges = [peak / rs.machine["bandwidth"] for rs, shown in zip(roofsets, drawn) for peak in shown.values()]
+    peaks = [peak for shown in drawn for peak in shown.values()]
     xs = [p.x for p in points] + ridges
     x_lo, x_hi = log_bounds(xs, 0.35, 0.35)
     low_y = [p.y for p in points] + [rs.machine["bandwidth"] * x_lo for rs in roofsets]
@@ -85,18 +97,18 @@ def roofline_figure(
 
     # ---- roofs ----
     right_labels: list[tuple[float, str, str, bool]] = []  # (axes y fraction, text, color, emphasised)
-    for rs in roofsets:
+    for rs, shown, used_here in zip(roofsets, drawn, used_by):
         m, style = rs.machine, ("--" if rs.measured else "-")
         tag = " measured" if rs.measured else ""
         bw = m["bandwidth"]
         groups: dict[float, list[str]] = {}
-        for roof, peak in m["roofs"].items():
+        for roof, peak in shown.items():
             groups.setdefault(peak, []).append(roof)
         top = max(groups)
         ax.plot([x_lo, top / bw], [bw * x_lo, top], style, color=rs.color, linewidth=2.0, gid=GID + "memory-roof")
         for peak, roofs in sorted(groups.items()):
             ridge = peak / bw
-            used = bool(used_roofs & set(roofs)) or not used_roofs
+            used = bool(used_here & set(roofs)) or not used_here
             ax.plot([ridge, x_hi], [peak, peak], style, color=rs.color, linewidth=2.0 if used else 1.0,
                     alpha=1.0 if used else 0.45, gid=GID + "compute-roof")
             ax.plot([ridge], [peak], "D", color=rs.color, markersize=5 if used else 3.5,

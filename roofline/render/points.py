@@ -16,6 +16,8 @@ from roofline.render.roofs import COLORS, FAILED_COLOR, GID
 from roofline.render.text import mpl
 from roofline.resultfiles import params_text
 
+STATUS_WIDTH = 10  # the side table's "of ceiling" column: "35%", "FAILED", or "35% FAILED" for a kernel twice
+
 
 @dataclass(frozen=True)
 class Point:
@@ -124,13 +126,14 @@ def kernel_table(fig: Any, points: Sequence[Point], unplottable: Sequence[str], 
             elif p.kind == "measured":
                 status.append("?" if p.fraction is None else f"{p.fraction:.0%}")
         color = FAILED_COLOR if any(p.kind == "failed" for p in group) else "black"
-        column = f"{' '.join(status):>6} " if measured else ""
+        column = f"{' '.join(status):>{STATUS_WIDTH}} " if measured else ""
         lines.append((f"{number:>2} {column}{first.name} {first.params}", color))
     for name in unplottable:
-        lines.append((f" – {'       ' if measured else ''}{name}: 0 FLOP/s, not on a log chart", "#777777"))
+        lines.append((f" – {' ' * (STATUS_WIDTH + 1) if measured else ''}{name}: 0 FLOP/s, not on a log chart",
+                      "#777777"))
     if not lines:
         return
-    header = " # " + ("of ceil " if measured else "") + "kernel (parameters)"
+    header = " # " + (f"{'of ceiling':>{STATUS_WIDTH}} " if measured else "") + "kernel (parameters)"
     rows_per_column = 46
     columns = [lines[i:i + rows_per_column] for i in range(0, len(lines), rows_per_column)]
     fontsize = 7.5 if len(lines) <= rows_per_column else 6.5

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from roofline.units import format_rate, format_si
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
 FAILED_COLOR = "#d62728"
 GID = "roofline:"  # every artist these charts draw carries a gid, so tests can count roofs and points
+ROOF_CHOICES = ("used", "all")  # plot --roofs: which compute roofs of each machine a roofline chart draws
 
 
 def roof_label(roof: str) -> str:
@@ -41,6 +42,25 @@ def roofs_label(roofs: Sequence[str]) -> str:
 def peak_text(roofs: Sequence[str], value: float) -> str:
     unit = "OP/s" if all(r.startswith("int") for r in roofs) else "FLOP/s"
     return format_si(value, unit)
+
+
+def best_tensor(roofs: Mapping[str, float]) -> str | None:
+    """The fastest floating-point tensor roof (FP64 tensor and the integer roofs are not candidates)."""
+    tensor = {k: v for k, v in roofs.items() if k.endswith("_tensor") and not k.startswith(("int", "fp64"))}
+    return max(tensor, key=lambda k: tensor[k]) if tensor else None
+
+
+def shown_roofs(roofs: Mapping[str, float], used: Collection[str], choice: str) -> dict[str, float]:
+    """The compute roofs a chart draws for one machine: all of them ('all'), or ('used') those the plotted kernels
+    use plus the best tensor roof, so three machines do not put thirty labels beside the chart. Every roof when no
+    kernel names one of this machine's roofs and it has no tensor roof: a machine is never drawn without a roof."""
+    if choice not in ROOF_CHOICES:
+        raise ValueError(choice)
+    if choice == "all":
+        return dict(roofs)
+    best = best_tensor(roofs)
+    kept = {k: v for k, v in roofs.items() if k in used or k == best}
+    return kept or dict(roofs)
 
 
 @dataclass(frozen=True)
