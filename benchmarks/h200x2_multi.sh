@@ -5,7 +5,7 @@
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-O=${OUT:-/tmp/out}; mkdir -p "$O"
+O=$(mktemp -d)  # packed into one archive in $OUT at the end: the transfer returns only a few files
 R="python3 -m roofline"
 K="vector_add_float4 triad sum softmax_fused matmul_library_fp16"
 M="--min-time 0.2"
@@ -45,3 +45,4 @@ run report_slowed 10 $R report "$O/slowed.json" --outlier 5% --format markdown
 run interconnect 50 $R interconnect -o "$O/interconnect.json"
 run plot_ic 20 $R plot --interconnect "$O/interconnect.json" -o "$O/interconnect.png"
 log "total $(since "$t0") s"
+cp "$O/log.txt" "${OUT:-/tmp}/log.txt"; tar czf "${OUT:-/tmp}/h200x2-multi.tgz" -C "$O" .
