@@ -284,6 +284,24 @@ def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
                                                     f"indices {indices}")
 
 
+_GROUP = {"name": _STRING, "by": _STRING, "launches": _NUMBER, "time": _NUMBER, "share": _NUMBER,
+          "flops": _NUMBER, "bytes": _NUMBER, "roof": _STRING, "fraction_of_ceiling": _NUMBER, "sol_time": _NUMBER,
+          "recoverable_time": _NUMBER}
+_GROUP_OPTIONAL = {"intensity": _OPT_NUMBER, "model_flops": _OPT_NUMBER, "model_bytes": _OPT_NUMBER}
+
+
+def _check_group(path: Path, label: str, group: Mapping[str, Any]) -> None:
+    """A profile's group (roofline.ncu.group): the fields report and plot read, and the values they gate on."""
+    _check(path, f"{label}.", group, _GROUP, _GROUP_OPTIONAL)
+    if group["time"] <= 0 or group["sol_time"] < 0:
+        raise at(path, f"{label}.time", "expected a positive time and a speed-of-light time not negative")
+    if group["flops"] < 0 or group["bytes"] < 0 or group["launches"] < 1:
+        raise at(path, label, "flops and bytes cannot be negative, and a group holds at least one launch")
+    if not 0 <= group["fraction_of_ceiling"] <= MAX_FRACTION:
+        raise at(path, f"{label}.fraction_of_ceiling", f"is {group['fraction_of_ceiling']!r}; expected 0 to "
+                                                        f"{MAX_FRACTION:g}")
+
+
 def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
     """(name, parameters, device): a kernel entry's identity; a document holds each once."""
     params = json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
@@ -342,6 +360,8 @@ class ResultsDocument:
             raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
         if not all(isinstance(g, dict) for g in doc.get("groups", ())):
             raise at(path, "groups", "expected a list of mappings")
+        for i, group in enumerate(doc.get("groups", ())):
+            _check_group(path, f"groups[{i}]", group)
         named = {"schema", *_TOP, *_TOP_OPTIONAL}
         return cls(created=doc["created"], tool_version=doc["tool_version"], backend=doc["backend"],
                    device=doc["device"], machine=machine, kernels=kernels, policy=doc.get("policy"),

@@ -9,7 +9,10 @@ Format history:
       mean power, the power limit, the fractions of the window held down by the power or thermal policy, the
       clock-event reasons at the end) and the device's "clock_monitor" (what read them, or why nothing did);
       a kernel's "warnings" (strings at first, now {code, text, fix} records: roofline.caveats); a top-level
-      "groups" list (a profile's kernels grouped).
+      "groups" list (a profile's kernels grouped: name, by, launches, time, share, flops, bytes, intensity,
+      roof, fraction_of_ceiling (time-weighted), sol_time, recoverable_time, model_flops/model_bytes where
+      known; from roofline profile and import ncu --group-by), the "program" totals beside it, and an imported
+      launch's "nvtx" (its NVTX range stack, outermost first).
       Checked since 0.x (issue 15), as readers always assumed: at least one kernel; each (name, params, device)
       once; times positive; flops and bytes not negative; fraction_of_ceiling from 0 to 10; status one of
       OK, FAILED, SKIPPED, IMPORTED. The typed form is roofline.resultdoc (KernelResult, ResultsDocument).

@@ -49,12 +49,16 @@ class Fraction(click.ParamType):
 @click.option("--outlier", type=Fraction(), default=None,
               help="Node acceptance, for files measured with --device all: fail a GPU more than this fraction below "
                    "its host's median on a kernel (5%%), naming it by index and PCI bus id.")
+@click.option("--fail-below-program", type=Fraction(), default=None,
+              help="For a grouped profile ('roofline profile', 'import ncu --group-by'): fail when the whole "
+                   "program's time-weighted fraction of ceiling is below this (0.3 or 30%%). There --fail-below "
+                   "applies to each group's time-weighted fraction.")
 @click.option("--strict-model", is_flag=True,
               help="Fail a verified kernel above 102%% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
            regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,
-           outlier: float | None = None) -> None:
+           outlier: float | None = None, fail_below_program: float | None = None) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -72,6 +76,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
       roofline report results.json --baseline main.json --max-regression 5% \\
           --format markdown >> "$GITHUB_STEP_SUMMARY"
       roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
+      roofline report gpt2.json --fail-below 0.3 --fail-below-program 0.25   # a grouped profile
     """
     from dataclasses import replace
 
@@ -80,6 +85,10 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from roofline.resultfiles import load_results
 
     docs = [load_results(p) for p in results]
+    if any(d.get("groups") for d in docs) or fail_below_program is not None:
+        _report_groups(docs, fmt, output, fail_below, fail_below_program,
+                       baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier)
+        return
     baseline_docs = [load_results(baseline)] if baseline is not None else []
     if max_regression is not None and baseline is None:
         raise InputError("--max-regression needs --baseline FILE to compare with")
@@ -106,6 +115,36 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
     if not doc["summary"]["ok"]:
         raise GateFailed(failure_message(doc))
+
+
+def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float | None,
+                   fail_below_program: float | None, **kernel_only: object) -> None:
+    """Issue 11: a grouped profile is reported and gated by group (roofline.profile_gates), ranked by
+    recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
+    from roofline.errors import GateFailed, InputError
+    from roofline.profile_gates import group_failure_message, group_report
+    from roofline.render import grouped as render
+
+    given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
+                         "(each group) and --fail-below-program (the whole): report it without the groups by "
+                         "importing again with --group-by none")
+    missing = [d.get("_source", "?") for d in docs if not d.get("groups")]
+    if missing:
+        raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
+                         "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
+    doc = group_report(docs, fail_below, fail_below_program)
+    if fmt == "table":
+        print_tables(render.report_tables(doc), output)
+    else:
+        from roofline.jsonio import dumps
+
+        writers = {"markdown": render.report_markdown, "json": lambda d: dumps(d), "junit": render.report_junit,
+                   "github-benchmark": render.report_github_benchmark}
+        emit(writers[fmt](doc), output)
+    if not doc["summary"]["ok"]:
+        raise GateFailed(group_failure_message(doc))
 
 
 COMMANDS = [report]

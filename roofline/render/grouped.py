@@ -64,3 +64,79 @@ def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
     for i, g in enumerate(groups[:limit] if limit else groups, 1):
         rows.append("| " + " | ".join(md(c) for c in group_row(i, g)) + " |")
     return "\n".join(rows) + "\n\n" + md(footer(doc)) + "\n"
+
+
+# ---- `roofline report` of grouped profiles (roofline.profile_gates.group_report) ----------------------------
+
+
+def _program_line(p: Mapping[str, Any]) -> str:
+    return footer({"program": p}) + (f" · {p['verdict'].upper()}: {p['failures'][0]}" if p["failures"] else "")
+
+
+def report_tables(report: Mapping[str, Any]) -> list[Any]:
+    """One rich table per device: the ranked groups with their verdicts, the program line as its caption."""
+    from rich.table import Table
+
+    from roofline.render.text import styled
+
+    tables = []
+    for p in report["programs"]:
+        rows = [r for r in report["rows"] if r["device"] == p["device"]]
+        table = Table(title=literal(f"{p['device']} · groups ranked by recoverable time · ceilings of "
+                                    f"{p.get('machine')}"), title_justify="left",
+                      caption=literal(_program_line(p)), caption_justify="left")
+        for col in (*COLUMNS, "verdict"):
+            table.add_column(col, justify="left" if col in ("group", "roof", "model", "verdict") else "right")
+        for r in rows:
+            verdict = styled("FAIL", "bold red") if r["verdict"] == "fail" else literal("pass")
+            table.add_row(*[literal(c) for c in group_row(r["rank"], r)], verdict)
+        tables.append(table)
+    return tables
+
+
+def report_markdown(report: Mapping[str, Any]) -> str:
+    out = []
+    for p in report["programs"]:
+        out.append(f"### {md(p['device'])}\n")
+        out.append("| " + " | ".join((*COLUMNS, "verdict")) + " |")
+        out.append("|" + "|".join("---" for _ in range(len(COLUMNS) + 1)) + "|")
+        for r in (r for r in report["rows"] if r["device"] == p["device"]):
+            verdict = "**FAIL** " + md(r["failures"][0]) if r["failures"] else "pass"
+            out.append("| " + " | ".join(md(c) for c in group_row(r["rank"], r)) + f" | {verdict} |")
+        out.append("\n" + md(_program_line(p)) + "\n")
+    ok = report["summary"]["ok"]
+    out.append("All gates hold." if ok else f"**Gates failed**: {report['summary']['failed_groups']} group(s), "
+                                            f"{report['summary']['failed_programs']} program(s).")
+    return "\n".join(out) + "\n"
+
+
+def report_junit(report: Mapping[str, Any]) -> str:
+    """One testsuite per device: a testcase per group and one for the program."""
+    import xml.etree.ElementTree as ET
+
+    from roofline.render.text import xml
+
+    suites = ET.Element("testsuites", name="roofline profile")
+    for p in report["programs"]:
+        rows = [r for r in report["rows"] if r["device"] == p["device"]]
+        cases = [(f"{r['rank']}. {r['name']}", r) for r in rows] + [("program", p)]
+        suite = ET.SubElement(suites, "testsuite", name=xml(p["device"]), tests=str(len(cases)),
+                              failures=str(sum(c["verdict"] == "fail" for _, c in cases)))
+        for name, case in cases:
+            element = ET.SubElement(suite, "testcase", classname=xml(p["device"]), name=xml(name),
+                                    time=f"{case['time']:.9f}")
+            if case["failures"]:
+                ET.SubElement(element, "failure", message=xml(case["failures"][0]))
+    return ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def report_github_benchmark(report: Mapping[str, Any]) -> str:
+    """github-action-benchmark's customSmallerIsBetter: each group's time in microseconds."""
+    import json
+
+    entries = [{"name": f"{r['name']} ({r['device']})", "unit": "us", "value": r["time"] * 1e6,
+                "extra": f"{r['launches']} launches, {r['fraction_of_ceiling']:.1%} of ceiling"}
+               for r in report["rows"]]
+    entries += [{"name": f"program ({p['device']})", "unit": "us", "value": p["time"] * 1e6}
+                for p in report["programs"]]
+    return json.dumps(entries, indent=2) + "\n"
