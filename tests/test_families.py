@@ -4,9 +4,11 @@ CPU reference path runs."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from roofline.errors import InputError
@@ -54,7 +56,7 @@ def test_a_family_supplies_inputs_reference_and_tolerance(folder):
     impl = load_implementation(d)
     assert impl.tolerance == {"rtol": 1e-6, "atol": 1e-7}
     assert impl.test_params == {"n": 1003, "m": 3}
-    arrays = impl.module.inputs({"n": 5}, "float32", __import__("numpy").random.default_rng(0))
+    arrays = impl.module.inputs({"n": 5}, "float32", np.random.default_rng(0))
     assert set(arrays) == {"a", "b"} and impl.module.outputs({"n": 5}, "float32") == {"c": ((5,), "float32")}
     assert impl.fn("numpy") is not None and impl.fn("cupy") is None  # the variant's own function, none inherited
 
@@ -63,7 +65,7 @@ def test_a_variant_overrides_one_name_and_keeps_the_rest(folder):
     (folder / "v.py").write_text('TOLERANCE = {"rtol": 1e-3}\ndef reference(p, a, b):\n    return {"c": a - b}\n')
     impl = load_implementation(load_descriptor(_descriptor(folder, "v", "implementation: v.py", "family: _fam.py")))
     assert impl.tolerance == {"rtol": 1e-3}
-    one = __import__("numpy").ones(3)
+    one = np.ones(3)
     assert (impl.module.reference({}, one, one)["c"] == 0).all()  # the variant's reference, not the family's sum
     assert impl.module.INTERFACE == 1 and impl.test_params == {"n": 1003, "m": 3}  # the family's
 
@@ -189,7 +191,5 @@ def test_the_cpu_reference_path_of_family_kernels(run_cli, tmp_path, name, param
     out = tmp_path / "r.json"
     r = run_cli("measure", "--backend", "numpy", name, *(a for p in params for a in ("-p", p)), "-o", out, *FAST)
     assert r.code == 0, r.err
-    import json
-
     (kernel,) = json.loads(out.read_text())["kernels"]
     assert (kernel["name"], kernel["status"], kernel["verified"]) == (name, "OK", True)
