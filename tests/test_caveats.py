@@ -26,3 +26,4 @@ def test_the_lines_under_the_measure_table_carry_the_fix_and_read_old_strings():
     doc = {"kernels": [{"name": "k", "status": "OK", "warnings": [
         caveats.warning("noisy", "noisy: max/min = 1.4 (> 1.2)", "raise --min-time"), "an old warning"]}]}
     assert problems(doc) == ["warning k: noisy: max/min = 1.4 (> 1.2); raise --min-time", "warning k: an old warning"]
+

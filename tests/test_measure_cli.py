@@ -327,3 +327,23 @@ def test_a_ci_log_gets_one_plain_line_per_kernel_as_it_finishes(run_cli):
     r = _measure(run_cli, "m_add", "m_unwritten")
     lines = [line for line in r.err.splitlines() if line.startswith("measure: ")]
     assert [line.rsplit(",", 1)[0] for line in lines] == ["measure: m_add n=1000: OK", "measure: m_unwritten n=1000: FAILED"]
+
+
+def test_the_measure_table_has_a_gpu_column_only_for_several_gpus():
+    import io
+
+    from rich.console import Console
+
+    from roofline.render.measure import kernel_table
+
+    row = {"name": "k", "status": "OK", "time_median": 1e-3, "time_min": 1e-3, "time_max": 1e-3,
+           "achieved_bandwidth": 1e12, "achieved_flops": 1e9, "fraction_of_ceiling": 0.5}
+
+    def text(kernels):
+        out = io.StringIO()
+        Console(file=out, width=200).print(kernel_table(kernels, "t"))
+        return out.getvalue()
+
+    assert "GPU" not in text([row])
+    both = text([{**row, "device": 0}, {**row, "device": 1}])
+    assert "GPU" in both and "0 │ k" in both and "1 │ k" in both

@@ -39,6 +39,9 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
     from rich.table import Table
 
     table = Table(title=literal(title), title_justify="left")
+    per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
+    if per_gpu:
+        table.add_column("GPU", justify="right")
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
                 "attainable", "of ceiling", "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
@@ -46,6 +49,7 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
         status = k["status"]
         style = "bold red" if status != "OK" else ("yellow" if k.get("warnings") else "green")
         table.add_row(
+            *([literal(str(k.get("device", "–")))] if per_gpu else []),
             literal(k["name"]),
             styled(status, style),
             format_time(k["time_median"]),
