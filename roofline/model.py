@@ -8,7 +8,7 @@ from typing import Mapping
 
 from roofline.expr import Expr
 
-# Compute roofs a spec may name. Dense figures only (domain.md): never the 2:4-sparse ones.
+# Compute roofs a spec may name. Dense figures only: never the 2:4-sparse ones, which no dense kernel reaches.
 ROOF_NAMES = (
     "fp64",
     "fp64_tensor",
@@ -94,8 +94,6 @@ class MachineSpec:
     max_threads_per_sm: int | None = None
     caches: Mapping[str, CacheLevel] = field(default_factory=dict)
     clocks: Mapping[str, float] = field(default_factory=dict)
-    memory_bus_width: int | None = None
-    memory_clock: float | None = None
     aliases: tuple[str, ...] = ()
     device_names: tuple[str, ...] = ()
     architecture: str | None = None
