@@ -165,7 +165,7 @@ def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
 def _descriptor_files(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and not p.name.startswith("_"))
-    if path.is_file():
+    if path.exists():  # a file, or a FIFO or device: the reader refuses those with the reason
         return [path]
     raise InputError(f"--kernels: {path}: no such file or folder")
 

@@ -86,8 +86,7 @@ def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
     "argv",
     [("specs", "show", "{p}"), ("report", "{p}"), ("report", str(RESULTS), "--baseline", "{p}"),
      ("report", str(RESULTS), "--gates", "{p}"), ("import", "ncu", "{p}"),
-     pytest.param(("analyze", "--kernels", "{p}"), marks=pytest.mark.xfail(
-         strict=True, reason="kernels._descriptor_files answers 'no such file or folder' before the reader sees it")),
+     ("analyze", "--kernels", "{p}"),
      ("plot", "--sweep", "{p}", "-o", "{p}.png")],
     ids=["spec", "results", "baseline", "gates", "ncu-csv", "descriptor", "sweep"],
 )
