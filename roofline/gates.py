@@ -30,7 +30,8 @@ from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError, closest
 from roofline.clockstate import throttle_warning
-from roofline.resultdoc import MODEL_ERROR_FRACTION, RESULTS_SCHEMA
+from roofline.resultdoc import MODEL_ERROR_FRACTION
+from roofline.resultschema import RESULTS_SCHEMA
 from roofline.resultfiles import device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"

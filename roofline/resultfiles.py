@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from roofline.errors import at, read_input_text
-from roofline.resultdoc import RESULTS_SCHEMA, require_results
+from roofline.resultdoc import require_results
+from roofline.resultschema import RESULTS_SCHEMA
 
 MAX_RESULTS_BYTES = 256 << 20
 

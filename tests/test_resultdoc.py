@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import InputError
-from roofline.resultdoc import RESULTS_SCHEMA, KernelResult, ResultsDocument, Status
+from roofline.resultdoc import KernelResult, ResultsDocument, Status
+from roofline.resultschema import RESULTS_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "results"

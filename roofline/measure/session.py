@@ -20,7 +20,7 @@ from roofline.measure.policy import MeasurePolicy
 from roofline.measure.progress import SILENT, Progress
 from roofline.resultfiles import params_text
 from roofline.model import KernelDescriptor, MachineSpec
-from roofline.resultdoc import RESULTS_SCHEMA
+from roofline.resultschema import RESULTS_SCHEMA
 from roofline.specs import SpecCatalog
 from roofline.workload import evaluate
 
