@@ -25,7 +25,8 @@ import torch
 
 import roofline
 from roofline.api import backend
-from roofline.gates import GateConfig, build_report
+from roofline.gateconfig import GateConfig
+from roofline.gates import build_report
 from roofline.kernels import KernelCatalog
 from roofline.measure.implementation import load_implementation
 

@@ -128,7 +128,7 @@ def load_descriptor(path: Path) -> None:
 
 
 def load_gates(path: Path) -> None:
-    from roofline.gates import load_gates as load
+    from roofline.gateconfig import load_gates as load
 
     load(path)
 

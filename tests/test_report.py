@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.gates import GateConfig, Thresholds, build_report, gates_from_mapping, load_gates, parse_fraction
+from roofline.gateconfig import GateConfig, Thresholds, gates_from_mapping, load_gates, parse_fraction
+from roofline.gates import build_report
 from roofline.errors import InputError
 from roofline.resultfiles import load_results
 

@@ -14,7 +14,7 @@ class Fraction(click.ParamType):
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
         from roofline.errors import InputError
-        from roofline.gates import parse_fraction
+        from roofline.gateconfig import parse_fraction
 
         if isinstance(value, float):
             return value
@@ -81,7 +81,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from dataclasses import replace
 
     from roofline.errors import GateFailed, InputError
-    from roofline.gates import GateConfig, build_report, failure_message, load_gates
+    from roofline.gateconfig import GateConfig, load_gates
+    from roofline.gates import build_report, failure_message
     from roofline.resultfiles import load_results
 
     docs = [load_results(p) for p in results]
