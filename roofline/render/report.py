@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 from roofline.render.text import literal, md, md_code, xml
 from roofline.units import format_flops, format_rate, format_si, format_time
 
-COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "attainable",
+COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
 _LEFT = {0, 1, 2, 3, 11}
 
