@@ -5,7 +5,8 @@ The analysis document (roofline/analysis/v1) is defined here; its history:
       kernels (the fields of KernelAnalysis). `bytes` is DRAM traffic. Added within v1 (older readers ignore it,
       older files simply lack it): a kernel's "traffic", {level: {"bytes", "intensity"}} for each cache level
       (l1, l2) its descriptor gives, intensity = flops / that level's bytes (null when those bytes are 0); {} when
-      none is given.
+      none is given; the machine's "caches", {level: {size, bandwidth, latency}} with the figures its spec gives,
+      so a results file carries what the hierarchical chart draws.
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ def machine_summary(machine: MachineSpec) -> dict[str, Any]:
         "bytes_in_flight": machine.bytes_in_flight,
         "resident_threads": machine.resident_threads,
         "roofs": dict(machine.roofs),
+        "caches": {level: {k: v for k, v in (("size", c.size), ("bandwidth", c.bandwidth), ("latency", c.latency))
+                           if v is not None} for level, c in machine.caches.items()},
     }
 
 

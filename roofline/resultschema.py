@@ -27,7 +27,7 @@ _DEVICE = {"name": _STRING}
 _DEVICE_OPTIONAL = {"spec_id": _OPT_STRING, "spec_derived": _BOOL}
 _MACHINE = {"id": _STRING, "name": _STRING, "bandwidth": _NUMBER, "latency": _NUMBER, "bytes_in_flight": _NUMBER,
             "roofs": _MAPPING}
-_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER}
+_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER, "caches": _MAPPING}
 # A file measured without a spec (the NumPy backend, say) has machine null and these ceiling fields null.
 _CEILING_FIELDS = ("peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "sol_time", "memory_time",
                    "compute_time", "threads_needed", "latency_bound")

@@ -105,3 +105,23 @@ def test_no_roof_runs_through_its_label() -> None:
                 sx, sy = x0 + (x1 - x0) * i / 200 - box.x0, y0 + (y1 - y0) * i / 200 - box.y0
                 along, across = sx * u[0] + sy * u[1], sx * v[0] + sy * v[1]
                 assert not (0 <= along <= box.width and 0 <= across <= box.height), (text.get_text(), line.get_gid())
+
+
+def test_cache_roofs_come_from_the_results_machine_block_not_from_the_bundled_specs():
+    from roofline.render.hierarchy import cache_bandwidths
+
+    machine = {"id": "h200-sxm", "bandwidth": 4.8e12}
+    assert cache_bandwidths({"machine": {**machine, "caches": {"l2": {"bandwidth": 1.0e13}}}}) == {
+        "l1": None, "l2": 1.0e13, "dram": 4.8e12}
+    # an older file without caches: no cache roofs, never a lookup of the bundled spec by id
+    assert cache_bandwidths({"machine": machine, "device": {"spec_id": "h200-sxm"}}) == {
+        "l1": None, "l2": None, "dram": 4.8e12}
+    assert cache_bandwidths({"machine": machine}, {"l1": 3.0e13})["l1"] == 3.0e13
+
+
+def test_the_machine_block_carries_the_spec_cache_figures():
+    from roofline.analysis import machine_summary
+    from roofline.specs import SpecCatalog
+
+    summary = machine_summary(SpecCatalog.bundled().resolve("h200"))
+    assert summary["caches"]["l2"]["size"] == 60 * 2**20

@@ -108,18 +108,10 @@ def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[Hi
 
 
 def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
-    """{'l1': B/s or None, 'l2': ..., 'dram': B/s}: override, then machine.caches, then the bundled spec."""
+    """{'l1': B/s or None, 'l2': ..., 'dram': B/s}: the override (a calibrated spec), else the results' own machine
+    block, which carries the spec's cache figures (files written before it did have none: no cache roofs)."""
     out: dict[str, float | None] = {"l1": None, "l2": None, "dram": doc["machine"]["bandwidth"]}
     caches = doc["machine"].get("caches") or {}
-    spec_id = doc.get("device", {}).get("spec_id") or doc["machine"].get("id")
-    if not caches and spec_id:
-        try:
-            from roofline.specs import SpecCatalog
-
-            spec = SpecCatalog.bundled().resolve(spec_id)
-            caches = {lvl: {"bandwidth": c.bandwidth} for lvl, c in spec.caches.items()}
-        except Exception:  # noqa: BLE001 - a derived or unknown spec: no cache figures
-            caches = {}
     for level in ("l1", "l2"):
         value = (caches.get(level) or {}).get("bandwidth")
         out[level] = float(value) if value else None
