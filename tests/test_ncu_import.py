@@ -61,7 +61,8 @@ def test_import_pytorch_capture():
     double = kernels[-1]
     assert double["roof"] == "fp64" and double["dtype"] == "float64"
     tensor = kernels[4]  # an FP16 GEMM captured without the tensor-path metrics
-    assert any("tensor-pipe instructions but no sm__ops_path_tensor_*" in w for w in tensor["warnings"])
+    assert any(w["code"] == "flops-unknown" and "tensor-pipe instructions but no sm__ops_path_tensor_*" in w["text"]
+               for w in tensor["warnings"])
 
 
 def test_real_bf16_gemm_is_counted_and_placed(tensor_doc):
@@ -130,7 +131,7 @@ def test_import_lists_absent_flop_counters():
     triad = doc["kernels"][0]
     assert triad["flops"] == 0.0
     assert flop_metric("fp32", "fma") in triad["counters"]["missing"]
-    assert any("no FLOP counters" in w for w in triad["warnings"])
+    assert any(w["code"] == "flops-unknown" and "no FLOP counters" in w["text"] for w in triad["warnings"])
     assert doc["device"]["spec_id"] == "h200-sxm"
 
 

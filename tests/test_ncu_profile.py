@@ -82,7 +82,8 @@ def test_excess_traffic_is_flagged_in_the_entry():
     entries, _ = _entries([("vector_add_float4", {"n": 2**22})])  # model: 48 MiB; the launch moved 197 MB
     flagged = merge_counters(entries[0], [parse_csv(PROFILED.read_text()).launches[1]])
     assert flagged["counter_flag"].startswith("reads 3.9× the model")
-    assert flagged["warnings"][-1] == flagged["counter_flag"]
+    assert flagged["warnings"][-1]["code"] == "traffic-over-model"
+    assert flagged["warnings"][-1]["text"] == flagged["counter_flag"]
 
 
 def test_real_fp16_gemm_counts_its_tensor_flops():
@@ -103,7 +104,8 @@ def test_counters_that_disagree_with_the_descriptor_say_so():
     entries, _ = _entries([("matmul_library_fp16", {"n": 2048})])
     entries[0]["roof"] = "bf16_tensor"  # as if the descriptor had claimed BF16
     k = merge_counters(entries[0], parse_csv(REAL_FP16.read_text()).launches[1:2])
-    assert any("most of its work on fp16_tensor (sm__ops_path_tensor_src_fp16.sum)" in w and "bf16_tensor" in w
+    assert any(w["code"] == "roof-from-counters" and "bf16_tensor" in w["text"]
+               and "most of its work on fp16_tensor (sm__ops_path_tensor_src_fp16.sum)" in w["text"]
                for w in k["warnings"])
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from roofline import __version__
 from roofline.analysis import machine_summary
+from roofline.caveats import warning
 from roofline.errors import InputError, read_input_text
 from roofline.model import MachineSpec
 from roofline.ncu.counters import counters
@@ -72,19 +73,21 @@ def choose_spec(table: NcuTable, spec_name: str | None, catalog: SpecCatalog) ->
     return matched
 
 
-def _warnings(c: dict[str, Any], notes: list[str]) -> list[str]:
-    """What the reader of one entry must know about its FLOPs."""
-    out = list(notes)
+def _warnings(c: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """What the reader of one entry must know about its FLOPs and its roof, as records."""
+    collect = "collect the metrics 'roofline import ncu --list-metrics' prints"
+    out = [warning("roof-from-counters", note, "give the spec the roof, or compare on a spec that has it")
+           for note in notes]
     flop_missing = [m for names in FLOP_METRICS.values() for m in names if m in c["missing"]]
     if c["flops"] is None:
-        out.append("the CSV has no FLOP counters: FLOPs unknown, counted as 0 here")
+        out.append(warning("flops-unknown", "the CSV has no FLOP counters: FLOPs unknown, counted as 0 here", collect))
     elif flop_missing:
-        out.append(f"CUDA-core FLOPs from the counters present; {len(flop_missing)} FLOP counter(s) absent "
-                   "(listed in counters.missing)")
+        out.append(warning("flops-unknown", f"CUDA-core FLOPs from the counters present; {len(flop_missing)} FLOP "
+                                            "counter(s) absent (listed in counters.missing)", collect))
     if c.get("tensor_inst") and c.get("flops_tensor") is None:
-        out.append(f"{c['tensor_inst']:.3g} tensor-pipe instructions but no sm__ops_path_tensor_* counters in the "
-                   "CSV: their FLOPs are unknown, so FLOPs and intensity are understated (collect the metrics "
-                   "'roofline import ncu --list-metrics' prints)")
+        out.append(warning("flops-unknown", f"{c['tensor_inst']:.3g} tensor-pipe instructions but no "
+                                            "sm__ops_path_tensor_* counters in the CSV: their FLOPs are unknown, so "
+                                            "FLOPs and intensity are understated", collect))
     return out
 
 

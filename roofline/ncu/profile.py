@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline.caveats import warning
 from roofline.ncu.counters import compare, counters, sum_counters
 from roofline.ncu.metrics import METRICS, metrics_argument
 from roofline.ncu.placement import place
@@ -104,8 +105,10 @@ def merge_counters(entry: dict[str, Any], launches: Sequence[Launch],
         c["roof"], c["roof_counters"] = placed.roof, placed.counters
         same = entry.get("roof") == placed.roof or {entry.get("roof"), placed.roof} == {"fp16", "bf16"}
         if entry.get("roof") and not same:  # (CUDA-core FP16 and BF16 share the h counters)
-            warnings.append(f"the counters put most of its work on {placed.roof} ({', '.join(placed.counters)}); "
-                            f"the descriptor's roof is {entry['roof']}")
+            warnings.append(warning("roof-from-counters",
+                                    f"the counters put most of its work on {placed.roof} "
+                                    f"({', '.join(placed.counters)}); the descriptor's roof is {entry['roof']}",
+                                    "check the descriptor's roof and dtype against the kernel's instructions"))
     out = dict(entry)
     out["counters"] = c
     cmp = compare(c, entry.get("flops"), entry.get("bytes"))
@@ -113,7 +116,9 @@ def merge_counters(entry: dict[str, Any], launches: Sequence[Launch],
     out["measured_flops_ratio"] = cmp["measured_flops_ratio"]
     out["counter_flag"] = cmp["flag"]
     if cmp["flag"]:
-        warnings.append(cmp["flag"])
+        warnings.append(warning("traffic-over-model", cmp["flag"],
+                                "count the re-reads in the descriptor's bytes if they are the design, or fix the "
+                                "access pattern"))
     if warnings or "warnings" in entry:
         out["warnings"] = warnings
     return out
