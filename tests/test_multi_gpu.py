@@ -144,7 +144,9 @@ def test_schema_refuses_a_kernel_naming_an_unknown_device() -> None:
 
 
 def test_old_single_device_files_still_read() -> None:
-    ResultsDocument.from_json(_doc(0), "old.json")
+    old = _doc(0)
+    assert "devices" not in old
+    assert ResultsDocument.from_json(old, "old.json").to_json() == old
 
 
 def test_split_gives_one_document_per_gpu() -> None:

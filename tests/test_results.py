@@ -36,7 +36,9 @@ def test_fixture_loads():
 @pytest.mark.parametrize("name", ["h100.json", "h100_baseline.json", "a100_failed.json", "sweep.json",
                                   "many_h200.json"])
 def test_every_fixture_is_valid(name):
-    load_results(DATA / name)
+    doc = load_results(DATA / name)
+    assert doc["kernels"] and doc["_source"] == str(DATA / name)
+    assert all(k["status"] in ("OK", "FAILED", "SKIPPED", "IMPORTED") for k in doc["kernels"])
 
 
 def test_not_json():
