@@ -10,7 +10,7 @@ from roofline.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
 from roofline.expr import Expr, FormulaError, compile_expr
 from roofline.model import (
-    DEFAULT_PATTERN, ITEMSIZE, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, StageSpec,
+    DEFAULT_PATTERN, ITEMSIZE, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, LaunchGeometry, StageSpec,
 )
 from roofline.workload import evaluate
 
@@ -18,6 +18,7 @@ KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
     "access_bytes", "implementation", "traffic", "family", "test_params",
+    "threads", "bytes_per_thread", "launches",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
@@ -98,6 +99,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
 
     access = _formula(path, "access_bytes", f.data["access_bytes"], names) if f.has("access_bytes") else None
     traffic = _traffic(f, names)
+    geometry = _geometry(f, names)
     family = _implementation_path(path, f, "family")
     implementation = _implementation_path(path, f, "implementation") or family  # a family alone implements it
     test_params = _test_params(f, params, names, implementation is not None)
@@ -118,8 +120,13 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         traffic=traffic,
         family=family,
         test_params=test_params,
+        geometry=geometry,
     )
-    evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
+    work = evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
+    if geometry:
+        from roofline.predict import launch_shapes
+
+        launch_shapes(descriptor, work, sm_count=1)  # so must the launch geometry, on any GPU
     if test_params:
         try:
             evaluate(descriptor, test_params)
@@ -160,6 +167,18 @@ def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
                                               f"known: {', '.join(TRAFFIC_LEVELS)}")
         out[level] = _formula(f.path, f"traffic.{level}", m.data[level], names)
     return out
+
+
+def _geometry(f: "Fields", names: Sequence[str]) -> LaunchGeometry:
+    """threads and bytes_per_thread (formulas that may also use sm_count) and launches (a whole
+    number): how the kernel launches, for the first-principles size model (docs/kernel-interface.md)."""
+    allowed = [*names, "sm_count"]
+    exprs = {key: _formula(f.path, key, f.data[key], allowed) if f.has(key) else None
+             for key in ("threads", "bytes_per_thread")}
+    launches = f.integer("launches") if f.has("launches") else None
+    if launches is not None and f.has("stages"):
+        raise f.error("launches", "a pipeline launches once per stage; give launches only without stages")
+    return LaunchGeometry(launches=launches, **exprs)
 
 
 def _descriptor_files(path: Path) -> list[Path]:

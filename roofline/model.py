@@ -128,6 +128,19 @@ class StageSpec:
 
 
 @dataclass(frozen=True)
+class LaunchGeometry:
+    """How a kernel launches, for the first-principles size model (roofline.predict): formulas over the params,
+    `itemsize` and `sm_count`; None where the descriptor leaves a field out (predict derives a default)."""
+
+    threads: Expr | None = None  # threads per launch
+    bytes_per_thread: Expr | None = None  # bytes one thread has in flight at once
+    launches: int | None = None  # launches in series, for a kernel without stages (a reduction's second pass)
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches))
+
+
+@dataclass(frozen=True)
 class KernelDescriptor:
     """A kernel as written in its YAML file: formulas not yet evaluated. `bytes` (and each stage's) is DRAM traffic,
     the roofline's denominator; `traffic` holds what the kernel requests from the caches, for the hierarchical
@@ -148,6 +161,7 @@ class KernelDescriptor:
     traffic: Mapping[str, Expr] = field(default_factory=dict)  # level (TRAFFIC_LEVELS) -> bytes requested there
     family: Path | None = None  # module whose names the implementation falls back on (docs/kernel-interface.md)
     test_params: Mapping[str, Expr] = field(default_factory=dict)  # small, awkward sizes for the GPU tests
+    geometry: LaunchGeometry = field(default_factory=LaunchGeometry)  # threads, bytes in flight, launches
 
     @property
     def itemsize(self) -> int | None:
@@ -176,7 +190,8 @@ class Workload:
     access_bytes: float
     stages: tuple[Stage, ...] = ()
     traffic: Mapping[str, float] = field(default_factory=dict)  # bytes at other levels than DRAM, where given
+    declared_launches: int | None = None  # the descriptor's `launches` (a kernel without stages)
 
     @property
     def launches(self) -> int:
-        return max(len(self.stages), 1)
+        return len(self.stages) or self.declared_launches or 1

@@ -34,8 +34,10 @@ from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from roofline.errors import InputError
 from roofline.model import MachineSpec
+from roofline.predict import FIRST_PRINCIPLES
 
-MODELS = ("additive", "max")
+MODELS = ("additive", "max")  # the fitted model's two forms
+MODEL_CHOICES = (FIRST_PRINCIPLES, "fitted", *MODELS)  # --model; 'fitted' is the additive form
 LAUNCH_BOUND = "launch-bound"
 LATENCY_BOUND = "latency-bound"
 BANDWIDTH_BOUND = "bandwidth-bound"
@@ -137,6 +139,11 @@ def _usable(entry: Mapping[str, Any]) -> bool:
     return entry.get("status") == "OK" and isinstance(t, (int, float)) and math.isfinite(t) and t > 0
 
 
+def measured_time(entry: Mapping[str, Any]) -> float | None:
+    """The entry's verified median time, or None (a FAILED size, no time)."""
+    return float(entry["time_median"]) if _usable(entry) else None
+
+
 def choose_efficiency(entries: Iterable[Mapping[str, Any]], inputs: ModelInputs, setting: str | float) -> ModelInputs:
     """inputs with η set: 'auto' anchors on the largest verified size (given inputs' λ and L), a number is used as
     given."""
@@ -223,7 +230,7 @@ def annotate(entries: Iterable[MutableMapping[str, Any]], inputs: ModelInputs) -
         b = float(e["bytes"])
         predicted = predict_time(b, bw, inputs.latency, inputs.launch_floor, inputs.model)
         simple = predict_time(b, inputs.bandwidth, inputs.memory_latency, inputs.launch_floor, "max")
-        measured = e.get("time_median") if _usable(e) else None
+        measured = measured_time(e)
         e["predicted_time"] = predicted
         e["prediction_error"] = predicted / measured - 1.0 if measured else None
         e["prediction"] = {

@@ -10,7 +10,7 @@ from typing import Mapping, Sequence
 from roofline.errors import InputError
 from roofline.expr import Expr
 from roofline.model import KernelDescriptor, MachineSpec
-from roofline.sweep import LATENCY_SETTINGS, MODELS
+from roofline.sweep import FIRST_PRINCIPLES, LATENCY_SETTINGS, MODEL_CHOICES
 
 MAX_SIZES = 64
 
@@ -18,19 +18,21 @@ MAX_SIZES = 64
 @dataclass(frozen=True)
 class SweepRequest:
     """One sweep: `kernel` measured with `param` at each of `sizes`, the `fixed` overrides for its other parameters,
-    and how the model is fitted (see roofline.sweep.fit_model). `calibrated`, when given, supplies BW and latency."""
+    and which model predicts it: first-principles (roofline.predict) or the fitted one (roofline.sweep.fit_model,
+    --latency and --efficiency apply to it). `calibrated`, when given, supplies BW, latency and resident threads."""
 
     kernel: KernelDescriptor
     param: str
     sizes: tuple[int, ...]
     fixed: Mapping[str, Expr]
-    model: str = "additive"
+    model: str = FIRST_PRINCIPLES
     latency: str = "auto"
     efficiency: str | float = "auto"
     calibrated: MachineSpec | None = None
 
 
-def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Sequence[str], *, model: str = "additive",
+def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Sequence[str], *,
+                  model: str = FIRST_PRINCIPLES,
                   latency: str = "auto", efficiency: str = "auto", calibrated: MachineSpec | None = None,
                   param_option: str = "--over") -> SweepRequest:
     """Check the options against the kernel and parse them; every problem is an InputError naming its option
@@ -39,8 +41,8 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
 
     sizes = parse_sizes(sizes_text)
     eta = parse_efficiency(efficiency)
-    if model not in MODELS:
-        raise InputError(f"--model: expected one of {', '.join(MODELS)}, got {model!r}")
+    if model not in MODEL_CHOICES:
+        raise InputError(f"--model: expected one of {', '.join(MODEL_CHOICES)}, got {model!r}")
     if latency not in LATENCY_SETTINGS:
         raise InputError(f"--latency: expected one of {', '.join(LATENCY_SETTINGS)}, got {latency!r}")
     if param not in d.params:

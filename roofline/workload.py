@@ -74,4 +74,5 @@ def evaluate(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = None) -
     return Workload(
         name=d.name, pattern=d.pattern, dtype=d.dtype, roof=d.roof, params=params,
         flops=flops, bytes=bytes_, access_bytes=access, stages=stages, traffic=traffic,
+        declared_launches=d.geometry.launches,
     )

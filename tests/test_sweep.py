@@ -179,11 +179,13 @@ def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
                      "--sizes", "2**8..2**11", "--min-time", "0", "--min-repeats", "3", "-o", out)
     assert result.code == 0, result.err
     assert "predicted" in result.out and "regime" in result.out
-    assert "model: t = L + λ + B/(η·BW)" in result.err and "HOST CPU" in result.err
+    assert "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk)" in result.err and "HOST CPU" in result.err
+    assert "λk = 2 µs: not measured: 2 × the DRAM latency" in result.err  # the toy spec's 1 µs, doubled
     doc = load_results(out)
     assert doc["sweep"]["kernel"] == "m_add" and doc["sweep"]["param"] == "n"
     assert doc["sweep"]["sizes"] == [256, 512, 1024, 2048]
     model = doc["sweep"]["model"]
+    assert model["model"] == "first-principles" and model["round_trip"] == 2e-6
     assert model["bandwidth"] == 1e12 and model["memory_latency"] == 1e-6
     assert model["launch_floor"] > 0 and "measured" in model["launch_floor_source"]
     assert [k["params"]["n"] for k in doc["kernels"]] == [256, 512, 1024, 2048]
@@ -191,7 +193,8 @@ def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
         assert k["status"] == "OK" and k["verified"]
         assert k["predicted_time"] > 0
         assert k["prediction_error"] == pytest.approx(k["predicted_time"] / k["time_median"] - 1)
-        assert k["prediction"]["regime"] in (LAUNCH_BOUND, LATENCY_BOUND, BANDWIDTH_BOUND)
+        assert k["prediction"]["regime"] in (LAUNCH_BOUND, LATENCY_BOUND, BANDWIDTH_BOUND, "concurrency-bound")
+        assert k["prediction"]["model"] == "first-principles" and len(k["prediction"]["launches"]) == 1
     assert list(sweep_groups(doc)) == ["m_add"]
 
     png = tmp_path / "sweep.png"

@@ -24,19 +24,21 @@ from roofline.cli.common import (emit_results, format_option, kernel_paths_optio
 @kernel_paths_option
 @measure_spec_option("Ceilings for the results file and the model (needed with --backend numpy)")
 @click.option("--calibrated", "calibrated_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              metavar="FILE", help="A measured spec from 'roofline calibrate -o FILE': its bandwidth and latency "
-                                   "feed the model instead of the datasheet's.")
-@click.option("--model", type=click.Choice(["additive", "max"]), default="additive", show_default=True,
-              help="additive: t = L + λ + B / (η·BW). max: the first-order max(L, λ + B / (η·BW)).")
+              metavar="FILE", help="A measured spec from 'roofline calibrate -o FILE': its bandwidth, latency and "
+                                   "resident threads feed the model instead of the datasheet's.")
+@click.option("--model", type=click.Choice(["first-principles", "fitted", "additive", "max"]),
+              default="first-principles", show_default=True,
+              help="first-principles: machine figures and the kernel's launch geometry only, nothing fitted on "
+                   "the kernel. fitted (= additive): t = L + λ + B / (η·BW) with λ and η read off this kernel's "
+                   "smallest and largest sizes. max: the fitted model's first-order form max(L, λ + B / (η·BW)).")
 @click.option("--efficiency", default="auto", show_default=True, metavar="auto|X",
-              help="η, the fraction of the bandwidth the kernel streams at: 'auto' takes it from the largest size "
-                   "measured (that size is then exact by construction; every other size is a prediction), or a "
-                   "number (1: the bandwidth as given).")
+              help="Fitted model: η, the fraction of the bandwidth the kernel streams at: 'auto' takes it from the "
+                   "largest size measured (that size is then exact by construction), or a number (1: the bandwidth "
+                   "as given).")
 @click.option("--latency", "latency_setting", type=click.Choice(["auto", "measured"]), default="auto",
               show_default=True,
-              help="λ: 'auto' reads this kernel's fixed cost off the smallest size measured (that size is then exact "
-                   "by construction, like the largest with --efficiency auto); 'measured' uses the one-element "
-                   "kernel's round trip (first principles).")
+              help="Fitted model: λ: 'auto' reads this kernel's fixed cost off the smallest size measured (that size "
+                   "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
 @measure_options(per="size")
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
                    "draws it)")
@@ -47,26 +49,31 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
           output: Path | None, fmt: str) -> None:
     """Measure KERNEL at every size and set the model's prediction beside each measurement.
 
-    The model is Little's Law with the launch in series:
+    The first-principles model (the default) needs nothing measured on the kernel:
 
     \b
-        t(B) = L + λ + B / (η · BW)
+        t = Σ over launches of  L + max(λk + B / BW,  ceil(B / F) · λk)
+        F = min(threads, resident threads) × bytes per thread
     \b
     L    launch floor: an empty kernel timed the same way (graph replay), measured here
-    λ    one memory round trip as a kernel sees it: a one-element kernel (one load from a
-         line not in L2, one store) minus L, measured here; the spec's latency without a GPU
-    BW   the spec's bandwidth (or --calibrated); η from the largest size (--efficiency)
+    λk   what a small streaming launch on every SM pays beyond L (the stream probe: one cold
+         float4 load and store per thread), measured here; 2 × the spec's latency without a GPU
+    BW   the spec's bandwidth (or --calibrated); resident threads = SMs × threads per SM
+    F    Little's Law: the bytes a launch has in flight; threads and bytes per thread from
+         the descriptor (threads, bytes_per_thread, launches; docs/kernel-interface.md)
 
-    Below BW × λ bytes (Little's Law) a launch cannot keep enough bytes in flight and is latency-bound; when L
-    exceeds the rest it is launch-bound; above, bandwidth-bound. Each entry gets predicted_time and
-    prediction_error (predicted / measured − 1); the first-order max(L, λ + B/BW) with the spec's figures is
-    recorded beside it ("simple" model) for comparison. Off a terminal, one line per size on standard error.
+    A launch with fewer than BW × λk bytes in flight moves F per round trip (concurrency-bound) instead of streaming
+    at BW. The fitted model (--model fitted) is t(B) = L + λ + B / (η · BW) with λ and η read off this kernel's
+    smallest and largest sizes. Each entry gets predicted_time and prediction_error (predicted / measured − 1); the
+    first-order max(L, λ + B/BW) with the spec's figures is recorded beside it ("simple" model) for comparison. Off
+    a terminal, one line per size on standard error.
 
     \b
     Examples:
       roofline sweep vector_add_float4 --sizes 2**12..2**28 -o sweep.json
       roofline sweep copy --sizes 2**16..2**28:4 --calibrated h200-measured.yaml
-      roofline sweep matmul_tiled --over n --sizes 256..4096
+      roofline sweep softmax_fused --over rows --set cols=8192 --sizes 1..4096:4
+      roofline sweep vector_add_float4 --model fitted --sizes 2**12..2**28
       roofline plot --sweep sweep.json -o sweep.png
       roofline sweep vector_add --backend numpy --spec h200 --sizes 2**10..2**14   # no GPU: the host CPU
     """

@@ -1,5 +1,6 @@
-"""The launch floor and one-element latency that `roofline sweep` needs for its model: an empty kernel and a
-one-element kernel timed like every kernel (graph replay) on the GPU, or the NumPy backend's empty-call floor.
+"""The launch floor, the one-element latency and the stream probe that `roofline sweep` needs for its models: an
+empty kernel, a one-element kernel and a small streaming kernel on every SM, timed like every kernel (graph replay)
+on the GPU, or the NumPy backend's empty-call floor.
 
 It exists because `roofline sweep` uses these and nothing else of the calibration, so they stand apart from
 calibrate() and its figures. CuPy is reached only through the backend object passed in.
@@ -61,6 +62,55 @@ def launch_overheads(backend: Any, policy: MeasurePolicy, sets: int = 4096) -> d
         "one_element_sets": sets,
         "one_element_footprint": sets * stride,
     }
+
+
+STREAM_PROBE = r"""
+extern "C" __global__ void stream_probe(const float4* __restrict__ src, float4* __restrict__ dst)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float4 v = src[i];
+    v.x += 1.0f; v.y += 1.0f; v.z += 1.0f; v.w += 1.0f;
+    dst[i] = v;
+}
+"""
+PROBE_THREADS = 32  # one warp per SM: every SM engaged, and the probe's own bytes (135 kB on an H200) stay small
+
+
+def stream_probe(backend: Any, policy: MeasurePolicy, sets: int = 4096) -> dict[str, Any]:
+    """Seconds per launch of a small streaming kernel on every SM (one block of one warp per SM; each thread loads
+    one float4 and stores one), timed like every kernel (graph replay). It is what any streaming launch pays before
+    its first byte and after its last: blocks dispatched to every SM, a load round trip, the store and its
+    completion. The sets tile two arrays that each span > 4 × L2, so every launch reads lines that are not in L2
+    and its stores evict dirty ones, as a streaming kernel's do. Checked: every element of dst must be src + 1."""
+    cp, info = backend.cp, backend.info
+    sms = int(info.get("sm_count") or 0)
+    if sms < 1:
+        raise RuntimeError("the device reports no SM count")
+    l2 = int(info.get("l2_size") or (64 << 20))
+    per_set = sms * PROBE_THREADS * 4  # floats per set and array
+    sets = max(sets, -(-4 * l2 // (per_set * 4)))  # each array spans at least 4 × L2
+    try:
+        kernel = cp.RawModule(code=STREAM_PROBE).get_function("stream_probe")
+        src = cp.arange(sets * per_set, dtype=cp.float32) % 1024
+        dst = cp.full(sets * per_set, np.nan, dtype=cp.float32)
+        buffers = [{"src": src[i * per_set:(i + 1) * per_set], "dst": dst[i * per_set:(i + 1) * per_set]}
+                   for i in range(sets)]
+
+        def run(src: Any, dst: Any) -> None:
+            kernel((sms,), (PROBE_THREADS,), (src, dst))
+
+        timing = backend.time_runs(run, buffers, policy)
+        backend.synchronize()
+        if not bool(cp.all(dst == src + 1).get()):
+            raise RuntimeError("the stream probe did not write src + 1 everywhere")
+        del src, dst, buffers
+    finally:
+        backend.release()
+    return {"time": median(timing.samples), "bytes": 2 * per_set * 4, "blocks": sms, "sm_count": sms,
+            "threads_per_block": PROBE_THREADS, "sets": sets, "footprint": 2 * sets * per_set * 4,
+            "timing": timing.mode,
+            "method": f"{sms} blocks of {PROBE_THREADS} threads, one float4 load and store each, "
+                      f"{sets} rotating sets over {2 * sets * per_set * 4 / 2**20:.0f} MiB"}
 
 
 def host_call_floor(backend: Any, policy: MeasurePolicy) -> float:

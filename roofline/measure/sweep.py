@@ -31,41 +31,64 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
               progress: Progress = SILENT) -> dict[str, Any]:
     """Measure every size of the request and set the model's prediction beside each: roofline/results/v1 with a
     'sweep' block (the model's inputs and their sources, the overheads, the summary). A size that cannot run is a
-    FAILED entry; the sweep goes on."""
+    FAILED entry; the sweep goes on. The launch geometry of every size is evaluated before anything runs, so a
+    descriptor whose `threads` cannot be evaluated is an input error, not a failure after minutes of measuring."""
     from roofline.expr import compile_expr
     from roofline.measure.session import results_document
-    from roofline.sweep import annotate, fit_model, summary
+    from roofline.predict import FIRST_PRINCIPLES, launch_shapes
+    from roofline.sweep import summary
+    from roofline.workload import evaluate
 
     d, param = request.kernel, request.param
+    source = request.calibrated if request.calibrated is not None else machine
+    sm_count = source.sm_count or machine.sm_count
+    overrides = [{**request.fixed, param: compile_expr(str(size))} for size in request.sizes]
+    shapes = [launch_shapes(d, evaluate(d, o), sm_count) for o in overrides] \
+        if request.model == FIRST_PRINCIPLES else []
     progress.start("launch overheads")
     overheads = launch_costs(engine, policy)
     progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
     entries = []
-    for i, size in enumerate(request.sizes):
+    for i, (size, o) in enumerate(zip(request.sizes, overrides)):
         step = f"{d.name} {param}={size} ({i + 1}/{len(request.sizes)})"
         progress.start(step)
-        entry = measure_size(d, {**request.fixed, param: compile_expr(str(size))}, engine, machine, policy)
+        entry = measure_size(d, o, engine, machine, policy)
         entries.append({**entry, "size": size})
         progress.finish(step, entry["status"])
 
-    source = request.calibrated if request.calibrated is not None else machine
-    inputs = fit_model(entries, source, overheads, request.model, request.latency, request.efficiency)
-    annotate(entries, inputs)
+    model = annotate_entries(entries, shapes, source, overheads, request)
     doc = results_document(engine, machine, entries, policy)
     doc["sweep"] = {
         "kernel": d.name, "param": param, "sizes": list(request.sizes),
         "fixed": {k: v.source for k, v in request.fixed.items()},
-        "model": inputs.to_dict(), "overheads": overheads, "summary": summary(entries),
+        "model": model, "overheads": overheads, "summary": summary(entries),
         "measurement": HOST_NOTE if engine.name == "numpy" else MEASUREMENT_NOTE,
     }
     return doc
 
 
+def annotate_entries(entries: list[dict[str, Any]], shapes: list[Any], source: MachineSpec,
+                     overheads: dict[str, Any], request: SweepRequest) -> dict[str, Any]:
+    """Set each entry's prediction by the request's model; returns the model's inputs for the 'sweep' block."""
+    from roofline import predict, sweep
+
+    if request.model == predict.FIRST_PRINCIPLES:
+        figures = predict.machine_figures(source, overheads)
+        predict.annotate(entries, shapes, figures)
+        return figures.to_dict()
+    form = "additive" if request.model == "fitted" else request.model
+    inputs = sweep.fit_model(entries, source, overheads, form, request.latency, request.efficiency)
+    sweep.annotate(entries, inputs)
+    return inputs.to_dict()
+
+
 def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
-    """Launch floor and one-element latency on the GPU; the host call floor on the NumPy backend. A GPU measurement
-    that fails leaves the floor at 0 and says so in its source (the model then uses the spec's latency)."""
+    """Launch floor, one-element latency and the stream probe on the GPU; the host call floor on the NumPy backend.
+    A GPU measurement that fails leaves the floor at 0 and says so in its source (the model then uses the spec's
+    latency); a stream probe that fails leaves {'error': …} (the first-principles model then uses 2 × the DRAM
+    latency)."""
     from roofline.errors import first_line
-    from roofline.measure.launch_overhead import host_call_floor, launch_overheads
+    from roofline.measure.launch_overhead import host_call_floor, launch_overheads, stream_probe
 
     small = MeasurePolicy(min_time=min(policy.min_time, 0.3), min_repeats=policy.min_repeats, seed=policy.seed)
     if engine.name == "numpy":
@@ -83,8 +106,12 @@ def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
     found["launch_floor_source"] = (f"measured: empty kernel, 1 block, per launch in CUDA {found['launch_floor_timing']}"
                                     " replay")
     found["kernel_latency_source"] = (
-        f"measured: one_element kernel ({found['one_element_sets']} rotating cold lines over "
+        f"measured: one_element kernel ({found['one_element_sets']} rotating lines over "
         f"{found['one_element_footprint'] / 2**20:.0f} MiB, {found['one_element_timing']}) minus the empty kernel")
+    try:
+        found["stream"] = stream_probe(engine, small)
+    except Exception as exc:  # noqa: BLE001 - the model falls back to 2 × the DRAM latency and says so
+        found["stream"] = {"error": f"{type(exc).__name__}: {first_line(exc, 300)}"}
     return found
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofline import caveats
+from roofline.predict import FIRST_PRINCIPLES
 from roofline.render.text import literal, styled
 from roofline.units import format_bytes, format_rate, format_time
 
@@ -19,9 +20,13 @@ def sweep_table(doc: dict[str, Any]) -> Any:
     where = (f"the HOST CPU with NumPy ({device['name']})" if doc["backend"] == "numpy"
              else f"{device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})")
     m = s["model"]
-    title = (f"Sweep of {s['kernel']} over {s['param']} on {where}; model: {m['model']}, "
-             f"L {format_time(m['launch_floor'])}, λ {format_time(m['latency'])}, "
-             f"BW {format_rate(m['bandwidth'])} × η {m['efficiency']:.2f}")
+    if m["model"] == FIRST_PRINCIPLES:
+        figures = (f"L {format_time(m['launch_floor'])}, λk {format_time(m['round_trip'])}, "
+                   f"BW {format_rate(m['bandwidth'])}")
+    else:
+        figures = (f"L {format_time(m['launch_floor'])}, λ {format_time(m['latency'])}, "
+                   f"BW {format_rate(m['bandwidth'])} × η {m['efficiency']:.2f}")
+    title = f"Sweep of {s['kernel']} over {s['param']} on {where}; model: {m['model']}, {figures}"
     table = Table(title=literal(title), title_justify="left")
     for col in ("size", "bytes", "measured", "predicted", "error", "achieved BW", "regime", "sets"):
         table.add_column(col, justify="left" if col in ("size", "regime") else "right")
@@ -48,7 +53,7 @@ def explanation(doc: dict[str, Any]) -> list[str]:
     if failed_floor:
         lines.append(f"warning: measuring the launch floor failed ({failed_floor}); the model uses 0 for it and the "
                      "spec's latency")
-    lines += [
+    lines += _first_principles_lines(m) if m["model"] == FIRST_PRINCIPLES else [
         f"model: t = {'L + λ + B/(η·BW)' if m['model'] == 'additive' else 'max(L, λ + B/(η·BW))'}",
         f"  L  = {format_time(m['launch_floor'])}: {m['launch_floor_source']}",
         f"  λ  = {format_time(m['latency'])}: {m['latency_source']}",
@@ -71,3 +76,17 @@ def explanation(doc: dict[str, Any]) -> list[str]:
     if doc["backend"] == "numpy":
         lines.append("note: these times are the HOST CPU running NumPy; the GPU model's terms do not describe it")
     return lines
+
+
+def _first_principles_lines(m: dict[str, Any]) -> list[str]:
+    resident = m.get("resident_threads")
+    return [
+        "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk), F = min(threads, resident) × bytes per "
+        "thread; nothing fitted on the kernel",
+        f"  L  = {format_time(m['launch_floor'])}: {m['launch_floor_source']}",
+        f"  λk = {format_time(m['round_trip'])}: {m['round_trip_source']}",
+        f"  BW = {format_rate(m['bandwidth'])}: {m['bandwidth_source']}",
+        f"  resident threads = {resident if resident else 'not capped'}: {m['resident_source']}",
+        f"  Little's Law: streaming at BW needs BW × λk = {format_bytes(m['bandwidth'] * m['round_trip'])} in "
+        "flight; a launch with less is concurrency-bound",
+    ]

@@ -1,0 +1,145 @@
+"""Issue 10, part 3 on an H200: every target kernel swept over sizes with the first-principles model, nothing fitted
+on the kernel, and the table of prediction errors per kernel and size.
+
+Run on a GPU machine (about 2 minutes; it stops starting kernels at --budget seconds):
+
+    python3 benchmarks/h200_sweep_predict.py --out DIR
+
+It reads the calibrated spec docs/measurements/h200-2026-11-30-measured.yaml (--calibrated; no calibrate run, to save
+device time), then runs one `roofline sweep KERNEL --model first-principles --min-time 0.05` per kernel in its own
+subprocess with a timeout (so one slow kernel cannot eat the rest): the maps and `sum` over n = 2^12, 2^14, …, 2^28
+and the fused row kernels over rows = 2, 8, …, 32768 at cols = 1024 (16 kB … 256 MiB). Every size is checked against
+its NumPy reference by the harness before it is timed. DIR receives each sweep's results JSON and log, summary.txt
+(the table) and summary.json. The table also shows the fitted model (anchored on each kernel's own smallest and
+largest sizes) and the unanchored form (the one-element round trip, η = 1) recomputed from the same measurements.
+
+Without a GPU: `--backend numpy --dry` runs the same plumbing at tiny sizes on the host CPU (the errors then mean
+nothing: a GPU model against NumPy). `--recheck FILE…` recomputes the table from saved sweep results, no device.
+Exit status: 0 when every kernel ran, 1 when one failed, timed out or was skipped for time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CALIBRATED = ROOT / "docs" / "measurements" / "h200-2026-11-30-measured.yaml"
+MAPS = ["sum", "vector_add_float4", "copy", "scale", "triad", "relu", "gelu_tanh", "vector_add"]
+ROWS = ["softmax_fused", "layernorm_fused"]
+COLS = 1024
+
+
+def plan(dry: bool) -> list[tuple[str, list[str]]]:
+    """(kernel, the sweep's size options) in the order they run: `sum` first (the issue's case), row kernels last."""
+    maps = ["--sizes", "2**8..2**12:4"] if dry else ["--sizes", "2**12..2**28:4"]
+    rows = (["--over", "rows", "--set", "cols=64", "--sizes", "2..32:4"] if dry
+            else ["--over", "rows", "--set", f"cols={COLS}", "--sizes", "2..2**15:4"])
+    return [(k, maps) for k in MAPS] + [(k, rows) for k in ROWS]
+
+
+def sweep(kernel: str, sizes: list[str], args: argparse.Namespace, timeout: float) -> dict:
+    """One `roofline sweep` in a subprocess; its results JSON and log land in --out."""
+    out = args.out / f"{kernel}.json"
+    cmd = [sys.executable, "-m", "roofline", "sweep", kernel, *sizes, "--model", "first-principles",
+           "--calibrated", str(args.calibrated), "--min-time", str(args.min_time), "--backend", args.backend,
+           "--spec", args.spec, "-o", str(out)]
+    if args.dry:
+        cmd += ["--min-repeats", "2"]
+    start = time.perf_counter()
+    try:
+        run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        status = "OK" if run.returncode == 0 else f"exit {run.returncode}"
+        log = run.stdout + run.stderr
+    except subprocess.TimeoutExpired as exc:
+        status, log = f"timed out after {timeout:.0f} s", _text(exc.stdout) + _text(exc.stderr)
+    (args.out / f"{kernel}.log").write_text(" ".join(cmd) + "\n" + log, encoding="utf-8")
+    return {"kernel": kernel, "status": status, "seconds": time.perf_counter() - start,
+            "results": str(out) if out.exists() else None}
+
+
+def _text(data: bytes | str | None) -> str:
+    return data.decode(errors="replace") if isinstance(data, bytes) else (data or "")
+
+
+def judge(paths: list[Path], calibrated: Path) -> tuple[list, list[str]]:
+    """Rows of every saved sweep (roofline.sweep_compare) and the lines of the table, with the verdict."""
+    from roofline.kernels import KernelCatalog
+    from roofline.specs import load_spec
+    from roofline.sweep_compare import compare, table_lines, worst
+    from roofline.units import format_time
+
+    spec, catalog = load_spec(calibrated), KernelCatalog.load()
+    rows, lines = [], []
+    for path in paths:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        mine = compare(doc, catalog.select([doc["sweep"]["kernel"]])[0], spec)
+        rows += mine
+        m = doc["sweep"]["model"]
+        if m.get("model") == "first-principles":
+            lines.append(f"{doc['sweep']['kernel']}: L {format_time(m['launch_floor'])}, λk "
+                         f"{format_time(m['round_trip'])} ({m['round_trip_source']})")
+        lines.append(f"  {doc['sweep']['kernel']} worst: first-principles {worst(mine):+.1%}, fitted {worst(mine, 'fitted_error'):+.1%}, "
+                     f"unfitted {worst(mine, 'unfitted_error'):+.1%}" if worst(mine) is not None else "  no size ran")
+    lines += [""] + table_lines(rows)
+    ok = [r for r in rows if r.error is not None]
+    within = sum(r.within for r in ok)
+    lines.append(f"\nverdict: first-principles within 25 % at {within} of {len(ok)} sizes"
+                 f" ({len(rows) - len(ok)} FAILED); worst {worst(rows) or 0:+.1%}; "
+                 + ("PASS" if ok and within == len(ok) == len(rows) else "FAIL"))
+    return rows, lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("sweep-predict"))
+    parser.add_argument("--calibrated", type=Path, default=CALIBRATED)
+    parser.add_argument("--backend", choices=["cupy", "numpy"], default="cupy")
+    parser.add_argument("--spec", default=None, help="default: auto on the GPU, h200 with --backend numpy")
+    parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--dry", action="store_true", help="tiny sizes (with --backend numpy: no GPU needed)")
+    parser.add_argument("--budget", type=float, default=190.0, help="seconds; no kernel starts after that")
+    parser.add_argument("--timeout", type=float, default=40.0, help="seconds per kernel")
+    parser.add_argument("--only", default=None, help="comma-separated kernels (default: all)")
+    parser.add_argument("--recheck", type=Path, nargs="+", default=None,
+                        help="recompute the table from saved sweep results; runs nothing")
+    args = parser.parse_args()
+    if args.recheck:
+        print("\n".join(judge(args.recheck, args.calibrated)[1]))
+        return 0
+    args.spec = args.spec or ("h200" if args.backend == "numpy" else "auto")
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    chosen = plan(args.dry)
+    if args.only:
+        names = args.only.split(",")
+        chosen = [p for p in chosen if p[0] in names]
+    runs = []
+    for kernel, sizes in chosen:
+        left = args.budget - (time.perf_counter() - start)
+        if left < 5:
+            runs.append({"kernel": kernel, "status": "skipped: out of time", "seconds": 0.0, "results": None})
+            continue
+        runs.append(sweep(kernel, sizes, args, min(args.timeout, left)))
+        r = runs[-1]
+        print(f"{kernel}: {r['status']}, {r['seconds']:.1f} s (elapsed {time.perf_counter() - start:.0f} s)",
+              flush=True)
+    rows, lines = judge([Path(r["results"]) for r in runs if r["results"]], args.calibrated)
+    elapsed = time.perf_counter() - start
+    lines.append(f"elapsed: {elapsed:.1f} s for {len(rows)} sizes of {len(runs)} kernels")
+    print("\n".join(lines))
+    (args.out / "summary.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (args.out / "summary.json").write_text(json.dumps({
+        "runs": runs, "elapsed": elapsed, "calibrated": str(args.calibrated), "backend": args.backend,
+        "rows": [{**r.__dict__, "within": r.within} for r in rows]}, indent=1), encoding="utf-8")
+    return 0 if all(r["status"] == "OK" for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
