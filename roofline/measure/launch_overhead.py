@@ -91,7 +91,7 @@ def stream_probe(backend: Any, policy: MeasurePolicy, sets: int = 4096) -> dict[
     sets = max(sets, -(-4 * l2 // (per_set * 4)))  # each array spans at least 4 × L2
     try:
         kernel = cp.RawModule(code=STREAM_PROBE).get_function("stream_probe")
-        src = cp.arange(sets * per_set, dtype=cp.float32) % 1024
+        src = (cp.arange(sets * per_set, dtype=cp.int32) % 1024).astype(cp.float32)
         dst = cp.full(sets * per_set, np.nan, dtype=cp.float32)
         buffers = [{"src": src[i * per_set:(i + 1) * per_set], "dst": dst[i * per_set:(i + 1) * per_set]}
                    for i in range(sets)]

@@ -42,6 +42,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     all_bytes = [k["bytes"] for g in groups.values() for k in g] + [in_flight]
     x_lo, x_hi = log_bounds(all_bytes, 0.2, 0.2)
     achieved = [k["achieved_bandwidth"] for g in groups.values() for k in g if k.get("achieved_bandwidth")]
+    achieved += [k["bytes"] / k["predicted_time"] for g in groups.values() for k in g if k.get("predicted_time")]
     ceilings = [bw] + [m["bandwidth"] for m in measured_machines]
     y_hi = max(ceilings + achieved) * 1.15
 
@@ -95,6 +96,12 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
             ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
                     linestyle="", gid=GID + "point-failed")
         handles.append(Line2D([], [], marker="o", color=color, label=mpl(f"{name} (achieved; % of its ceiling)")))
+        predicted = [k for k in entries if k.get("predicted_time")]
+        if predicted:  # the model's prediction as the bandwidth it implies, beside the measured points
+            ax.plot([k["bytes"] for k in predicted], [k["bytes"] / k["predicted_time"] for k in predicted], "--",
+                    color=color, linewidth=1.4, alpha=0.8, gid=GID + "sweep-prediction")
+            model = (predicted[0].get("prediction") or {}).get("model", "model")
+            handles.append(Line2D([], [], linestyle="--", color=color, label=mpl(f"{name} predicted ({model})")))
     if any(k["status"] == "FAILED" or k["verified"] is False for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
