@@ -9,8 +9,9 @@ It reads the calibrated spec docs/measurements/h200-2026-11-30-measured.yaml (--
 device time), then runs one `roofline sweep KERNEL --model first-principles --min-time 0.05` per kernel in its own
 subprocess with a timeout (so one slow kernel cannot eat the rest): the maps and `sum` over n = 2^12, 2^14, …, 2^28
 and the fused row kernels over rows = 2, 8, …, 32768 at cols = 1024 (16 kB … 256 MiB). Every size is checked against
-its NumPy reference by the harness before it is timed. DIR receives each sweep's results JSON and log, summary.txt
-(the table) and summary.json. The table also shows the fitted model (anchored on each kernel's own smallest and
+its NumPy reference by the harness before it is timed. DIR receives summary.txt (the table), summary.json and
+sweeps.tgz (each sweep's results JSON and log; packed because a device call returns at most 8 files; --no-pack keeps
+them in DIR/raw). The table also shows the fitted model (anchored on each kernel's own smallest and
 largest sizes) and the unanchored form (the one-element round trip, η = 1) recomputed from the same measurements.
 
 Without a GPU: `--backend numpy --dry` runs the same plumbing at tiny sizes on the host CPU (the errors then mean
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
+import tarfile
 import sys
 import time
 from pathlib import Path
@@ -46,7 +49,7 @@ def plan(dry: bool) -> list[tuple[str, list[str]]]:
 
 def sweep(kernel: str, sizes: list[str], args: argparse.Namespace, timeout: float) -> dict:
     """One `roofline sweep` in a subprocess; its results JSON and log land in --out."""
-    out = args.out / f"{kernel}.json"
+    out = args.raw / f"{kernel}.json"
     cmd = [sys.executable, "-m", "roofline", "sweep", kernel, *sizes, "--model", "first-principles",
            "--calibrated", str(args.calibrated), "--min-time", str(args.min_time), "--backend", args.backend,
            "--spec", args.spec, "-o", str(out)]
@@ -59,9 +62,17 @@ def sweep(kernel: str, sizes: list[str], args: argparse.Namespace, timeout: floa
         log = run.stdout + run.stderr
     except subprocess.TimeoutExpired as exc:
         status, log = f"timed out after {timeout:.0f} s", _text(exc.stdout) + _text(exc.stderr)
-    (args.out / f"{kernel}.log").write_text(" ".join(cmd) + "\n" + log, encoding="utf-8")
+    (args.raw / f"{kernel}.log").write_text(" ".join(cmd) + "\n" + log, encoding="utf-8")
     return {"kernel": kernel, "status": status, "seconds": time.perf_counter() - start,
             "results": str(out) if out.exists() else None}
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
 
 
 def _text(data: bytes | str | None) -> str:
@@ -77,8 +88,13 @@ def judge(paths: list[Path], calibrated: Path) -> tuple[list, list[str]]:
 
     spec, catalog = load_spec(calibrated), KernelCatalog.load()
     rows, lines = [], []
-    for path in paths:
+    for i, path in enumerate(paths):
         doc = json.loads(path.read_text(encoding="utf-8"))
+        if i == 0:
+            dev = doc.get("device", {})
+            lines.append(f"device: {dev.get('name')} (driver {dev.get('driver')}, CUDA {dev.get('cuda_runtime')}, "
+                         f"CuPy {dev.get('cupy_version')}); backend {doc.get('backend')}; spec {calibrated.name}; "
+                         f"created {doc.get('created')}")
         mine = compare(doc, catalog.select([doc["sweep"]["kernel"]])[0], spec)
         rows += mine
         m = doc["sweep"]["model"]
@@ -107,6 +123,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=190.0, help="seconds; no kernel starts after that")
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds per kernel")
     parser.add_argument("--only", default=None, help="comma-separated kernels (default: all)")
+    parser.add_argument("--no-pack", action="store_true", help="keep the sweeps in DIR/raw, no sweeps.tgz")
     parser.add_argument("--recheck", type=Path, nargs="+", default=None,
                         help="recompute the table from saved sweep results; runs nothing")
     args = parser.parse_args()
@@ -114,8 +131,10 @@ def main() -> int:
         print("\n".join(judge(args.recheck, args.calibrated)[1]))
         return 0
     args.spec = args.spec or ("h200" if args.backend == "numpy" else "auto")
-    args.out.mkdir(parents=True, exist_ok=True)
+    args.raw = args.out / "raw"
+    args.raw.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+    print(f"commit {_commit()}; {args.backend}; calibrated spec {args.calibrated}", flush=True)
     chosen = plan(args.dry)
     if args.only:
         names = args.only.split(",")
@@ -138,6 +157,10 @@ def main() -> int:
     (args.out / "summary.json").write_text(json.dumps({
         "runs": runs, "elapsed": elapsed, "calibrated": str(args.calibrated), "backend": args.backend,
         "rows": [{**r.__dict__, "within": r.within} for r in rows]}, indent=1), encoding="utf-8")
+    if not args.no_pack:
+        with tarfile.open(args.out / "sweeps.tgz", "w:gz") as tar:
+            tar.add(args.raw, arcname="sweeps")
+        shutil.rmtree(args.raw)
     return 0 if all(r["status"] == "OK" for r in runs) else 1
 
 

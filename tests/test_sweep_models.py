@@ -84,7 +84,13 @@ def test_the_h200_script_runs_end_to_end_on_the_host(tmp_path):
     assert {r["kernel"] for r in summary["rows"]} == {"sum", "softmax_fused"}
     assert all(r["measured"] and r["predicted"] > 0 for r in summary["rows"])
     assert "verdict: first-principles within 25 % at" in (out / "summary.txt").read_text(encoding="utf-8")
-    assert (out / "sum.json").exists() and "--model first-principles" in (out / "sum.log").read_text()
+    import tarfile
+
+    with tarfile.open(out / "sweeps.tgz") as tar:  # packed: a device call returns at most 8 files
+        names = set(tar.getnames())
+        assert {"sweeps/sum.json", "sweeps/sum.log", "sweeps/softmax_fused.json"} <= names
+        assert b"--model first-principles" in tar.extractfile("sweeps/sum.log").read()
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json", "summary.txt", "sweeps.tgz"]
 
 
 def test_the_h200_script_stops_starting_kernels_when_out_of_time(tmp_path):
