@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import TOY_SPEC
 from roofline.errors import InputError
 from roofline.expr import compile_expr
 from roofline.predict import (
