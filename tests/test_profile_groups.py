@@ -20,6 +20,7 @@ from roofline.resultdoc import ResultsDocument
 
 DATA = Path(__file__).parent / "data" / "ncu"
 GPT2 = DATA / "h200_gpt2_profile.csv"
+RESNET50 = DATA / "h200_resnet50_profile.csv"  # torchvision ResNet-50, batch 64, channels-last, BF16 autocast
 SMALL = DATA / "h200_nvtx_small.csv"
 HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 
@@ -99,6 +100,19 @@ def test_gpt2_gemms_sit_on_bf16_tensor_at_2mnk(gpt2: dict) -> None:
         assert abs(g["flops"] / g["model_flops"] - 1) < 0.02, g["name"]
     assert gemms["aten::addmm"]["model_calls"] == 48  # 12 layers x (qkv, attention out, MLP up, MLP down)
     assert gemms["aten::mm"]["model_flops"] == 2 * 4096 * 50257 * 768
+
+
+def test_resnet50_groups_add_up_and_convolutions_sit_on_bf16_tensor() -> None:
+    doc, _ = import_csv(RESNET50)
+    add_groups(doc, "op")
+    launches, groups = doc["kernels"], {g["name"]: g for g in doc["groups"]}
+    assert len(launches) == 230 == sum(g["launches"] for g in groups.values())
+    for key, gkey in (("time_median", "time"), ("flops", "flops"), ("bytes", "bytes")):
+        assert math.isclose(sum(k[key] for k in launches), sum(g[gkey] for g in groups.values()), rel_tol=0.005)
+    conv = groups["aten::cudnn_convolution"]
+    assert conv["roof"] == "bf16_tensor" and conv["launches"] == 55
+    assert abs(groups["aten::addmm"]["flops"] / groups["aten::addmm"]["model_flops"] - 1) < 0.02  # the classifier
+    assert doc["groups"][0]["name"] == "aten::native_batch_norm"  # most recoverable time: 933 µs of 1.39 ms
 
 
 def _entry(launch: int, stack: list[str], time: float, sol: float, bytes_: float, roof: str = "fp32",
