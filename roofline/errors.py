@@ -60,10 +60,3 @@ def closest(word: str, choices: object) -> str:
     cutoff = 0.5 if len(word) <= 3 else 0.6  # 't5' -> 't4' scores 0.5; longer words need more in common
     match = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""
-
-
-def read_input_text(path: "object", max_bytes: int, kind: str) -> str:
-    """The text of an input file, or one InputError naming it (see roofline.inputs.read_input_text)."""
-    from roofline.inputs import read_input_text as read  # inputs imports this module: resolve at call time
-
-    return read(path, max_bytes, kind)

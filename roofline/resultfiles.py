@@ -27,7 +27,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from roofline.errors import at, read_input_text
+from roofline.errors import at
+from roofline.inputs import parse_json, read_input_text
 from roofline.resultdoc import require_results
 from roofline.resultschema import RESULTS_SCHEMA
 
@@ -46,9 +47,7 @@ def load_results(path: Path | str) -> dict[str, Any]:
     text = read_input_text(path, MAX_RESULTS_BYTES, "a results JSON file")
     if not text.strip():
         raise at(path, None, "is empty (expected a results JSON file from 'roofline measure -o FILE')")
-    from roofline.inputs import parse_json  # depth-limited, bounded numbers, never a RecursionError
-
-    doc = parse_json(text, path)
+    doc = parse_json(text, path)  # depth-limited, bounded numbers, never a RecursionError
     validate_results(doc, path)
     doc.setdefault("_source", str(path))
     return doc

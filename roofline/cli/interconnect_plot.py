@@ -10,11 +10,10 @@ def load_interconnect(path: Path) -> dict[str, Any]:
     """Read and check a roofline/interconnect/v1 file; InputError naming the file and field otherwise."""
     from roofline.cli.interconnect import SCHEMA
     from roofline.errors import at
-    from roofline.inputs import parse_json
-    from roofline.errors import read_input_text
+    from roofline.inputs import read_json
     from roofline.resultfiles import MAX_RESULTS_BYTES
 
-    doc = parse_json(read_input_text(path, MAX_RESULTS_BYTES, "an interconnect JSON file"), path)
+    doc = read_json(path, MAX_RESULTS_BYTES, "an interconnect JSON file")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
         raise at(path, "schema", f"is {got!r:.60}; expected '{SCHEMA}' (written by 'roofline interconnect -o')")

@@ -23,7 +23,8 @@ from typing import Any
 from roofline import __version__
 from roofline.analysis import machine_summary
 from roofline.caveats import warning
-from roofline.errors import InputError, read_input_text
+from roofline.errors import InputError
+from roofline.inputs import read_input_text
 from roofline.model import MachineSpec
 from roofline.ncu.counters import counters
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
