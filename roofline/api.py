@@ -134,20 +134,13 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
 
 def results(measured: Sequence[KernelResult], backend_name: str = "auto", device: int = 0,
             spec: str = "auto") -> ResultsDocument:
-    """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`)."""
-    import datetime as dt
-
-    from roofline import __version__
-    from roofline.analysis import machine_summary
+    """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`): the
+    same document `roofline measure` writes, without its policy block (each call may time differently)."""
+    from roofline.measure.session import results_document
 
     engine = backend(backend_name, device)
-    machine = _machine(spec, engine)
-    info = dict(engine.device_info())
-    info.update(spec_id=machine.id if machine else None, spec_derived=bool(machine and machine.derived))
-    return ResultsDocument(created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                           tool_version=__version__, backend=engine.name, device=info,
-                           machine=machine_summary(machine) if machine is not None else None,
-                           kernels=tuple(measured))
+    doc = results_document(engine, _machine(spec, engine), [k.to_json() for k in measured], None)
+    return ResultsDocument.from_json(doc, "roofline.results()")
 
 
 def _call_args(inputs: Callable[[], Any] | None) -> dict[str, Any]:

@@ -175,17 +175,21 @@ def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Pro
 
 
 def results_document(
-    backend: Any, machine: MachineSpec | None, entries: list[dict[str, Any]], policy: MeasurePolicy
+    backend: Any, machine: MachineSpec | None, entries: list[dict[str, Any]], policy: MeasurePolicy | None
 ) -> dict[str, Any]:
+    """The results file of entries measured on `backend` against `machine` (no policy block when the entries were
+    measured under several, as the API's are)."""
     device = backend.device_info()
     device.update(spec_id=machine.id if machine else None, spec_derived=bool(machine and machine.derived))
-    return {
+    doc = {
         "schema": RESULTS_SCHEMA,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "tool_version": __version__,
         "backend": backend.name,
         "device": device,
         "machine": machine_summary(machine) if machine is not None else None,
-        "policy": policy.to_dict(),
-        "kernels": entries,
     }
+    if policy is not None:
+        doc["policy"] = policy.to_dict()
+    doc["kernels"] = entries
+    return doc
