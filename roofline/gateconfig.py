@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from roofline.errors import InputError, closest
+from roofline.units import parse_number
 
 GATES_SCHEMA_VERSION = 1
 _GATE_KEYS = ("fail_below", "max_regression")
@@ -29,25 +30,16 @@ def parse_fraction(value: Any, what: str) -> float:
         raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r:.40}")
     try:
         if isinstance(value, str) and value.strip().endswith("%"):
-            number = parse_number(value.strip()[:-1], what) / 100.0
+            number = parse_number(value.strip()[:-1]) / 100.0
+        elif isinstance(value, str):
+            number = parse_number(value)
         else:
-            number = value if isinstance(value, (int, float)) else parse_number(value, what)
-            number = float(number)
-    except (TypeError, ValueError, OverflowError):
+            number = float(value)
+    except (TypeError, ValueError, OverflowError):  # UnitError is a ValueError
         raise InputError(f"{what}: expected a fraction like 0.7 or 70%, got {value!r:.40}") from None
     if not 0 < number <= 1:
         raise InputError(f"{what}: expected a fraction in (0, 1] like 0.7 or 70%, got {value!r:.40}")
     return number
-
-
-def parse_number(text: Any, what: str) -> float:
-    """A decimal number written in ASCII, a few dozen characters at most (float() takes '١٢' and 10⁵-digit text)."""
-    if not isinstance(text, str):
-        raise TypeError(what)
-    text = text.strip()
-    if len(text) > 40 or not text.isascii():
-        raise ValueError(what)
-    return float(text)
 
 
 @dataclass(frozen=True)

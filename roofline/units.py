@@ -40,6 +40,7 @@ KINDS = tuple(_KINDS)
 
 _NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # ASCII digits: float() takes '١٢' too
 _QUANTITY = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-zµμ/]*)\s*$")
+_BARE_NUMBER = re.compile(rf"^\s*{_NUMBER}\s*$")
 
 
 class UnitError(ValueError):
@@ -65,6 +66,17 @@ def parse_quantity(value: object, kind: str) -> float:
     if not math.isfinite(number):
         raise UnitError(f"expected a finite {kind}, got {_shown(value)}")
     return number
+
+
+def parse_number(text: str) -> float:
+    """A bare number written in ASCII digits, at most MAX_DIGITS of them, finite: what a quantity's number part may
+    be (float() alone takes '١٢', 'inf' and 10⁵-digit text)."""
+    if not _BARE_NUMBER.match(text) or sum(c.isdigit() for c in text) > MAX_DIGITS:
+        raise UnitError(f"expected a number in ASCII digits (at most {MAX_DIGITS}), got {_shown(text)}")
+    value = float(text)
+    if not math.isfinite(value):
+        raise UnitError(f"expected a finite number, got {_shown(text)}")
+    return value
 
 
 def _shown(value: object, limit: int = 40) -> str:

@@ -239,3 +239,12 @@ def test_every_kind_round_trips_its_own_example() -> None:
         parsed = parse_quantity(example, kind)
         formatted = format_time(parsed) if kind == "time" else format_si(parsed, _KINDS[kind][0], binary="i" in example)
         assert formatted == example
+
+
+def test_parse_number_takes_ascii_finite_numbers_only():
+    from roofline.units import parse_number
+
+    assert parse_number(" 0.7 ") == 0.7 and parse_number("7e-1") == 0.7
+    for bad in ("١٢", "inf", "nan", "1" * 41, "1e999", "0.7 TB/s", ""):
+        with pytest.raises(UnitError):
+            parse_number(bad)
