@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
+from roofline import caveats
 from roofline.clockstate import throttle_warning
 from roofline.gateconfig import GateConfig, Thresholds
-from roofline.resultdoc import MODEL_ERROR_FRACTION
+from roofline.resultdoc import MODEL_ERROR_FRACTION, model_error_warning
 from roofline.resultschema import RESULTS_SCHEMA
 from roofline.resultfiles import device_labels, kernel_key, params_text
 
@@ -83,7 +84,7 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
                 failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
                 failed_gates.append("fail_below")
         if fraction is not None and fraction > MODEL_ERROR_FRACTION and not imported:
-            text = f"the model under-counts: {_fraction_text(fraction)} of a ceiling no kernel can beat"
+            text = caveats.line(model_error_warning(fraction))
             if strict_model:
                 failures.append(text)
                 failed_gates.append("model")

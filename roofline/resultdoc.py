@@ -14,6 +14,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline.caveats import warning
 from roofline.errors import InputError
 from roofline.resultschema import RESULTS_SCHEMA, TOP_FIELDS, check_document
 
@@ -129,6 +130,16 @@ class KernelResult:
             out[f.name] = value.value if isinstance(value, Status) else value
         out.update(self.extra)
         return out
+
+
+def model_error_warning(fraction: float) -> dict[str, Any]:
+    """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
+    return warning("model-under-counts",
+                   f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
+                   f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success)",
+                   "count only DRAM traffic in the descriptor's bytes (data the caches served is not DRAM traffic) "
+                   "and every FLOP, or check the spec's figure")
+
 
 
 # ---- one file --------------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from roofline.measure.implementation import Implementation, numpy_dtype
 from roofline.measure.policy import MeasurePolicy, buffer_sets
 from roofline.measure.stats import SPREAD_WARNING, median_interval, summarize
 from roofline.model import KernelDescriptor, Workload
-from roofline.resultdoc import MODEL_ERROR_FRACTION, KernelResult, Status
+from roofline.resultdoc import KernelResult, Status, model_error_warning
 
 Run = Callable[..., None]
 
@@ -114,15 +114,6 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
     if result.model_error:
         result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling)))
     return result
-
-
-def model_error_warning(fraction: float) -> dict[str, Any]:
-    """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
-    return warning("model-under-counts",
-                   f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
-                   f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success)",
-                   "count only DRAM traffic in the descriptor's bytes (data the caches served is not DRAM traffic) "
-                   "and every FLOP, or check the spec's figure")
 
 
 class KernelFailure(Exception):
