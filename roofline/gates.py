@@ -23,7 +23,7 @@ from roofline.clockstate import throttle_warning
 from roofline.gateconfig import GateConfig, Thresholds
 from roofline.resultdoc import MODEL_ERROR_FRACTION, model_error_warning
 from roofline.resultschema import RESULTS_SCHEMA
-from roofline.resultfiles import device_labels, kernel_key, params_text
+from roofline.resultfiles import ceiling_of, device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"
 
@@ -161,7 +161,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
             fraction = kernel.get("fraction_of_ceiling")
-            memory = kernel["bound"] == "memory"
+            ceiling = ceiling_of(kernel)
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
             throttled = throttle_warning(kernel.get("gpu_state"))
             rows.append({
@@ -181,8 +181,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 "sol_time": kernel["sol_time"],
                 "achieved_bandwidth": kernel.get("achieved_bandwidth"),
                 "achieved_flops": kernel.get("achieved_flops"),
-                "attainable": kernel["bandwidth"] if memory else kernel["attainable_flops"],
-                "attainable_unit": "B/s" if memory else "FLOP/s",
+                "attainable": ceiling[0],
+                "attainable_unit": ceiling[1],
                 "fraction_of_ceiling": fraction,
                 "gap": None if fraction is None else 1.0 - fraction,
                 "slowdown": None if not fraction else 1.0 / fraction,

@@ -31,7 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def shortfall(result: Any, at_least: float) -> str | None:
     """The one line a test fails with, or None when the result is verified and reaches `at_least` of its ceiling."""
-    from roofline.units import format_flops, format_rate
+    from roofline.resultfiles import ceiling_of
+    from roofline.units import format_si
 
     if result.failed:
         return f"{result.name} FAILED: {result.error or 'not verified: give check= or reference='}"
@@ -39,8 +40,8 @@ def shortfall(result: Any, at_least: float) -> str | None:
     if fraction is None:
         return f"{result.name}: the ceiling is unknown (no spec): pass --roofline-spec"
     if fraction < at_least:
-        ceiling = format_rate(result.bandwidth) if result.bound == "memory" else format_flops(result.attainable_flops)
-        return f"{result.name} reached {fraction:.0%} of its {ceiling} ceiling; needs {at_least:.0%}"
+        return (f"{result.name} reached {fraction:.0%} of its {format_si(*ceiling_of(result.to_json()))} ceiling; "
+                f"needs {at_least:.0%}")
     return None
 
 

@@ -56,6 +56,14 @@ def load_results(path: Path | str) -> dict[str, Any]:
 # ---- iterating and merging ---------------------------------------------------------------------
 
 
+def ceiling_of(kernel: dict[str, Any]) -> tuple[float | None, str]:
+    """(value, unit) of the roof that bounds a results entry, in its own unit: the bandwidth when memory-bound, the
+    attainable FLOP/s when compute-bound. One meaning of 'ceiling' for measure, report and the pytest plugin."""
+    if kernel.get("bound") == "memory":
+        return kernel.get("bandwidth"), "B/s"
+    return kernel.get("attainable_flops"), "FLOP/s"
+
+
 def params_text(params: dict[str, Any]) -> str:
     """Short parameters: 'n=2^28', 'rows=8192 cols=8192'."""
     return " ".join(f"{k}={_short_number(v)}" for k, v in params.items())

@@ -6,19 +6,12 @@ from typing import Any, Sequence
 
 from roofline import caveats
 from roofline.render.text import literal, styled
-from roofline.units import format_flops, format_rate, format_time
+from roofline.resultfiles import ceiling_of
+from roofline.units import format_flops, format_rate, format_si, format_time
 
 
 def _fraction(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.0%}"
-
-
-def _ceiling(k: dict[str, Any]) -> str:
-    """The roof that bounds the kernel, in its own unit: bandwidth when memory-bound, FLOP/s when compute-bound
-    (the same column `roofline report` shows)."""
-    if k.get("bound") == "memory":
-        return format_rate(k.get("bandwidth"))
-    return format_flops(k.get("attainable_flops"))
 
 
 def _spread(k: dict[str, Any]) -> str:
@@ -64,7 +57,7 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
             _spread(k),
             format_rate(k["achieved_bandwidth"]),
             format_flops(k["achieved_flops"]),
-            _ceiling(k),
+            format_si(*ceiling_of(k)),
             _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
             literal(f"{k.get('timing') or '–'}"
                     + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
