@@ -58,3 +58,39 @@ def outliers(rows: Sequence[Mapping[str, Any]], limit: float) -> list[dict[str, 
 def device_name(index: Any, pci_bus_id: Any) -> str:
     """'GPU 1 (0000:1B:00.0)': how a message names a device, by index and PCI bus id."""
     return f"GPU {index}" + (f" ({pci_bus_id})" if pci_bus_id else "")
+
+
+# ---- calibrated figures across the GPUs (`calibrate --device all`) ------------------------------------------------
+
+LOWER_IS_BETTER = ("memory.latency",)  # the one calibrated figure where a smaller value is the better GPU
+
+
+def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """devices: one mapping per GPU, {label, index, pci_bus_id, figures: [{field, label, status, value}]}. One row per
+    figure at least two devices measured: the host median and each device's value and deviation, signed so that
+    below zero is always worse (a latency 10 % longer than the median is −9 %, as a bandwidth 9 % lower is).
+    The row's `kernel` and `params` are the figure's label and {} so `outliers` judges figures as it judges kernels."""
+    order: dict[str, dict[str, Any]] = {}
+    for dev in devices:
+        for fig in dev["figures"]:
+            row = order.setdefault(fig["field"], {"kernel": fig.get("label") or fig["field"], "field": fig["field"],
+                                                  "params": {}, "devices": []})
+            value = fig.get("value") if fig.get("status") == "OK" else None
+            row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
+                                   "value": value, "status": fig.get("status")})
+    rows = []
+    for row in order.values():
+        values = [d["value"] for d in row["devices"] if d["value"]]
+        if len(values) < 2:
+            continue
+        median = statistics.median(values)
+        row["median"] = median
+        for d in row["devices"]:
+            if not d["value"]:
+                d["deviation"] = None
+            elif row["field"] in LOWER_IS_BETTER:
+                d["deviation"] = median / d["value"] - 1.0
+            else:
+                d["deviation"] = d["value"] / median - 1.0
+        rows.append(row)
+    return rows

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (device_option, format_option, is_stdout, measure_spec_option, note,
+from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, write_output)
 
 
@@ -16,10 +16,17 @@ from roofline.cli.common import (device_option, format_option, is_stdout, measur
 @click.option("--quick", is_flag=True,
               help="Smaller sizes and fewer runs (2^26 streams, 4096³ GEMMs, 5 chase passes): a smoke test, "
                    "a few percent below the full figures.")
-@device_option
+@devices_option
+@click.option("--outlier", type=Fraction(), default=None, metavar="FRACTION",
+              help="With several devices: fail (exit 1) when a GPU's figure is more than this below the host's "
+                   "median (5%), naming the GPU by index and PCI bus id: a node acceptance check.")
+@click.option("--interconnect/--no-interconnect", "links", default=True, show_default=True,
+              help="With several devices: measure the links between them afterwards (peer copies, pinned host "
+                   "copies, NCCL all-reduce) and write them into the spec's interconnect block.")
 @format_option(["table", "json"], help="What to print on standard output: the comparison table, or JSON with every "
                                        "figure, its method and raw numbers, and the spec.")
-def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, fmt: str) -> None:
+def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str, outlier: float | None, links: bool,
+              fmt: str) -> None:
     """Measure the ceilings of this GPU and compare them with its datasheet.
 
     \b
@@ -34,6 +41,11 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
                      not reachable from CuPy, not measured
     FP8              not reachable from CuPy (no float8 dtypes): reported, not measured
 
+    With --device all (or 0,2,3) every GPU is calibrated at once, one process each; then, with the GPUs idle,
+    the links between them are measured (as 'roofline interconnect' does, with 256 MiB copies and all-reduces
+    up to 256 MiB). The table shows each figure's median across the GPUs and each GPU's deviation from it; the
+    spec written with -o holds the medians and the measured links, and --format json every GPU's own figures.
+
     Every figure comes from a run whose result was checked; a failed one is reported and left out of the spec,
     never replaced by a guess. The spec written with -o loads like any other (--spec FILE in analyze, measure,
     sweep; plot --measured-spec FILE draws it beside the datasheet roofs). About 30 s on an H200; off a
@@ -44,6 +56,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
       roofline calibrate -o h200-measured.yaml
       roofline analyze vector_add --spec h200 --spec h200-measured.yaml
       roofline plot --spec h200 --measured-spec h200-measured.yaml -o roofs.png
+      roofline calibrate --device all --outlier 5% -o node-measured.yaml
     """
     import datetime as dt
     import time
@@ -61,13 +74,26 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
     from roofline.render.calibrate_table import calibration_notes, comparison_table
     from roofline.specs import SpecCatalog
 
+    from roofline.cli.multi import choose_devices
+
     started = time.perf_counter()
     try:
+        devices = choose_devices(device_text)
+    except BackendUnavailable as exc:
+        raise _needs_gpu(exc) from None
+    if len(devices) > 1:
+        from roofline.cli.calibrate_many import calibrate_many
+
+        return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)
+    if outlier is not None:
+        from roofline.errors import InputError
+
+        raise InputError("--outlier compares the GPUs of one host: give several devices (--device all)")
+    device_id = devices[0]
+    try:
         backend = CupyBackend(device_id)
-    except BackendUnavailable as exc:  # exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply
-        raise BackendUnavailable(f"calibrate measures a GPU: {exc.reason}",
-                                 fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
-                                     "'gpu-roofline[cuda13]')") from None
+    except BackendUnavailable as exc:
+        raise _needs_gpu(exc) from None
     datasheet = choose_machine(spec_name, backend, SpecCatalog.bundled())
 
     with Steps("calibrate") as steps:
@@ -96,6 +122,15 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_id: int, 
         note(f"wrote {output} (spec id {spec_doc['id']})")
     else:
         note("the measured spec was not saved: add -o FILE.yaml to write it")
+
+
+def _needs_gpu(exc: "BackendUnavailable") -> "BackendUnavailable":  # noqa: F821 - imported lazily
+    """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
+    from roofline.errors import BackendUnavailable
+
+    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}",
+                              fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
+                                  "'gpu-roofline[cuda13]')")
 
 
 COMMANDS = [calibrate]

@@ -195,3 +195,20 @@ def output_option_for(what: str) -> Callable[[F], F]:
     """-o for a command whose file is a document of its own (results JSON, a measured spec)."""
     return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
                         default=None, help=f"Write {what} here, atomically ('-': standard output).")
+
+
+class Fraction(click.ParamType):
+    """A fraction option: 0.05, 5% (gateconfig.parse_fraction); a bad one is click's usage error, exit 2."""
+
+    name = "FRACTION"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        from roofline.errors import InputError
+        from roofline.gateconfig import parse_fraction
+
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_fraction(value, f"--{param.name.replace('_', '-')}" if param else "value")
+        except InputError as exc:
+            self.fail(exc.message, param, ctx)

@@ -8,9 +8,6 @@ import click
 
 from roofline.cli.common import format_option, measure_spec_option, note, output_option_for
 
-SCHEMA = "roofline/interconnect/v1"
-
-
 @click.command()
 @click.option("--device", "device_text", default="all", show_default=True, metavar="all|N,M,...",
               help="The GPUs whose links to measure.")
@@ -34,9 +31,6 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
       roofline interconnect -o links.json
       roofline plot --interconnect links.json -o links.png
     """
-    import datetime as _dt
-
-    from roofline import __version__
     from roofline.cli.multi import choose_devices
     from roofline.errors import InputError
     from roofline.measure import interconnect as ic
@@ -51,20 +45,11 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
     if size < 4 or largest < ic.MiB:
         raise InputError("--size must be at least 4 B and --max-allreduce at least 1 MiB")
     spec = _spec(spec_name, devices)
-    steps: dict[str, object] = {}
-    for name, run in (("peer", lambda: ic.peer_copies(devices, size)), ("host", lambda: ic.host_copies(devices, size)),
-                      ("allreduce", lambda: ic.allreduce(devices, [s for s in ic.ALLREDUCE_SIZES if s <= largest]))):
-        note(f"interconnect: {name} ...")
-        steps[name] = run()
-        skipped = steps[name].get("skipped") if isinstance(steps[name], dict) else None
-        if skipped:
-            note(f"note: {name} skipped: {skipped}")
-    doc = {"schema": SCHEMA, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-           "tool_version": __version__, "devices": _identities(devices),
-           "spec_id": spec.id if spec else None,
-           "roofs": {k: {"bandwidth": v.bandwidth, "per_direction": v.per_direction}
-                     for k, v in (spec.interconnect.items() if spec else ())},
-           **steps}
+
+    def on_step(name: str, skipped: str | None) -> None:
+        note(f"note: {name} skipped: {skipped}" if skipped else f"interconnect: {name} ...")
+
+    doc = ic.links_document(devices, spec, size, [s for s in ic.ALLREDUCE_SIZES if s <= largest], on_step)
     from roofline.cli.common import write_output
     from roofline.jsonio import dumps
     from roofline.render.interconnect import interconnect_table
@@ -90,13 +75,6 @@ def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
     from roofline.measure.session import choose_machine, open_backend
 
     return choose_machine("auto", open_backend("cupy", devices[0]), catalog)
-
-
-def _identities(devices: list[int]) -> list[dict]:
-    from roofline.measure.multi_measure import identity
-    from roofline.measure.session import open_backend
-
-    return [identity(open_backend("cupy", d)) for d in devices]
 
 
 COMMANDS = [interconnect]

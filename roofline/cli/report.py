@@ -6,22 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit, output_option, print_tables
-
-
-class Fraction(click.ParamType):
-    name = "FRACTION"
-
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        from roofline.errors import InputError
-        from roofline.gateconfig import parse_fraction
-
-        if isinstance(value, float):
-            return value
-        try:
-            return parse_fraction(value, f"--{param.name.replace('_', '-')}" if param else "value")
-        except InputError as exc:
-            self.fail(exc.message, param, ctx)
+from roofline.cli.common import Fraction, emit, output_option, print_tables
 
 
 @click.command()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Callable, Sequence
 
+SCHEMA = "roofline/interconnect/v1"
 MiB = 1 << 20
 ALLREDUCE_SIZES = tuple(MiB * 4**k for k in range(7))  # 1 MiB, 4 MiB, ... 4 GiB
 _H2D, _D2H = 1, 2  # cudaMemcpyKind
@@ -226,3 +227,31 @@ def _nccl_version(nccl: Any) -> str | None:
     except Exception:  # noqa: BLE001
         return None
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v >= 10000 else f"{v // 1000}.{v // 100 % 10}.{v % 100}"
+
+
+def links_document(devices: Sequence[int], spec: Any, size: int = 1 << 30,
+                   allreduce_sizes: Sequence[int] = ALLREDUCE_SIZES,
+                   on_step: Callable[[str, str | None], None] = lambda name, skipped: None) -> dict[str, Any]:
+    """Every step on these devices (peer copies, host copies, all-reduce) as one roofline/interconnect/v1 document,
+    with the devices' identities and the spec's link roofs. on_step(name, None) is called before each step and
+    on_step(name, why) after a step that was skipped."""
+    import datetime as _dt
+
+    from roofline import __version__
+    from roofline.measure.multi_measure import identity
+    from roofline.measure.session import open_backend
+
+    steps: dict[str, Any] = {}
+    for name, run in (("peer", lambda: peer_copies(devices, size)), ("host", lambda: host_copies(devices, size)),
+                      ("allreduce", lambda: allreduce(devices, allreduce_sizes))):
+        on_step(name, None)
+        steps[name] = run()
+        skipped = steps[name].get("skipped") if isinstance(steps[name], dict) else None
+        if skipped:
+            on_step(name, skipped)
+    return {"schema": SCHEMA, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "tool_version": __version__, "devices": [identity(open_backend("cupy", d)) for d in devices],
+            "spec_id": spec.id if spec else None,
+            "roofs": {k: {"bandwidth": v.bandwidth, "per_direction": v.per_direction}
+                      for k, v in (spec.interconnect.items() if spec else ())},
+            **steps}

@@ -26,11 +26,14 @@ def _header(index: Any, bus: Any) -> str:
     return f"GPU {index}" + (f" {bus}" if bus else "")
 
 
-def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: float | None) -> list[str]:
+def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: float | None,
+           first: list[str] | None = None) -> list[str]:
+    """The row's leading cells (kernel, params, median time unless `first` is given), then each GPU's deviation."""
     from roofline.resultfiles import params_text
 
     by_device = {(d["index"], d["pci_bus_id"]): d for d in row["devices"]}
-    cells = [row["kernel"], params_text(row["params"]), format_time(row["median_time"])]
+    cells = first if first is not None else [row["kernel"], params_text(row["params"]),
+                                             format_time(row["median_time"])]
     for index, bus, _ in columns:
         d = by_device.get((index, bus))
         cells.append("" if d is None else _deviation(d, limit))
@@ -62,3 +65,25 @@ def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None)
     for row in rows:
         lines.append("| " + " | ".join(md(c) for c in _cells(row, columns, limit)) + " |")
     return "\n".join(lines) + "\n"
+
+
+def figure_host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> Any:
+    """`calibrate --device all`: per calibrated figure, the host median and each GPU's deviation from it (below zero
+    is worse, for the latency too)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from roofline.measure.calibrate.figures import KIND_BY_FIELD
+    from roofline.render.calibrate_table import format_value
+
+    columns = _columns(rows)
+    title = "Calibrated figures across the host's GPUs: each against the median" + \
+        (f" (outlier limit −{limit:.0%})" if limit else "")
+    table = Table(title=title)
+    for name in ("figure", "median", *(_header(i, b) for i, b, _ in columns)):
+        table.add_column(name, justify="left" if name == "figure" else "right")
+    for row in rows:
+        kind = KIND_BY_FIELD[row["field"]].kind if row["field"] in KIND_BY_FIELD else "bandwidth"
+        first = [row["kernel"], format_value(row["median"], kind)]
+        table.add_row(*(Text(c) for c in _cells(row, columns, limit, first)))
+    return table
