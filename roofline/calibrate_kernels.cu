@@ -9,6 +9,13 @@
 //                  line holding the address of the next slot (a random cycle built by the host). It stores the
 //                  final pointer (checked against the host's walk) and the elapsed %globaltimer ns and clock64
 //                  cycles between the first load and the arrival of the last one.
+//   l1_read        L1 bandwidth: every block of 256 threads reads the same 32 KiB buffer (L1_VECS 16-byte vectors)
+//                  `repeats` times with 16-byte ld.global.ca loads (cached in L1), so each SM serves it from its own
+//                  L1 after the first pass; per-thread sums stored, as l2_read (the host checks blocks x repeats x
+//                  sum(buffer) mod 2^32).
+//   smem_read      shared-memory bandwidth: each block copies the same 32 KiB into shared memory once, then reads
+//                  it `repeats` times with 16-byte ld.shared loads (a warp reads 512 consecutive bytes: no bank
+//                  conflict); the same per-thread sums and the same check.
 //   noop           the launch floor: an empty kernel (the flag is never set; it keeps the parameter alive).
 //   one_element    launch plus one dependent memory round trip: thread 0 reads one float and writes one float.
 
@@ -21,6 +28,22 @@ __device__ __forceinline__ uint4 load_cg_v4(const uint4* p)
     uint4 v;
     asm volatile("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
                  : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ uint4 load_ca_v4(const uint4* p)
+{
+    uint4 v;
+    asm volatile("ld.global.ca.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ uint4 load_shared_v4(unsigned addr)
+{
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
     return v;
 }
 
@@ -61,6 +84,54 @@ extern "C" __global__ void l2_read(const uint4* __restrict__ buf, i64 mask, i64 
 #pragma unroll
     for (int k = 0; k < 8; ++k) sum += acc[k];
     out[tid] = sum;
+}
+
+// The L1 and shared-memory probes: 256 threads, 32 KiB (2048 vectors) per SM, 8 independent 16-byte loads per
+// thread per repeat at compile-time offsets (thread t reads vectors t, t + 256, ..., t + 1792), so the inner loop is
+// loads and adds with no index arithmetic. At most 64 registers (4 blocks of 256 per SM).
+#define L1_THREADS 256
+#define L1_VECS 2048
+#define L1_LOADS (L1_VECS / L1_THREADS)
+
+__device__ __forceinline__ void store_sum(const unsigned (&acc)[L1_LOADS], unsigned* out)
+{
+    unsigned sum = 0;
+#pragma unroll
+    for (int k = 0; k < L1_LOADS; ++k) sum += acc[k];
+    out[(i64)blockIdx.x * L1_THREADS + threadIdx.x] = sum;
+}
+
+extern "C" __global__ void __launch_bounds__(L1_THREADS, 4)
+l1_read(const uint4* __restrict__ buf, int repeats, unsigned* __restrict__ out)
+{
+    unsigned acc[L1_LOADS] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const uint4* p = buf + threadIdx.x;
+    for (int r = 0; r < repeats; ++r) {
+        uint4 v[L1_LOADS];
+#pragma unroll
+        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_ca_v4(p + k * L1_THREADS);
+#pragma unroll
+        for (int k = 0; k < L1_LOADS; ++k) acc[k] += word_sum(v[k]);
+    }
+    store_sum(acc, out);
+}
+
+extern "C" __global__ void __launch_bounds__(L1_THREADS, 4)
+smem_read(const uint4* __restrict__ buf, int repeats, unsigned* __restrict__ out)
+{
+    __shared__ uint4 tile[L1_VECS];
+    for (int i = threadIdx.x; i < L1_VECS; i += L1_THREADS) tile[i] = buf[i];
+    __syncthreads();
+    unsigned acc[L1_LOADS] = {0, 0, 0, 0, 0, 0, 0, 0};
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile + threadIdx.x);
+    for (int r = 0; r < repeats; ++r) {
+        uint4 v[L1_LOADS];
+#pragma unroll
+        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_shared_v4(base + k * L1_THREADS * 16);
+#pragma unroll
+        for (int k = 0; k < L1_LOADS; ++k) acc[k] += word_sum(v[k]);
+    }
+    store_sum(acc, out);
 }
 
 extern "C" __global__ void pointer_chase(u64 start, i64 steps, u64* __restrict__ out)

@@ -6,9 +6,10 @@ write). Where a point sits close to its own level's roof, that level is the bott
 DRAM point nearest its roof for a streaming kernel, and the L1 or L2 point nearest for a kernel with reuse.
 Beside the counters' points (filled) the model's are drawn hollow, at the model's FLOPs over the same time: DRAM
 from the descriptor's `bytes`, L1 and L2 from its `traffic` where given, so each level compares model and hardware.
-Cache bandwidths come from an explicit mapping (a calibrated spec), else the results' machine.caches, else the
-bundled spec of the results' spec_id; a level without a known bandwidth is drawn as points with no roof, and the
-chart says so.
+Cache bandwidths come from an explicit mapping (a calibrated spec: `roofline calibrate` measures L1 / shared-memory
+and L2 bandwidth, which datasheets do not give), else the results' machine.caches; a roof from the mapping says
+"measured spec" in its label; a level without a known bandwidth is drawn as points with no roof, and the chart says
+so.
 """
 
 from __future__ import annotations
@@ -141,6 +142,7 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
 
     machine = results_docs[0]["machine"]
     bws = cache_bandwidths(results_docs[0], bandwidths)
+    from_override = {lvl for lvl, bw in (bandwidths or {}).items() if bw}
     used_roofs = {k["roof"] for d in results_docs for k in d["kernels"] if k.get("counters")}
     peaks = {r: p for r, p in machine["roofs"].items() if r in used_roofs} or dict(machine["roofs"])
     top = max(peaks.values())
@@ -174,7 +176,8 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
         x_ridge = top / bw
         ax.plot([x_lo, x_ridge], [bw * x_lo, top], _ROOF_STYLE[level], color="#444444", linewidth=1.6,
                 gid=f"{GID}hier-roof:{level}")
-        _label_slope(ax, f"{_LEVEL_LABEL[level]} {format_rate(bw)}", bw, x_lo * 1.6, level)
+        origin = " (measured spec)" if level in from_override else ""
+        _label_slope(ax, f"{_LEVEL_LABEL[level]} {format_rate(bw)}{origin}", bw, x_lo * 1.6, level)
 
     # ---- kernels: three linked points each ----
     by_kernel: dict[int, list[HierPoint]] = {}
@@ -214,7 +217,9 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     unknown = [lvl for lvl in ("l1", "l2") if not bws.get(lvl)]
     if unknown:
         lines += ["", "No roof drawn for " + " and ".join(_LEVEL_LABEL[u] for u in unknown) + ":",
-                  "the spec gives no bandwidth for it;", "add caches.<level>.bandwidth or calibrate."]
+"the spec gives no bandwidth for it;", "add caches.<level>.bandwidth, or",
+                  "'roofline calibrate -o m.yaml' (it",
+                  "measures L1 and L2) and --measured-spec m.yaml."]
     if skipped:
         lines += ["", "Not drawn (no counters): " + ", ".join(mpl(n) for n in skipped[:8])
                   + (" …" if len(skipped) > 8 else "")]

@@ -23,7 +23,7 @@ METHOD = "roofline calibrate"
 
 @dataclass(frozen=True)
 class FigureKind:
-    field: str  # dotted spec field: memory.bandwidth, compute.fp32, caches.l2.bandwidth
+    field: str  # dotted spec field: memory.bandwidth, compute.fp32, caches.l2.bandwidth, caches.l1.bandwidth
     label: str
     kind: str  # units.parse_quantity kind: bandwidth, flops, time
 
@@ -32,6 +32,7 @@ class FigureKind:
 KINDS: tuple[FigureKind, ...] = (
     FigureKind("memory.bandwidth", "DRAM bandwidth", "bandwidth"),
     FigureKind("caches.l2.bandwidth", "L2 bandwidth", "bandwidth"),
+    FigureKind("caches.l1.bandwidth", "L1 / shared bandwidth", "bandwidth"),
     FigureKind("memory.latency", "DRAM latency", "time"),
     FigureKind("compute.fp32", "FP32 (FMA)", "flops"),
     FigureKind("compute.fp64", "FP64 (FMA)", "flops"),
@@ -106,9 +107,9 @@ def datasheet_value(spec: MachineSpec | None, field_: str) -> float | None:
         return spec.bandwidth or None
     if field_ == "memory.latency":
         return spec.latency or None
-    if field_ == "caches.l2.bandwidth":
-        l2 = spec.caches.get("l2")
-        return l2.bandwidth if l2 is not None else None
+    if field_ in ("caches.l1.bandwidth", "caches.l2.bandwidth"):
+        level = spec.caches.get(field_.split(".")[1])
+        return level.bandwidth if level is not None else None
     if field_.startswith("compute."):
         value = spec.roofs.get(field_.split(".", 1)[1])
         return value if value is not None and math.isfinite(value) else None

@@ -4,8 +4,9 @@ into CuPy itself (the TF32 compute type, the bfloat16 probe).
 Bandwidth and compute peaks go through the same harness as `roofline measure` (bundled kernels, verified against
 their NumPy references, CUDA-event / graph timing): copy and triad for DRAM bandwidth, fma_peak / fma_peak_fp64 for
 the FP32 / FP64 roofs, cuBLAS through cupy.matmul for the tensor roofs. L2 bandwidth and DRAM latency use the small
-kernels in roofline/calibrate_kernels.cu, each checked before its figure is reported. The parts: plan (sizes,
-the kernels' loader), jobs (the harness runner), peaks (figures from harness results), probes (L2, latency).
+kernels in roofline/calibrate_kernels.cu, and so does L1 / shared-memory bandwidth, each checked before its figure
+is reported. The parts: plan (sizes, the kernels' loader), jobs (the harness runner), peaks (figures from harness
+results), probes (L2, latency), l1 (L1 and shared memory).
 
 CuPy arrays come through the backend object passed in; the one direct import, CuPy's internal linalg module in
 tf32_compute_type, is made lazily inside it, so this module imports on any machine.
@@ -23,6 +24,7 @@ from roofline.measure.calibrate.figures import Figure, failed, skipped
 from roofline.measure.calibrate.jobs import Job, run_jobs
 from roofline.measure.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
 from roofline.measure.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
+from roofline.measure.calibrate.l1 import l1_bandwidth
 from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
 from roofline.measure.progress import SILENT, Progress
 
@@ -64,6 +66,10 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL, progress: Progres
     figures.append(l2_bandwidth(backend, module, plan, policy) if module is not None
                    else failed("caches.l2.bandwidth", compile_error))
     progress.finish("L2 bandwidth", figures[-1].status)
+    progress.start("L1 bandwidth")
+    figures.append(l1_bandwidth(backend, module, plan, policy) if module is not None
+                   else failed("caches.l1.bandwidth", compile_error))
+    progress.finish("L1 bandwidth", figures[-1].status)
     progress.start("DRAM latency")
     figures.append(dram_latency(backend, module, plan) if module is not None
                    else failed("memory.latency", compile_error))

@@ -107,8 +107,14 @@ def measured_spec(
     l2_bw = take("caches.l2.bandwidth")
     if l2_bw is not None:
         l2["bandwidth"] = quantity_text(l2_bw, "bandwidth")
+    caches: dict[str, dict[str, str]] = {}
+    l1_bw = take("caches.l1.bandwidth")  # no datasheet gives one: the hierarchical chart's L1 roof comes from here
+    if l1_bw is not None:
+        caches["l1"] = {"bandwidth": quantity_text(l1_bw, "bandwidth")}
     if l2:
-        doc["caches"] = {"l2": l2}
+        caches["l2"] = l2
+    if caches:
+        doc["caches"] = caches
     doc["notes"] = _notes(figures, datasheet)
     if device_fields:
         versions = ", ".join(f"{k} {device[k]}" for k in ("cupy_version", "driver", "cuda_runtime") if device.get(k))

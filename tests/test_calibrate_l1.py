@@ -1,0 +1,273 @@
+"""`roofline calibrate`'s L1 / shared-memory bandwidth: the probe's arithmetic by hand (blocks per SM, repeats, the
+128 B/clock sanity figure), both variants on an emulated device (NumPy emulations of l1_read and smem_read, checked
+and timed through calibrate's own code), a wrong sum failing its variant, the figure in the table, the JSON and the
+measured spec, and `plot --hierarchy` drawing the L1 roof from that spec where the datasheet has none."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from test_calibrate import H200_DEVICE, FakeCupy, FakeKernels, Recorder, figures, tiny_plan, write
+
+from roofline.measure.calibrate import l1
+from roofline.measure.calibrate.figures import FAILED, KINDS, OK, Figure, calibration_document, comparison_rows
+from roofline.measure.calibrate.spec import measured_spec, spec_yaml
+from roofline.measure.policy import MeasurePolicy
+from roofline.specs import SpecCatalog, load_spec
+
+PROFILED = Path(__file__).parent / "data" / "results" / "h200_ncu_profiled.json"
+POLICY = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
+
+
+@pytest.fixture(scope="module")
+def h200():
+    return SpecCatalog.bundled().resolve("h200-sxm")
+
+
+# ---- arithmetic ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shared_per_sm, uses_shared, blocks", [
+    (233_472, True, 4),   # H100/H200: 228 KiB per SM, 6 × 33 KiB would fit; the register limit keeps 4
+    (102_400, True, 3),   # sm_86: 100 KiB // 33 KiB
+    (65_536, True, 1),    # sm_75: 64 KiB
+    (20_000, True, 1),    # never fewer than one
+    (None, True, 4),      # unknown: the register limit alone
+    (65_536, False, 4),   # the L1 variant uses no shared memory
+])
+def test_blocks_per_sm(shared_per_sm, uses_shared, blocks):
+    assert l1.blocks_per_sm(shared_per_sm, uses_shared) == blocks
+
+
+def test_repeats_and_theoretical_peak_by_hand():
+    # an H200 launch: 132 SMs × 4 blocks, 32 KiB each; 40 GB a launch → 40e9 / (528 × 32768) = 2311.9 → 2312
+    assert l1.repeats_for(528, 40e9) == 2312
+    assert l1.repeats_for(528, 1.0) == 1
+    # the issue's sanity figure: 132 SMs × 128 B/clock × 1.98 GHz = 33.45 TB/s
+    assert l1.theoretical(132, 1.98e9) == pytest.approx(33.454e12, rel=1e-4)
+    assert l1.theoretical(0, 1.98e9) is None and l1.theoretical(132, None) is None
+
+
+# ---- the probe on an emulated device --------------------------------------------------------------------
+
+
+class L1Kernels(FakeKernels):
+    """l1_read and smem_read as calibrate_kernels.cu computes them: thread t of every block sums the words of
+    vectors t, t + 256, ..., t + 1792, `repeats` times. `slow` scales a variant's emulated time."""
+
+    def _per_thread(self, threads, buf, repeats, out, name):
+        vec = np.asarray(buf).view(np.uint32).reshape(-1, 4).sum(axis=1, dtype=np.uint64)
+        assert vec.size == 2048 and threads % 256 == 0
+        per = vec.reshape(8, 256).sum(axis=0) * np.uint64(int(repeats))  # thread t: vectors t + 256k
+        sums = np.tile(per, threads // 256) % 2**32
+        out[:] = sums + (1 if self.corrupt == name else 0)
+
+    def l1_read(self, threads, buf, repeats, out):
+        self._per_thread(threads, buf, repeats, out, "l1_read")
+
+    def smem_read(self, threads, buf, repeats, out):
+        self._per_thread(threads, buf, repeats, out, "smem_read")
+
+
+class L1Cupy(FakeCupy):
+    def __init__(self, corrupt=None, shared_per_sm=None):
+        super().__init__(corrupt)
+        if shared_per_sm is not None:
+            self.cuda = SimpleNamespace(runtime=SimpleNamespace(deviceGetAttribute=lambda attr, dev: shared_per_sm))
+
+    def RawModule(self, code, options):  # noqa: N802 - CuPy's name
+        assert "l1_read" in code and "smem_read" in code
+        return L1Kernels(self, self.corrupt)
+
+
+def backend(corrupt=None, shared_per_sm=None, times=None):
+    """The NumPy backend with the emulated CuPy; `times` maps a variant to the seconds its launches report."""
+    from roofline.measure.backend_numpy import NumpyBackend
+    from roofline.measure.harness import Timing
+
+    b = NumpyBackend()
+    b.cp = L1Cupy(corrupt, shared_per_sm)
+    b.info = {"name": "Fake GPU", "compute_capability": "9.0", "sm_count": 2, "max_threads_per_sm": 2048,
+              "l2_size": 1 << 20, "sm_clock": 2e9}
+    b.free_bytes = lambda: 1 << 34
+    if times is not None:
+        launched: list[str] = []
+        real = b.cp.RawModule
+
+        def module(code, options):
+            kernels = real(code, options)
+            get = kernels.get_function
+            kernels.get_function = lambda name: (launched.append(name), get(name))[1]
+            return kernels
+
+        b.cp.RawModule = module
+
+        def time_runs(run, sets, policy):
+            run()
+            t = times[launched[-1]]
+            return Timing([t, t * 1.01, t * 0.99], "events", 3, 1, gpu_state={"sm_clock_end": 1.98e9})
+
+        b.time_runs = time_runs
+    return b
+
+
+def probe(b):
+    from roofline.measure.calibrate.plan import load_module
+
+    return l1.l1_bandwidth(b, load_module(b), tiny_plan(), POLICY)
+
+
+def test_both_variants_checked_and_the_faster_reported():
+    b = backend(shared_per_sm=102_400, times={"l1_read": 2e-3, "smem_read": 1e-3})
+    fig = probe(b)
+    assert fig.ok, fig.note
+    runs = fig.details["variants"]
+    assert runs["l1_read"]["blocks"] == 2 * 4 and runs["smem_read"]["blocks"] == 2 * 3  # 2 SMs
+    plan = tiny_plan()
+    for name, t in (("l1_read", 2e-3), ("smem_read", 1e-3)):
+        r = runs[name]
+        assert r["status"] == OK and r["repeats"] == l1.repeats_for(r["blocks"], plan.l1_bytes_per_launch)
+        assert r["bytes"] == r["blocks"] * r["repeats"] * 32768
+        assert r["bandwidth"] == pytest.approx(r["bytes"] / t)
+    assert fig.value == pytest.approx(runs["smem_read"]["bandwidth"])
+    assert fig.note.startswith("the shared memory (ld.shared) variant; L1 (ld.global.ca) ")
+    # the sanity figure at the clock of the timed window: 2 SMs × 128 B × 1.98 GHz
+    assert fig.details["theoretical"] == pytest.approx(2 * 128 * 1.98e9)
+    assert fig.details["fraction_of_theoretical"] == pytest.approx(fig.value / (2 * 128 * 1.98e9))
+    assert "4 per SM through L1, 3 per SM from shared memory" in fig.method and "32 KiB" in fig.method
+
+
+def test_the_l1_variant_wins_when_it_is_faster_and_real_timing_works():
+    fig = probe(backend(times={"l1_read": 1e-3, "smem_read": 1.5e-3}))
+    assert fig.ok and fig.note.startswith("the L1 (ld.global.ca) variant")
+    fig = probe(backend())  # the NumPy backend's own timing of the emulation: positive, finite, checked
+    assert fig.ok and fig.value > 0 and fig.details["shared_per_sm"] is None
+
+
+def test_a_wrong_sum_fails_its_variant_and_the_other_stands():
+    fig = probe(backend(corrupt="smem_read"))
+    assert fig.ok and fig.details["variants"]["smem_read"]["status"] == FAILED
+    assert "shared memory (ld.shared) FAILED: smem_read: wrong sum" in fig.note
+    assert fig.value == pytest.approx(fig.details["variants"]["l1_read"]["bandwidth"])
+
+
+def test_both_wrong_is_a_failed_figure():
+    b = backend(corrupt="l1_read")  # l1_read's sum is off by one; smem_read is missing from the module
+    from roofline.measure.calibrate.plan import load_module
+
+    module = load_module(b)
+    module.smem_read = None
+    fig = l1.l1_bandwidth(b, module, tiny_plan(), POLICY)
+    assert fig.status == FAILED and fig.value is None
+    assert "l1_read: wrong sum" in fig.note and "TypeError" in fig.note
+
+
+def test_no_sm_count_is_skipped():
+    b = backend()
+    b.info = {**b.info, "sm_count": None}
+    assert l1.l1_bandwidth(b, None, tiny_plan(), POLICY).status == "SKIPPED"
+
+
+def test_the_whole_calibration_reports_l1_in_kinds_order(h200):
+    from roofline.measure.calibrate.gpu import calibrate
+
+    steps = Recorder()
+    figs = calibrate(backend(), h200, tiny_plan(), steps)
+    assert [f.field for f in figs] == [k.field for k in KINDS]
+    by = {f.field: f for f in figs}
+    assert by["caches.l1.bandwidth"].ok, by["caches.l1.bandwidth"].note
+    assert ("L1 bandwidth", OK) in steps.finished
+    assert steps.started.index("L1 bandwidth") == steps.started.index("L2 bandwidth") + 1
+
+
+# ---- where the figure goes ------------------------------------------------------------------------------
+
+
+def with_l1(value=31.5e12):
+    return figures() + [Figure("caches.l1.bandwidth", OK, value, "l1_read and smem_read kernels", "the shared "
+                               "memory (ld.shared) variant", {"variants": {"smem_read": {"bandwidth": value}}})]
+
+
+def test_the_spec_carries_l1_bandwidth_and_round_trips(tmp_path, h200):
+    doc, warnings = measured_spec(with_l1(), H200_DEVICE, h200, "2026-11-30", "0.1.0")
+    assert warnings == [] and doc["caches"]["l1"] == {"bandwidth": "31.5 TB/s"}
+    spec = load_spec(write(tmp_path, spec_yaml(doc)))
+    assert spec.caches["l1"].bandwidth == pytest.approx(31.5e12, rel=5e-4)
+    assert spec.caches["l2"].bandwidth == pytest.approx(10.5e12, rel=5e-4)
+    cite = next(s.cite for s in spec.sources if "caches.l1.bandwidth" in s.fields)
+    assert cite.startswith("roofline calibrate 0.1.0 on NVIDIA H200, 2026-11-30: l1_read and smem_read")
+    # not measured: no L1 entry at all (never a guess)
+    doc, _ = measured_spec(figures(), H200_DEVICE, h200, "2026-11-30", "0.1.0")
+    assert "l1" not in doc["caches"]
+
+
+def test_the_table_and_the_json_show_l1(h200):
+    from rich.console import Console
+
+    from roofline.render.calibrate_table import calibration_notes, comparison_table
+
+    rows = comparison_rows(with_l1(), h200)
+    row = next(r for r in rows if r["field"] == "caches.l1.bandwidth")
+    assert row["label"] == "L1 / shared bandwidth" and row["measured"] == 31.5e12
+    assert row["datasheet"] is None and row["ratio"] is None  # the bundled H200 gives an L1 size, no bandwidth
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(comparison_table(rows, h200, H200_DEVICE, 31.2, True, 0.10))
+    text = console.export_text()
+    assert "L1 / shared bandwidth" in text and "31.5 TB/s" in text
+    assert "note caches.l1.bandwidth: the shared memory (ld.shared) variant" in calibration_notes(rows, [])
+    doc = json.loads(json.dumps(calibration_document(with_l1(), h200, H200_DEVICE, None, 1.0)))
+    fig = next(f for f in doc["figures"] if f["field"] == "caches.l1.bandwidth")
+    assert fig["value"] == 31.5e12 and fig["details"]["variants"]["smem_read"]["bandwidth"] == 31.5e12
+
+
+def test_plot_hierarchy_draws_the_l1_roof_from_the_measured_spec(tmp_path, h200, run_cli):
+    pytest.importorskip("matplotlib")
+    results = PROFILED  # a real `measure --profile ncu` on the H200: machine h200-sxm, no cache bandwidths
+    svg = tmp_path / "hier.svg"
+    result = run_cli("plot", "--hierarchy", "--results", results, "-o", svg)
+    assert result.code == 0, result.err
+    assert 'id="roofline:hier-roof:l1"' not in svg.read_text()  # the datasheet has no L1 bandwidth
+    doc, _ = measured_spec(with_l1(), H200_DEVICE, h200, "2026-11-30", "0.1.0")
+    measured = write(tmp_path, spec_yaml(doc))
+    result = run_cli("plot", "--hierarchy", "--results", results, "--measured-spec", measured, "-o", svg)
+    assert result.code == 0, result.err
+    text = svg.read_text()
+    assert 'id="roofline:hier-roof:l1"' in text and 'id="roofline:hier-roof:l2"' in text
+
+
+def test_a_roof_from_the_measured_spec_says_so():
+    pytest.importorskip("matplotlib")
+    from test_ncu_import import _profiled_doc
+
+    from roofline.render.hierarchy import hierarchy_figure
+
+    fig = hierarchy_figure([_profiled_doc()], {"l1": 31.5e12})
+    labels = {t.get_gid().rsplit(":", 1)[1]: t.get_text() for t in fig.axes[0].texts
+              if (t.get_gid() or "").startswith("roofline:hier-roof-label:")}
+    assert labels["l1"] == "L1 31.5 TB/s (measured spec)"
+    assert "measured spec" not in labels["dram"]
+    table = next(t for t in fig.texts if t.get_gid() == "roofline:hier-table").get_text()
+    assert "No roof drawn for L2" in table and "--measured-spec" in table
+
+
+# ---- on a GPU ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+def test_l1_probe_on_the_gpu():
+    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measure.calibrate.plan import QUICK, load_module
+
+    b = CupyBackend(0)
+    fig = l1.l1_bandwidth(b, load_module(b), QUICK, QUICK.policy())
+    assert fig.ok, fig.note
+    runs = fig.details["variants"]
+    assert runs["l1_read"]["status"] == OK and runs["smem_read"]["status"] == OK, runs
+    peak = fig.details.get("theoretical")
+    if peak:  # never above SMs × 128 B/clock at the clock it ran at (5 % for the clock reading)
+        assert 0.3 * peak <= fig.value <= 1.05 * peak, (fig.value, peak)
