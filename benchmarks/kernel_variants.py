@@ -1,6 +1,7 @@
 """Designs of the stencil kernels and launch choices of the skinny GEMM, side by side on one GPU: stencil5/conv3x3
-naive vs register streaming (one or four columns per thread, rows per block), and gemv at batch 16 and 1 with
-different K splits.
+naive vs register streaming (one or four columns per thread, rows per block), gemv at batch 16 (CUDA cores, and
+3xTF32 tensor cores at several tile counts and load depths) and 1 with different K splits, and (issue 13,
+benchmarks/variant_families.py) the softmax/layer-norm row kernels and the copy/add/sum streaming kernels.
 
 History (2026-11-30, H200, raw output in docs/measurements/): a 32 × 32 shared-memory tile design of the reuse
 kernels reached 2.3-2.7 TB/s and was replaced by the streaming kernels; for gemv_b16, four and two rows per warp and
@@ -32,7 +33,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=16384)
     parser.add_argument("--check-sizes", default="1003,1000,257")
-    parser.add_argument("--only", choices=["stencil", "gemv"], help="run one family only")
+    parser.add_argument("--only", choices=["stencil", "gemv", "rows", "maps"], action="append",
+                        help="run these families only (repeatable)")
     parser.add_argument("-D", dest="defines", action="append", default=[],
                         help="a preprocessor definition for stencil.cu, e.g. -D STREAM4_MIN_BLOCKS=16")
     args = parser.parse_args()
@@ -105,7 +107,8 @@ def main() -> int:
 
     # ---- stencil and conv ----
     n = args.n
-    for op in ("stencil5", "conv3x3") if args.only != "gemv" else ():
+    only = set(args.only or ["stencil", "gemv", "rows", "maps"])
+    for op in ("stencil5", "conv3x3") if "stencil" in only else ():
         def make(m, op=op):
             return families[op].inputs({"n": m}, np.float32, rng)
 
@@ -130,7 +133,8 @@ def main() -> int:
         cp.get_default_memory_pool().free_all_blocks()
 
     # ---- gemv ----
-    for batch, variants in () if args.only == "stencil" else ((16, [("gemv_b16", 8)]), (1, [("gemv_b1", 8)])):
+    tc = [(f"gemv_b16_tc_{nt}_{u}", 8 * nt) for nt, u in ((1, 4), (2, 2), (2, 4), (4, 1), (4, 2), (8, 1))]
+    for batch, variants in ((16, [("gemv_b16", 8)] + tc), (1, [("gemv_b1", 8)])) if "gemv" in only else ():
         def make(m, batch=batch):
             return gv.inputs({"n": m, "batch": batch}, np.float32, rng)
 
@@ -142,8 +146,8 @@ def main() -> int:
         y = cp.empty((batch, n), cp.float32)
         nbytes = (n * n + 2 * batch * n) * 4
         for name, gr in variants:
-            for per_sm in (4, 8, 16):
-                label = f"{name} (GR {gr}) {per_sm}/SM"
+            for per_sm in (2, 4, 8, 16) if "tc" in name else (4, 8, 16):
+                label = f"{name} (rows/warp {gr}) {per_sm}/SM"
                 if not check(label, make, lambda m, name=name, gr=gr, per_sm=per_sm, batch=batch:
                              gemv_launch(name, gr, m, batch, per_sm)[0], ref, lambda m, batch=batch: (batch, m)):
                     continue
@@ -154,6 +158,12 @@ def main() -> int:
                 print(f"{label:34} slices {slices:3}  {t * 1e6:9.1f} µs  {nbytes / t / 1e12:.3f} TB/s", flush=True)
         del big_dev, y
         cp.get_default_memory_pool().free_all_blocks()
+
+    fam = import_file(ROOT / "benchmarks" / "variant_families.py")
+    if "rows" in only:
+        fam.rows_family(cp, timed, rows_out)
+    if "maps" in only:
+        fam.maps_family(cp, timed, rows_out)
 
     print("\n| variant | size | time | achieved |\n| --- | --- | --- | --- |")
     for r in rows_out:

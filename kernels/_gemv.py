@@ -10,8 +10,10 @@ _MM = sibling(__file__, "_matmul.py")
 INTERFACE = 1
 # x is scaled by 1/sqrt(N) so |y| stays about 0.3 for any N and one tolerance fits every size.
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
-# batch -> (kernel in gemv.cu, rows per warp GR); a block has 4 warps (GW)
-KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16", 8)}
+# batch -> (kernel in gemv.cu, rows per warp); a block has 4 warps (GW). Batch 16 runs on the tensor cores
+# (3xTF32, gemv_b16_tc_NT_U: NT tiles of 8 rows a warp, U steps of 16 k loaded ahead); the CUDA-core gemv_b16
+# (8 rows a warp) stays in gemv.cu for benchmarks/kernel_variants.py to compare.
+KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16_tc_2_2", 16)}
 CHUNK = 128  # CH in gemv.cu
 
 

@@ -1,5 +1,6 @@
 """Shared by the softmax and layer-norm kernels: float64 NumPy references (row blocks in parallel on the host
-cores) and the launch rules of their row kernels in norm.cu (block size, shared-memory row cache)."""
+cores) and the launch rules of their row kernels in norm.cu (block size, register-resident rows, shared-memory row
+cache)."""
 import numpy as np
 
 from roofline.kernelapi import blocks
@@ -60,3 +61,22 @@ def shared_row_cache(ctx, kernel, cols):
     elif smem > 48 * 1024 - 1024:
         kernel.max_dynamic_shared_size_bytes = smem
     return smem, cached
+
+
+# (threads T, float4 per thread V) of the register-resident row kernels compiled in norm.cu (ROW_REG)
+REG_CONFIGS = ((64, 1), (128, 1), (128, 2), (128, 4), (256, 2), (256, 4), (256, 8), (512, 4), (512, 8),
+               (1024, 2), (1024, 4), (1024, 8))
+PER_THREAD = 4   # float4 per thread preferred among equal fits (8192 columns: 512 threads x 4)
+
+
+def reg_config(cols, per_thread=PER_THREAD):
+    """(T, V) of the register-resident kernel for rows of `cols` floats: the smallest compiled T x V that holds the
+    row, V nearest per_thread among equal fits; None when cols % 4 != 0 (rows not 16-byte aligned) or the row is
+    longer than 1024 x 8 float4 (then the shared-memory kernel runs)."""
+    n4 = cols // 4
+    if cols % 4 or n4 == 0:
+        return None
+    fits = [c for c in REG_CONFIGS if c[0] * c[1] >= n4]
+    if not fits:
+        return None
+    return min(fits, key=lambda c: (c[0] * c[1], abs(c[1] - per_thread)))

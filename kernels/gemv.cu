@@ -94,3 +94,124 @@ extern "C" __global__ void gemv_reduce(const float* __restrict__ part, float* __
     for (int k = 0; k < slices; ++k) s += part[k * count + i];
     y[i] = s;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batch 16 on the tensor cores, FP32-accurate: Y^T (16 x N) = X (16 x K) . W^T, one warp-level
+// mma.sync.m16n8k8 TF32 per 16 vectors x 8 rows x 8 k, each operand split into a TF32 high part and a
+// TF32 remainder, and hi.hi + hi.lo + lo.hi accumulated in FP32 ("3xTF32": the dropped lo.lo term is
+// about 2^-22 of each product, FP32-level). The 16 x 8 accumulator tile is spread over the warp (4
+// floats a thread), so a warp holds NT row tiles in 4 NT registers, where the CUDA-core kernel above
+// needs 128: no shared memory, no barriers, high occupancy.
+// Per step of 16 k, lane (g = lane / 4, q = lane % 4) loads one float4 of W row (8 t + g) at k + 4q for
+// each of its NT tiles (the 4 lanes of a row read 64 contiguous bytes) and the float4s of x rows g and
+// g + 8 at the same k. The sum over k is order-free, so the MMA's logical k index q (and q + 4) is mapped
+// to the physical k + 4q + 2j (and + 1) of the j-th MMA (j = 0, 1): one float4 holds both MMAs' operands.
+// U steps are loaded before any is multiplied, so U x NT 16-byte W loads per thread are in flight.
+// K is split over gridDim.y slices as above; partial sums go to out[slice].
+__device__ __forceinline__ unsigned to_tf32(float v) {
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+    return r;
+}
+__device__ __forceinline__ void split_tf32(float v, unsigned& hi, unsigned& lo) {
+    hi = to_tf32(v);
+    lo = to_tf32(v - __uint_as_float(hi));
+}
+__device__ __forceinline__ void mma_tf32(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3,
+                                         unsigned b0, unsigned b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+// 4 floats of row p from k on, zero where k + i >= kend or the row does not exist; one 16-byte load when vec.
+template <bool STREAM>
+__device__ __forceinline__ float4 load_k4(const float* __restrict__ p, int k, int kend, bool ok, int vec) {
+    if (ok && vec && k < kend) {
+        if (STREAM) return __ldcs(reinterpret_cast<const float4*>(p + k));
+        return __ldg(reinterpret_cast<const float4*>(p + k));
+    }
+    float4 v;
+    v.x = ok && k < kend ? p[k] : 0.0f;
+    v.y = ok && k + 1 < kend ? p[k + 1] : 0.0f;
+    v.z = ok && k + 2 < kend ? p[k + 2] : 0.0f;
+    v.w = ok && k + 3 < kend ? p[k + 3] : 0.0f;
+    return v;
+}
+
+template <int NT, int U>
+__device__ __forceinline__ void gemv16_tc_body(const float* __restrict__ w, const float* __restrict__ x,
+                                               float* __restrict__ out, int n, int klen, int vec) {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+    const int row0 = (blockIdx.x * (blockDim.x / 32) + warp) * 8 * NT;
+    const int kbeg = blockIdx.y * klen, kend = min(n, kbeg + klen);
+    const float* wr[NT];
+    bool rok[NT];
+    float acc[NT][4];
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const int row = row0 + 8 * t + g;
+        rok[t] = row < n;
+        wr[t] = w + (long long)(rok[t] ? row : 0) * n;
+        acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
+    }
+    const float* xa = x + (long long)g * n;
+    const float* xb = x + (long long)(g + 8) * n;
+
+    for (int k0 = kbeg; k0 < kend; k0 += 16 * U) {
+        float4 wv[U][NT], xv[U][2];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const int k = k0 + 16 * u + 4 * q;
+#pragma unroll
+            for (int t = 0; t < NT; ++t) wv[u][t] = load_k4<true>(wr[t], k, kend, rok[t], vec);
+            xv[u][0] = load_k4<false>(xa, k, kend, true, vec);
+            xv[u][1] = load_k4<false>(xb, k, kend, true, vec);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                unsigned ah[4], al[4];  // a0 = x[g][k0], a1 = x[g+8][k0], a2 = x[g][k1], a3 = x[g+8][k1]
+                split_tf32(j ? xv[u][0].z : xv[u][0].x, ah[0], al[0]);
+                split_tf32(j ? xv[u][1].z : xv[u][1].x, ah[1], al[1]);
+                split_tf32(j ? xv[u][0].w : xv[u][0].y, ah[2], al[2]);
+                split_tf32(j ? xv[u][1].w : xv[u][1].y, ah[3], al[3]);
+#pragma unroll
+                for (int t = 0; t < NT; ++t) {
+                    unsigned bh0, bl0, bh1, bl1;  // b0 = W[row][k0], b1 = W[row][k1]
+                    split_tf32(j ? wv[u][t].z : wv[u][t].x, bh0, bl0);
+                    split_tf32(j ? wv[u][t].w : wv[u][t].y, bh1, bl1);
+                    mma_tf32(acc[t], al[0], al[1], al[2], al[3], bh0, bh1);
+                    mma_tf32(acc[t], ah[0], ah[1], ah[2], ah[3], bl0, bl1);
+                    mma_tf32(acc[t], ah[0], ah[1], ah[2], ah[3], bh0, bh1);
+                }
+            }
+        }
+    }
+
+    // c0, c1: vector g, rows 8t + 2q and + 1; c2, c3: vector g + 8, the same rows
+    float* o = out + (long long)blockIdx.y * 16 * n;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const int row = row0 + 8 * t + 2 * q;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float* p = o + (long long)(g + 8 * h) * n + row;
+            if (row < n) p[0] = acc[t][2 * h];
+            if (row + 1 < n) p[1] = acc[t][2 * h + 1];
+        }
+    }
+}
+
+#define GEMV16_TC(NT, U) \
+    extern "C" __global__ void __launch_bounds__(128) gemv_b16_tc_##NT##_##U( \
+        const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ out, int n, int klen, int vec) { \
+        gemv16_tc_body<NT, U>(w, x, out, n, klen, vec); \
+    }
+GEMV16_TC(1, 4)
+GEMV16_TC(2, 2)
+GEMV16_TC(2, 4)
+GEMV16_TC(4, 1)
+GEMV16_TC(4, 2)
+GEMV16_TC(8, 1)

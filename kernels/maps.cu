@@ -9,7 +9,21 @@
 
 typedef long long i64;
 
+#ifndef VPT
 #define VPT 2
+#endif
+// MAP_HINTS = 1: float4 loads ld.global.cs and stores st.global.cs (streaming, evict-first); 0: plain.
+// benchmarks/kernel_variants.py compiles both (and other VPT) to compare them.
+#ifndef MAP_HINTS
+#define MAP_HINTS 0
+#endif
+#if MAP_HINTS
+#define MAP_LD(p) __ldcs(&(p))
+#define MAP_ST(p, v) __stcs(&(p), (v))
+#else
+#define MAP_LD(p) (p)
+#define MAP_ST(p, v) ((p) = (v))
+#endif
 
 __device__ __forceinline__ bool aligned16(const void* p) { return ((unsigned long long)p & 15) == 0; }
 
@@ -48,9 +62,9 @@ __device__ __forceinline__ void map_f4(const float* __restrict__ x, const float*
         for (int u = 0; u < VPT; ++u) {
             const i64 v = base + (i64)u * blockDim.x;
             if (v < nv) {
-                a[u] = x4[v];
-                if (Op::NIN > 1) b[u] = y4[v];
-                if (Op::NIN > 2) c[u] = z4[v];
+                a[u] = MAP_LD(x4[v]);
+                if (Op::NIN > 1) b[u] = MAP_LD(y4[v]);
+                if (Op::NIN > 2) c[u] = MAP_LD(z4[v]);
             }
         }
 #pragma unroll
@@ -62,7 +76,7 @@ __device__ __forceinline__ void map_f4(const float* __restrict__ x, const float*
                 r.y = op(a[u].y, b[u].y, c[u].y);
                 r.z = op(a[u].z, b[u].z, c[u].z);
                 r.w = op(a[u].w, b[u].w, c[u].w);
-                o4[v] = r;
+                MAP_ST(o4[v], r);
             }
         }
     } else {

@@ -289,3 +289,123 @@ extern "C" __global__ void layernorm_fused(const float* __restrict__ x, const fl
             yr[i] = ((cached ? srow[i] : xr[i]) - m) * rs * gamma[i] + beta[i];
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Register-resident row kernels (softmax_fused and layernorm_fused when cols % 4 == 0 and the row fits in
+// T threads x V float4). Each thread loads its V float4 of the row at once (V independent 16-byte loads in
+// flight), keeps them in registers through the reductions, and writes the result: one pass over DRAM, no
+// shared-memory copy of the row, no second read. ROW_HINTS = 1 reads x with ld.global.cs and writes y with
+// st.global.cs (streaming, evict-first: each byte is touched once); 0 uses plain loads and stores.
+#ifndef ROW_HINTS
+#define ROW_HINTS 1
+#endif
+
+__device__ __forceinline__ float4 ld_row(const float4* p) {
+#if ROW_HINTS
+    return __ldcs(p);
+#else
+    return *p;
+#endif
+}
+__device__ __forceinline__ void st_row(float4* p, float4 v) {
+#if ROW_HINTS
+    __stcs(p, v);
+#else
+    *p = v;
+#endif
+}
+
+template <int T, int V>
+__device__ __forceinline__ void softmax_reg_body(const float* __restrict__ x, float* __restrict__ y, int cols) {
+    __shared__ float red[WARP];
+    const int n4 = cols / 4;
+    const long long base = (long long)blockIdx.x * n4;
+    const float4* xr = reinterpret_cast<const float4*>(x) + base;
+    float4* yr = reinterpret_cast<float4*>(y) + base;
+    float4 v[V];
+    float m = NEG_INF;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        const int i = threadIdx.x + u * T;
+        if (i < n4) { v[u] = ld_row(xr + i); m = fmaxf(m, max4(v[u])); }
+    }
+    m = block_max(m, red);
+    float s = 0.0f;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        if (threadIdx.x + u * T < n4) {
+            v[u].x = __expf(v[u].x - m); v[u].y = __expf(v[u].y - m);
+            v[u].z = __expf(v[u].z - m); v[u].w = __expf(v[u].w - m);
+            s += sum4(v[u]);
+        }
+    }
+    const float inv = 1.0f / block_sum(s, red);
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        const int i = threadIdx.x + u * T;
+        if (i < n4) {
+            v[u].x *= inv; v[u].y *= inv; v[u].z *= inv; v[u].w *= inv;
+            st_row(yr + i, v[u]);
+        }
+    }
+}
+
+template <int T, int V>
+__device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, const float* __restrict__ gamma,
+                                                   const float* __restrict__ beta, float* __restrict__ y,
+                                                   int cols, float eps) {
+    __shared__ float red[WARP];
+    const int n4 = cols / 4;
+    const long long base = (long long)blockIdx.x * n4;
+    const float4* xr = reinterpret_cast<const float4*>(x) + base;
+    float4* yr = reinterpret_cast<float4*>(y) + base;
+    const float4* g4 = reinterpret_cast<const float4*>(gamma);
+    const float4* b4 = reinterpret_cast<const float4*>(beta);
+    float4 v[V];
+    float s = 0.0f;
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        const int i = threadIdx.x + u * T;
+        if (i < n4) { v[u] = ld_row(xr + i); s += sum4(v[u]); }
+    }
+    const float m = block_sum(s, red) / cols;
+    float q = 0.0f;  // exact second pass over the registers: sum of squared deviations
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        if (threadIdx.x + u * T < n4) {
+            v[u].x -= m; v[u].y -= m; v[u].z -= m; v[u].w -= m;
+            q += (v[u].x * v[u].x + v[u].y * v[u].y) + (v[u].z * v[u].z + v[u].w * v[u].w);
+        }
+    }
+    const float rs = rsqrtf(block_sum(q, red) / cols + eps);
+#pragma unroll
+    for (int u = 0; u < V; ++u) {
+        const int i = threadIdx.x + u * T;
+        if (i < n4) {
+            const float4 g = __ldg(g4 + i), b = __ldg(b4 + i);
+            float4 o;
+            o.x = v[u].x * rs * g.x + b.x; o.y = v[u].y * rs * g.y + b.y;
+            o.z = v[u].z * rs * g.z + b.z; o.w = v[u].w * rs * g.w + b.w;
+            st_row(yr + i, o);
+        }
+    }
+}
+
+#define ROW_REG(T, V) \
+    extern "C" __global__ void __launch_bounds__(T) softmax_reg_##T##_##V( \
+        const float* __restrict__ x, float* __restrict__ y, int cols) { softmax_reg_body<T, V>(x, y, cols); } \
+    extern "C" __global__ void __launch_bounds__(T) layernorm_reg_##T##_##V( \
+        const float* __restrict__ x, const float* __restrict__ gamma, const float* __restrict__ beta, \
+        float* __restrict__ y, int cols, float eps) { layernorm_reg_body<T, V>(x, gamma, beta, y, cols, eps); }
+ROW_REG(64, 1)
+ROW_REG(128, 1)
+ROW_REG(128, 2)
+ROW_REG(128, 4)
+ROW_REG(256, 2)
+ROW_REG(256, 4)
+ROW_REG(256, 8)
+ROW_REG(512, 4)
+ROW_REG(512, 8)
+ROW_REG(1024, 2)
+ROW_REG(1024, 4)
+ROW_REG(1024, 8)

@@ -8,8 +8,12 @@
 
 typedef long long i64;
 
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef UNROLL
 #define UNROLL 4
+#endif
 
 __device__ __forceinline__ double block_sum(double v)
 {
@@ -26,8 +30,8 @@ __device__ __forceinline__ double block_sum(double v)
     return v;   // valid in thread 0
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
-sum_partial(const float* __restrict__ x, double* __restrict__ partial, i64 n)
+// This block's share of the grid-stride sum, valid in thread 0.
+__device__ __forceinline__ double block_partial(const float* __restrict__ x, i64 n)
 {
     const i64 tid = (i64)blockIdx.x * THREADS + threadIdx.x;
     const i64 stride = (i64)gridDim.x * THREADS;
@@ -61,7 +65,13 @@ sum_partial(const float* __restrict__ x, double* __restrict__ partial, i64 n)
     double s = tail;
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) s += ((double)acc[u].x + acc[u].y) + ((double)acc[u].z + acc[u].w);
-    s = block_sum(s);
+    return block_sum(s);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS)
+sum_partial(const float* __restrict__ x, double* __restrict__ partial, i64 n)
+{
+    const double s = block_partial(x, n);
     if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
 

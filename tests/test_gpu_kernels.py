@@ -56,6 +56,24 @@ def test_the_streaming_stencils_match_at_both_widths(gpu, name, n):
     assert entry["status"] == "OK", entry["error"]
 
 
+@pytest.mark.parametrize("name", ["softmax_fused", "layernorm_fused"])
+@pytest.mark.parametrize("rows,cols", [(257, 1000), (3, 4), (5, 8188), (2, 32768), (2, 32772), (7, 1001)])
+def test_the_row_kernels_match_in_registers_and_in_shared_memory(gpu, name, rows, cols):
+    """cols % 4 == 0 up to 32,768 floats keeps the row in registers (1000 leaves most of the last float4 slots
+    empty, 8188 is not a multiple of the block, 4 is one float4 for a whole block); 32,772 is too long for the
+    registers and 1001 not float4-aligned: both take the shared-memory kernel."""
+    entry = measured(gpu, CATALOG.select([name])[0], {"rows": rows, "cols": cols})
+    assert entry["status"] == "OK", entry["error"]
+
+
+@pytest.mark.parametrize("n", [1000, 257, 16, 4099])
+def test_the_tensor_core_gemv_matches_at_partial_tiles(gpu, n):
+    """Batch 16 on the tensor cores (3xTF32): n = 16 is less than one block of rows, 257 and 4099 leave partial
+    row tiles and K steps (4099: odd, scalar loads), 1000 is float4-aligned but not a multiple of the 16-k step."""
+    entry = measured(gpu, CATALOG.select(["gemv_batch16"])[0], {"n": n, "batch": 16})
+    assert entry["status"] == "OK", entry["error"]
+
+
 def test_wrong_kernel_is_failed_and_not_timed(gpu, tmp_path):
     (tmp_path / "wrong.yaml").write_text(
         "name: wrong_add\ndescription: c = a + b, but the kernel skips the last element\npattern: map\n"
