@@ -146,7 +146,7 @@ def main() -> int:
         y = cp.empty((batch, n), cp.float32)
         nbytes = (n * n + 2 * batch * n) * 4
         for name, gr in variants:
-            for per_sm in (2, 4, 8, 16) if "tc" in name else (4, 8, 16):
+            for per_sm in (4, 8, 16):
                 label = f"{name} (rows/warp {gr}) {per_sm}/SM"
                 if not check(label, make, lambda m, name=name, gr=gr, per_sm=per_sm, batch=batch:
                              gemv_launch(name, gr, m, batch, per_sm)[0], ref, lambda m, batch=batch: (batch, m)):
