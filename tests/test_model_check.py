@@ -1,0 +1,60 @@
+"""benchmarks/h200_model_check.py on the host: matmul_tiled's per-wave DRAM prediction by hand, the verdict of each
+row (within ±10 %, the tool's own warning, the known reason) and the table from a real saved `measure --profile
+ncu` of the H200."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("h200_model_check", ROOT / "benchmarks" / "h200_model_check.py")
+check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(check)
+
+
+def test_tiled_prediction_by_hand():
+    # N = 4096: 32² = 1024 blocks, 264 resident (2 per SM × 132) → 3.88 waves; B = 64 MiB > 60 MiB L2, so
+    # A + C + 3.88 B = 5.88 N² words against 3 N²: 1.96×
+    assert check.tiled_prediction(4096) == pytest.approx((2 + 1024 / 264) / 3)
+    assert check.tiled_prediction(4096) == pytest.approx(1.960, abs=1e-3)
+    # N = 3072: B = 36 MiB plus a wave's A panels (11 block rows × 128 × 3072 × 4 B = 16.5 MiB) fit in 60 MiB: once
+    assert check.tiled_prediction(3072) == 1.0
+    assert check.tiled_prediction(2048) == 1.0  # 256 blocks: one wave
+    assert check.tiled_prediction(3072, l2=40 * 2**20) == pytest.approx((2 + 576 / 264) / 3)  # a smaller L2
+
+
+def entry(name, params, model, read, write, flag=None):
+    return {"name": name, "params": params, "bytes": model, "status": "OK",
+            "counters": {"dram_read": read, "dram_write": write}, "counter_flag": flag}
+
+
+def test_verdicts():
+    cells, ok = check.row(entry("copy", {"n": 2**28}, 2.147e9, 1.07e9, 1.07e9))
+    assert cells[4] == "1.00" and cells[5] == "ok" and ok
+    flag = "reads 2.0× the model (...): re-reads or uncoalesced access?"
+    cells, ok = check.row(entry("matmul_tiled", {"n": 4096}, 201.3e6, 380e6, 16e6, flag))
+    assert cells[5].startswith("WARN " + flag + "; the kernel, not the model: B (64 MiB)") and ok
+    assert "predicted 1.96×" in cells[5]
+    cells, ok = check.row(entry("softmax_fused", {"rows": 4096}, 33.6e6, 16.8e6, 0.5e6))
+    assert "16 MiB short, within the L2's 60 MiB" in cells[5] and ok
+    cells, ok = check.row(entry("mystery", {}, 1e9, 3e9, 0, "reads 3.0× the model"))
+    assert cells[5] == "WARN reads 3.0× the model; no known reason" and not ok
+    cells, ok = check.row({"name": "x", "params": {}, "bytes": 1e9, "status": "FAILED"})
+    assert cells[5].startswith("NO COUNTERS") and not ok
+
+
+def test_table_from_a_saved_h200_profile(tmp_path):
+    (tmp_path / "groups").mkdir()
+    shutil.copy(ROOT / "tests" / "data" / "results" / "h200_ncu_profiled.json", tmp_path / "groups" / "g00.json")
+    text, ok = check.table(check.load([tmp_path]), [("copy", "NOT RUN (deadline)")])
+    lines = text.splitlines()
+    assert [c.strip() for c in lines[0].split(" | ")[:5]] == ["kernel", "params", "model DRAM", "ncu DRAM", "ncu/model"]
+    by = {line.split(" | ")[0].strip(): line for line in lines[1:-1]}
+    assert by["sum"].endswith("| ok") and "| 1.04" in by["sum"]
+    assert "| 0.18" in by["stencil5_naive"] and "no known reason" in by["stencil5_naive"]
+    assert by["copy"].endswith("NOT RUN (deadline)")
+    assert not ok and lines[-1].startswith("1 of 6 within ±10%")
