@@ -66,7 +66,7 @@ LOWER_IS_BETTER = ("memory.latency",)  # the one calibrated figure where a small
 
 
 def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """devices: one mapping per GPU, {label, index, pci_bus_id, figures: [{field, label, status, value}]}. One row per
+    """devices: one mapping per GPU, {label, index, pci_bus_id, figures: [{field, label, kind, status, value}]}. One row per
     figure at least two devices measured: the host median and each device's value and deviation, signed so that
     below zero is always worse (a latency 10 % longer than the median is −9 %, as a bandwidth 9 % lower is).
     The row's `kernel` and `params` are the figure's label and {} so `outliers` judges figures as it judges kernels."""
@@ -74,7 +74,7 @@ def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for dev in devices:
         for fig in dev["figures"]:
             row = order.setdefault(fig["field"], {"kernel": fig.get("label") or fig["field"], "field": fig["field"],
-                                                  "params": {}, "devices": []})
+                                                  "kind": fig.get("kind", "bandwidth"), "params": {}, "devices": []})
             value = fig.get("value") if fig.get("status") == "OK" else None
             row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
                                    "value": value, "status": fig.get("status")})

@@ -110,14 +110,16 @@ def iter_kernels(docs: Sequence[dict[str, Any]]) -> Iterator[tuple[str, dict[str
 def sweep_groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Kernels measured at several sizes: name -> entries sorted by bytes (only names with 2+ distinct sizes)."""
     groups: dict[str, list[dict[str, Any]]] = {}
-    for kernel in doc["kernels"]:
-        groups.setdefault(kernel["name"], []).append(kernel)
+    several = bool(doc.get("devices"))
+    for kernel in doc["kernels"]:  # a several-GPU sweep: one series per device
+        key = f"{kernel['name']} (GPU {kernel['device']})" if several and "device" in kernel else kernel["name"]
+        groups.setdefault(key, []).append(kernel)
     out = {}
     for name, entries in groups.items():
         if len({k["bytes"] for k in entries}) >= 2:
             out[name] = sorted(entries, key=lambda k: k["bytes"])
     marker = doc.get("sweep")
-    if isinstance(marker, dict) and marker.get("kernel") in out:  # the marked kernel first
-        first = marker["kernel"]
-        out = {first: out[first], **{k: v for k, v in out.items() if k != first}}
+    if isinstance(marker, dict) and marker.get("kernel"):  # the marked kernel first (each of its devices)
+        first = [k for k in out if k == marker["kernel"] or k.startswith(f"{marker['kernel']} (GPU ")]
+        out = {**{k: out[k] for k in first}, **{k: v for k, v in out.items() if k not in first}}
     return out

@@ -27,16 +27,11 @@ def choose_devices(text: str) -> list[int]:
     return resolve_devices(wanted, device_count())
 
 
-def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str) -> None:
-    """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
-    device whose worker failed (after writing the others' results)."""
+def with_progress(devices: list[int], run: Any) -> Any:
+    """run(on_message) under one progress bar per device on standard error (transient); worker notes printed once."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from roofline.cli.common import emit_results
-    from roofline.errors import GateFailed
-    from roofline.measure.multi_measure import bug_details, measure_devices
-    from roofline.render.measure import problems, results_table
     from roofline.render.text import markup
 
     seen_notes: set[str] = set()
@@ -58,13 +53,57 @@ def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str
                 seen_notes.add(value)
                 note(str(value))
 
-        doc, failures, outcomes = measure_devices(devices, request, on_message)
+        return run(on_message)
+
+
+def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str) -> None:
+    """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
+    device whose worker failed (after writing the others' results)."""
+    from roofline.cli.common import emit_results
+    from roofline.measure.multi_measure import bug_details, measure_devices
+    from roofline.render.measure import problems, results_table
+
+    doc, failures, outcomes = with_progress(devices, lambda on: measure_devices(devices, request, on))
     emit_results(doc, output, fmt, results_table, problems(doc))
     for line in bug_details(outcomes):
         click.echo(line, err=True)
+    _fail_if(doc, failures, len(devices))
+
+
+def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> None:
+    """Sweep on every device at once: each device's table and model lines, then the sizes side by side (median
+    time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
+    from roofline.cli.common import emit_results
+    from roofline.hosts import host_rows
+    from roofline.measure.multi import split_devices
+    from roofline.measure.multi_measure import bug_details
+    from roofline.measure.multi_sweep import sweep_devices
+    from roofline.render.hosts import host_table
+    from roofline.render.sweep_table import explanation, sweep_table
+
+    doc, failures, outcomes = with_progress(devices, lambda on: sweep_devices(devices, args, on))
+    parts = split_devices(doc)
+
+    def tables(_: Any) -> Any:
+        from rich.console import Group
+
+        rows = host_rows([{"label": p["device"]["name"], "index": p["device"]["index"],
+                           "pci_bus_id": p["device"].get("pci_bus_id"), "kernels": p["kernels"]} for p in parts])
+        return Group(*(sweep_table(p) for p in parts), *([host_table(rows)] if rows else []))
+
+    notes = [f"GPU {p['device']['index']}: {line}" for p in parts for line in explanation(p)]
+    emit_results(doc, output, fmt, tables, notes)
+    for line in bug_details(outcomes):
+        click.echo(line, err=True)
+    _fail_if(doc, failures, len(devices))
+
+
+def _fail_if(doc: dict[str, Any], failures: list[str], count: int) -> None:
+    from roofline.errors import GateFailed
+
     failed = [k["name"] for k in doc["kernels"] if k["status"] == "FAILED"]
     if failures:
-        raise GateFailed(f"{len(failures)} of {len(devices)} device(s) failed; the others' results were kept: "
+        raise GateFailed(f"{len(failures)} of {count} device(s) failed; the others' results were kept: "
                          + "; ".join(failures))
     if failed:
         raise GateFailed(f"{len(failed)} kernel entr(ies) FAILED verification: {', '.join(sorted(set(failed))[:5])}")

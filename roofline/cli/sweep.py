@@ -39,13 +39,13 @@ from roofline.cli.common import (emit_results, format_option, kernel_paths_optio
               show_default=True,
               help="Fitted model: λ: 'auto' reads this kernel's fixed cost off the smallest size measured (that size "
                    "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
-@measure_options(per="size")
+@measure_options(per="size", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
                    "draws it)")
 @format_option(["table", "json"], help="What to print on standard output.")
 def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: str, fixed: tuple[str, ...],
           kernel_paths: tuple[Path, ...], spec_name: str, calibrated_path: Path | None, model: str, efficiency: str,
-          latency_setting: str, backend: str, device_id: int, min_time: float, min_repeats: int, seed: int,
+          latency_setting: str, backend: str, device_text: str, min_time: float, min_repeats: int, seed: int,
           output: Path | None, fmt: str) -> None:
     """Measure KERNEL at every size and set the model's prediction beside each measurement.
 
@@ -76,35 +76,36 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
       roofline sweep vector_add_float4 --model fitted --sizes 2**12..2**28
       roofline plot --sweep sweep.json -o sweep.png
       roofline sweep vector_add --backend numpy --spec h200 --sizes 2**10..2**14   # no GPU: the host CPU
+      roofline sweep copy --device all --sizes 2**16..2**28:4    # every GPU at once, side by side
     """
     from roofline.cli.progress import Steps
     from roofline.errors import InputError
-    from roofline.kernels import KernelCatalog
-    from roofline.measure.session import choose_machine, open_backend, runnable
-    from roofline.measure.sweep import run_sweep
+    from roofline.measure.multi import parse_devices
+    from roofline.measure.multi_sweep import SweepArgs, sweep_args_request, sweep_on
     from roofline.render.sweep_table import explanation, sweep_table
-    from roofline.specs import SpecCatalog, load_spec
-    from roofline.sweep_request import sweep_request
 
     if param_alias is not None:
         note("warning: --param NAME is deprecated for sweep (it clashes with -p NAME=VALUE); use --over NAME")
-    policy = measure_policy(min_time, min_repeats, seed)
-    request = sweep_request(
-        KernelCatalog.load(kernel_paths).select([kernel])[0], over or param_alias or "n", sizes_text, fixed,
-        model=model, latency=latency_setting, efficiency=efficiency,
-        calibrated=load_spec(calibrated_path) if calibrated_path is not None else None,
-        param_option="--over" if over is not None or param_alias is None else "--param")
-    engine = open_backend(backend, device_id)
-    machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
-    if machine is None:
-        raise InputError("--backend numpy has no GPU spec to model with: name one with --spec (its bandwidth and "
-                         "latency feed the prediction)")
-    runnable([request.kernel], True, machine)
+    args = SweepArgs(kernel, kernel_paths, over or param_alias or "n", sizes_text, fixed, model, latency_setting,
+                     efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
+                     spec_name, measure_policy(min_time, min_repeats, seed))
+    request = sweep_args_request(args)  # bad options exit 2 here, before any device is touched
+    wanted = parse_devices(device_text)
+    if wanted is None or len(wanted) > 1:
+        from roofline.cli.multi import choose_devices, sweep_many
 
+        if backend == "numpy":
+            raise InputError(f"--device {device_text}: several devices are swept on the GPU backend")
+        devices = choose_devices(device_text)
+        if len(devices) > 1:
+            return sweep_many(devices, args, output, fmt)
+        wanted = devices
+    from roofline.measure.session import open_backend
+
+    engine = open_backend(backend, wanted[0])
     with Steps("sweep") as steps:
-        doc = run_sweep(request, engine, machine, policy, steps)
+        doc = sweep_on(request, engine, spec_name, args.policy, steps)
 
     emit_results(doc, output, fmt, sweep_table, explanation(doc))
-
 
 COMMANDS = [sweep]

@@ -76,6 +76,19 @@ class Outcome:
 Worker = Callable[[int, Any, Callable[[str, Any], None]], Any]
 
 
+class Relay:
+    """The Progress protocol over the worker's pipe: the parent shows each device's steps."""
+
+    def __init__(self, send: Callable[[str, Any], None]) -> None:
+        self.send = send
+
+    def start(self, name: str) -> None:
+        self.send("progress", name)
+
+    def finish(self, name: str, status: str) -> None:
+        self.send("finished", (name, status))
+
+
 def _child(target: Worker, device: int, payload: Any, conn: Any) -> None:
     """The worker process's body: run, then send ('done', result) or ('error', kind, message, traceback)."""
     os.environ.update(SAFE_ENV)
@@ -171,7 +184,8 @@ def merge_documents(parts: Sequence[Mapping[str, Any]], failed: Mapping[int, Out
 
     `device` stays, as a summary every older reader understands (the common name, versions, spec); each kernel entry
     names its device by index. Kernels are ordered kernel by kernel, each device in turn, so a table shows them side
-    by side. Devices whose worker failed are listed in `device_errors` (the file still holds the others)."""
+    by side. A sweep's per-device model blocks go in `sweeps` (roofline.measure.multi_sweep); split_devices gives
+    each device its own back. Devices whose worker failed are listed in `device_errors` (the file still holds the others)."""
     if not parts:
         raise ValueError("merge_documents needs at least one device's results")
     parts = sorted(parts, key=lambda p: p["device"]["device_id"])
@@ -217,6 +231,10 @@ def split_devices(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         if not kernels:
             continue
         device = {**shared, **dev, "name": f"{dev['name']} (GPU {dev['index']})", "base_name": dev["name"]}
-        out.append({**{k: v for k, v in doc.items() if k not in ("devices", "device", "kernels")},
-                    "device": device, "kernels": kernels, "host": doc.get("_source", "")})
+        part = {**{k: v for k, v in doc.items() if k not in ("devices", "device", "kernels", "sweeps")},
+                "device": device, "kernels": kernels, "host": doc.get("_source", "")}
+        own = [s for s in doc.get("sweeps") or () if s.get("device") == dev["index"]]
+        if own:  # a several-GPU sweep: each device's own model block (its launch overheads, its fit)
+            part["sweep"] = {k: v for k, v in own[0].items() if k != "device"}
+        out.append(part)
     return out

@@ -12,27 +12,14 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from roofline.measure.calibrate.figures import OK, Figure, failed
-from roofline.measure.multi import Outcome, run_workers
+from roofline.measure.calibrate.figures import KIND_BY_FIELD, OK, Figure, failed
+from roofline.measure.multi import Outcome, Relay, run_workers
 
 
 @dataclass(frozen=True)
 class CalibrateRequest:
     spec_name: str
     quick: bool
-
-
-class _Relay:
-    """The Progress protocol over the worker's pipe."""
-
-    def __init__(self, send: Callable[[str, Any], None]) -> None:
-        self.send = send
-
-    def start(self, name: str) -> None:
-        self.send("progress", name)
-
-    def finish(self, name: str, status: str) -> None:
-        self.send("finished", (name, status))
 
 
 def calibrate_worker(device: int, request: CalibrateRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
@@ -48,7 +35,7 @@ def calibrate_worker(device: int, request: CalibrateRequest, send: Callable[[str
     ident = identity(backend)
     send("identity", ident)
     datasheet = choose_machine(request.spec_name, backend, SpecCatalog.bundled())
-    figures = calibrate(backend, datasheet, QUICK if request.quick else FULL, _Relay(send))
+    figures = calibrate(backend, datasheet, QUICK if request.quick else FULL, Relay(send))
     return {"device": {**backend.device_info(), **ident}, "datasheet": datasheet, "figures": figures}
 
 
@@ -83,5 +70,6 @@ def host_figures(parts: Sequence[Mapping[str, Any]]) -> list[Figure]:
 def device_figure_lists(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The input of roofline.hosts.figure_rows: one mapping per device with its figures as dicts."""
     return [{"label": f"GPU {p['device']['index']}", "index": p["device"]["index"],
-             "pci_bus_id": p["device"].get("pci_bus_id"), "figures": [f.to_dict() for f in p["figures"]]}
+             "pci_bus_id": p["device"].get("pci_bus_id"),
+             "figures": [{**f.to_dict(), "kind": KIND_BY_FIELD[f.field].kind} for f in p["figures"]]}
             for p in parts]

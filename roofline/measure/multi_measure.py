@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError, RooflineError
-from roofline.measure.multi import Outcome, failure_lines, merge_documents, run_workers
+from roofline.measure.multi import Outcome, Relay, failure_lines, merge_documents, run_workers
 from roofline.measure.policy import MeasurePolicy
 
 
@@ -65,19 +65,6 @@ def nvml_identity(pci_bus_id: str | None) -> dict[str, str | None]:
     return out
 
 
-class _Relay:
-    """The Progress protocol over the worker's pipe: the parent shows each device's steps."""
-
-    def __init__(self, send: Callable[[str, Any], None]) -> None:
-        self.send = send
-
-    def start(self, name: str) -> None:
-        self.send("progress", name)
-
-    def finish(self, name: str, status: str) -> None:
-        self.send("finished", (name, status))
-
-
 def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole `measure`, in its own process: the single-device results document, device_id set."""
     from roofline.measure.session import choose_machine, measure_all, open_backend, results_document, runnable
@@ -95,7 +82,7 @@ def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, An
     if not chosen.runnable:
         raise InputError("no selected kernel can be measured")
     send("total", len(chosen.runnable))
-    entries = measure_all(chosen.runnable, overrides, engine, machine, request.policy, _Relay(send))
+    entries = measure_all(chosen.runnable, overrides, engine, machine, request.policy, Relay(send))
     doc = results_document(engine, machine, entries, request.policy)
     doc["device"].update({k: v for k, v in ident.items() if k != "index"})
     return doc

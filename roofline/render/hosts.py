@@ -73,7 +73,6 @@ def figure_host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = N
     from rich.table import Table
     from rich.text import Text
 
-    from roofline.measure.calibrate.figures import KIND_BY_FIELD
     from roofline.render.calibrate_table import format_value
 
     columns = _columns(rows)
@@ -83,7 +82,6 @@ def figure_host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = N
     for name in ("figure", "median", *(_header(i, b) for i, b, _ in columns)):
         table.add_column(name, justify="left" if name == "figure" else "right")
     for row in rows:
-        kind = KIND_BY_FIELD[row["field"]].kind if row["field"] in KIND_BY_FIELD else "bandwidth"
-        first = [row["kernel"], format_value(row["median"], kind)]
+        first = [row["kernel"], format_value(row["median"], row["kind"])]
         table.add_row(*(Text(c) for c in _cells(row, columns, limit, first)))
     return table

@@ -28,11 +28,14 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
 
     groups = sweep_groups(doc)
     if kernels:
-        missing = [k for k in kernels if k not in groups]
+        def named(key: str, k: str) -> bool:
+            return key == k or key.startswith(f"{k} (GPU ")
+
+        missing = [k for k in kernels if not any(named(key, k) for key in groups)]
         if missing:
             raise InputError(f"--sweep: {', '.join(missing)} not measured at several sizes in {doc.get('_source')}; "
                              f"sweeps there: {', '.join(groups) or 'none'}")
-        groups = {k: groups[k] for k in kernels}
+        groups = {key: v for key, v in groups.items() if any(named(key, k) for k in kernels)}
     if not groups:
         raise InputError(f"{doc.get('_source', 'results')}: no kernel measured at several sizes (entries sharing a "
                          "name with different bytes); run a sweep first")
