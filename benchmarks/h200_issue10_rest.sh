@@ -3,6 +3,8 @@
 #   step calib: the L1 probe's and calibrate's GPU tests, then `roofline calibrate --quick -o` (JSON with every figure)
 #   step ncu:   benchmarks/h200_model_check.py, the DRAM-vs-model table (ONLY=k1,k2 limits it; DEADLINE in s)
 #   step sweep: benchmarks/h200_sweep_predict.py, the first-principles sweep of the ten target kernels
+#   step rows:  the row kernels at 2 and 512 rows of 4 floats (the same launch, block and reductions, no row to
+#               stream): how much of their small-size time does not depend on the row at all
 # STEPS picks them (default "calib ncu"). Everything lands in $OUT/run.tgz plus the short tables beside it.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -29,6 +31,12 @@ for step in $STEPS; do
     sweep)
       timeout 150 python3 benchmarks/h200_sweep_predict.py --out "$R/sweep" > "$R/sweep.txt" 2>&1
       echo "sweep exit $?" >> "$R/sweep.txt"; tail -40 "$R/sweep.txt"; cp "$R/sweep.txt" "$OUT/sweep.txt" ;;
+    rows)
+      for k in softmax_fused layernorm_fused; do
+        timeout 40 python3 -m roofline sweep $k --over rows --set cols=4 --sizes 2,512 --min-time 0.05 \
+            --calibrated docs/measurements/h200-2026-11-30-measured.yaml -o "$R/$k-cols4.json" > "$R/$k-cols4.txt" 2>&1
+        echo "exit $?" >> "$R/$k-cols4.txt"; tail -8 "$R/$k-cols4.txt"; cat "$R/$k-cols4.txt" >> "$OUT/rows.txt"
+      done ;;
   esac
 done
 tar czf "$OUT/run.tgz" -C "$OUT" run && rm -rf "$R"
