@@ -6,7 +6,10 @@ The analysis document (roofline/analysis/v1) is defined here; its history:
       older files simply lack it): a kernel's "traffic", {level: {"bytes", "intensity"}} for each cache level
       (l1, l2) its descriptor gives, intensity = flops / that level's bytes (null when those bytes are 0); {} when
       none is given; the machine's "caches", {level: {size, bandwidth, latency}} with the figures its spec gives,
-      so a results file carries what the hierarchical chart draws.
+      so a results file carries what the hierarchical chart draws. A kernel's "links", {link: {"bytes",
+      "bandwidth", "time", "intensity"}} for each interconnect link its descriptor sends bytes over (bandwidth is
+      the spec's one-direction roof, time = bytes / bandwidth); {} when none. Such a kernel's sol_time is the
+      largest of its compute, memory and link times, and its bound "interconnect (nvlink)" when a link's is.
 """
 
 from __future__ import annotations
@@ -65,6 +68,29 @@ def traffic_fields(flops: float, traffic: Mapping[str, float]) -> dict[str, dict
 
 
 @dataclass(frozen=True)
+class LinkTraffic:
+    """The bytes a kernel sends over one interconnect link, the link's one-direction roof and the time they take."""
+
+    bytes: float
+    bandwidth: float  # B/s, one direction (a ring sends and receives at once, each at this rate)
+    time: float
+    intensity: float | None  # FLOPs per byte over the link; None when nothing is sent
+
+
+def link_traffic(machine: MachineSpec, work: Workload) -> dict[str, LinkTraffic]:
+    """Per link the descriptor names: its bytes against the spec's link roof. A spec without that link cannot bound
+    the kernel, which is an input error naming both."""
+    out = {}
+    for link, b in work.interconnect.items():
+        roof = machine.interconnect.get(link)
+        if roof is None:
+            raise InputError(f"kernel '{work.name}' sends bytes over {link}, and {machine.id} gives no "
+                             f"interconnect.{link} bandwidth (it gives: {', '.join(machine.interconnect) or 'none'})")
+        out[link] = LinkTraffic(b, roof.per_direction, b / roof.per_direction, intensity(work.flops, b) if b else None)
+    return out
+
+
+@dataclass(frozen=True)
 class KernelAnalysis:
     name: str
     params: dict[str, int | float]
@@ -87,6 +113,7 @@ class KernelAnalysis:
     threads_needed: float
     latency_bound: bool
     traffic: dict[str, LevelTraffic] = field(default_factory=dict)
+    links: dict[str, LinkTraffic] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -118,6 +145,10 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
     ridge = ridge_point(peak, bw)
     memory_time = work.bytes / bw
     compute_time = work.flops / peak
+    links = link_traffic(machine, work)
+    link_name, link_time = max(((k, t.time) for k, t in links.items()), key=lambda kt: kt[1], default=("", 0.0))
+    link_bound = link_time > max(memory_time, compute_time)
+    sol = max(memory_time, compute_time, link_time)
     return KernelAnalysis(
         name=work.name,
         params=dict(work.params),
@@ -131,15 +162,16 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         peak_flops=peak,
         bandwidth=bw,
         ridge=ridge,
-        bound="memory" if ai < ridge else "compute",
-        attainable_flops=attainable(ai, peak, bw),
+        bound=f"interconnect ({link_name})" if link_bound else ("memory" if ai < ridge else "compute"),
+        attainable_flops=work.flops / sol if link_bound else attainable(ai, peak, bw),
         memory_time=memory_time,
         compute_time=compute_time,
-        sol_time=max(memory_time, compute_time),
+        sol_time=sol,
         access_bytes=work.access_bytes,
         threads_needed=machine.bytes_in_flight / work.access_bytes,
         latency_bound=work.bytes < machine.bytes_in_flight,
         traffic=level_traffic(work.flops, work.traffic),
+        links=links,
     )
 
 

@@ -10,7 +10,7 @@ from roofline.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
 from roofline.expr import Expr, FormulaError, compile_expr
 from roofline.model import (
-    DEFAULT_PATTERN, ITEMSIZE, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, LaunchGeometry, StageSpec,
+    DEFAULT_PATTERN, ITEMSIZE, LINK_NAMES, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, LaunchGeometry, StageSpec,
 )
 from roofline.workload import evaluate
 
@@ -18,7 +18,7 @@ KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
     "access_bytes", "implementation", "traffic", "family", "test_params",
-    "threads", "bytes_per_thread", "launches",
+    "threads", "bytes_per_thread", "launches", "interconnect",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
@@ -99,6 +99,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
 
     access = _formula(path, "access_bytes", f.data["access_bytes"], names) if f.has("access_bytes") else None
     traffic = _traffic(f, names)
+    links = _links(f, names)
     geometry = _geometry(f, names)
     family = _implementation_path(path, f, "family")
     implementation = _implementation_path(path, f, "implementation") or family  # a family alone implements it
@@ -121,6 +122,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         family=family,
         test_params=test_params,
         geometry=geometry,
+        interconnect=links,
     )
     work = evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
     if geometry:
@@ -166,6 +168,21 @@ def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
             raise f.error(f"traffic.{level}", f"unknown level '{level}'{closest(str(level), TRAFFIC_LEVELS)}; "
                                               f"known: {', '.join(TRAFFIC_LEVELS)}")
         out[level] = _formula(f.path, f"traffic.{level}", m.data[level], names)
+    return out
+
+
+def _links(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
+    """`interconnect: {nvlink: formula}`: the bytes one GPU sends over each link (one direction; a ring sends as
+    much as it receives), so `analyze` can bound the kernel by the spec's link roof as well."""
+    m = f.mapping("interconnect")
+    if m is None:
+        return {}
+    out: dict[str, Expr] = {}
+    for link in m.data:
+        if link not in LINK_NAMES:
+            raise f.error(f"interconnect.{link}", f"unknown link '{link}'{closest(str(link), LINK_NAMES)}; "
+                                                  f"known: {', '.join(LINK_NAMES)}")
+        out[link] = _formula(f.path, f"interconnect.{link}", m.data[link], names)
     return out
 
 

@@ -162,6 +162,7 @@ class KernelDescriptor:
     family: Path | None = None  # module whose names the implementation falls back on (docs/kernel-interface.md)
     test_params: Mapping[str, Expr] = field(default_factory=dict)  # small, awkward sizes for the GPU tests
     geometry: LaunchGeometry = field(default_factory=LaunchGeometry)  # threads, bytes in flight, launches
+    interconnect: Mapping[str, Expr] = field(default_factory=dict)  # link (LINK_NAMES) -> bytes one GPU sends on it
 
     @property
     def itemsize(self) -> int | None:
@@ -191,6 +192,7 @@ class Workload:
     stages: tuple[Stage, ...] = ()
     traffic: Mapping[str, float] = field(default_factory=dict)  # bytes at other levels than DRAM, where given
     declared_launches: int | None = None  # the descriptor's `launches` (a kernel without stages)
+    interconnect: Mapping[str, float] = field(default_factory=dict)  # link -> bytes one GPU sends over it
 
     @property
     def launches(self) -> int:

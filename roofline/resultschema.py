@@ -41,7 +41,7 @@ _KERNEL_OPTIONAL = {
     "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
     "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
-    "time_ci": "list or null", "traffic": _MAPPING,
+    "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING,
 }
 
 

@@ -37,32 +37,41 @@ def resolve_specs(spec_names: Sequence[str]) -> list[MachineSpec]:
 def analyze_selection(
     machine: MachineSpec, selected: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]
 ) -> tuple[list[KernelAnalysis], list[tuple[str, str]]]:
-    """Analyses for the kernels whose roof the machine has, and (name, roof) of those it lacks."""
+    """Analyses for the kernels whose roofs the machine has, and (name, what it lacks) of the others."""
     results, skipped = [], []
     for d in selected:
-        if d.roof not in machine.roofs:
-            skipped.append((d.name, d.roof))
+        missing = lacks(machine, d)
+        if missing is not None:
+            skipped.append((d.name, missing))
             continue
         overrides_here = {k: v for k, v in overrides.items() if k in d.params}
         results.append(analyze(machine, evaluate(d, overrides_here)))
     if not results:
         raise InputError(
             f"none of the selected kernels can be analysed on {machine.id}: "
-            f"it lacks the roofs they need ({', '.join(sorted({r for _, r in skipped}))})"
+            f"it lacks what they need ({', '.join(sorted({r for _, r in skipped}))})"
         )
     return results, skipped
 
 
+def lacks(machine: MachineSpec, d: KernelDescriptor) -> str | None:
+    """What a kernel needs that the spec does not give ('the bf16_tensor roof', 'interconnect.nvlink'), or None."""
+    if d.roof not in machine.roofs:
+        return f"the {d.roof} roof"
+    missing = [link for link in d.interconnect if link not in machine.interconnect]
+    return f"interconnect.{missing[0]}" if missing else None
+
+
 @dataclass(frozen=True)
 class Skipped:
-    """A kernel left out on one machine because the spec lacks the roof it needs."""
+    """A kernel left out on one machine because the spec lacks a roof it needs (a compute roof, a link)."""
 
     machine: str
     kernel: str
-    roof: str
+    needs: str  # 'the bf16_tensor roof', 'interconnect.nvlink'
 
     def __str__(self) -> str:
-        return f"{self.kernel} skipped on {self.machine}: it needs the {self.roof} roof, which this spec does not give"
+        return f"{self.kernel} skipped on {self.machine}: it needs {self.needs}, which this spec does not give"
 
 
 def analysis_documents(

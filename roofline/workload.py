@@ -70,9 +70,10 @@ def evaluate(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = None) -
         if access <= 0:
             raise at(d.path or d.name, "access_bytes", "must be positive")
     traffic = {level: _count(d, f"traffic.{level}", expr, env) for level, expr in d.traffic.items()}
+    links = {link: _count(d, f"interconnect.{link}", expr, env) for link, expr in d.interconnect.items()}
     params = {k: v for k, v in env.items() if k != "itemsize"}
     return Workload(
         name=d.name, pattern=d.pattern, dtype=d.dtype, roof=d.roof, params=params,
         flops=flops, bytes=bytes_, access_bytes=access, stages=stages, traffic=traffic,
-        declared_launches=d.geometry.launches,
+        declared_launches=d.geometry.launches, interconnect=links,
     )

@@ -163,7 +163,7 @@ def test_analyze_selection_skips_kernels_without_their_roof(toy_spec) -> None:
     selected = [load_descriptor(KERNELS / f"{n}.yaml") for n in ("t_vadd", "t_dgemv")]
     results, skipped = analyze_selection(toy_spec, selected, {})
     assert [r.name for r in results] == ["t_vadd"]
-    assert skipped == [("t_dgemv", "fp64")]
+    assert skipped == [("t_dgemv", "the fp64 roof")]
 
 
 def test_analysis_document_shape(toy_spec) -> None:

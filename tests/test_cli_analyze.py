@@ -22,7 +22,7 @@ MACHINE_KEYS = {"id", "name", "bandwidth", "latency", "bytes_in_flight", "reside
 KERNEL_KEYS = {
     "name", "params", "dtype", "roof", "launches", "stages", "flops", "bytes", "intensity", "peak_flops", "bandwidth",
     "ridge", "bound", "attainable_flops", "memory_time", "compute_time", "sol_time", "access_bytes", "threads_needed",
-    "latency_bound", "traffic",
+    "latency_bound", "traffic", "links",
 }
 STAGE_KEYS = {"name", "flops", "bytes", "sol_time"}
 SELECTED = ("t_vadd", "t_fma", "t_pipeline")

@@ -250,4 +250,6 @@ def analysis_free(work: Workload) -> dict[str, Any]:
         "flops": work.flops, "bytes": work.bytes, "intensity": work.flops / work.bytes,
         "access_bytes": work.access_bytes, **{k: None for k in _MACHINE_FIELDS},
         "traffic": traffic_fields(work.flops, work.traffic),
+        "links": {link: {"bytes": b, "bandwidth": None, "time": None, "intensity": work.flops / b if b else None}
+                  for link, b in work.interconnect.items()},
     }
