@@ -29,7 +29,8 @@ for step in $STEPS; do
           --kernel-timeout 40 ${ONLY:+--only "$ONLY"} > "$R/mc.txt" 2>&1; echo "model check exit $?" >> "$R/mc.txt"
       cat "$R/mc.txt"; cp "$R/mc.txt" "$OUT/mc.txt" ;;
     sweep)
-      timeout 150 python3 benchmarks/h200_sweep_predict.py --out "$R/sweep" > "$R/sweep.txt" 2>&1
+      timeout $(( ${SWEEP_BUDGET:-105} + 20 )) python3 benchmarks/h200_sweep_predict.py --out "$R/sweep" \
+          --budget "${SWEEP_BUDGET:-105}" > "$R/sweep.txt" 2>&1
       echo "sweep exit $?" >> "$R/sweep.txt"; tail -40 "$R/sweep.txt"; cp "$R/sweep.txt" "$OUT/sweep.txt" ;;
     rows)
       for k in softmax_fused layernorm_fused; do
