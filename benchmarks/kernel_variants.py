@@ -133,7 +133,7 @@ def main() -> int:
         cp.get_default_memory_pool().free_all_blocks()
 
     # ---- gemv ----
-    tc = [(f"gemv_b16_tc_{nt}_{u}", 8 * nt) for nt, u in ((1, 4), (2, 2), (2, 4), (4, 1), (4, 2), (8, 1))]
+    tc = [(f"gemv_b16_tc_{nt}_{u}", 8 * nt) for nt, u in ((1, 4), (2, 2), (2, 4), (4, 1), (4, 2), (4, 4), (8, 1))]
     for batch, variants in ((16, [("gemv_b16", 8)] + tc), (1, [("gemv_b1", 8)])) if "gemv" in only else ():
         def make(m, batch=batch):
             return gv.inputs({"n": m, "batch": batch}, np.float32, rng)
@@ -146,7 +146,7 @@ def main() -> int:
         y = cp.empty((batch, n), cp.float32)
         nbytes = (n * n + 2 * batch * n) * 4
         for name, gr in variants:
-            for per_sm in (4, 8, 16):
+            for per_sm in (4, 8, 16, 32) if "tc" in name else (4, 8, 16):
                 label = f"{name} (rows/warp {gr}) {per_sm}/SM"
                 if not check(label, make, lambda m, name=name, gr=gr, per_sm=per_sm, batch=batch:
                              gemv_launch(name, gr, m, batch, per_sm)[0], ref, lambda m, batch=batch: (batch, m)):

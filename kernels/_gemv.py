@@ -13,7 +13,9 @@ TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 # batch -> (kernel in gemv.cu, rows per warp); a block has 4 warps (GW). Batch 16 runs on the tensor cores
 # (3xTF32, gemv_b16_tc_NT_U: NT tiles of 8 rows a warp, U steps of 16 k loaded ahead); the CUDA-core gemv_b16
 # (8 rows a warp) stays in gemv.cu for benchmarks/kernel_variants.py to compare.
-KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16_tc_2_2", 16)}
+KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16_tc_4_2", 32)}
+# target blocks per SM of the K split, by batch: the tensor-core kernel was fastest with 16 (kernel-variants-6.txt)
+BLOCKS_PER_SM = {16: 16}
 CHUNK = 128  # CH in gemv.cu
 
 
@@ -49,8 +51,9 @@ def cupy(p, ctx):
     if batch not in KERNELS:
         raise ValueError(f"gemv.cu has kernels for batch {sorted(KERNELS)}, not {batch}")
     name, rows_per_warp = KERNELS[batch]
-    run, _ = launcher(ctx.module("gemv.cu"), name, rows_per_warp, n, batch, 8 * ctx.device.get("sm_count", 132),
-                      ctx.temp)
+    per_sm = BLOCKS_PER_SM.get(batch, 8)
+    run, _ = launcher(ctx.module("gemv.cu"), name, rows_per_warp, n, batch,
+                      per_sm * ctx.device.get("sm_count", 132), ctx.temp)
     return run
 
 

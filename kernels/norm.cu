@@ -295,9 +295,10 @@ extern "C" __global__ void layernorm_fused(const float* __restrict__ x, const fl
 // T threads x V float4). Each thread loads its V float4 of the row at once (V independent 16-byte loads in
 // flight), keeps them in registers through the reductions, and writes the result: one pass over DRAM, no
 // shared-memory copy of the row, no second read. ROW_HINTS = 1 reads x with ld.global.cs and writes y with
-// st.global.cs (streaming, evict-first: each byte is touched once); 0 uses plain loads and stores.
+// st.global.cs (streaming, evict-first); 0, the default, uses plain loads and stores, which were 2-4 % faster on
+// an H200 at 8192 x 8192 (benchmarks/kernel_variants.py, docs/measurements/h200-2026-11-30-kernel-variants-6.txt).
 #ifndef ROW_HINTS
-#define ROW_HINTS 1
+#define ROW_HINTS 0
 #endif
 
 __device__ __forceinline__ float4 ld_row(const float4* p) {
