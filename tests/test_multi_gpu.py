@@ -229,3 +229,23 @@ def test_a_failed_outlier_renders_in_every_format(tmp_path: Path, run_cli, fmt: 
     path.write_text(json.dumps(merge_documents([_doc(0), _doc(1, slow=1.3)])))
     code, out, err = run_cli("report", path, "--outlier", "5%", "--format", fmt)
     assert code == 1 and "GPU 1" in out + err  # this crashed (exit 101) on the H200 pair before _SHORT knew it
+
+
+def test_each_worker_gets_its_share_of_the_cores_for_blas() -> None:
+    from roofline.measure.multi import thread_caps
+
+    assert thread_caps(2, 32, {}) == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "16", "MKL_NUM_THREADS": "16"}
+    assert thread_caps(8, 4, {"OMP_NUM_THREADS": "3"}) == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def env_worker(device: int, payload: Any, send: Any) -> dict[str, Any]:
+    return {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "NCCL_NVLS_ENABLE")}
+
+
+def test_workers_start_with_the_caps_and_the_parent_is_left_as_it_was(monkeypatch) -> None:
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    outcomes = run_workers([0, 1], env_worker, None)
+    share = str(max(1, (os.cpu_count() or 1) // 2))
+    assert [o.result["OPENBLAS_NUM_THREADS"] for o in outcomes.values()] == [share, share]
+    assert all(o.result["NCCL_NVLS_ENABLE"] == "0" for o in outcomes.values())
+    assert "OPENBLAS_NUM_THREADS" not in os.environ

@@ -35,7 +35,10 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     from roofline.render.calibrate_table import calibration_notes
     from roofline.render.hosts import figure_host_table
 
-    outcomes = calibrate_devices(devices, CalibrateRequest(spec_name, quick), _progress_note)
+    from roofline.cli.multi import with_progress
+
+    outcomes = with_progress("calibrate", devices,
+                             lambda on: calibrate_devices(devices, CalibrateRequest(spec_name, quick), on))
     parts = sorted((o.result for o in outcomes.values() if o.ok), key=lambda p: p["device"]["index"])
     failures = failure_lines(outcomes)
     for line in bug_details(outcomes):
@@ -90,13 +93,6 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
                              f"below the host median (limit {outlier:.0%})" for o in slow)]
     if problems:
         raise GateFailed(f"{len(problems)} problem(s) across {len(devices)} GPUs: " + "; ".join(problems))
-
-
-def _progress_note(device: int, kind: str, value: Any) -> None:
-    """One line per finished step per GPU on standard error: several devices do not share one progress bar."""
-    if kind == "finished":
-        name, status = value
-        note(f"calibrate GPU {device}: {name}: {status}")
 
 
 def _host_name(parts: list[dict[str, Any]]) -> str:

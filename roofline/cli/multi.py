@@ -27,31 +27,53 @@ def choose_devices(text: str) -> list[int]:
     return resolve_devices(wanted, device_count())
 
 
-def with_progress(devices: list[int], run: Any) -> Any:
-    """run(on_message) under one progress bar per device on standard error (transient); worker notes printed once."""
+def with_progress(command: str, devices: list[int], run: Any) -> Any:
+    """run(on_message) with each device's progress on standard error: a bar per GPU on a terminal (transient), or
+    off one (a CI log) a line per finished step, 'measure GPU 1: copy n=2^28: OK, 1.02 s'. Worker notes print once."""
+    import sys
+
+    from roofline.cli.progress import Steps
+
+    seen_notes: set[str] = set()
+
+    def noted(kind: str, value: Any) -> bool:
+        if kind == "note" and value not in seen_notes:
+            seen_notes.add(value)
+            note(str(value))
+        return kind == "note"
+
+    if not sys.stderr.isatty():
+        lines = {d: Steps(f"{command} GPU {d}") for d in devices}
+
+        def on_line(device: int, kind: str, value: Any) -> None:
+            if noted(kind, value):
+                return
+            if kind == "progress":
+                lines[device].start(str(value))
+            elif kind == "finished":
+                lines[device].finish(*value)
+
+        return run(on_line)
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from roofline.render.text import markup
 
-    seen_notes: set[str] = set()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
         tasks = {d: bar.add_task(f"GPU {d}: starting", total=None) for d in devices}
-        started: set[int] = set()
 
         def on_message(device: int, kind: str, value: Any) -> None:
+            if noted(kind, value):
+                return
             task = tasks[device]
             if kind == "total":
                 bar.update(task, total=value)
             elif kind == "progress":
-                if device in started:
-                    bar.advance(task)
-                started.add(device)
                 bar.update(task, description=f"GPU {device}: {markup(str(value))}")
-            elif kind == "note" and value not in seen_notes:
-                seen_notes.add(value)
-                note(str(value))
+            elif kind == "finished":
+                bar.advance(task)
 
         return run(on_message)
 
@@ -63,7 +85,7 @@ def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str
     from roofline.measure.multi_measure import bug_details, measure_devices
     from roofline.render.measure import problems, results_table
 
-    doc, failures, outcomes = with_progress(devices, lambda on: measure_devices(devices, request, on))
+    doc, failures, outcomes = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
     emit_results(doc, output, fmt, results_table, problems(doc))
     for line in bug_details(outcomes):
         click.echo(line, err=True)
@@ -81,7 +103,7 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
     from roofline.render.hosts import host_table
     from roofline.render.sweep_table import explanation, sweep_table
 
-    doc, failures, outcomes = with_progress(devices, lambda on: sweep_devices(devices, args, on))
+    doc, failures, outcomes = with_progress("sweep", devices, lambda on: sweep_devices(devices, args, on))
     parts = split_devices(doc)
 
     def tables(_: Any) -> Any:

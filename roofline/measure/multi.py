@@ -8,12 +8,13 @@ the others' results are kept, and the caller names the device that failed.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from roofline.errors import InputError
 
@@ -107,6 +108,32 @@ def _child(target: Worker, device: int, payload: Any, conn: Any) -> None:
         conn.close()
 
 
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def thread_caps(workers: int, cpus: int, environ: Mapping[str, str]) -> dict[str, str]:
+    """Each worker's share of the host's cores for the BLAS and OpenMP pools of its NumPy references: without it,
+    every worker's BLAS starts a thread per core, and the host-side references (float64 GEMMs, attention) of several
+    workers at once oversubscribe the CPU many times over. A variable the user set is left as it is."""
+    share = str(max(1, cpus // max(1, workers)))
+    return {name: share for name in THREAD_VARIABLES if name not in environ}
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    """os.environ with `values` set for the duration (spawned children copy it when they start), then restored."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def run_workers(devices: Sequence[int], target: Worker, payload: Any,
                 on_message: Callable[[int, str, Any], None] = lambda d, k, v: None) -> dict[int, Outcome]:
     """Start one spawned process per device running target(device, payload, send), concurrently; collect each
@@ -120,13 +147,14 @@ def run_workers(devices: Sequence[int], target: Worker, payload: Any,
     ctx = mp.get_context("spawn")
     procs: dict[Any, tuple[int, Any]] = {}
     outcomes = {d: Outcome(d) for d in devices}
-    for device in devices:
-        reader, writer = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_child, args=(target, device, payload, writer), name=f"roofline-gpu{device}",
-                           daemon=True)
-        proc.start()
-        writer.close()
-        procs[reader] = (device, proc)
+    with _environment(thread_caps(len(devices), os.cpu_count() or 1, os.environ)):  # read by each child at start
+        for device in devices:
+            reader, writer = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_child, args=(target, device, payload, writer), name=f"roofline-gpu{device}",
+                               daemon=True)
+            proc.start()
+            writer.close()
+            procs[reader] = (device, proc)
     finished: set[int] = set()
     try:
         while procs:
