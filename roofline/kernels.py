@@ -137,53 +137,41 @@ def load_descriptor(path: Path) -> KernelDescriptor:
     return descriptor
 
 
+def _formula_map(f: "Fields", key: str, known: Sequence[str], what: str, names: Sequence[str]) -> dict[str, Expr]:
+    """`key: {name: formula}`, each name one of `known` (a `what`: parameter, level, link); {} when absent."""
+    m = f.mapping(key)
+    if m is None:
+        return {}
+    out: dict[str, Expr] = {}
+    for name in m.data:
+        if name not in known:
+            raise f.error(f"{key}.{name}", f"unknown {what} '{name}'{closest(str(name), known)}; "
+                                           f"known: {', '.join(known) or 'none'}")
+        out[name] = _formula(f.path, f"{key}.{name}", m.data[name], names)
+    return out
+
+
 def _test_params(f: "Fields", params: Mapping[str, Expr], names: Sequence[str], runnable: bool) -> dict[str, Expr]:
     """`test_params: {n: 1001}`: sizes the GPU tests measure instead of the defaults (awkward ones: partial blocks,
     n % 4 != 0), overriding the implementation's TEST_PARAMS name by name."""
-    m = f.mapping("test_params")
-    if m is None:
-        return {}
-    if not runnable:
+    if f.mapping("test_params") is not None and not runnable:
         raise f.error("test_params", "only a kernel with an implementation or family is measured; add one")
-    out: dict[str, Expr] = {}
-    for key in m.data:
-        if key not in params:
-            raise f.error(f"test_params.{key}", f"unknown parameter '{key}'{closest(str(key), params)}; "
-                                                f"known: {', '.join(params) or 'none'}")
-        out[key] = _formula(f.path, f"test_params.{key}", m.data[key], names)
-    return out
+    return _formula_map(f, "test_params", list(params), "parameter", names)
 
 
 def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
     """`traffic: {l1: formula, l2: formula}`: the bytes the kernel requests at each cache level it names."""
     m = f.mapping("traffic")
-    if m is None:
-        return {}
-    out: dict[str, Expr] = {}
-    for level in m.data:
-        if level == "dram":
-            raise f.error("traffic.dram", "DRAM traffic is the descriptor's 'bytes'; traffic gives the other "
-                                          f"levels: {', '.join(TRAFFIC_LEVELS)}")
-        if level not in TRAFFIC_LEVELS:
-            raise f.error(f"traffic.{level}", f"unknown level '{level}'{closest(str(level), TRAFFIC_LEVELS)}; "
-                                              f"known: {', '.join(TRAFFIC_LEVELS)}")
-        out[level] = _formula(f.path, f"traffic.{level}", m.data[level], names)
-    return out
+    if m is not None and "dram" in m.data:
+        raise f.error("traffic.dram", "DRAM traffic is the descriptor's 'bytes'; traffic gives the other "
+                                      f"levels: {', '.join(TRAFFIC_LEVELS)}")
+    return _formula_map(f, "traffic", TRAFFIC_LEVELS, "level", names)
 
 
 def _links(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
     """`interconnect: {nvlink: formula}`: the bytes one GPU sends over each link (one direction; a ring sends as
     much as it receives), so `analyze` can bound the kernel by the spec's link roof as well."""
-    m = f.mapping("interconnect")
-    if m is None:
-        return {}
-    out: dict[str, Expr] = {}
-    for link in m.data:
-        if link not in LINK_NAMES:
-            raise f.error(f"interconnect.{link}", f"unknown link '{link}'{closest(str(link), LINK_NAMES)}; "
-                                                  f"known: {', '.join(LINK_NAMES)}")
-        out[link] = _formula(f.path, f"interconnect.{link}", m.data[link], names)
-    return out
+    return _formula_map(f, "interconnect", LINK_NAMES, "link", names)
 
 
 def _geometry(f: "Fields", names: Sequence[str]) -> LaunchGeometry:
