@@ -19,7 +19,7 @@ cat "$R/env.txt"
 for step in $STEPS; do
   case $step in
     calib)
-      timeout 80 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_calibrate_l1.py tests/test_calibrate.py \
+      timeout 80 python3 -m pytest -q -p no:cacheprovider -m gpu ${CALIB_TESTS:-tests/test_calibrate_l1.py tests/test_calibrate.py} \
           > "$R/calib_tests.txt" 2>&1; echo "exit $?" >> "$R/calib_tests.txt"; tail -3 "$R/calib_tests.txt"
       timeout 70 python3 -m roofline calibrate --quick -o "$R/measured-quick.yaml" --format json \
           > "$R/calibrate.json" 2> "$R/calibrate.err"; echo "calibrate exit $?" >> "$R/calibrate.err"
@@ -30,7 +30,7 @@ for step in $STEPS; do
       cat "$R/mc.txt"; cp "$R/mc.txt" "$OUT/mc.txt" ;;
     sweep)
       timeout $(( ${SWEEP_BUDGET:-105} + 20 )) python3 benchmarks/h200_sweep_predict.py --out "$R/sweep" \
-          --budget "${SWEEP_BUDGET:-105}" > "$R/sweep.txt" 2>&1
+          --budget "${SWEEP_BUDGET:-105}" ${SWEEP_ONLY:+--only "$SWEEP_ONLY"} > "$R/sweep.txt" 2>&1
       echo "sweep exit $?" >> "$R/sweep.txt"; tail -40 "$R/sweep.txt"; cp "$R/sweep.txt" "$OUT/sweep.txt" ;;
     rows)
       for k in softmax_fused layernorm_fused; do

@@ -9,10 +9,10 @@
 //                  line holding the address of the next slot (a random cycle built by the host). It stores the
 //                  final pointer (checked against the host's walk) and the elapsed %globaltimer ns and clock64
 //                  cycles between the first load and the arrival of the last one.
-//   l1_read        L1 bandwidth: every block of 256 threads reads the same 32 KiB buffer (L1_VECS 16-byte vectors)
-//                  `repeats` times with 16-byte ld.global.ca loads (cached in L1), so each SM serves it from its own
-//                  L1 after the first pass; per-thread sums stored, as l2_read (the host checks blocks x repeats x
-//                  sum(buffer) mod 2^32).
+//   l1_read        L1 bandwidth: every block of 256 threads reads the same 32 KiB (L1_VECS 16-byte vectors, stored
+//                  twice in a row) `repeats` times with 16-byte ld.global.ca loads (cached in L1), so each SM serves
+//                  it from its own L1 after the first pass; per-thread sums stored, as l2_read (the host checks
+//                  blocks x repeats x sum(32 KiB) mod 2^32).
 //   smem_read      shared-memory bandwidth: each block copies the same 32 KiB into shared memory once, then reads
 //                  it `repeats` times with 16-byte ld.shared loads (a warp reads 512 consecutive bytes: no bank
 //                  conflict); the same per-thread sums and the same check.
@@ -86,9 +86,13 @@ extern "C" __global__ void l2_read(const uint4* __restrict__ buf, i64 mask, i64 
     out[tid] = sum;
 }
 
-// The L1 and shared-memory probes: 256 threads, 32 KiB (2048 vectors) per SM, 8 independent 16-byte loads per
-// thread per repeat at compile-time offsets (thread t reads vectors t, t + 256, ..., t + 1792), so the inner loop is
-// loads and adds with no index arithmetic. At most 64 registers (4 blocks of 256 per SM).
+// The L1 and shared-memory probes: 256 threads, a 32 KiB (2048-vector) working set per SM, 8 independent 16-byte
+// loads per thread per repeat at compile-time offsets, so the inner loop is loads and adds. Repeat r starts its 8
+// loads at vector (r * rot) & 2047 (rot, a multiple of 256, is a kernel argument): thread t then reads vectors
+// t + 256 m for every m, in a rotated order, so its sum is the same every repeat, while ptxas cannot hoist the loads
+// out of the loop as loop-invariant (it did when every repeat used the same addresses: the first build timed adds,
+// not loads). l1_read reads a buffer of 4096 vectors whose halves are equal (no wrap arithmetic on the addresses);
+// smem_read wraps its shared-memory byte offset with one AND. At most 64 registers (4 blocks of 256 per SM).
 #define L1_THREADS 256
 #define L1_VECS 2048
 #define L1_LOADS (L1_VECS / L1_THREADS)
@@ -102,14 +106,15 @@ __device__ __forceinline__ void store_sum(const unsigned (&acc)[L1_LOADS], unsig
 }
 
 extern "C" __global__ void __launch_bounds__(L1_THREADS, 4)
-l1_read(const uint4* __restrict__ buf, int repeats, unsigned* __restrict__ out)
+l1_read(const uint4* __restrict__ buf, int repeats, int rot, unsigned* __restrict__ out)
 {
     unsigned acc[L1_LOADS] = {0, 0, 0, 0, 0, 0, 0, 0};
     const uint4* p = buf + threadIdx.x;
     for (int r = 0; r < repeats; ++r) {
+        const uint4* q = p + ((r * rot) & (L1_VECS - 1));
         uint4 v[L1_LOADS];
 #pragma unroll
-        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_ca_v4(p + k * L1_THREADS);
+        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_ca_v4(q + k * L1_THREADS);
 #pragma unroll
         for (int k = 0; k < L1_LOADS; ++k) acc[k] += word_sum(v[k]);
     }
@@ -117,17 +122,19 @@ l1_read(const uint4* __restrict__ buf, int repeats, unsigned* __restrict__ out)
 }
 
 extern "C" __global__ void __launch_bounds__(L1_THREADS, 4)
-smem_read(const uint4* __restrict__ buf, int repeats, unsigned* __restrict__ out)
+smem_read(const uint4* __restrict__ buf, int repeats, int rot, unsigned* __restrict__ out)
 {
     __shared__ uint4 tile[L1_VECS];
     for (int i = threadIdx.x; i < L1_VECS; i += L1_THREADS) tile[i] = buf[i];
     __syncthreads();
     unsigned acc[L1_LOADS] = {0, 0, 0, 0, 0, 0, 0, 0};
-    const unsigned base = (unsigned)__cvta_generic_to_shared(tile + threadIdx.x);
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+    const unsigned t16 = threadIdx.x * 16u;
     for (int r = 0; r < repeats; ++r) {
+        const unsigned o = (unsigned)(r * rot) * 16u + t16;
         uint4 v[L1_LOADS];
 #pragma unroll
-        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_shared_v4(base + k * L1_THREADS * 16);
+        for (int k = 0; k < L1_LOADS; ++k) v[k] = load_shared_v4(base + ((o + k * L1_THREADS * 16u) & (L1_VECS * 16u - 1u)));
 #pragma unroll
         for (int k = 0; k < L1_LOADS; ++k) acc[k] += word_sum(v[k]);
     }

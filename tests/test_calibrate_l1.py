@@ -58,20 +58,27 @@ def test_repeats_and_theoretical_peak_by_hand():
 
 class L1Kernels(FakeKernels):
     """l1_read and smem_read as calibrate_kernels.cu computes them: thread t of every block sums the words of
-    vectors t, t + 256, ..., t + 1792, `repeats` times. `slow` scales a variant's emulated time."""
+    vectors t + 256 m of the first half, rotated by rot each repeat. `slow` scales a variant's emulated time."""
 
-    def _per_thread(self, threads, buf, repeats, out, name):
+    def _per_thread(self, threads, buf, repeats, rot, out, name):
         vec = np.asarray(buf).view(np.uint32).reshape(-1, 4).sum(axis=1, dtype=np.uint64)
-        assert vec.size == 2048 and threads % 256 == 0
-        per = vec.reshape(8, 256).sum(axis=0) * np.uint64(int(repeats))  # thread t: vectors t + 256k
-        sums = np.tile(per, threads // 256) % 2**32
+        assert vec.size == 4096 and np.array_equal(vec[:2048], vec[2048:]) and threads % 256 == 0
+        assert int(rot) % 256 == 0
+        # repeat r reads vectors o + t + 256k (k = 0..7), o = (r × rot) & 2047, as the kernels do; grouped by o
+        starts = np.bincount(((np.arange(int(repeats)) * int(rot)) & 2047) // 256, minlength=8)
+        t = np.arange(256)
+        acc = np.zeros(256, dtype=np.uint64)
+        for o, count in enumerate(starts):
+            window = sum(vec[256 * o + t + 256 * k] for k in range(8))
+            acc = (acc + np.uint64(count) * window) % 2**32
+        sums = np.tile(acc, threads // 256) % 2**32
         out[:] = sums + (1 if self.corrupt == name else 0)
 
-    def l1_read(self, threads, buf, repeats, out):
-        self._per_thread(threads, buf, repeats, out, "l1_read")
+    def l1_read(self, threads, buf, repeats, rot, out):
+        self._per_thread(threads, buf, repeats, rot, out, "l1_read")
 
-    def smem_read(self, threads, buf, repeats, out):
-        self._per_thread(threads, buf, repeats, out, "smem_read")
+    def smem_read(self, threads, buf, repeats, rot, out):
+        self._per_thread(threads, buf, repeats, rot, out, "smem_read")
 
 
 class L1Cupy(FakeCupy):

@@ -25,6 +25,7 @@ from roofline.measure.policy import MeasurePolicy
 FIELD = "caches.l1.bandwidth"
 THREADS = 256  # L1_THREADS in calibrate_kernels.cu
 WORKING_SET = 2048 * 16  # L1_VECS 16-byte vectors: the 32 KiB every block reads
+ROTATE = 256  # vectors each repeat's loads move on by (a multiple of THREADS): see calibrate_kernels.cu
 MAX_BLOCKS_PER_SM = 4  # __launch_bounds__(256, 4): at most 64 registers, so four blocks fit by registers
 SHARED_RESERVED = 1024  # bytes of shared memory the driver reserves per block (sm_80 and later)
 BYTES_PER_CLOCK = 128  # an SM's L1 / shared-memory data path per clock (Volta and later), for the sanity figure
@@ -70,10 +71,10 @@ def _variant(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, kerne
     expected = l2_expected_sum(words, blocks * repeats)
     out_info: dict[str, Any] = {"kernel": kernel_name, "blocks": blocks, "threads": THREADS, "repeats": repeats}
     try:
-        buf = cp.asarray(words)
+        buf = cp.asarray(np.concatenate([words, words]))  # two equal halves: l1_read's rotated window never wraps
         out = cp.full(blocks * THREADS, 0xFFFFFFFF, dtype=cp.uint32)
         kernel = module.get_function(kernel_name)
-        args = (buf, np.int32(repeats), out)
+        args = (buf, np.int32(repeats), np.int32(ROTATE), out)
 
         def run() -> None:
             kernel((blocks,), (THREADS,), args)
