@@ -100,7 +100,7 @@ def backend(corrupt=None, shared_per_sm=None, times=None):
     b = NumpyBackend()
     b.cp = L1Cupy(corrupt, shared_per_sm)
     b.info = {"name": "Fake GPU", "compute_capability": "9.0", "sm_count": 2, "max_threads_per_sm": 2048,
-              "l2_size": 1 << 20, "sm_clock": 2e9}
+              "l2_size": 1 << 20, "sm_clock": None}  # no clock: the emulation's own timing is not judged
     b.free_bytes = lambda: 1 << 34
     if times is not None:
         launched: list[str] = []
@@ -130,13 +130,13 @@ def probe(b):
 
 
 def test_both_variants_checked_and_the_faster_reported():
-    b = backend(shared_per_sm=102_400, times={"l1_read": 2e-3, "smem_read": 1e-3})
+    b = backend(shared_per_sm=102_400, times={"l1_read": 0.2, "smem_read": 0.1})
     fig = probe(b)
     assert fig.ok, fig.note
     runs = fig.details["variants"]
     assert runs["l1_read"]["blocks"] == 2 * 4 and runs["smem_read"]["blocks"] == 2 * 3  # 2 SMs
     plan = tiny_plan()
-    for name, t in (("l1_read", 2e-3), ("smem_read", 1e-3)):
+    for name, t in (("l1_read", 0.2), ("smem_read", 0.1)):
         r = runs[name]
         assert r["status"] == OK and r["repeats"] == l1.repeats_for(r["blocks"], plan.l1_bytes_per_launch)
         assert r["bytes"] == r["blocks"] * r["repeats"] * 32768
@@ -150,7 +150,7 @@ def test_both_variants_checked_and_the_faster_reported():
 
 
 def test_the_l1_variant_wins_when_it_is_faster_and_real_timing_works():
-    fig = probe(backend(times={"l1_read": 1e-3, "smem_read": 1.5e-3}))
+    fig = probe(backend(times={"l1_read": 0.1, "smem_read": 0.15}))
     assert fig.ok and fig.note.startswith("the L1 (ld.global.ca) variant")
     fig = probe(backend())  # the NumPy backend's own timing of the emulation: positive, finite, checked
     assert fig.ok and fig.value > 0 and fig.details["shared_per_sm"] is None
@@ -172,6 +172,15 @@ def test_both_wrong_is_a_failed_figure():
     fig = l1.l1_bandwidth(b, module, tiny_plan(), POLICY)
     assert fig.status == FAILED and fig.value is None
     assert "l1_read: wrong sum" in fig.note and "TypeError" in fig.note
+
+
+def test_a_figure_above_the_data_path_is_refused():
+    # 2 SMs × 128 B × 1.98 GHz = 507 GB/s; 32 KiB × blocks × repeats in 1 µs is far above it: what the first H200
+    # build reported when ptxas had hoisted the loads out of the loop (444 TB/s, 13× the data path)
+    fig = probe(backend(times={"l1_read": 1e-6, "smem_read": 1e-6}))
+    assert fig.status == FAILED and fig.value is None
+    assert fig.note.startswith("implausible: ") and "loads hoisted" in fig.note
+    assert fig.details["fraction_of_theoretical"] > 1.1
 
 
 def test_no_sm_count_is_skipped():

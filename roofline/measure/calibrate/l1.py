@@ -29,6 +29,7 @@ ROTATE = 256  # vectors each repeat's loads move on by (a multiple of THREADS): 
 MAX_BLOCKS_PER_SM = 4  # __launch_bounds__(256, 4): at most 64 registers, so four blocks fit by registers
 SHARED_RESERVED = 1024  # bytes of shared memory the driver reserves per block (sm_80 and later)
 BYTES_PER_CLOCK = 128  # an SM's L1 / shared-memory data path per clock (Volta and later), for the sanity figure
+PLAUSIBLE = 1.1  # above this share of SMs × 128 B/clock a figure is refused (sm_70 and later), not reported
 _ATTR_SHARED_PER_SM = 81  # cudaDevAttrMaxSharedMemoryPerMultiprocessor
 VARIANTS = (("l1_read", "L1 (ld.global.ca)"), ("smem_read", "shared memory (ld.shared)"))
 
@@ -52,6 +53,13 @@ def theoretical(sm_count: int, sm_clock_hz: float | None) -> float | None:
     if not sm_count or not sm_clock_hz:
         return None
     return sm_count * BYTES_PER_CLOCK * sm_clock_hz
+
+
+def _cc(value: Any) -> float:
+    try:
+        return float(str(value))
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def shared_per_sm(backend: Any) -> int | None:
@@ -137,6 +145,10 @@ def l1_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
     if peak:
         details["theoretical"] = peak
         details["fraction_of_theoretical"] = best["bandwidth"] / peak
+    if peak and best["bandwidth"] > PLAUSIBLE * peak and _cc(info.get("compute_capability")) >= 7.0:
+        return Figure(FIELD, FAILED, None, method, f"implausible: {best['bandwidth'] / 1e12:.3g} TB/s is "
+                      f"{best['bandwidth'] / peak:.1f}× {sms} SMs × {BYTES_PER_CLOCK} B/clock at the SM clock (were "
+                      "the loads hoisted out of the loop?); " + ", ".join(parts), details)
     note = f"the {label[best_name]} variant; " + ", ".join(parts)
     if peak:
         note += f" ({best['bandwidth'] / peak:.0%} of {sms} SMs × {BYTES_PER_CLOCK} B/clock at the SM clock)"
