@@ -6,7 +6,8 @@
 #      `report --outlier 5%` on it (must fail, naming GPU 1 by index and PCI bus id);
 #   3. `calibrate --device all --quick --outlier 5%` (every GPU's ceilings at once, then the links) -o node.yaml;
 #   4. `sweep copy --device all` (both GPUs' sweeps side by side) and its chart.
-# NVLink multicast stays off. Everything is packed into one archive in $OUT (the transfer returns few files).
+# STEPS=wall runs step 1 alone (the wall-time ratio, e.g. to check a fix). NVLink multicast stays off. Everything is
+# packed into one archive in $OUT (the transfer returns few files).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -36,6 +37,11 @@ import json, sys
 s, a = (json.load(open(p)) for p in sys.argv[1:])
 print(f"kernels: single {len(s['kernels'])}, all {len(a['kernels'])} over devices {a['device'].get('indices')}")
 PY
+grep -h "^measure GPU" "$O/all.err" | sort -t, -k2 -rn > "$O/all_steps.txt" 2>/dev/null
+if [ "${STEPS:-all}" = wall ]; then
+  log "total $(since "$t0") s"; cp "$O/log.txt" "${OUT:-/tmp}/log.txt"; tar czf "${OUT:-/tmp}/h200x2-wall.tgz" -C "$O" .
+  exit 0
+fi
 # GPU 1 kept busy by a second process (FP32 8192^3 GEMMs back to back) while both GPUs are measured.
 python3 - > "$O/busy.txt" 2>&1 <<'PY' &
 import time, cupy as cp
