@@ -138,8 +138,7 @@ def run_workers(devices: Sequence[int], target: Worker, payload: Any,
                 on_message: Callable[[int, str, Any], None] = lambda d, k, v: None) -> dict[int, Outcome]:
     """Start one spawned process per device running target(device, payload, send), concurrently; collect each
     one's result or error. `send(kind, value)` from a worker reaches on_message(device, kind, value) in the parent
-    (progress, identity); when a worker stops, on_message(device, "exit", None on success, else its error). A worker
-    that dies without a word (killed, a crash in the driver) is an error too."""
+    (progress, identity). A worker that dies without a word (killed, a crash in the driver) is an error too."""
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
@@ -168,17 +167,14 @@ def run_workers(devices: Sequence[int], target: Worker, payload: Any,
                     if device not in finished:
                         outcomes[device].error = f"the worker process exited with code {proc.exitcode} without a result"
                         outcomes[device].kind = "WorkerDied"
-                        on_message(device, "exit", outcomes[device].error)
                     del procs[reader]
                     continue
                 if kind == "done":
                     outcomes[device].result = value
                     finished.add(device)
-                    on_message(device, "exit", None)
                 elif kind == "error":
                     outcomes[device].kind, outcomes[device].error, outcomes[device].detail = value
                     finished.add(device)
-                    on_message(device, "exit", outcomes[device].error)
                 elif kind == "identity":
                     outcomes[device].identity = dict(value)
                     on_message(device, kind, value)

@@ -20,8 +20,6 @@ class MeasureRequest:
     params: tuple[str, ...]
     spec_name: str
     policy: MeasurePolicy
-    share_root: Path | None = None  # where the workers share host inputs and references (measure.hostshare)
-    devices: tuple[int, ...] = ()
 
 
 def identity(backend: Any) -> dict[str, Any]:
@@ -69,7 +67,6 @@ def nvml_identity(pci_bus_id: str | None) -> dict[str, str | None]:
 
 def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole `measure`, in its own process: the single-device results document, device_id set."""
-    from roofline.measure.harness import prepare_host
     from roofline.measure.session import choose_machine, measure_all, open_backend, results_document, runnable
     from roofline.selection import load_selection
     from roofline.specs import SpecCatalog
@@ -85,12 +82,7 @@ def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, An
     if not chosen.runnable:
         raise InputError("no selected kernel can be measured")
     send("total", len(chosen.runnable))
-    prepare = prepare_host
-    if request.share_root is not None:
-        from roofline.measure.hostshare import HostShare
-
-        prepare = HostShare(request.share_root, device, request.devices).prepare
-    entries = measure_all(chosen.runnable, overrides, engine, machine, request.policy, Relay(send), prepare)
+    entries = measure_all(chosen.runnable, overrides, engine, machine, request.policy, Relay(send))
     doc = results_document(engine, machine, entries, request.policy)
     doc["device"].update({k: v for k, v in ident.items() if k != "index"})
     return doc
@@ -115,24 +107,8 @@ def merged_or_raise(outcomes: Mapping[int, Outcome]) -> tuple[dict[str, Any], li
 def measure_devices(devices: Sequence[int], request: MeasureRequest,
                     on_message: Callable[[int, str, Any], None] = lambda d, k, v: None
                     ) -> tuple[dict[str, Any], list[str], dict[int, Outcome]]:
-    """Run `measure` on each device concurrently, each kernel's host inputs and reference made once for all of
-    them (measure.hostshare); (merged document, failure lines, outcomes)."""
-    from dataclasses import replace
-
-    from roofline.measure.hostshare import mark_dead, remove_root, share_root
-
-    root = share_root(devices)
-
-    def relay(device: int, kind: str, value: Any) -> None:
-        if kind == "exit" and value is not None:  # a worker stopped early: nobody waits for what it would make
-            mark_dead(root, device)
-        on_message(device, kind, value)
-
-    try:
-        outcomes = run_workers(devices, measure_worker, replace(request, share_root=root, devices=tuple(devices)),
-                               relay)
-    finally:
-        remove_root(root)
+    """Run `measure` on each device concurrently; (merged document, failure lines, outcomes)."""
+    outcomes = run_workers(devices, measure_worker, request, on_message)
     doc, lines = merged_or_raise(outcomes)
     return doc, lines, outcomes
 

@@ -8,7 +8,7 @@ import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from roofline import __version__
 from roofline.analysis import analyze, machine_summary
@@ -131,13 +131,11 @@ def measure_all(
     machine: MachineSpec | None,
     policy: MeasurePolicy,
     progress: Progress = SILENT,
-    prepare: Callable[..., Any] = prepare_host,
 ) -> list[dict[str, Any]]:
     """Each kernel in turn on the backend; the next kernel's inputs and reference are made on the host meanwhile.
 
     Overlapping host preparation with GPU timing keeps a full run of the catalogue under a minute. The GPU
-    figures are unaffected: every timed sample is bounded by CUDA events on the device. `prepare(d, work, impl,
-    policy)` makes a kernel's HostData (a several-device run shares them: roofline.measure.hostshare)."""
+    figures are unaffected: every timed sample is bounded by CUDA events on the device."""
     jobs = []
     limit, where = memory_limit(backend)
     for d in kernels:
@@ -149,23 +147,22 @@ def measure_all(
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        return _measure_jobs(jobs, backend, policy, progress, prepare)
+        return _measure_jobs(jobs, backend, policy, progress)
     finally:
         sys.setswitchinterval(old_interval)
 
 
-def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress,
-                  prepare: Callable[..., Any]) -> list[dict[str, Any]]:
+def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(prepare, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
+        pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
         for i, (d, work, analysis, impl) in enumerate(jobs):
             label = f"{d.name} {params_text(work.params)}".strip()
             progress.start(label)
             current = pending
             pending = None
             if i + 1 < len(jobs) and backend.name != "numpy":  # on the host backend the CPU is what is timed
-                pending = pool.submit(prepare, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
+                pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
             try:
                 entries.append(measure_kernel(d, work, analysis, impl, backend, policy, host=current.result))
                 progress.finish(label, entries[-1]["status"])
@@ -173,7 +170,7 @@ def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Pro
                 current = None
                 backend.release()
             if pending is None and i + 1 < len(jobs):
-                pending = pool.submit(prepare, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
+                pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
     return entries
 
 
