@@ -22,8 +22,14 @@ import numpy as np
 CHUNK = 1 << 22  # elements per task: large enough to amortise the thread hand-off, small enough to balance
 
 
+HOST_THREADS = "ROOFLINE_HOST_THREADS"  # this process's share of the cores: set for each worker of --device all
+
+
 def _workers() -> int:
-    return max(1, os.cpu_count() or 1)
+    """Threads for the parallel helpers: one per core, or the share a several-GPU run gives each worker (its results
+    do not depend on it: the random streams and chunks follow the array, not the threads)."""
+    share = os.environ.get(HOST_THREADS, "")
+    return int(share) if share.isdigit() and int(share) > 0 else max(1, os.cpu_count() or 1)
 
 
 def _spans(size: int, chunk: int = CHUNK) -> list[tuple[int, int]]:

@@ -234,8 +234,24 @@ def test_a_failed_outlier_renders_in_every_format(tmp_path: Path, run_cli, fmt: 
 def test_each_worker_gets_its_share_of_the_cores_for_blas() -> None:
     from roofline.measure.multi import thread_caps
 
-    assert thread_caps(2, 32, {}) == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "16", "MKL_NUM_THREADS": "16"}
-    assert thread_caps(8, 4, {"OMP_NUM_THREADS": "3"}) == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert thread_caps(2, 32, {}) == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "16", "MKL_NUM_THREADS": "16",
+                                      "ROOFLINE_HOST_THREADS": "16"}
+    assert thread_caps(8, 4, {"OMP_NUM_THREADS": "3"}) == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                                                           "ROOFLINE_HOST_THREADS": "1"}
+
+
+def test_the_host_reference_pool_takes_its_share_and_gives_the_same_numbers(monkeypatch) -> None:
+    import numpy as np
+
+    from roofline import kernelapi
+
+    monkeypatch.delenv(kernelapi.HOST_THREADS, raising=False)
+    full = kernelapi.uniform(np.random.default_rng(7), 3 * kernelapi.CHUNK + 5, -1, 1)
+    monkeypatch.setenv(kernelapi.HOST_THREADS, "1")
+    assert kernelapi._workers() == 1
+    np.testing.assert_array_equal(kernelapi.uniform(np.random.default_rng(7), 3 * kernelapi.CHUNK + 5, -1, 1), full)
+    monkeypatch.setenv(kernelapi.HOST_THREADS, "zero")
+    assert kernelapi._workers() == max(1, os.cpu_count() or 1)
 
 
 def env_worker(device: int, payload: Any, send: Any) -> dict[str, Any]:

@@ -108,13 +108,14 @@ def _child(target: Worker, device: int, payload: Any, conn: Any) -> None:
         conn.close()
 
 
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "ROOFLINE_HOST_THREADS")
 
 
 def thread_caps(workers: int, cpus: int, environ: Mapping[str, str]) -> dict[str, str]:
-    """Each worker's share of the host's cores for the BLAS and OpenMP pools of its NumPy references: without it,
-    every worker's BLAS starts a thread per core, and the host-side references (float64 GEMMs, attention) of several
-    workers at once oversubscribe the CPU many times over. A variable the user set is left as it is."""
+    """Each worker's share of the host's cores for the BLAS and OpenMP pools of its NumPy references and for our own
+    (roofline.kernelapi.HOST_THREADS): without it, every worker starts a thread per core in each, and the host-side
+    references (float64 GEMMs, attention, the erf series) of several workers at once oversubscribe the CPU many times
+    over. A variable the user set is left as it is."""
     share = str(max(1, cpus // max(1, workers)))
     return {name: share for name in THREAD_VARIABLES if name not in environ}
 
