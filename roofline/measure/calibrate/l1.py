@@ -19,7 +19,7 @@ import numpy as np
 from roofline.errors import first_line
 from roofline.measure.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
 from roofline.measure.calibrate.plan import Plan, median
-from roofline.measure.calibrate.probes import l2_expected_sum
+from roofline.measure.calibrate.probes import l2_expected_sum, timed_read
 from roofline.measure.policy import MeasurePolicy
 
 FIELD = "caches.l1.bandwidth"
@@ -81,23 +81,8 @@ def _variant(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy, kerne
     try:
         buf = cp.asarray(np.concatenate([words, words]))  # two equal halves: l1_read's rotated window never wraps
         out = cp.full(blocks * THREADS, 0xFFFFFFFF, dtype=cp.uint32)
-        kernel = module.get_function(kernel_name)
-        args = (buf, np.int32(repeats), np.int32(ROTATE), out)
-
-        def run() -> None:
-            kernel((blocks,), (THREADS,), args)
-
-        def check() -> str | None:
-            got = int(out.sum(dtype=cp.uint64).get()) % 2**32
-            return None if got == expected else f"wrong sum: got {got}, expected {expected}"
-
-        run()
-        backend.synchronize()
-        problem = check()
-        if problem is None:
-            timing = backend.time_runs(run, [{}], policy)
-            problem = check()
-            problem = problem and f"after timing: {problem}"
+        timing, problem = timed_read(backend, module.get_function(kernel_name), blocks, THREADS,
+                                     (buf, np.int32(repeats), np.int32(ROTATE), out), out, expected, policy)
     except Exception as exc:  # noqa: BLE001 - a failed variant is reported, never a crash
         problem = f"{type(exc).__name__}: {first_line(exc, 300)}"
     finally:

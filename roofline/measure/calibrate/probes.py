@@ -24,6 +24,30 @@ LINE = 128  # bytes per pointer-chase slot: one cache line per step
 # ---- L2 bandwidth -------------------------------------------------------------------------------------
 
 
+def timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple, out: Any, expected: int,
+               policy: MeasurePolicy) -> tuple[Any, str | None]:
+    """A read probe (l2_read, l1_read, smem_read) run once and checked by the sum of the words its threads read,
+    timed, and checked again: (timing, None), or (None, what was wrong). Why the second check: a kernel the
+    compiler reduced to less than the reads it claims would still pass the first."""
+    cp = backend.cp
+
+    def run() -> None:
+        kernel((blocks,), (threads,), args)
+
+    def check() -> str | None:
+        got = int(out.sum(dtype=cp.uint64).get()) % 2**32
+        return None if got == expected else f"wrong sum: got {got}, expected {expected}"
+
+    run()
+    backend.synchronize()
+    problem = check()
+    if problem:
+        return None, problem
+    timing = backend.time_runs(run, [{}], policy)
+    problem = check()
+    return (None, f"after timing: {problem}") if problem else (timing, None)
+
+
 def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
                  seed: int = MeasurePolicy.seed) -> Figure:
     field = "caches.l2.bandwidth"
@@ -46,25 +70,10 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
         expected = l2_expected_sum(words, repeats)
         buf = cp.asarray(words)
         out = cp.full(blocks * threads, 0xFFFFFFFF, dtype=cp.uint32)
-        kernel = module.get_function("l2_read")
-        args = (buf, np.int64(n_vec - 1), np.int64(total), out)
-
-        def run() -> None:
-            kernel((blocks,), (threads,), args)
-
-        def check() -> str | None:
-            got = int(out.sum(dtype=cp.uint64).get()) % 2**32
-            return None if got == expected else f"wrong sum: got {got}, expected {expected}"
-
-        run()
-        backend.synchronize()
-        problem = check()
+        timing, problem = timed_read(backend, module.get_function("l2_read"), blocks, threads,
+                                     (buf, np.int64(n_vec - 1), np.int64(total), out), out, expected, policy)
         if problem:
             return failed(field, f"l2_read: {problem}", method)
-        timing = backend.time_runs(run, [{}], policy)
-        problem = check()
-        if problem:
-            return failed(field, f"l2_read after timing: {problem}", method)
     except Exception as exc:  # noqa: BLE001
         return failed(field, f"{type(exc).__name__}: {first_line(exc, 300)}", method)
     finally:
