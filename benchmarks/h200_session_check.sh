@@ -16,7 +16,7 @@ timeout 250 python3 benchmarks/h200_model_check.py --out "$OUT/model" > "$OUT/mo
 echo "model check exit $?" >> "$OUT/model/stdout.txt"; tail -45 "$OUT/model/stdout.txt"
 timeout 130 python3 benchmarks/api_check.py --out "$OUT/api" > "$OUT/api/stdout.txt" 2>&1
 echo "api check exit $?" >> "$OUT/api/stdout.txt"; tail -15 "$OUT/api/stdout.txt"
-cp "$OUT/model/check.txt" "$OUT/check.txt" 2>/dev/null
+cp "$OUT/model/table.txt" "$OUT/check.txt" 2>/dev/null
 cp "$OUT/api/api_check.txt" "$OUT/api_check.txt" 2>/dev/null
 tar czf "$OUT/all.tgz" -C "$OUT" model api env.txt gpu_tests.txt && rm -rf "$OUT/model" "$OUT/api"
 ls -la "$OUT"

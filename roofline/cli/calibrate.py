@@ -32,6 +32,8 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     \b
     DRAM bandwidth   copy and triad kernels at 2^28 float32 (bytes read plus written), the better of the two
     L2 bandwidth     a buffer of L2/4 read repeatedly with 16-byte L2-cached loads
+    L1 / shared      a 32 KiB working set per SM read repeatedly, through L1 (ld.global.ca) and from shared
+                     memory (ld.shared), one wave; the faster of the two, each checked by its word sum
     DRAM latency     one thread chasing pointers, one 128-byte line per step, random order over ≥ 16 × L2;
                      each timed pass continues where the last ended, so no line is visited twice
     FP32 / FP64      independent FMA chains in registers (fma_peak, fma_peak_fp64)
