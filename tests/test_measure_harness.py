@@ -504,3 +504,44 @@ def test_bad_implementation_is_an_input_error_naming_the_file(name, words):
         load_implementation(d)
     assert str(BROKEN / f"{name}.py") in exc_info.value.message
     assert words in exc_info.value.message
+
+
+class _StreamRecording(NumpyBackend):
+    """A backend with current(), as CupyBackend has: build, the checked run and timing must happen inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.active = False
+        self.seen: list[str] = []
+
+    def current(self):  # type: ignore[no-untyped-def]
+        import contextlib
+
+        @contextlib.contextmanager
+        def entered():  # type: ignore[no-untyped-def]
+            self.active = True
+            try:
+                yield
+            finally:
+                self.active = False
+
+        return entered()
+
+    def build(self, impl, params, ctx, outputs):  # type: ignore[no-untyped-def]
+        self.seen.append(f"build {self.active}")
+        return super().build(impl, params, ctx, outputs)
+
+    def synchronize(self) -> None:
+        self.seen.append(f"synchronize {self.active}")
+
+    def time_runs(self, run, sets, policy):  # type: ignore[no-untyped-def]
+        self.seen.append(f"time {self.active}")
+        return super().time_runs(run, sets, policy)
+
+
+def test_the_backends_stream_is_current_while_a_kernel_is_built_checked_and_timed():
+    d, work, impl = _kernel("m_add", n=1000)
+    backend = _StreamRecording()
+    entry = measure_kernel(d, work, None, impl, backend, QUICK)
+    assert entry["status"] == "OK"
+    assert backend.seen == ["build True", "synchronize True", "time True"] and backend.active is False

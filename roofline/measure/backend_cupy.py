@@ -3,10 +3,11 @@ CUDA graph and the replay is timed, so the Python launch path (~8 µs per call) 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -155,6 +156,14 @@ class CupyBackend:
 
     def synchronize(self) -> None:
         self.stream.synchronize()
+
+    @contextlib.contextmanager
+    def current(self) -> Iterator[None]:
+        """This backend's device and stream current for the duration. Why: a kernel launches on the current stream,
+        and every CupyBackend makes its own stream current when it is created, so with two in one process (an API
+        user's and a benchmark's) the launches of one would run outside the other's events and synchronisation."""
+        with self.device, self.stream:
+            yield
 
     def release(self) -> None:
         self.stream.synchronize()

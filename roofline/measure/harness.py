@@ -3,10 +3,11 @@ warm-up → timed runs → figures. The backend (CuPy on a GPU, NumPy on the hos
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
 
 import numpy as np
 
@@ -81,12 +82,21 @@ def measure_kernel(
     phases: dict[str, float] = {}
     try:
         prepared = host() if callable(host) else host
-        timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases, prepared)
+        with _current(backend):
+            timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases, prepared)
     except KernelFailure as failure:
         return KernelResult.failure(base, str(failure), timing=None, buffer_sets=1, gpu_state=None,
                                     phases=phases).to_json()
     return timed_result(base, work, analysis.sol_time if analysis is not None else None, timing, sets_used,
                         phases).to_json()
+
+
+def _current(backend: Backend) -> ContextManager[Any]:
+    """The backend's device and stream made current for a kernel's build, checked run and timing, where it has
+    them (CupyBackend.current): a kernel launches on whatever stream is current, so another backend made in the
+    same process must not leave its own stream there."""
+    enter = getattr(backend, "current", None)
+    return enter() if enter is not None else contextlib.nullcontext()
 
 
 def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None, timing: Timing, sets_used: int,
