@@ -139,3 +139,20 @@ def test_calibrate_many_keeps_the_others_when_one_worker_fails(tmp_path: Path, m
 def test_outlier_needs_several_devices(run_cli) -> None:
     result = run_cli("calibrate", "--device", "0", "--outlier", "5%")
     assert result.code == 2 and "several devices" in result.err and "Traceback" not in result.err
+
+
+def test_links_that_fail_leave_the_figures_written_and_exit_1(tmp_path: Path, monkeypatch) -> None:
+    import roofline.cli.calibrate_many as cm
+    import roofline.measure.multi_calibrate as mc
+
+    def broken_links(devices, datasheet):  # type: ignore[no-untyped-def]
+        raise RuntimeError("peer copy GPU 0 -> GPU 1 delivered wrong data")
+
+    monkeypatch.setattr(mc, "calibrate_worker", fake_calibrate)
+    monkeypatch.setattr(cm, "_links", broken_links)
+    monkeypatch.setenv("FAKE_GPUS", "{}")
+    out = tmp_path / "node.yaml"
+    with pytest.raises(GateFailed, match="links not measured: RuntimeError: peer copy GPU 0 -> GPU 1 delivered"):
+        cm.calibrate_many([0, 1], "auto", out, True, None, True, "table", 0.0)
+    spec = yaml.safe_load(out.read_text())
+    assert spec["memory"]["bandwidth"] == "4.3 TB/s" and "interconnect" not in spec
