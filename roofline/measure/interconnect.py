@@ -2,7 +2,8 @@
 once), pinned host<->device copies per GPU, and NCCL all-reduce bus bandwidth over 1 MiB..4 GiB.
 
 Every figure is a copy or collective whose result was checked first (the destination compared with the pattern the
-source held; the all-reduce sum compared with n(n+1)/2), then timed with CUDA events. Bus bandwidth is as nccl-tests
+source held; the all-reduce sum compared with n(n+1)/2), then timed with CUDA events. A copy that delivers wrong
+data fails the run (exit 1, naming the GPUs): that is a finding about the hardware, not a figure. Bus bandwidth is as nccl-tests
 defines it, algorithm bandwidth x 2(n-1)/n, so the figures compare with nccl-tests' reports. A step that cannot run
 here (one GPU, CuPy without NCCL) is skipped with the reason; it never fails the run.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import statistics
 from typing import Any, Callable, Sequence
+
+from roofline.errors import GateFailed
 
 SCHEMA = "roofline/interconnect/v1"
 MiB = 1 << 20
@@ -87,7 +90,8 @@ def peer_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -
                 streams[a].synchronize()
             with cp.cuda.Device(b):
                 if not bool(cp.array_equal(bufs[b][1], _pattern(cp, n, a))):
-                    raise RuntimeError(f"peer copy GPU {a} -> GPU {b} delivered wrong data")
+                    raise GateFailed(f"peer copy GPU {a} -> GPU {b} delivered wrong data: the link or a GPU's "
+                                     "memory is faulty")
                 bufs[b][1].fill(0)
             with cp.cuda.Device(a):
                 t = _timed(cp, streams[a], copy(a, b), repeats)
@@ -137,13 +141,13 @@ def host_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -
             h2d()
             stream.synchronize()
             if not bool(cp.array_equal(dev, _pattern(cp, n, d))):
-                raise RuntimeError(f"host -> GPU {d} copy delivered wrong data")
+                raise GateFailed(f"host -> GPU {d} copy delivered wrong data: the link or the GPU's memory is faulty")
             dev += cp.uint32(1)
             d2h()
             stream.synchronize()
             expected = np.arange(n, dtype=np.uint32) * np.uint32(2654435761) + np.uint32(d + 1)
             if not np.array_equal(host, expected):
-                raise RuntimeError(f"GPU {d} -> host copy delivered wrong data")
+                raise GateFailed(f"GPU {d} -> host copy delivered wrong data: the link or the GPU's memory is faulty")
             t_in, t_out = _timed(cp, stream, h2d, repeats), _timed(cp, stream, d2h, repeats)
             out.append({"device": d, "bytes": size, "h2d": size / t_in, "d2h": size / t_out,
                         "h2d_time": t_in, "d2h_time": t_out})
