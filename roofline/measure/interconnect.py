@@ -3,9 +3,9 @@ once), pinned host<->device copies per GPU, and NCCL all-reduce bus bandwidth ov
 
 Every figure is a copy or collective whose result was checked first (the destination compared with the pattern the
 source held; the all-reduce sum compared with n(n+1)/2), then timed with CUDA events. A copy that delivers wrong
-data fails the run (exit 1, naming the GPUs): that is a finding about the hardware, not a figure. Bus bandwidth is as nccl-tests
-defines it, algorithm bandwidth x 2(n-1)/n, so the figures compare with nccl-tests' reports. A step that cannot run
-here (one GPU, CuPy without NCCL) is skipped with the reason; it never fails the run.
+data fails the run (exit 1, naming the GPUs): that is a finding about the hardware, not a figure. Bus bandwidth
+is as nccl-tests defines it, algorithm bandwidth x 2(n-1)/n, so the figures compare with nccl-tests' reports. A
+step that cannot run here (one GPU, CuPy without NCCL) is skipped with the reason; it never fails the run.
 """
 
 from __future__ import annotations
