@@ -10,10 +10,6 @@ INTERFACE = 1
 # Against float64: FP32 products and ex2.approx stay near 1e-6 relative; |O| is about 0.02, so atol 2e-6 still
 # fails a TF32 product (about 1e-3 relative in the scores).
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-6}
-TEST_PARAMS = _AT.TEST_PARAMS
-inputs = _AT.inputs
-outputs = _AT.outputs
-reference = _AT.reference
 
 
 def cupy(p, ctx):

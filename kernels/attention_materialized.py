@@ -12,10 +12,6 @@ _AT = sibling(__file__, "_attention.py")
 
 INTERFACE = 1
 TOLERANCE = {"rtol": 1e-4, "atol": 2e-6}  # as attention_fused: fails if cuBLAS ran the products in TF32
-TEST_PARAMS = _AT.TEST_PARAMS
-inputs = _AT.inputs
-outputs = _AT.outputs
-reference = _AT.reference
 THREADS = 256
 
 
