@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from roofline.errors import InputError
-from roofline.model import MachineSpec, Workload
+from roofline.model import KernelDescriptor, MachineSpec, Workload
 
 ANALYSIS_SCHEMA = "roofline/analysis/v1"
 
@@ -88,6 +88,15 @@ def link_traffic(machine: MachineSpec, work: Workload) -> dict[str, LinkTraffic]
                              f"interconnect.{link} bandwidth (it gives: {', '.join(machine.interconnect) or 'none'})")
         out[link] = LinkTraffic(b, roof.per_direction, b / roof.per_direction, intensity(work.flops, b) if b else None)
     return out
+
+
+def lacks(machine: MachineSpec, d: KernelDescriptor) -> str | None:
+    """What a kernel needs that the spec does not give ('the bf16_tensor roof', 'interconnect.nvlink'), or None:
+    such a kernel is skipped on that machine, by analyze and measure alike."""
+    if d.roof not in machine.roofs:
+        return f"the {d.roof} roof"
+    missing = [link for link in d.interconnect if link not in machine.interconnect]
+    return f"interconnect.{missing[0]}" if missing else None
 
 
 @dataclass(frozen=True)

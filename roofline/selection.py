@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from roofline.analysis import KernelAnalysis, analysis_document, analyze
+from roofline.analysis import KernelAnalysis, analysis_document, analyze, lacks
 from roofline.errors import InputError
 from roofline.expr import Expr
 from roofline.kernels import KernelCatalog, parse_overrides
@@ -52,14 +52,6 @@ def analyze_selection(
             f"it lacks what they need ({', '.join(sorted({r for _, r in skipped}))})"
         )
     return results, skipped
-
-
-def lacks(machine: MachineSpec, d: KernelDescriptor) -> str | None:
-    """What a kernel needs that the spec does not give ('the bf16_tensor roof', 'interconnect.nvlink'), or None."""
-    if d.roof not in machine.roofs:
-        return f"the {d.roof} roof"
-    missing = [link for link in d.interconnect if link not in machine.interconnect]
-    return f"interconnect.{missing[0]}" if missing else None
 
 
 @dataclass(frozen=True)

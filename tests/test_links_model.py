@@ -63,3 +63,19 @@ def test_link_bytes_are_a_formula_over_the_params(tmp_path: Path) -> None:
                     "interconnect: {pcie: 4 * n}\n")
     work = evaluate(load_descriptor(path))
     assert work.interconnect == {"pcie": 40.0}
+
+
+def test_measure_skips_a_kernel_whose_link_the_spec_lacks(tmp_path: Path, run_cli) -> None:
+    import shutil
+
+    data = Path(__file__).parent / "data" / "measure"
+    shutil.copy(data / "m_add.py", tmp_path / "m_add.py")
+    text = (data / "m_add.yaml").read_text().replace("name: m_add", "name: m_link")
+    (tmp_path / "m_link.yaml").write_text(text + "interconnect: {nvlink: n * itemsize}\n")
+    shutil.copy(data / "m_add.yaml", tmp_path / "m_add.yaml")
+    result = run_cli("measure", "--backend", "numpy", "--spec", "t4", "--kernels", tmp_path, "m_link", "m_add",
+                     "--min-time", "0.001")
+    assert result.code == 2 and "kernel 'm_link' needs interconnect.nvlink, which t4 does not give" in result.err
+    result = run_cli("measure", "--backend", "numpy", "--spec", "h200", "--kernels", tmp_path, "m_link",
+                     "--min-time", "0.001", "--format", "json")
+    assert result.code == 0, result.err

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import analyze, machine_summary
+from roofline.analysis import analyze, lacks, machine_summary
 from roofline.errors import BackendUnavailable, InputError
 from roofline.expr import Expr
 from roofline.measure.harness import measure_kernel, prepare_host
@@ -113,8 +113,8 @@ def runnable(selected: Sequence[KernelDescriptor], named: bool, machine: Machine
         why = None
         if d.implementation is None:
             why = "has no implementation (analysis only)"
-        elif machine is not None and d.roof not in machine.roofs:
-            why = f"needs the {d.roof} roof, which {machine.id} does not give"
+        elif machine is not None and (need := lacks(machine, d)) is not None:
+            why = f"needs {need}, which {machine.id} does not give"
         if why is None:
             out.append(d)
         elif named:
