@@ -68,6 +68,7 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     check_loads(text)
     rows = figure_rows(device_figure_lists(parts))
     slow = outliers(rows, outlier) if outlier is not None else []
+    comparison = comparison_rows(figures, datasheet)
     wall = time.perf_counter() - started
 
     if output is not None:
@@ -84,14 +85,14 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
         from roofline.clockstate import CAPPED_FRACTION
         from roofline.render.calibrate_table import comparison_table
 
-        tables: list[Any] = [comparison_table(comparison_rows(figures, datasheet), datasheet, host_device, wall, quick,
-                                              CAPPED_FRACTION), figure_host_table(rows, outlier)]
+        tables: list[Any] = [comparison_table(comparison, datasheet, host_device, wall, quick, CAPPED_FRACTION),
+                             figure_host_table(rows, outlier)]
         if link_doc is not None:
             from roofline.render.interconnect import interconnect_table
 
             tables.append(interconnect_table(link_doc))
         print_tables(tables, None, stderr=to_stdout)
-    for line in calibration_notes(comparison_rows(figures, datasheet), warnings):
+    for line in calibration_notes(comparison, warnings):
         note(line)
     if output is not None and not to_stdout:
         note(f"wrote {output} (spec id {spec_doc['id']}: each figure the median of {len(parts)} GPUs"
