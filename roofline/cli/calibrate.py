@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, write_output)
+from roofline.errors import BackendUnavailable
 
 
 @click.command()
@@ -65,7 +66,6 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     from roofline import __version__
     from roofline.cli.progress import Steps
-    from roofline.errors import BackendUnavailable
     from roofline.measure.backend_cupy import CupyBackend
     from roofline.measure.calibrate.figures import calibration_document, comparison_rows
     from roofline.measure.calibrate.gpu import calibrate as calibrate_gpu
@@ -126,10 +126,8 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
         note("the measured spec was not saved: add -o FILE.yaml to write it")
 
 
-def _needs_gpu(exc: "BackendUnavailable") -> "BackendUnavailable":  # noqa: F821 - imported lazily
+def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
     """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
-    from roofline.errors import BackendUnavailable
-
     return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}",
                               fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
                                   "'gpu-roofline[cuda13]')")

@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from roofline import __version__
 from roofline.analysis import analyze, lacks, machine_summary
-from roofline.errors import BackendUnavailable, InputError
+from roofline.errors import InputError
 from roofline.expr import Expr
 from roofline.measure.harness import measure_kernel, prepare_host
 from roofline.measure.implementation import load_implementation
