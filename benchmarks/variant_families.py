@@ -18,16 +18,20 @@ ROW_CONFIGS = ((256, 8), (512, 4), (1024, 2))  # the (threads, float4 per thread
 
 
 def rows_family(cp, timed, rows_out, rows: int = 8192, cols: int = 8192) -> None:
-    """softmax_fused and layernorm_fused: the shared-memory kernel against register-resident rows, per config and
-    with/without streaming cache hints (ROW_HINTS)."""
+    """softmax_fused and layernorm_fused: the shared-memory kernel against register-resident rows per config, the
+    layer norm with gamma/beta loaded with the row or after the reductions (LN_PREFETCH), and the persistent kernels
+    that keep the next row in flight (norm.cu *_pipe_T_V) at 1-4 blocks per SM. (Streaming cache hints, ROW_HINTS,
+    were 2-4 % slower in run 6 and are no longer timed.)"""
     from roofline.kernelapi import import_file
     from roofline.measure.verify import check_outputs
 
     rr = import_file(ROOT / "kernels" / "_rows_ref.py")
     sm = import_file(ROOT / "kernels" / "_softmax.py")
     ln = import_file(ROOT / "kernels" / "_layernorm.py")
-    code = (ROOT / "kernels" / "norm.cu").read_text()
-    mods = {h: cp.RawModule(code=code, options=("--std=c++17", f"-DROW_HINTS={h}")) for h in (0, 1)}
+    code = (ROOT / "kernels" / "norm.cu").read_text() + (ROOT / "benchmarks" / "row_pipe.cu").read_text()
+    mods = {h: cp.RawModule(code=code, options=("--std=c++17", f"-DROW_HINTS={h}")) for h in (0,)}
+    mods["noprefetch"] = cp.RawModule(code=code, options=("--std=c++17", "-DLN_PREFETCH=0"))
+    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     rng = np.random.default_rng(20261130)
     shapes = [(257, 1000), (3, 4), (5, 8188), (rows, cols)]
     data = {}
@@ -47,16 +51,31 @@ def rows_family(cp, timed, rows_out, rows: int = 8192, cols: int = 8192) -> None
                 k.max_dynamic_shared_size_bytes = smem
             extra = (np.int32(c), np.int32(vec), np.int32(1)) + ((np.float32(ln.EPS),) if op == "layernorm" else ())
             return lambda *a: k(grid, block, a + extra, shared_mem=smem)
+        eps = (np.float32(ln.EPS),) if op == "layernorm" else ()
+        if variant[0] == "pipe":
+            _, t, v, per_sm = variant
+            cfg = (t, v) if t * v * 4 >= c else rr.reg_config(c)
+            if cfg not in ROW_CONFIGS:  # the pipe kernels are compiled for ROW_CONFIGS only
+                cfg = min((g for g in ROW_CONFIGS if g[0] * g[1] * 4 >= c), key=lambda g: g[0] * g[1])
+            k = mods[0].get_function(f"{op}_pipe_{cfg[0]}_{cfg[1]}")
+            grid = (min(r, per_sm * sms),)
+            return lambda *a: k(grid, (cfg[0],), a + (np.int32(r), np.int32(c)) + eps)
         hints, t, v = variant
         cfg = (t, v) if t * v * 4 >= c else rr.reg_config(c)  # the awkward sizes run the config the launcher picks
         k = mods[hints].get_function(f"{op}_reg_{cfg[0]}_{cfg[1]}")
-        extra = (np.int32(c),) + ((np.float32(ln.EPS),) if op == "layernorm" else ())
-        return lambda *a: k((r,), (cfg[0],), a + extra)
+        return lambda *a: k((r,), (cfg[0],), a + (np.int32(c),) + eps)
 
-    variants = ["shared"] + [(h, t, v) for h in (1, 0) for t, v in ROW_CONFIGS]
+    variants = (["shared"] + [(0, t, v) for t, v in ROW_CONFIGS] + [("noprefetch", t, v) for t, v in ROW_CONFIGS]
+                + [("pipe", t, v, k) for t, v in ROW_CONFIGS for k in (1, 2, 3, 4)])
     for op in ("softmax", "layernorm"):
         for variant in variants:
+            if variant != "shared" and variant[0] == "noprefetch" and op == "softmax":
+                continue  # LN_PREFETCH changes only the layer norm
             label = f"{op} " + ("shared-memory row (old)" if variant == "shared" else
+                                f"persistent, next row in flight, T={variant[1]} V={variant[2]} {variant[3]}/SM"
+                                if variant[0] == "pipe" else
+                                f"registers T={variant[1]} V={variant[2]} gamma/beta after the reductions"
+                                if variant[0] == "noprefetch" else
                                 f"registers T={variant[1]} V={variant[2]} hints={variant[0]}")
             problem = None
             for shape in shapes:

@@ -300,6 +300,12 @@ extern "C" __global__ void layernorm_fused(const float* __restrict__ x, const fl
 #ifndef ROW_HINTS
 #define ROW_HINTS 0
 #endif
+// LN_PREFETCH = 1 (the default) loads a thread's gamma and beta together with its part of the row where registers
+// allow (layernorm_reg_body), so the row's only DRAM round trip is the first; 0 loads them after the two reductions
+// (a second round trip), as before (benchmarks/variant_families.py times both).
+#ifndef LN_PREFETCH
+#define LN_PREFETCH 1
+#endif
 
 __device__ __forceinline__ float4 ld_row(const float4* p) {
 #if ROW_HINTS
@@ -362,13 +368,22 @@ __device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, 
     float4* yr = reinterpret_cast<float4*>(y) + base;
     const float4* g4 = reinterpret_cast<const float4*>(gamma);
     const float4* b4 = reinterpret_cast<const float4*>(beta);
-    float4 v[V];
+    // gamma and beta loaded with the row, not after the reductions: one DRAM round trip per row, not two. Only where
+    // the 8 V extra registers leave at least 1024 threads per SM (T <= 512, V <= 4); beyond, the occupancy lost costs
+    // more (T = 1024, V = 2 fell from 3.99 to 2.65 TB/s at 8192 x 8192 on the H200) and V = 8 would spill.
+    constexpr bool pre = LN_PREFETCH && T <= 512 && V <= 4;
+    float4 v[V], g[V], b[V];
     float s = 0.0f;
 #pragma unroll
     for (int u = 0; u < V; ++u) {
         const int i = threadIdx.x + u * T;
-        if (i < n4) { v[u] = ld_row(xr + i); s += sum4(v[u]); }
+        if (i < n4) {
+            v[u] = ld_row(xr + i);
+            if (pre) { g[u] = __ldg(g4 + i); b[u] = __ldg(b4 + i); }
+        }
     }
+#pragma unroll
+    for (int u = 0; u < V; ++u) if (threadIdx.x + u * T < n4) s += sum4(v[u]);
     const float m = block_sum(s, red) / cols;
     float q = 0.0f;  // exact second pass over the registers: sum of squared deviations
 #pragma unroll
@@ -383,10 +398,10 @@ __device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, 
     for (int u = 0; u < V; ++u) {
         const int i = threadIdx.x + u * T;
         if (i < n4) {
-            const float4 g = __ldg(g4 + i), b = __ldg(b4 + i);
+            const float4 gu = pre ? g[u] : __ldg(g4 + i), bu = pre ? b[u] : __ldg(b4 + i);
             float4 o;
-            o.x = v[u].x * rs * g.x + b.x; o.y = v[u].y * rs * g.y + b.y;
-            o.z = v[u].z * rs * g.z + b.z; o.w = v[u].w * rs * g.w + b.w;
+            o.x = v[u].x * rs * gu.x + bu.x; o.y = v[u].y * rs * gu.y + bu.y;
+            o.z = v[u].z * rs * gu.z + bu.z; o.w = v[u].w * rs * gu.w + bu.w;
             st_row(yr + i, o);
         }
     }

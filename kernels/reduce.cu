@@ -53,9 +53,18 @@ __device__ __forceinline__ double block_partial(const float* __restrict__ x, i64
                 acc[u].x += v[u].x; acc[u].y += v[u].y; acc[u].z += v[u].z; acc[u].w += v[u].w;
             }
         }
-        for (; i < nv; i += stride) {
-            const float4 v = x4[i];
-            acc[0].x += v.x; acc[0].y += v.y; acc[0].z += v.z; acc[0].w += v.w;
+        // The rest (fewer than UNROLL strides) as one guarded pass, its loads issued together. A plain loop here
+        // waited a round trip per load; at 2^20 floats (fewer float4 than UNROLL x the grid) that loop was the whole
+        // kernel, two dependent loads per thread where the descriptor's bytes_per_thread (64) says one round trip.
+        {
+            float4 v[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u)
+                v[u] = i + u * stride < nv ? x4[i + u * stride] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u) {
+                acc[u].x += v[u].x; acc[u].y += v[u].y; acc[u].z += v[u].z; acc[u].w += v[u].w;
+            }
         }
         if (tid < (n & 3)) tail = x[4 * nv + tid];
     } else {
@@ -68,7 +77,8 @@ __device__ __forceinline__ double block_partial(const float* __restrict__ x, i64
     return block_sum(s);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS)
+// 6 blocks of 256 per SM (sum.py: BLOCKS_PER_SM) must stay resident: at most 42 registers.
+extern "C" __global__ void __launch_bounds__(THREADS, 6)
 sum_partial(const float* __restrict__ x, double* __restrict__ partial, i64 n)
 {
     const double s = block_partial(x, n);

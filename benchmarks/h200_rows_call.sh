@@ -1,0 +1,11 @@
+set -u
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
+R=$OUT/r; mkdir -p $R
+{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader; python3 -c 'import cupy; print("cupy", cupy.__version__)'; git log --oneline -1; } > $R/env.txt 2>&1; cat $R/env.txt
+timeout 200 python3 benchmarks/kernel_variants.py --only rows > $R/variants.txt 2>&1; echo "exit $?" >> $R/variants.txt
+grep -v "^$" $R/variants.txt | tail -45
+for k in layernorm_fused softmax_fused; do
+timeout 50 python3 -m roofline sweep $k --over rows --set cols=1024 --sizes 2..2**15:4 --min-time 0.05 --model first-principles \
+  --calibrated docs/measurements/h200-2026-11-30-measured.yaml -o $R/$k-rows1024.json > $R/$k-rows1024.txt 2>&1; echo "exit $?" >> $R/$k-rows1024.txt; tail -14 $R/$k-rows1024.txt
+done
+tar czf $OUT/rows.tgz -C $OUT r
