@@ -18,7 +18,7 @@ KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
     "access_bytes", "implementation", "traffic", "family", "test_params",
-    "threads", "bytes_per_thread", "launches", "interconnect",
+    "threads", "bytes_per_thread", "launches", "reductions", "interconnect",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
@@ -175,15 +175,16 @@ def _links(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
 
 
 def _geometry(f: "Fields", names: Sequence[str]) -> LaunchGeometry:
-    """threads and bytes_per_thread (formulas that may also use sm_count) and launches (a whole
-    number): how the kernel launches, for the first-principles size model (docs/kernel-interface.md)."""
+    """threads and bytes_per_thread (formulas that may also use sm_count), launches and reductions (whole numbers):
+    how the kernel launches, for the first-principles size model (docs/kernel-interface.md)."""
     allowed = [*names, "sm_count"]
     exprs = {key: _formula(f.path, key, f.data[key], allowed) if f.has(key) else None
              for key in ("threads", "bytes_per_thread")}
     launches = f.integer("launches") if f.has("launches") else None
     if launches is not None and f.has("stages"):
         raise f.error("launches", "a pipeline launches once per stage; give launches only without stages")
-    return LaunchGeometry(launches=launches, **exprs)
+    reductions = f.integer("reductions", minimum=0) if f.has("reductions") else None
+    return LaunchGeometry(launches=launches, reductions=reductions, **exprs)
 
 
 def _descriptor_files(path: Path) -> list[Path]:

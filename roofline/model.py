@@ -135,9 +135,10 @@ class LaunchGeometry:
     threads: Expr | None = None  # threads per launch
     bytes_per_thread: Expr | None = None  # bytes one thread has in flight at once
     launches: int | None = None  # launches in series, for a kernel without stages (a reduction's second pass)
+    reductions: int | None = None  # block-wide reductions on the critical path, in series, over all launches
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches))
+        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches, self.reductions))
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,14 @@ threads, the bytes b each thread has in flight at once, and the number of launch
 Per launch of B bytes and T threads:
 
     F = min(T, resident threads) · b                 bytes in flight (Little's Law)
-    t = L + max(λ_k + B / BW,  ceil(B / F) · λ_k)
+    t = L + max(λ_k + B / BW,  ceil(B / F) · λ_k) + r · R
 
 The first form is the pipe: the first bytes land one round trip after the launch, the rest stream at BW. The second
 is Little's Law: with only F bytes in flight a launch moves F per round trip, so it needs ceil(B / F) of them, and a
-last partial window (the tail of the last wave) costs a whole round trip. Launches run in series: a kernel's time is
-the sum over its launches. Pure: no device, no files.
+last partial window (the tail of the last wave) costs a whole round trip. r · R is the work between a block's loads and
+its stores that no load overlaps: r block-wide reductions in series (the descriptor's `reductions`; a row softmax
+has two, max then sum), each costing R, the reduction probe's figure. Launches run in series: a kernel's time is the
+sum over its launches. Pure: no device, no files.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class MachineFigures:
     resident_threads: int | None = None  # SMs × threads per SM: the most threads in flight at once
     resident_source: str = "not known: bytes in flight are not capped"
     sm_count: int | None = None
+    reduction: float = 0.0  # s: R, one block-wide reduction (warp shuffles, barriers) that no load overlaps
+    reduction_source: str = "not measured: 0"
     model: str = FIRST_PRINCIPLES
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +65,7 @@ class LaunchShape:
     bytes: float
     threads: float
     bytes_per_thread: float
+    reductions: int = 0  # block-wide reductions in series in each block
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,7 @@ class LaunchTime:
     windows: int  # ceil(B / F): the round trips Little's Law needs
     time: float
     regime: str
+    reductions: float = 0.0  # r · R
 
 
 def machine_figures(source: MachineSpec, overheads: Mapping[str, Any]) -> MachineFigures:
@@ -98,6 +104,7 @@ def machine_figures(source: MachineSpec, overheads: Mapping[str, Any]) -> Machin
     elif probe.get("error"):
         why = f"the stream probe failed ({probe['error']}); {why}"
     resident = source.resident_threads
+    reduction, reduction_why = _reduction(overheads.get("reduction") or {})
     return MachineFigures(
         bandwidth=bw, bandwidth_source=f"{kind} {source.id} (memory.bandwidth)",
         memory_latency=latency, memory_latency_source=f"{kind} {source.id} (memory.latency)",
@@ -106,7 +113,22 @@ def machine_figures(source: MachineSpec, overheads: Mapping[str, Any]) -> Machin
         resident_source=(f"{kind} {source.id} (sm_count × max_threads_per_sm)" if resident
                          else "not known: bytes in flight are not capped"),
         sm_count=source.sm_count or probe.get("sm_count"),
+        reduction=reduction, reduction_source=reduction_why,
     )
+
+
+def _reduction(probe: Mapping[str, Any]) -> tuple[float, str]:
+    """R from the reduction probe: (its time with `reductions` block reductions − its time with none) ÷ reductions.
+    The two launches differ only in those reductions, so launch, round trip and bytes cancel."""
+    if probe.get("error"):
+        return 0.0, f"the reduction probe failed ({probe['error']}); 0 assumed"
+    if not probe.get("time") or not probe.get("base_time") or not probe.get("reductions"):
+        return 0.0, "not measured: 0"
+    got = (probe["time"] - probe["base_time"]) / probe["reductions"]
+    if got <= 0:
+        return 0.0, f"the reduction probe measured {got * 1e9:.0f} ns per reduction; 0 assumed"
+    return got, (f"measured: reduction probe ({probe.get('method', '?')}) {probe['time'] * 1e9:.0f} ns with "
+                 f"{probe['reductions']} reductions, {probe['base_time'] * 1e9:.0f} ns without")
 
 
 def _geometry_value(d: KernelDescriptor, field: str, expr: Expr, env: Mapping[str, float]) -> float:
@@ -142,13 +164,15 @@ def launch_shapes(d: KernelDescriptor, work: Workload, sm_count: int | None) -> 
             shapes.append(LaunchShape(b, max(1.0, math.ceil(b / b_t - _EPS)), b_t))
         else:
             shapes.append(LaunchShape(b, threads, per_thread if per_thread is not None else b / threads))
+    if g.reductions:
+        shapes[0] = LaunchShape(shapes[0].bytes, shapes[0].threads, shapes[0].bytes_per_thread, g.reductions)
     if not work.stages:
         shapes += [LaunchShape(0.0, 1.0, 0.0)] * ((g.launches or 1) - 1)
     return tuple(shapes)
 
 
 def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
-    """One launch: L + max(λ_k + B/BW, ceil(B/F) · λ_k) (see the module docstring), with its regime."""
+    """One launch: L + max(λ_k + B/BW, ceil(B/F) · λ_k) + r · R (see the module docstring), with its regime."""
     lam = m.round_trip
     resident = shape.threads if m.resident_threads is None else min(shape.threads, m.resident_threads)
     in_flight = resident * shape.bytes_per_thread
@@ -160,7 +184,8 @@ def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
     else:
         windows = max(1, math.ceil(shape.bytes / in_flight - _EPS))
     pipe, little = lam + transfer, windows * lam
-    body = max(pipe, little)
+    reductions = shape.reductions * m.reduction
+    body = max(pipe, little) + reductions
     if m.launch_floor >= body:
         regime = LAUNCH_BOUND
     elif little > pipe:
@@ -171,7 +196,7 @@ def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
         regime = BANDWIDTH_BOUND
     return LaunchTime(bytes=shape.bytes, threads=shape.threads, launch=m.launch_floor, round_trip=lam,
                       transfer=transfer, in_flight=in_flight, windows=windows, time=m.launch_floor + body,
-                      regime=regime)
+                      regime=regime, reductions=reductions)
 
 
 def predict(shapes: Sequence[LaunchShape], m: MachineFigures) -> tuple[float, tuple[LaunchTime, ...], str]:
@@ -202,6 +227,7 @@ def annotate(entries: Iterable[MutableMapping[str, Any]], shapes: Sequence[Seque
             "model": FIRST_PRINCIPLES, "regime": regime,
             "launch": sum(t.launch for t in times), "latency": main.round_trip,
             "transfer": sum(t.transfer for t in times), "in_flight": main.in_flight, "windows": main.windows,
+            "reductions": sum(t.reductions for t in times),
             "launches": [asdict(t) for t in times],
             "simple_max_time": simple, "simple_max_error": simple / measured - 1.0 if measured else None,
         }

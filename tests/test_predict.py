@@ -80,6 +80,14 @@ def test_bytes_without_bytes_in_flight_are_refused():
         launch_time(LaunchShape(1e3, 10, 0.0), machine())
 
 
+def test_block_reductions_add_their_time_after_the_round_trip_and_the_stream():
+    # 0.5 MB in one window (1.5 µs after L, as above) plus 2 reductions of 0.2 µs that no load overlaps
+    t = launch_time(LaunchShape(5e5, 100, 5e3, reductions=2), machine(reduction=0.2e-6))
+    assert t.reductions == pytest.approx(0.4e-6)
+    assert t.time == pytest.approx(0.5e-6 + 1e-6 + 0.5e-6 + 0.4e-6)
+    assert launch_time(LaunchShape(5e5, 100, 5e3), machine(reduction=0.2e-6)).reductions == 0.0  # none declared
+
+
 def test_launches_run_in_series():
     total, times, regime = predict([LaunchShape(1e8, 1e6, 1e4), LaunchShape(0.0, 1, 0.0)], machine())
     assert [t.time for t in times] == pytest.approx([101.5e-6, 1.5e-6])  # the second: L + one round trip
@@ -110,6 +118,18 @@ def test_without_a_usable_probe_the_round_trip_is_twice_the_dram_latency(toy_spe
     assert m.round_trip == pytest.approx(2e-6) and why in m.round_trip_source
 
 
+@pytest.mark.parametrize("probe, value, why", [
+    ({"time": 3.0e-6, "base_time": 2.2e-6, "reductions": 2, "method": "m"}, 0.4e-6,
+     "measured: reduction probe (m) 3000 ns with 2 reductions, 2200 ns without"),
+    (None, 0.0, "not measured: 0"),
+    ({"error": "RuntimeError: x"}, 0.0, "the reduction probe failed (RuntimeError: x); 0 assumed"),
+    ({"time": 2.0e-6, "base_time": 2.2e-6, "reductions": 2}, 0.0, "measured -100 ns per reduction; 0 assumed"),
+])
+def test_the_reduction_time_is_half_the_probes_difference(toy_spec, probe, value, why):
+    m = machine_figures(toy_spec, {"launch_floor": 1e-6, "launch_floor_source": "s", "reduction": probe})
+    assert m.reduction == pytest.approx(value) and why in m.reduction_source
+
+
 # ---- the descriptor fields ---------------------------------------------------------------------------------
 
 
@@ -129,6 +149,9 @@ def test_threads_bytes_per_thread_and_launches_are_read_and_used(tmp_path):
     main, second = launch_shapes(d, work, sm_count=10)
     assert main == LaunchShape(8 * 2**20, 64 * 20, 32.0)  # min(20, 4096) blocks of 64
     assert second == LaunchShape(0.0, 1.0, 0.0)
+    rows = _descriptor(tmp_path, "flops: n\nbytes: 2 * n * itemsize\nthreads: n / 4\nreductions: 2\nlaunches: 2\n")
+    first, finish = launch_shapes(rows, evaluate(rows), None)
+    assert first.reductions == 2 and finish.reductions == 0  # on the main launch, counted once
 
 
 def test_defaults_each_thread_its_share_or_one_access_each(tmp_path):
@@ -147,6 +170,8 @@ def test_defaults_each_thread_its_share_or_one_access_each(tmp_path):
     ("bytes_per_thread: 0\n", "bytes_per_thread: '0' gives 0"),
     ("launches: 0\n", "launches: must be at least 1"),
     ("launches: 1.5\n", "launches: expected a whole number"),
+    ("reductions: -1\n", "reductions: must be at least 0"),
+    ("reductions: two\n", "reductions: expected a whole number"),
 ])
 def test_bad_fields_name_the_file_and_field(tmp_path, body, message):
     with pytest.raises(InputError) as err:
@@ -176,6 +201,9 @@ def test_the_bundled_target_kernels_launch_as_their_implementations_do():
     assert shapes("vector_add", n=2**20)[0].bytes_per_thread == 12
     partial, finish = shapes("sum", n=2**28)
     assert partial.threads == 256 * 6 * 132 and partial.bytes_per_thread == 64 and finish.bytes == 0
+    assert partial.reductions == 2  # a block sum in each launch, in series
+    for rows in ("softmax_fused", "layernorm_fused"):
+        assert shapes(rows, rows=2, cols=1024)[0].reductions == 2
     assert shapes("sum", n=4096)[0].threads == 256 * 4  # fewer blocks than 6 per SM when n is small
     (row,) = shapes("softmax_fused", rows=8, cols=8192)
     assert row.threads == 8 * 512 and row.bytes_per_thread == 128  # 4 float4 in and out per thread
@@ -219,19 +247,22 @@ class _FakeCupy:
     arange, full = staticmethod(np.arange), staticmethod(np.full)
 
     def __init__(self, wrong: bool = False):
-        self.wrong = wrong
+        self.wrong, self.launched = wrong, []
 
     def all(self, x):
         return _Scalar(bool(np.all(x)))
 
     def RawModule(self, code):  # noqa: N802 - CuPy's name
         fake = self
-        assert "stream_probe" in code
+        assert "stream_probe" in code or "reduction_probe" in code
 
         class Module:
             def get_function(self, name):
+                assert name in code
+
                 def kernel(grid, block, args):
-                    src, dst = args
+                    src, dst = args[:2]
+                    fake.launched.append((name, block[0]) + tuple(int(a) for a in args[2:]))
                     n = grid[0] * block[0] * 4
                     dst[:n] = src[:n] + (2 if fake.wrong else 1)
                 return kernel
@@ -271,3 +302,17 @@ def test_the_stream_probe_tiles_cold_sets_checks_them_and_reports_its_bytes():
         stream_probe(_FakeBackend(_FakeCupy(wrong=True)), MeasurePolicy(), sets=16)
     with pytest.raises(RuntimeError, match="no SM count"):
         stream_probe(_FakeBackend(_FakeCupy(), sms=0), MeasurePolicy())
+
+
+def test_the_reduction_probe_times_the_same_launch_with_and_without_its_reductions():
+    from roofline.measure.launch_overhead import REDUCTION_THREADS, reduction_probe
+    from roofline.measure.policy import MeasurePolicy
+
+    cp = _FakeCupy()
+    found = reduction_probe(_FakeBackend(cp), MeasurePolicy())
+    assert {(name, threads, chained) for name, threads, chained in cp.launched} == {
+        ("reduction_probe", REDUCTION_THREADS, 0), ("reduction_probe", REDUCTION_THREADS, 1)}
+    assert found["reductions"] == 2 and found["time"] == found["base_time"] == 2e-6  # the fake times both alike
+    assert found["sets"] == -(-4 * (1 << 20) // (4 * REDUCTION_THREADS * 4 * 4))  # 4 × L2 per array
+    with pytest.raises(RuntimeError, match="did not write src \\+ 1 everywhere"):
+        reduction_probe(_FakeBackend(_FakeCupy(wrong=True)), MeasurePolicy())

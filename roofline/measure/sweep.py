@@ -88,7 +88,8 @@ def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
     latency); a stream probe that fails leaves {'error': …} (the first-principles model then uses 2 × the DRAM
     latency)."""
     from roofline.errors import first_line
-    from roofline.measure.launch_overhead import host_call_floor, launch_overheads, stream_probe
+    from roofline.measure.launch_overhead import (host_call_floor, launch_overheads, reduction_probe,
+                                                  stream_probe)
 
     small = MeasurePolicy(min_time=min(policy.min_time, 0.3), min_repeats=policy.min_repeats, seed=policy.seed)
     if engine.name == "numpy":
@@ -112,6 +113,10 @@ def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
         found["stream"] = stream_probe(engine, small)
     except Exception as exc:  # noqa: BLE001 - the model falls back to 2 × the DRAM latency and says so
         found["stream"] = {"error": f"{type(exc).__name__}: {first_line(exc, 300)}"}
+    try:
+        found["reduction"] = reduction_probe(engine, small)
+    except Exception as exc:  # noqa: BLE001 - the model then counts reductions as free and says so
+        found["reduction"] = {"error": f"{type(exc).__name__}: {first_line(exc, 300)}"}
     return found
 
 

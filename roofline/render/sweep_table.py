@@ -81,10 +81,11 @@ def explanation(doc: dict[str, Any]) -> list[str]:
 def _first_principles_lines(m: dict[str, Any]) -> list[str]:
     resident = m.get("resident_threads")
     return [
-        "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk), F = min(threads, resident) × bytes per "
-        "thread; nothing fitted on the kernel",
+        "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk) + r·R, F = min(threads, resident) × bytes "
+        "per thread, r the kernel's block reductions in series; nothing fitted on the kernel",
         f"  L  = {format_time(m['launch_floor'])}: {m['launch_floor_source']}",
         f"  λk = {format_time(m['round_trip'])}: {m['round_trip_source']}",
+        f"  R  = {format_time(m.get('reduction') or 0.0)}: {m.get('reduction_source') or 'not measured: 0'}",
         f"  BW = {format_rate(m['bandwidth'])}: {m['bandwidth_source']}",
         f"  resident threads = {resident if resident else 'not capped'}: {m['resident_source']}",
         f"  Little's Law: streaming at BW needs BW × λk = {format_bytes(m['bandwidth'] * m['round_trip'])} in "
