@@ -12,36 +12,109 @@ extern "C" __global__ void matmul_naive(const float* __restrict__ a, const float
     c[(long long)i * n + j] = s;
 }
 
-// Tiled SGEMM: a 128 x 128 tile of C per block of 256 threads, 8 x 8 outputs per thread held in
-// registers, K in steps of 8 through double-buffered shared memory (the next step's tile is loaded
-// into registers while the current one is multiplied, so one barrier per step suffices).
-// A thread's 8 rows are {ty*4..ty*4+3} and {64+ty*4..}, its columns likewise, so that the
-// shared-memory reads are float4 and conflict-free. Edges (n not a multiple of 128, or of 4)
-// are zero-filled on load and masked on store; vec = (n % 4 == 0) enables float4 global access.
+// Tiled SGEMM (benchmarks/sgemm_variants.cu's sg_bk16_s2_w64_g8; H200 2026-11-30: 0.915x cuBLAS FP32 at N = 4096,
+// where the previous register-prefetch 128 x 128 x 8 design reached 0.823x). A 128 x 128 tile of C per block of
+// 256 threads, 8 x 8 outputs per thread in registers, FFMA on the CUDA cores only.
+// - K in steps of 16 through two shared-memory stages filled by cp.async: tile kt+1 is in flight while tile kt is
+//   multiplied, no registers hold it and no thread waits for it; one barrier per 16 k (the old design: per 8).
+// - Warp tiling: the 8 warps are 2 x 4 sub-tiles of 64 x 32; a thread owns rows {r0..r0+3, r0+32..} and columns
+//   {c0..c0+3, c0+16..}, so every fragment read is one LDS.128 and a warp reads 8 + 4 distinct float4 per k.
+// - A is stored transposed (as[k][m], rows padded by 4 floats): 4-byte cp.async, a warp covering 8 k x 4 rows
+//   (four full 32-byte sectors from global memory, 32 distinct banks in shared memory). B: 16-byte cp.async.
+// - K is walked residue first: tile kt covers k in [kt*16 - kofs, +16) with kofs = tiles*16 - n, so only tile 0
+//   can hold k out of range (k < 0, zero-filled by a source size of 0) and the main loop checks no k.
+// - Interior blocks (the whole tile inside C, n % 4 == 0: every block at N = 4096) copy and store unpredicated;
+//   edge blocks predicate every copy (zero fill, the masked copy pointed at the matrix base) and store (masked;
+//   float4 only when vec = n % 4 == 0).
+// - Blocks are numbered in groups of 8 block rows walking the block columns (grid: tiles^2 blocks, 1-D).
 #define BM 128
-#define BK 8
-#define APAD 4   // the transposed A tile is padded so its scattered stores do not conflict
+#define BN 128
+#define BK 16
+#define APAD 4   // the transposed A tile's rows are padded so its 4-byte copies land in distinct banks
+#define GROUP 8
 
-__device__ __forceinline__ float4 load4(const float* __restrict__ p, int n, int row, int col, int vec) {
-    const long long o = (long long)row * n + col;
-    if (row < n && vec && col < n) return *reinterpret_cast<const float4*>(p + o);
-    float4 v;
-    const bool r = row < n;
-    v.x = r && col < n ? p[o] : 0.0f;
-    v.y = r && col + 1 < n ? p[o + 1] : 0.0f;
-    v.z = r && col + 2 < n ? p[o + 2] : 0.0f;
-    v.w = r && col + 3 < n ? p[o + 3] : 0.0f;
-    return v;
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+    unsigned r;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+    return r;
 }
 
-extern "C" __global__ void __launch_bounds__(256, 2)
-matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n, int vec) {
-    __shared__ __align__(16) float as[2][BK][BM + APAD];
-    __shared__ __align__(16) float bs[2][BK][BM];
-    const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BM;
-    const int ar = tid / 2, ac = (tid % 2) * 4;   // this thread's float4 of the A tile (128 x 8)
-    const int br = tid / 32, bc = (tid % 32) * 4; // and of the B tile (8 x 128)
+__device__ __forceinline__ void cp_async4(unsigned dst, const float* src) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
+}
+
+__device__ __forceinline__ void cp_async16(unsigned dst, const float* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
+
+// Source size 0 when !ok: nothing is read and the destination is zero-filled (the edge handling).
+__device__ __forceinline__ void cp_async4_zfill(unsigned dst, const float* src, bool ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async16_zfill(unsigned dst, const float* src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
+}
+
+template <bool INTERIOR, bool VEC>
+__device__ __forceinline__ void matmul_tile(const float* __restrict__ a, const float* __restrict__ b,
+                                            float* __restrict__ c, int n, int m0, int n0,
+                                            float (*as)[BK][BM + APAD], float (*bs)[BK][BN]) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int r0 = (warp / 4) * 64 + (lane / 4) * 4, c0 = (warp % 4) * 32 + (lane % 4) * 4;
+
+    const int ktiles = (n + BK - 1) / BK, kofs = ktiles * BK - n;
+    // A copy (i, h): A[m0 + i*32 + arow][k0 + h*8 + ak] -> as[.][h*8 + ak][i*32 + arow].
+    const int arow = warp * 4 + lane / 8, ak = lane % 8;
+    bool a_ok[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a_ok[i] = m0 + i * 32 + arow < n;
+    const long long a_row_step = 32LL * n;
+    const float* a_src = a + (long long)(m0 + arow) * n + ak - kofs;
+    const unsigned a_dst = smem_addr(&as[0][ak][arow]);
+    // B copy j: B[k0 + j*8 + warp][n0 + lane*4 .. +3] -> bs[.][j*8 + warp][lane*4 ..].
+    const int bcol = n0 + lane * 4;
+    const float* b_src = b + (long long)(warp - kofs) * n + bcol;
+    const unsigned b_dst = smem_addr(&bs[0][warp][lane * 4]);
+    constexpr unsigned A_STAGE = BK * (BM + APAD) * 4, B_STAGE = BK * BN * 4;  // bytes
+
+    auto load = [&](int stage, int kt, bool first) {
+        const int k0 = kt * BK - kofs;
+        const float* ap = a_src + kt * BK;
+        const float* bp = b_src + (long long)kt * BK * n;
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int h = 0; h < BK / 8; ++h) {
+                const unsigned dst = a_dst + stage * A_STAGE + 4u * (h * 8 * (BM + APAD) + i * 32);
+                const float* src = ap + i * a_row_step + h * 8;
+                if (INTERIOR && !first) {
+                    cp_async4(dst, src);
+                } else {
+                    const bool ok = (INTERIOR || a_ok[i]) && k0 + h * 8 + ak >= 0;
+                    cp_async4_zfill(dst, ok ? src : a, ok);
+                }
+            }
+#pragma unroll
+        for (int j = 0; j < BK / 8; ++j) {
+            const unsigned dst = b_dst + stage * B_STAGE + 4u * (j * 8 * BN);
+            const float* src = bp + (long long)j * 8 * n;
+            const int k = k0 + j * 8 + warp;
+            if (INTERIOR && !first) {
+                cp_async16(dst, src);
+            } else if (VEC) {
+                const bool ok = k >= 0 && bcol < n;
+                cp_async16_zfill(dst, ok ? src : b, ok);
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const bool ok = k >= 0 && bcol + e < n;
+                    cp_async4_zfill(dst + 4u * e, ok ? src + e : b, ok);
+                }
+            }
+        }
+        asm volatile("cp.async.commit_group;\n" ::);
+    };
 
     float acc[8][8];
 #pragma unroll
@@ -49,53 +122,56 @@ matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __
 #pragma unroll
         for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
 
-    float4 ra = load4(a, n, m0 + ar, ac, vec), rb = load4(b, n, br, n0 + bc, vec);
-    as[0][ac][ar] = ra.x; as[0][ac + 1][ar] = ra.y; as[0][ac + 2][ar] = ra.z; as[0][ac + 3][ar] = ra.w;
-    *reinterpret_cast<float4*>(&bs[0][br][bc]) = rb;
-    __syncthreads();
-
-    int cur = 0;
-    for (int k0 = 0; k0 < n; k0 += BK) {
-        const bool more = k0 + BK < n;
-        if (more) {
-            ra = load4(a, n, m0 + ar, k0 + BK + ac, vec);
-            rb = load4(b, n, k0 + BK + br, n0 + bc, vec);
-        }
+    load(0, 0, true);
+    for (int kt = 0; kt < ktiles; ++kt) {
+        const int cur = kt & 1;
+        asm volatile("cp.async.wait_group 0;\n" ::);
+        __syncthreads();  // tile kt is in, and every thread is done with the other stage (tile kt-1)
+        if (kt + 1 < ktiles) load(cur ^ 1, kt + 1, false);
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
             float av[8], bv[8];
-            *reinterpret_cast<float4*>(av) = *reinterpret_cast<const float4*>(&as[cur][kk][ty * 4]);
-            *reinterpret_cast<float4*>(av + 4) = *reinterpret_cast<const float4*>(&as[cur][kk][64 + ty * 4]);
-            *reinterpret_cast<float4*>(bv) = *reinterpret_cast<const float4*>(&bs[cur][kk][tx * 4]);
-            *reinterpret_cast<float4*>(bv + 4) = *reinterpret_cast<const float4*>(&bs[cur][kk][64 + tx * 4]);
+            *reinterpret_cast<float4*>(av) = *reinterpret_cast<const float4*>(&as[cur][kk][r0]);
+            *reinterpret_cast<float4*>(av + 4) = *reinterpret_cast<const float4*>(&as[cur][kk][r0 + 32]);
+            *reinterpret_cast<float4*>(bv) = *reinterpret_cast<const float4*>(&bs[cur][kk][c0]);
+            *reinterpret_cast<float4*>(bv + 4) = *reinterpret_cast<const float4*>(&bs[cur][kk][c0 + 16]);
 #pragma unroll
             for (int i = 0; i < 8; ++i)
 #pragma unroll
                 for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
         }
-        if (more) {
-            const int nx = cur ^ 1;
-            as[nx][ac][ar] = ra.x; as[nx][ac + 1][ar] = ra.y; as[nx][ac + 2][ar] = ra.z; as[nx][ac + 3][ar] = ra.w;
-            *reinterpret_cast<float4*>(&bs[nx][br][bc]) = rb;
-        }
-        __syncthreads();
-        cur ^= 1;
     }
 
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-        const int row = m0 + (i < 4 ? ty * 4 + i : 64 + ty * 4 + i - 4);
-        if (row >= n) continue;
+        const int row = m0 + r0 + (i < 4 ? i : 28 + i);
+        if (!INTERIOR && row >= n) continue;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int col = n0 + h * 64 + tx * 4;
+            const int col = n0 + c0 + h * 16;
             float* p = c + (long long)row * n + col;
-            if (vec && col < n) {
-                *reinterpret_cast<float4*>(p) = make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
+            if (INTERIOR || (VEC && col < n)) {
+                *reinterpret_cast<float4*>(p) =
+                    make_float4(acc[i][h * 4], acc[i][h * 4 + 1], acc[i][h * 4 + 2], acc[i][h * 4 + 3]);
             } else {
 #pragma unroll
-                for (int j = 0; j < 4; ++j) if (col + j < n) p[j] = acc[i][h * 4 + j];
+                for (int j = 0; j < 4; ++j)
+                    if (col + j < n) p[j] = acc[i][h * 4 + j];
             }
         }
     }
+}
+
+// Launch: ((n+127)/128)^2 blocks (1-D) of 256 threads; vec = (n % 4 == 0).
+extern "C" __global__ void __launch_bounds__(256, 2)
+matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n, int vec) {
+    __shared__ __align__(16) float as[2][BK][BM + APAD];
+    __shared__ __align__(16) float bs[2][BK][BN];
+    const int tiles = (n + BM - 1) / BM;
+    const int per_group = GROUP * tiles, first = blockIdx.x / per_group * GROUP;
+    const int rows = min(tiles - first, GROUP), in_group = blockIdx.x % per_group;
+    const int m0 = (first + in_group % rows) * BM, n0 = in_group / rows * BN;
+    if (vec && m0 + BM <= n && n0 + BN <= n) matmul_tile<true, true>(a, b, c, n, m0, n0, as, bs);
+    else if (vec) matmul_tile<false, true>(a, b, c, n, m0, n0, as, bs);
+    else matmul_tile<false, false>(a, b, c, n, m0, n0, as, bs);
 }
