@@ -323,19 +323,20 @@ __device__ __forceinline__ void st_row(float4* p, float4 v) {
 }
 
 template <int T, int V>
-__device__ __forceinline__ void softmax_reg_body(const float* __restrict__ x, float* __restrict__ y, int cols) {
-    __shared__ float red[WARP];
-    const int n4 = cols / 4;
-    const long long base = (long long)blockIdx.x * n4;
-    const float4* xr = reinterpret_cast<const float4*>(x) + base;
-    float4* yr = reinterpret_cast<float4*>(y) + base;
-    float4 v[V];
-    float m = NEG_INF;
+__device__ __forceinline__ void row_load(const float4* __restrict__ xr, int n4, float4 (&v)[V]) {
 #pragma unroll
     for (int u = 0; u < V; ++u) {
         const int i = threadIdx.x + u * T;
-        if (i < n4) { v[u] = ld_row(xr + i); m = fmaxf(m, max4(v[u])); }
+        if (i < n4) v[u] = ld_row(xr + i);
     }
+}
+
+// A row held in registers (thread t has float4 t, t + T, ...): block max, exp and block sum, scale, store to yr.
+template <int T, int V>
+__device__ __forceinline__ void softmax_row_store(float4 (&v)[V], int n4, float* red, float4* __restrict__ yr) {
+    float m = NEG_INF;
+#pragma unroll
+    for (int u = 0; u < V; ++u) if (threadIdx.x + u * T < n4) m = fmaxf(m, max4(v[u]));
     m = block_max(m, red);
     float s = 0.0f;
 #pragma unroll
@@ -357,35 +358,18 @@ __device__ __forceinline__ void softmax_reg_body(const float* __restrict__ x, fl
     }
 }
 
-template <int T, int V>
-__device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, const float* __restrict__ gamma,
-                                                   const float* __restrict__ beta, float* __restrict__ y,
-                                                   int cols, float eps) {
-    __shared__ float red[WARP];
-    const int n4 = cols / 4;
-    const long long base = (long long)blockIdx.x * n4;
-    const float4* xr = reinterpret_cast<const float4*>(x) + base;
-    float4* yr = reinterpret_cast<float4*>(y) + base;
-    const float4* g4 = reinterpret_cast<const float4*>(gamma);
-    const float4* b4 = reinterpret_cast<const float4*>(beta);
-    // gamma and beta loaded with the row, not after the reductions: one DRAM round trip per row, not two. Only where
-    // the 8 V extra registers leave at least 1024 threads per SM (T <= 512, V <= 4); beyond, the occupancy lost costs
-    // more (T = 1024, V = 2 fell from 3.99 to 2.65 TB/s at 8192 x 8192 on the H200) and V = 8 would spill.
-    constexpr bool pre = LN_PREFETCH && T <= 512 && V <= 4;
-    float4 v[V], g[V], b[V];
+// A row held in registers: mean, then the exact second pass of the variance over the registers, then normalise,
+// scale by gamma, add beta and store to yr. With PRE, gamma and beta are already in g and b; else loaded here.
+template <int T, int V, bool PRE>
+__device__ __forceinline__ void layernorm_row_store(float4 (&v)[V], const float4 (&g)[V], const float4 (&b)[V],
+                                                    const float4* __restrict__ g4, const float4* __restrict__ b4,
+                                                    int n4, int cols, float eps, float* red,
+                                                    float4* __restrict__ yr) {
     float s = 0.0f;
-#pragma unroll
-    for (int u = 0; u < V; ++u) {
-        const int i = threadIdx.x + u * T;
-        if (i < n4) {
-            v[u] = ld_row(xr + i);
-            if (pre) { g[u] = __ldg(g4 + i); b[u] = __ldg(b4 + i); }
-        }
-    }
 #pragma unroll
     for (int u = 0; u < V; ++u) if (threadIdx.x + u * T < n4) s += sum4(v[u]);
     const float m = block_sum(s, red) / cols;
-    float q = 0.0f;  // exact second pass over the registers: sum of squared deviations
+    float q = 0.0f;  // sum of squared deviations
 #pragma unroll
     for (int u = 0; u < V; ++u) {
         if (threadIdx.x + u * T < n4) {
@@ -398,13 +382,42 @@ __device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, 
     for (int u = 0; u < V; ++u) {
         const int i = threadIdx.x + u * T;
         if (i < n4) {
-            const float4 gu = pre ? g[u] : __ldg(g4 + i), bu = pre ? b[u] : __ldg(b4 + i);
+            const float4 gu = PRE ? g[u] : __ldg(g4 + i), bu = PRE ? b[u] : __ldg(b4 + i);
             float4 o;
             o.x = v[u].x * rs * gu.x + bu.x; o.y = v[u].y * rs * gu.y + bu.y;
             o.z = v[u].z * rs * gu.z + bu.z; o.w = v[u].w * rs * gu.w + bu.w;
             st_row(yr + i, o);
         }
     }
+}
+
+template <int T, int V>
+__device__ __forceinline__ void softmax_reg_body(const float* __restrict__ x, float* __restrict__ y, int cols) {
+    __shared__ float red[WARP];
+    const int n4 = cols / 4;
+    const long long base = (long long)blockIdx.x * n4;
+    float4 v[V];
+    row_load<T, V>(reinterpret_cast<const float4*>(x) + base, n4, v);
+    softmax_row_store<T, V>(v, n4, red, reinterpret_cast<float4*>(y) + base);
+}
+
+template <int T, int V>
+__device__ __forceinline__ void layernorm_reg_body(const float* __restrict__ x, const float* __restrict__ gamma,
+                                                   const float* __restrict__ beta, float* __restrict__ y,
+                                                   int cols, float eps) {
+    __shared__ float red[WARP];
+    const int n4 = cols / 4;
+    const long long base = (long long)blockIdx.x * n4;
+    const float4* g4 = reinterpret_cast<const float4*>(gamma);
+    const float4* b4 = reinterpret_cast<const float4*>(beta);
+    // gamma and beta loaded with the row, not after the reductions: one DRAM round trip per row, not two. Only where
+    // the 8 V extra registers leave at least 1024 threads per SM (T <= 512, V <= 4); beyond, the occupancy lost costs
+    // more (T = 1024, V = 2 fell from 3.99 to 2.65 TB/s at 8192 x 8192 on the H200) and V = 8 would spill.
+    constexpr bool pre = LN_PREFETCH && T <= 512 && V <= 4;
+    float4 v[V], g[V], b[V];
+    row_load<T, V>(reinterpret_cast<const float4*>(x) + base, n4, v);
+    if (pre) { row_load<T, V>(g4, n4, g); row_load<T, V>(b4, n4, b); }
+    layernorm_row_store<T, V, pre>(v, g, b, g4, b4, n4, cols, eps, red, reinterpret_cast<float4*>(y) + base);
 }
 
 #define ROW_REG(T, V) \
