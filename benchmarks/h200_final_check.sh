@@ -8,9 +8,7 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R="$OUT/run"; mkdir -p "$R"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader
-  python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'; ncu --version | tail -1
-} > "$R/env.txt" 2>&1; cat "$R/env.txt"
+. benchmarks/device_env.sh; device_env "$R/env.txt"
 timeout 70 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_calibrate_l1.py tests/test_calibrate.py \
     > "$R/calib_tests.txt" 2>&1; echo "exit $?" >> "$R/calib_tests.txt"; tail -3 "$R/calib_tests.txt"
 timeout 45 python3 -m roofline calibrate --quick -o "$R/measured-quick.yaml" > "$R/calibrate.txt" 2>&1

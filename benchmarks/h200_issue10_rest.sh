@@ -12,9 +12,7 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 STEPS=${STEPS:-calib ncu}
 R="$OUT/run"
 mkdir -p "$R"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader
-  python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'
-  ncu --version | tail -1; git log --oneline -1 2>/dev/null; } > "$R/env.txt" 2>&1
+. benchmarks/device_env.sh; device_env "$R/env.txt"
 cat "$R/env.txt"
 for step in $STEPS; do
   case $step in

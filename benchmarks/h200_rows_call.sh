@@ -1,7 +1,7 @@
 set -u
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader; python3 -c 'import cupy; print("cupy", cupy.__version__)'; git log --oneline -1; } > $R/env.txt 2>&1; cat $R/env.txt
+. benchmarks/device_env.sh; device_env "$R/env.txt"
 timeout 200 python3 benchmarks/kernel_variants.py --only rows > $R/variants.txt 2>&1; echo "exit $?" >> $R/variants.txt
 grep -v "^$" $R/variants.txt | tail -45
 for k in layernorm_fused softmax_fused; do

@@ -7,9 +7,7 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 R="$OUT/run"; mkdir -p "$R"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader
-  python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'; ncu --version | tail -1
-} > "$R/env.txt" 2>&1; cat "$R/env.txt"
+. benchmarks/device_env.sh; device_env "$R/env.txt"
 timeout 230 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu_kernels.py tests/test_attention.py \
     tests/test_calibrate_l1.py tests/test_calibrate.py tests/test_gpustate.py tests/test_readme.py tests/test_sweep.py \
     > "$R/gpu_tests.txt" 2>&1; echo "exit $?" >> "$R/gpu_tests.txt"; grep -E "passed|failed|FAILED|Error" "$R/gpu_tests.txt" | tail -15

@@ -7,8 +7,7 @@ set -u
 OUT=${OUT:-/tmp/out}
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 mkdir -p "$OUT/model" "$OUT/api"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm --format=csv,noheader
-  python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'; } > "$OUT/env.txt" 2>&1
+. benchmarks/device_env.sh; device_env "$OUT/env.txt"
 timeout 170 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_gpu_kernels.py tests/test_attention.py \
     > "$OUT/gpu_tests.txt" 2>&1; echo "exit $?" >> "$OUT/gpu_tests.txt"
 tail -3 "$OUT/gpu_tests.txt"
