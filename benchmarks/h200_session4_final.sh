@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fourth session's last H200 call, each step bounded: every GPU test (row kernels with gamma/beta prefetch, sum's
 # one-pass remainder, the folded row functions, the ported matmul_tiled), the first-principles sweep table with the
-# reduction term (issue 10, part 3), the catalogue against its peers (issue 13), and Nsight Compute's view of
+# reduction term (issue 10, part 3), ncu DRAM bytes of the ported matmul_tiled, the catalogue against its peers (issue 13), and Nsight Compute's view of
 # gemv_batch16 (its occupancy, DRAM throughput and warp stalls, for the diagnosis). One archive plus summaries in $OUT.
 set -u
 OUT=${OUT:-/tmp/out}
@@ -15,6 +15,8 @@ timeout 130 python3 benchmarks/h200_sweep_predict.py --out "$R/sp" --budget 115 
 echo "sweep predict exit $?" >> "$R/sp.txt"; grep -E "worst|verdict|elapsed|exit" "$R/sp.txt"
 timeout 190 python3 benchmarks/h200_catalogue_peers.py --out "$R/peers" > "$R/peers.txt" 2>&1
 echo "catalogue peers exit $?" >> "$R/peers.txt"; tail -22 "$R/peers.txt"
+timeout 45 python3 benchmarks/h200_model_check.py --out "$R/mc" --deadline 35 --kernel-timeout 30 --only matmul_tiled \
+    > "$R/mc.txt" 2>&1; echo "model check exit $?" >> "$R/mc.txt"; tail -4 "$R/mc.txt"
 timeout 60 ncu --launch-count 1 -k regex:gemv_b16 --section SpeedOfLight --section Occupancy --section LaunchStats \
     --section WarpStateStats --section MemoryWorkloadAnalysis python3 -m roofline measure gemv_batch16 --min-time 0.01 \
     -o "$R/gemv16.json" > "$R/ncu_gemv16.txt" 2>&1; echo "ncu exit $?" >> "$R/ncu_gemv16.txt"
