@@ -114,7 +114,9 @@ def main() -> int:
           f"CuPy {cp.__version__}, {clocks.header()}, {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}",
           flush=True)
 
-    source = SOURCE.read_text()
+    from roofline.measure.cuda_includes import expand_includes
+
+    source = expand_includes(SOURCE.read_text(), ROOT / "kernels", Path.read_text)
     t0 = time.perf_counter()
     module = cp.RawModule(code=source, options=("--std=c++17",))
     variants = [v for v in variant_names(source) if not args.only or v[0] in args.only]
@@ -130,7 +132,8 @@ def main() -> int:
     print(f"compiled {len(funcs)} variants in {time.perf_counter() - t0:.1f} s", flush=True)
 
     ctx = KernelContext(ROOT / "kernels", {}, cp, lambda file, opts: cp.RawModule(
-        code=file.read_text(), options=("--std=c++17", f"-I{file.parent}", *opts)))
+        code=expand_includes(file.read_text(), file.parent, Path.read_text),
+        options=("--std=c++17", f"-I{file.parent}", *opts)))
     shipped = import_file(ROOT / "kernels" / "matmul_tiled.py")
 
     def launcher(name: str, n: int) -> Callable[[Any, Any, Any], None]:

@@ -34,28 +34,7 @@ extern "C" __global__ void matmul_naive(const float* __restrict__ a, const float
 #define APAD 4   // the transposed A tile's rows are padded so its 4-byte copies land in distinct banks
 #define GROUP 8
 
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    unsigned r;
-    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-    return r;
-}
-
-__device__ __forceinline__ void cp_async4(unsigned dst, const float* src) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src));
-}
-
-__device__ __forceinline__ void cp_async16(unsigned dst, const float* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
-}
-
-// Source size 0 when !ok: nothing is read and the destination is zero-filled (the edge handling).
-__device__ __forceinline__ void cp_async4_zfill(unsigned dst, const float* src, bool ok) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0));
-}
-
-__device__ __forceinline__ void cp_async16_zfill(unsigned dst, const float* src, bool ok) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
-}
+#include "cp_async.cuh"
 
 template <bool INTERIOR, bool VEC>
 __device__ __forceinline__ void matmul_tile(const float* __restrict__ a, const float* __restrict__ b,
@@ -114,7 +93,7 @@ __device__ __forceinline__ void matmul_tile(const float* __restrict__ a, const f
                 }
             }
         }
-        asm volatile("cp.async.commit_group;\n" ::);
+        cp_async_commit();
     };
 
     float acc[8][8];
@@ -126,7 +105,7 @@ __device__ __forceinline__ void matmul_tile(const float* __restrict__ a, const f
     load(0, 0, true);
     for (int kt = 0; kt < ktiles; ++kt) {
         const int cur = kt & 1;
-        asm volatile("cp.async.wait_group 0;\n" ::);
+        cp_async_wait<0>();
         __syncthreads();  // tile kt is in, and every thread is done with the other stage (tile kt-1)
         if (kt + 1 < ktiles) load(cur ^ 1, kt + 1, false);
 #pragma unroll

@@ -128,7 +128,12 @@ class CupyBackend:
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
         from roofline.inputs import read_input_text
 
-        code = read_input_text(file, MAX_SOURCE_BYTES, "CUDA source")  # a regular file: a FIFO would block
+        from roofline.measure.cuda_includes import expand_includes
+
+        def read(path: Path) -> str:  # a regular file under the size limit: a FIFO would block
+            return read_input_text(path, MAX_SOURCE_BYTES, "CUDA source")
+
+        code = expand_includes(read(file), file.parent, read)
         return self.cp.RawModule(code=code, options=("--std=c++17", f"-I{file.parent}", *options))
 
     def build(self, impl: Implementation, params: Mapping[str, Any], ctx: KernelContext, outputs: tuple[str, ...]) -> Run:
