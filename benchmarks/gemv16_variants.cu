@@ -22,140 +22,16 @@
 //  kernels/_gemv.py's launcher runs it unchanged (klen a multiple of 128, a multiple of 16 U for U <= 8).
 #include "gemv.cu"
 
-// hi = v with its low 13 mantissa bits cleared (a TF32 value), lo = v - hi (exact in FP32). LOMASK clears lo's low
-// 13 bits too, so that both are TF32 bit patterns (truncated, an error under 2^-21 of |v|); without it the MMA is
-// given lo's FP32 bits and reads its TF32 part itself (one instruction fewer an element; the PTX ISA does not
-// promise what it does with the low bits, so verification decides).
-template <bool LOMASK>
-__device__ __forceinline__ void split_mask(float v, unsigned& hi, unsigned& lo) {
-    hi = __float_as_uint(v) & 0xffffe000u;
-    lo = __float_as_uint(v - __uint_as_float(hi));
-    if (LOMASK) lo &= 0xffffe000u;
-}
-
-// EDGE: the block holds rows past n, or float4 loads are not aligned (n % 4), or its K range is not a whole number
-// of groups; then every load is guarded. Without EDGE, loads are unguarded: separate code, so that the common case
-// has no branch per load.
-template <int NT, int U, bool LOMASK, bool EDGE>
-__device__ __forceinline__ void v16_xs_body(const float* __restrict__ w, const float* __restrict__ x,
-                                            float* __restrict__ out, int n, int klen, int vec,
-                                            uint4 (&xs)[2][U][4][32]) {
-    constexpr int PX = (U * 32 + 127) / 128;  // (step, lane) fragment slots a thread stages per group
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, g = lane / 4, q = lane % 4;
-    const int row0 = (blockIdx.x * 4 + warp) * 8 * NT;
-    const int kbeg = blockIdx.y * klen, kend = min(n, kbeg + klen);
-    const float* wr[NT];
-    bool rok[NT];
-    float acc[NT][4];
-#pragma unroll
-    for (int t = 0; t < NT; ++t) {
-        const int row = row0 + 8 * t + g;
-        rok[t] = row < n;
-        wr[t] = w + (long long)(rok[t] ? row : 0) * n;
-        acc[t][0] = acc[t][1] = acc[t][2] = acc[t][3] = 0.0f;
-    }
-
-    // x[gl][k..k+3] and x[gl + 8][k..k+3] for each staged slot of the group at k0
-    float4 xr[PX][2];
-    auto load_x = [&](int k0) {
-        const bool full = !EDGE || (vec && k0 + 16 * U <= kend);
-#pragma unroll
-        for (int i = 0; i < PX; ++i) {
-            const int p = tid + 128 * i, l = p % 32, k = k0 + 16 * (p / 32) + 4 * (l % 4);
-            const float* xa = x + (long long)(l / 4) * n;
-            const float* xb = x + (long long)(l / 4 + 8) * n;
-            if (p < U * 32 && full) {
-                xr[i][0] = __ldg(reinterpret_cast<const float4*>(xa + k));
-                xr[i][1] = __ldg(reinterpret_cast<const float4*>(xb + k));
-            } else if (p < U * 32) {
-                xr[i][0] = load_k4<false>(xa, k, kend, true, vec);
-                xr[i][1] = load_k4<false>(xb, k, kend, true, vec);
-            }
-        }
-    };
-    auto store_x = [&](int buf) {
-#pragma unroll
-        for (int i = 0; i < PX; ++i) {
-            const int p = tid + 128 * i;
-            if (p < U * 32) {
-                uint4 h0, h1, l0, l1;  // a0 = x[g][k0], a1 = x[g+8][k0], a2 = x[g][k1], a3 = x[g+8][k1]
-                split_tf32(xr[i][0].x, h0.x, l0.x); split_tf32(xr[i][1].x, h0.y, l0.y);
-                split_tf32(xr[i][0].y, h0.z, l0.z); split_tf32(xr[i][1].y, h0.w, l0.w);
-                split_tf32(xr[i][0].z, h1.x, l1.x); split_tf32(xr[i][1].z, h1.y, l1.y);
-                split_tf32(xr[i][0].w, h1.z, l1.z); split_tf32(xr[i][1].w, h1.w, l1.w);
-                const int s = p / 32, l = p % 32;
-                xs[buf][s][0][l] = h0; xs[buf][s][1][l] = h1; xs[buf][s][2][l] = l0; xs[buf][s][3][l] = l1;
-            }
-        }
-    };
-
-    load_x(kbeg);
-    int buf = 0;
-    for (int k0 = kbeg; k0 < kend; k0 += 16 * U, buf ^= 1) {
-        float4 wv[U][NT];  // the edge path loads each step's W just before its MMAs (fewer live registers)
-        if (!EDGE) {
-#pragma unroll
-            for (int u = 0; u < U; ++u)
-#pragma unroll
-                for (int t = 0; t < NT; ++t)
-                    wv[u][t] = __ldcs(reinterpret_cast<const float4*>(wr[t] + k0 + 16 * u + 4 * q));
-        }
-        store_x(buf);
-        __syncthreads();
-        if (k0 + 16 * U < kend) load_x(k0 + 16 * U);
-
-        float part[NT][4];
-#pragma unroll
-        for (int t = 0; t < NT; ++t) part[t][0] = part[t][1] = part[t][2] = part[t][3] = 0.0f;
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            if (EDGE) {
-#pragma unroll
-                for (int t = 0; t < NT; ++t) wv[u][t] = load_k4<true>(wr[t], k0 + 16 * u + 4 * q, kend, rok[t], vec);
-            }
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const uint4 ah = xs[buf][u][j][lane], al = xs[buf][u][2 + j][lane];
-#pragma unroll
-                for (int t = 0; t < NT; ++t) {
-                    unsigned bh0, bl0, bh1, bl1;  // b0 = W[row][k0], b1 = W[row][k1]
-                    split_mask<LOMASK>(j ? wv[u][t].z : wv[u][t].x, bh0, bl0);
-                    split_mask<LOMASK>(j ? wv[u][t].w : wv[u][t].y, bh1, bl1);
-                    mma_tf32(part[t], al.x, al.y, al.z, al.w, bh0, bh1);
-                    mma_tf32(part[t], ah.x, ah.y, ah.z, ah.w, bl0, bl1);
-                    mma_tf32(part[t], ah.x, ah.y, ah.z, ah.w, bh0, bh1);
-                }
-            }
-        }
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-            acc[t][0] += part[t][0]; acc[t][1] += part[t][1]; acc[t][2] += part[t][2]; acc[t][3] += part[t][3];
-        }
-    }
-
-    // c0, c1: vector g, rows 8t + 2q and + 1; c2, c3: vector g + 8, the same rows
-    float* o = out + (long long)blockIdx.y * 16 * n;
-#pragma unroll
-    for (int t = 0; t < NT; ++t) {
-        const int row = row0 + 8 * t + 2 * q;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float* p = o + (long long)(g + 8 * h) * n + row;
-            if (row < n) p[0] = acc[t][2 * h];
-            if (row + 1 < n) p[1] = acc[t][2 * h + 1];
-        }
-    }
-}
-
+// split_mask and gemv16_xs_body are in kernels/gemv.cu (the shipped gemv_b16_xs_4_4 is v16_xs_4_4_4).
 #define V16_XS(NAME, NT, U, B, LOMASK) \
     extern "C" __global__ void __launch_bounds__(128, B) NAME##_##NT##_##U##_##B( \
         const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ out, int n, int klen, int vec) { \
         __shared__ __align__(16) uint4 xs[2][U][4][32]; \
         const int kbeg = blockIdx.y * klen, kend = min(n, kbeg + klen); \
         if (vec && (blockIdx.x + 1) * 32 * NT <= n && (kend - kbeg) % (16 * U) == 0) \
-            v16_xs_body<NT, U, LOMASK, false>(w, x, out, n, klen, vec, xs); \
+            gemv16_xs_body<NT, U, LOMASK, false>(w, x, out, n, klen, vec, xs); \
         else \
-            v16_xs_body<NT, U, LOMASK, true>(w, x, out, n, klen, vec, xs); \
+            gemv16_xs_body<NT, U, LOMASK, true>(w, x, out, n, klen, vec, xs); \
     }
 // v16_xs: lo masked to TF32 (every operand a TF32 bit pattern); v16_xr: lo's raw FP32 bits
 V16_XS(v16_xs, 4, 4, 4, true)

@@ -11,11 +11,12 @@ INTERFACE = 1
 # x is scaled by 1/sqrt(N) so |y| stays about 0.3 for any N and one tolerance fits every size.
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 # batch -> (kernel in gemv.cu, rows per warp); a block has 4 warps (GW). Batch 16 runs on the tensor cores
-# (3xTF32, gemv_b16_tc_NT_U: NT tiles of 8 rows a warp, U steps of 16 k loaded ahead); the CUDA-core gemv_b16
-# (8 rows a warp) stays in gemv.cu for benchmarks/kernel_variants.py to compare.
-KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16_tc_4_4", 32)}
-# target blocks per SM of the K split, by batch: the tensor-core kernel at NT = 4, U = 4 was fastest with 8
-# (docs/measurements/h200-2026-11-30-kernel-variants-7.txt)
+# (3xTF32, gemv_b16_xs_4_4: 4 tiles of 8 rows a warp, 4 steps of 16 k loaded ahead, x staged in shared memory,
+# issue 13); the earlier gemv_b16_tc_NT_U (x reloaded per warp) and the CUDA-core gemv_b16 (8 rows a warp) stay in
+# gemv.cu for benchmarks/kernel_variants.py and benchmarks/gemv16_variants.py to compare.
+KERNELS = {1: ("gemv_b1", 8), 2: ("gemv_b2", 8), 4: ("gemv_b4", 8), 8: ("gemv_b8", 8), 16: ("gemv_b16_xs_4_4", 32)}
+# target blocks per SM of the K split, by batch: gemv_b16_xs_4_4 was fastest with 8 (9 K slices at n = 16384:
+# 282.8 us against 326.3 us with 4, docs/measurements/h200-2026-11-30-gemv16-variants.txt)
 BLOCKS_PER_SM = {16: 8}
 CHUNK = 128  # CH in gemv.cu
 
