@@ -15,13 +15,14 @@ launch (the reduce included), median over >= 0.3 s after warm-up. TB/s counts th
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from event_timing import timed  # benchmarks/event_timing.py (benchmarks/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,24 +32,6 @@ VARIANTS = [("v16_xs_4_4_4", 4, (4, 8)), ("v16_xs_4_4_3", 4, (8,)), ("v16_xs_4_2
             ("v16_xs_2_8_4", 2, (4, 8)), ("v16_xs_2_4_6", 2, (6, 12)), ("v16_xs_8_2_3", 8, (3, 6)),
             ("v16_xr_4_4_4", 4, (4, 8)), ("v16_xr_2_4_6", 2, (6, 12))]
 BATCH = 16
-
-
-def timed(cp, fn, min_time: float = 0.3) -> float:
-    """Median seconds of one call of fn, CUDA events around each, over >= min_time after 3 warm-up calls."""
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    samples: list[float] = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(samples) < 10:
-        ev = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(20)]
-        for s, e in ev:
-            s.record()
-            fn()
-            e.record()
-        ev[-1][1].synchronize()
-        samples += [cp.cuda.get_elapsed_time(s, e) * 1e-3 for s, e in ev]
-    return statistics.median(samples)
 
 
 def main() -> int:

@@ -18,9 +18,7 @@ warm-up. Bandwidth counts the descriptor's bytes (stencil: 2 N² × 4; gemv: (N�
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -64,21 +62,10 @@ def main() -> int:
     def gemv_launch(name: str, rows_per_warp: int, n: int, batch: int, per_sm: int):
         return gv.launcher(gemv_mod, name, rows_per_warp, n, batch, per_sm * sms, cp.empty)
 
+    from event_timing import timed as event_timed
+
     def timed(fn, arrays, min_time: float = 0.3) -> float:
-        for _ in range(3):
-            fn(*arrays)
-        cp.cuda.Device().synchronize()
-        samples: list[float] = []
-        start = time.perf_counter()
-        while time.perf_counter() - start < min_time or len(samples) < 10:
-            ev = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(20)]
-            for s, e in ev:
-                s.record()
-                fn(*arrays)
-                e.record()
-            ev[-1][1].synchronize()
-            samples += [cp.cuda.get_elapsed_time(s, e) * 1e-3 for s, e in ev]
-        return statistics.median(samples)
+        return event_timed(cp, lambda: fn(*arrays), min_time)
 
     rng = np.random.default_rng(20261130)
     rows_out: list[tuple[str, str, str, str]] = []

@@ -27,6 +27,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from event_timing import timed  # benchmarks/event_timing.py (benchmarks/ is on sys.path when run as a script)
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "benchmarks" / "sgemm_variants.cu"
 TILE, THREADS, APAD = 128, 256, 4
@@ -71,25 +73,6 @@ class Clocks:
         limit = self.nv.nvmlDeviceGetEnforcedPowerLimit(self.handle) / 1000
         top = self.nv.nvmlDeviceGetMaxClockInfo(self.handle, self.nv.NVML_CLOCK_SM)
         return f"power limit {limit:.0f} W, max SM clock {top} MHz, driver {self.nv.nvmlSystemGetDriverVersion()}"
-
-
-def timed(cp: Any, fn: Callable[[], None], min_time: float = 0.3, warmup: float = 0.2) -> float:
-    """Median seconds of one launch: CUDA events around each, after `warmup` seconds of launches."""
-    start = time.perf_counter()
-    while time.perf_counter() - start < warmup:
-        fn()
-        cp.cuda.Device().synchronize()
-    samples: list[float] = []
-    start = time.perf_counter()
-    while time.perf_counter() - start < min_time or len(samples) < 10:
-        ev = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(10)]
-        for s, e in ev:
-            s.record()
-            fn()
-            e.record()
-        ev[-1][1].synchronize()
-        samples += [cp.cuda.get_elapsed_time(s, e) * 1e-3 for s, e in ev]
-    return statistics.median(samples)
 
 
 def main() -> int:
@@ -177,7 +160,7 @@ def main() -> int:
             print(f"{name}: FAILED {problem}", flush=True)
             continue
         run = launcher(name, n)
-        t = timed(cp, lambda: run(a, b, c), args.min_time)
+        t = timed(cp, lambda: run(a, b, c), args.min_time, warmup=0.2)
         state = clocks.read()
         rows.append((name, t, state))
         print(f"{name:24} {t * 1e6:9.1f} µs  {flops / t / 1e12:6.2f} TFLOP/s  {state}", flush=True)
