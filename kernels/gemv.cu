@@ -143,6 +143,33 @@ __device__ __forceinline__ float4 load_k4(const float* __restrict__ p, int k, in
     return v;
 }
 
+// The MMA accumulators of a warp's NT tiles: a group's partial tile added in registers (each group of U steps is
+// summed into a zeroed tile first; one long MMA accumulation truncates past the tolerance), and the final store of
+// this K slice's 16 x (8 NT) outputs: c0, c1 are vector g, rows 8t + 2q and + 1; c2, c3 vector g + 8, the same rows.
+template <int NT>
+__device__ __forceinline__ void add_tiles(float (&acc)[NT][4], const float (&part)[NT][4]) {
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        acc[t][0] += part[t][0]; acc[t][1] += part[t][1]; acc[t][2] += part[t][2]; acc[t][3] += part[t][3];
+    }
+}
+
+template <int NT>
+__device__ __forceinline__ void store_tiles(const float (&acc)[NT][4], float* __restrict__ out, int row0, int g,
+                                            int q, int n) {
+    float* o = out + (long long)blockIdx.y * 16 * n;
+#pragma unroll
+    for (int t = 0; t < NT; ++t) {
+        const int row = row0 + 8 * t + 2 * q;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            float* p = o + (long long)(g + 8 * h) * n + row;
+            if (row < n) p[0] = acc[t][2 * h];
+            if (row + 1 < n) p[1] = acc[t][2 * h + 1];
+        }
+    }
+}
+
 template <int NT, int U>
 __device__ __forceinline__ void gemv16_tc_body(const float* __restrict__ w, const float* __restrict__ x,
                                                float* __restrict__ out, int n, int klen, int vec) {
@@ -195,24 +222,10 @@ __device__ __forceinline__ void gemv16_tc_body(const float* __restrict__ w, cons
                 }
             }
         }
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-            acc[t][0] += part[t][0]; acc[t][1] += part[t][1]; acc[t][2] += part[t][2]; acc[t][3] += part[t][3];
-        }
+        add_tiles<NT>(acc, part);
     }
 
-    // c0, c1: vector g, rows 8t + 2q and + 1; c2, c3: vector g + 8, the same rows
-    float* o = out + (long long)blockIdx.y * 16 * n;
-#pragma unroll
-    for (int t = 0; t < NT; ++t) {
-        const int row = row0 + 8 * t + 2 * q;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float* p = o + (long long)(g + 8 * h) * n + row;
-            if (row < n) p[0] = acc[t][2 * h];
-            if (row + 1 < n) p[1] = acc[t][2 * h + 1];
-        }
-    }
+    store_tiles<NT>(acc, out, row0, g, q, n);
 }
 
 #define GEMV16_TC(NT, U) \
@@ -346,24 +359,10 @@ __device__ __forceinline__ void gemv16_xs_body(const float* __restrict__ w, cons
                 }
             }
         }
-#pragma unroll
-        for (int t = 0; t < NT; ++t) {
-            acc[t][0] += part[t][0]; acc[t][1] += part[t][1]; acc[t][2] += part[t][2]; acc[t][3] += part[t][3];
-        }
+        add_tiles<NT>(acc, part);
     }
 
-    // c0, c1: vector g, rows 8t + 2q and + 1; c2, c3: vector g + 8, the same rows
-    float* o = out + (long long)blockIdx.y * 16 * n;
-#pragma unroll
-    for (int t = 0; t < NT; ++t) {
-        const int row = row0 + 8 * t + 2 * q;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float* p = o + (long long)(g + 8 * h) * n + row;
-            if (row < n) p[0] = acc[t][2 * h];
-            if (row + 1 < n) p[1] = acc[t][2 * h + 1];
-        }
-    }
+    store_tiles<NT>(acc, out, row0, g, q, n);
 }
 
 extern "C" __global__ void __launch_bounds__(128, 4) gemv_b16_xs_4_4(
