@@ -127,7 +127,6 @@ class CupyBackend:
 
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
         from roofline.inputs import read_input_text
-
         from roofline.measure.cuda_includes import expand_includes
 
         def read(path: Path) -> str:  # a regular file under the size limit: a FIFO would block

@@ -83,10 +83,10 @@ def annotate_entries(entries: list[dict[str, Any]], shapes: list[Any], source: M
 
 
 def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
-    """Launch floor, one-element latency and the stream probe on the GPU; the host call floor on the NumPy backend.
-    A GPU measurement that fails leaves the floor at 0 and says so in its source (the model then uses the spec's
-    latency); a stream probe that fails leaves {'error': …} (the first-principles model then uses 2 × the DRAM
-    latency)."""
+    """Launch floor, one-element latency, the stream probe and the reduction probe on the GPU; the host call floor on
+    the NumPy backend. A GPU measurement that fails leaves the floor at 0 and says so in its source (the model then
+    uses the spec's latency); a probe that fails leaves {'error': …} (the first-principles model then uses 2 × the
+    DRAM latency for λk, or 0 for R, and says so)."""
     from roofline.errors import first_line
     from roofline.measure.launch_overhead import (host_call_floor, launch_overheads, reduction_probe,
                                                   stream_probe)
