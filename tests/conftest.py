@@ -16,6 +16,12 @@ KERNELS = DATA / "kernels"
 INVALID_SPECS = DATA / "invalid" / "specs"
 INVALID_KERNELS = DATA / "invalid" / "kernels"
 TOY_SPEC = SPECS / "toy.yaml"
+NCU = DATA / "ncu"  # Nsight Compute CSVs: synthetic_*.csv in ncu's raw-page layout, h200_*.csv real captures
+NCU_PYTORCH = NCU / "synthetic_pytorch_metrics.csv"
+NCU_UNITS = NCU / "synthetic_cuda_units.csv"
+NCU_FULL = NCU / "synthetic_full.csv"
+NCU_PROFILED = NCU / "synthetic_profiled.csv"
+NCU_NOPERM = NCU / "synthetic_nvgpuctrperm.csv"
 
 
 # ---- the `gpu` marker: tests that need CuPy and a CUDA device are skipped without them ----------

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from roofline.render.text import clean, md, md_code, mpl, xml
+from conftest import NCU_UNITS
 
 DATA = Path(__file__).resolve().parent / "data"
 RESULTS = DATA / "results"
@@ -124,7 +125,7 @@ def test_measure_table_shows_the_name_as_written(run_cli, tmp_path, no_bundled_k
 
 
 def test_import_ncu_table_shows_a_kernel_name_with_brackets(run_cli, tmp_path):
-    text = (DATA / "ncu" / "synthetic_cuda_units.csv").read_text(encoding="utf-8")
+    text = NCU_UNITS.read_text(encoding="utf-8")
     csv = tmp_path / "hostile.csv"
     csv.write_text(text.replace("stream_triad(float*,", "triad[/]x[bold](float*,"), encoding="utf-8")
     r = run_cli("import", "ncu", csv, "--spec", "h200")

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline.errors import RooflineError
+from conftest import NCU_FULL
 
 DATA = Path(__file__).parent / "data"
 SPEC = yaml.safe_load((DATA / "specs" / "toy.yaml").read_text(encoding="utf-8"))
@@ -30,7 +31,7 @@ DESCRIPTOR = yaml.safe_load((DATA / "kernels" / "t_pipeline.yaml").read_text(enc
 RESULTS = json.loads((DATA / "results" / "h100.json").read_text(encoding="utf-8"))
 GATES = {"schema_version": 1, "default": {"fail_below": 0.7, "max_regression": "5%"},
          "kernels": {"vector_add": {"fail_below": 0.5}, "sum": {"max_regression": None}}}
-NCU_CSV = (DATA / "ncu" / "synthetic_full.csv").read_text(encoding="utf-8")
+NCU_CSV = NCU_FULL.read_text(encoding="utf-8")
 
 FAST = settings(max_examples=int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "60")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])

@@ -18,8 +18,8 @@ from roofline.cli import main
 from roofline.ncu.group import add_groups
 from roofline.ncu.importer import import_csv
 from roofline.render.html import profile_html
+from conftest import NCU
 
-DATA = Path(__file__).parent / "data" / "ncu"
 INSTALL_HINT = ("needs Playwright and a Chromium: apt-get install -y chromium && pip install playwright "
                 "(or pip install -e '.[browser]'); no 'playwright install' download is needed")
 
@@ -34,7 +34,7 @@ def _chromium() -> str | None:
 
 @pytest.fixture(scope="module")
 def gpt2_doc() -> dict:
-    doc, _ = import_csv(DATA / "h200_gpt2_profile.csv", "h200")
+    doc, _ = import_csv(NCU / "h200_gpt2_profile.csv", "h200")
     add_groups(doc, "op")
     return doc
 

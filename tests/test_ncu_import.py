@@ -5,7 +5,6 @@ hierarchical roofline drawn from counters."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,15 +13,10 @@ from roofline.ncu.importer import import_csv, short_name
 from roofline.ncu.metrics import flop_metric, tensor_metric
 from roofline.ncu.profile import attach, make_plan, split_by_markers
 from roofline.ncu.table import parse_csv
+from conftest import NCU, NCU_PYTORCH, NCU_UNITS, NCU_FULL, NCU_PROFILED, NCU_NOPERM
 
-DATA = Path(__file__).parent / "data" / "ncu"
-PYTORCH = DATA / "synthetic_pytorch_metrics.csv"
-UNITS = DATA / "synthetic_cuda_units.csv"
-FULL = DATA / "synthetic_full.csv"
-PROFILED = DATA / "synthetic_profiled.csv"
-NOPERM = DATA / "synthetic_nvgpuctrperm.csv"
-TENSOR = DATA / "h200_tensor_capture.csv"
-CASES = json.loads((DATA / "h200_tensor_cases.json").read_text())["cases"]
+TENSOR = NCU / "h200_tensor_capture.csv"
+CASES = json.loads((NCU / "h200_tensor_cases.json").read_text())["cases"]
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +31,7 @@ def tensor_doc() -> dict:
 
 
 def test_import_pytorch_capture():
-    doc, notes = import_csv(PYTORCH)
+    doc, notes = import_csv(NCU_PYTORCH)
     assert doc["backend"] == "ncu" and doc["machine"]["id"] == "h200-sxm"  # matched by the CSV's device name
     assert doc["device"]["name"] == "NVIDIA H200"
     kernels = doc["kernels"]
@@ -127,7 +121,7 @@ def test_real_fp16_and_bf16_cuda_core_loops(tensor_doc):
 
 
 def test_import_lists_absent_flop_counters():
-    doc, _ = import_csv(UNITS, "h200")
+    doc, _ = import_csv(NCU_UNITS, "h200")
     triad = doc["kernels"][0]
     assert triad["flops"] == 0.0
     assert flop_metric("fp32", "fma") in triad["counters"]["missing"]
@@ -137,11 +131,11 @@ def test_import_lists_absent_flop_counters():
 
 def test_import_needs_a_spec_when_the_csv_names_no_gpu():
     with pytest.raises(InputError, match="--spec"):
-        import_csv(UNITS)
+        import_csv(NCU_UNITS)
 
 
 def test_import_full_set():
-    doc, _ = import_csv(FULL)
+    doc, _ = import_csv(NCU_FULL)
     assert [k["name"] for k in doc["kernels"]] == ["add_f32", "reduce_sum_f32"]
     assert doc["kernels"][0]["counters"]["flops_source"] == "rates"
     assert doc["machine"]["caches"]["l2"]["size"] == 60 * 2**20
@@ -149,11 +143,11 @@ def test_import_full_set():
 
 def test_import_without_counters_says_why():
     with pytest.raises(InputError, match="ERR_NVGPUCTRPERM"):
-        import_csv(NOPERM)
+        import_csv(NCU_NOPERM)
 
 
 def test_import_profiled_capture_skips_markers_with_no_traffic():
-    doc, notes = import_csv(PROFILED, "h200")
+    doc, notes = import_csv(NCU_PROFILED, "h200")
     assert "roofline_ncu_marker" not in {k["name"] for k in doc["kernels"]}
     assert sum("no DRAM traffic" in n for n in notes) == 6
 
@@ -176,9 +170,9 @@ def test_cli_import_writes_results(run_cli, tmp_path):
 
 
 def test_cli_import_errors(run_cli):
-    code, _, err = run_cli("import", "ncu", str(UNITS))
+    code, _, err = run_cli("import", "ncu", str(NCU_UNITS))
     assert code == 2 and "--spec" in err
-    code, out, _ = run_cli("import", "ncu", str(UNITS), "--spec", "h200", "--format", "json")
+    code, out, _ = run_cli("import", "ncu", str(NCU_UNITS), "--spec", "h200", "--format", "json")
     assert code == 0 and json.loads(out)["backend"] == "ncu"
 
 
@@ -199,7 +193,7 @@ def test_imported_results_go_through_report_and_plot(run_cli, tmp_path):
     assert code == 0, out + err
     assert "IMPORTED" in out and "nvjet_sm90" in out
     small = tmp_path / "small.json"  # the chart of 6 launches: plotting all 42 takes seconds
-    assert run_cli("import", "ncu", str(PYTORCH), "-o", str(small))[0] == 0
+    assert run_cli("import", "ncu", str(NCU_PYTORCH), "-o", str(small))[0] == 0
     png = tmp_path / "model.png"
     code, _, err = run_cli("plot", "--results", str(small), "-o", str(png))
     assert code == 0, err
@@ -222,7 +216,7 @@ def _profiled_doc() -> dict:
     entries = [{**analyze(machine, evaluate(d, {k: compile_expr(v) for k, v in p.items()})).to_dict(),
                 "status": "OK", "verified": True, "warnings": [], "time_median": 6e-5}
                for d, (_, p) in zip(descriptors, kernels)]
-    merged, _ = attach(entries, make_plan(entries, descriptors), parse_csv(PROFILED.read_text()))
+    merged, _ = attach(entries, make_plan(entries, descriptors), parse_csv(NCU_PROFILED.read_text()))
     return {"schema": "roofline/results/v1", "created": "2026-11-30T00:00:00+00:00", "tool_version": "0",
             "backend": "cupy", "device": {"name": "NVIDIA H200", "spec_id": "h200-sxm"},
             "machine": {"id": "h200-sxm", "name": "H200", "bandwidth": 4.8e12, "latency": 3.3e-7,

@@ -16,11 +16,9 @@ from roofline.ncu.profile import (add_profile, attach, finish, find_ncu, make_pl
                                   split_by_markers, target_command)
 from roofline.ncu.table import parse_csv
 from roofline.ncu.target import MARKER, main
+from conftest import NCU, NCU_PROFILED, NCU_NOPERM
 
-DATA = Path(__file__).parent / "data" / "ncu"
-PROFILED = DATA / "synthetic_profiled.csv"
-NOPERM = DATA / "synthetic_nvgpuctrperm.csv"
-REAL_FP16 = DATA / "h200_tensor_profiled.csv"  # matmul_library_fp16, n = 2048, one launch between the markers
+REAL_FP16 = NCU / "h200_tensor_profiled.csv"  # matmul_library_fp16, n = 2048, one launch between the markers
 KERNELS = [("vector_add_float4", {"n": 2**24}), ("sum", {"n": 2**24}), ("stencil5_naive", {"n": 2048})]
 
 
@@ -55,7 +53,7 @@ def test_command_line():
 
 
 def test_markers_split_launches_per_kernel():
-    groups = split_by_markers(parse_csv(PROFILED.read_text()).launches, 3)
+    groups = split_by_markers(parse_csv(NCU_PROFILED.read_text()).launches, 3)
     assert [[launch.kernel for launch in g] for g in groups] == [
         ["add_f32"], ["reduce_sum_f32", "reduce_sum_final"], ["stencil5_naive"]]
     assert all(MARKER not in launch.kernel for g in groups for launch in g)
@@ -65,7 +63,7 @@ def test_counters_merge_into_entries():
     entries, descriptors = _entries(KERNELS)
     plan = make_plan(entries, descriptors)
     assert [p["name"] for p in plan] == ["vector_add_float4", "sum", "stencil5_naive"]
-    merged, notes = attach(entries, plan, parse_csv(PROFILED.read_text()))
+    merged, notes = attach(entries, plan, parse_csv(NCU_PROFILED.read_text()))
     add, total, stencil = merged
     assert add["counters"]["dram_bytes"] == 134_247_424 + 62_914_560
     assert add["measured_bytes_ratio"] == pytest.approx((134_247_424 + 62_914_560) / (3 * 4 * 2**24))
@@ -80,7 +78,7 @@ def test_counters_merge_into_entries():
 
 def test_excess_traffic_is_flagged_in_the_entry():
     entries, _ = _entries([("vector_add_float4", {"n": 2**22})])  # model: 48 MiB; the launch moved 197 MB
-    flagged = merge_counters(entries[0], [parse_csv(PROFILED.read_text()).launches[1]])
+    flagged = merge_counters(entries[0], [parse_csv(NCU_PROFILED.read_text()).launches[1]])
     assert flagged["counter_flag"].startswith("reads 3.9× the model")
     assert flagged["warnings"][-1]["code"] == "traffic-over-model"
     assert flagged["warnings"][-1]["text"] == flagged["counter_flag"]
@@ -122,7 +120,7 @@ def test_missing_ncu_is_a_plain_note(monkeypatch):
 
 def test_counter_permission_is_a_plain_note():
     entries, descriptors = _entries(KERNELS[:1])
-    out, notes = finish(entries, make_plan(entries, descriptors), NOPERM.read_text(), "", 1, None)
+    out, notes = finish(entries, make_plan(entries, descriptors), NCU_NOPERM.read_text(), "", 1, None)
     assert out == entries
     assert "ERR_NVGPUCTRPERM" in notes[0] and "no counters" in notes[0]
 
@@ -138,17 +136,17 @@ def _fake_ncu(tmp_path: Path, csv_path: Path, rc: int = 0) -> Path:
 def test_add_profile_end_to_end_with_a_stand_in_ncu(tmp_path):
     entries, descriptors = _entries(KERNELS)
     saved = tmp_path / "saved.csv"
-    out, notes = add_profile(entries, descriptors, {}, str(_fake_ncu(tmp_path, PROFILED)), save_csv=saved)
+    out, notes = add_profile(entries, descriptors, {}, str(_fake_ncu(tmp_path, NCU_PROFILED)), save_csv=saved)
     assert [e["counters"]["launches"] for e in out] == [1, 2, 1]
     assert notes[-1] == "note: --profile ncu: counters for 3 of 3 kernel(s)"
-    assert saved.read_text() == PROFILED.read_text()
+    assert saved.read_text() == NCU_PROFILED.read_text()
     assert json.loads(json.dumps(out)) == out  # plain JSON, as the results file needs
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a shell script stands in for ncu")
 def test_add_profile_when_ncu_fails(tmp_path):
     entries, descriptors = _entries(KERNELS[:1])
-    out, notes = add_profile(entries, descriptors, {}, str(_fake_ncu(tmp_path, NOPERM, rc=1)))
+    out, notes = add_profile(entries, descriptors, {}, str(_fake_ncu(tmp_path, NCU_NOPERM, rc=1)))
     assert out == entries and "ERR_NVGPUCTRPERM" in notes[0]
 
 

@@ -7,7 +7,6 @@ benchmarks/h200_ncu_tensor.sh).
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -16,14 +15,9 @@ from roofline.ncu.counters import counters
 from roofline.ncu.importer import import_csv
 from roofline.ncu.metrics import DRAM_READ, TIME
 from roofline.ncu.table import NcuParseError, diagnose, parse_csv, parse_number, unit_scale
+from conftest import NCU, NCU_PYTORCH, NCU_UNITS, NCU_FULL, NCU_PROFILED, NCU_NOPERM
 
-DATA = Path(__file__).parent / "data" / "ncu"
-PYTORCH = DATA / "synthetic_pytorch_metrics.csv"
-UNITS = DATA / "synthetic_cuda_units.csv"
-FULL = DATA / "synthetic_full.csv"
-PROFILED = DATA / "synthetic_profiled.csv"
-NOPERM = DATA / "synthetic_nvgpuctrperm.csv"
-REAL = sorted(DATA.glob("h200_*.csv"))
+REAL = sorted(NCU.glob("h200_*.csv"))
 
 
 @pytest.mark.parametrize("text, value", [
@@ -54,7 +48,7 @@ def test_unknown_unit_keeps_the_value():
 
 
 def test_pytorch_capture_is_found_among_program_output():
-    table = parse_csv(PYTORCH.read_text())
+    table = parse_csv(NCU_PYTORCH.read_text())
     assert len(table.launches) == 7
     assert table.noise_lines > 5  # the program's prints and ==PROF== lines
     assert any("Connected to process" in line for line in table.prof_lines)
@@ -65,12 +59,12 @@ def test_pytorch_capture_is_found_among_program_output():
     assert first.metrics[DRAM_READ] == 134_250_112  # "134,250,112"
     assert first.metrics[TIME] == pytest.approx(57_312e-9)  # nsecond -> s
     assert table.launches[4].metrics[DRAM_READ] is None  # "n/a"
-    assert PYTORCH.read_text().splitlines()[first.line - 1].startswith('"0","')  # its line, for messages
+    assert NCU_PYTORCH.read_text().splitlines()[first.line - 1].startswith('"0","')  # its line, for messages
 
 
 def test_automatic_units_and_an_older_layout():
     """ncu without --print-units base: Mbyte, usecond, msecond, Kbyte; a "Kernel Time" column; three tables."""
-    table = parse_csv(UNITS.read_text())
+    table = parse_csv(NCU_UNITS.read_text())
     assert [launch.kernel.split("(")[0] for launch in table.launches] == ["stream_triad", "transpose_naive",
                                                                            "tiny_kernel"]
     triad, transpose, tiny = (counters(launch.metrics) for launch in table.launches)
@@ -83,7 +77,7 @@ def test_automatic_units_and_an_older_layout():
 
 
 def test_full_set_is_read_from_a_wide_file():
-    table = parse_csv(FULL.read_text())
+    table = parse_csv(NCU_FULL.read_text())
     assert len(table.launches) == 2
     assert len(table.columns) > 40
     add = table.launches[0]
@@ -98,18 +92,18 @@ def test_full_set_is_read_from_a_wide_file():
 
 def test_no_table_is_an_error_that_names_ncus_complaint():
     with pytest.raises(NcuParseError, match="ERR_NVGPUCTRPERM"):
-        parse_csv(NOPERM.read_text())
+        parse_csv(NCU_NOPERM.read_text())
     with pytest.raises(NcuParseError, match="no 'ncu --csv --page raw' table"):
         parse_csv("hello\nworld\n")
 
 
 def test_a_stray_quote_in_program_output_does_not_swallow_the_table():
-    text = 'the program says "hello\n' + PROFILED.read_text()
+    text = 'the program says "hello\n' + NCU_PROFILED.read_text()
     assert len(parse_csv(text).launches) == 10
 
 
 def test_crlf_and_bom():
-    text = "\ufeff" + PROFILED.read_text().replace("\n", "\r\n")
+    text = "\ufeff" + NCU_PROFILED.read_text().replace("\n", "\r\n")
     assert len(parse_csv(text).launches) == 10
 
 
@@ -144,7 +138,7 @@ def _with_cell(text: str, launch_id: str, column: str, value: str) -> tuple[str,
     ("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "inf"), ("dram__bytes_write.sum", "9" * 400),
 ])
 def test_impossible_counts_are_refused_with_line_and_column(tmp_path, run_cli, metric, value):
-    text, line, column = _with_cell(PYTORCH.read_text(), "2", metric, value)
+    text, line, column = _with_cell(NCU_PYTORCH.read_text(), "2", metric, value)
     bad = tmp_path / "bad.csv"
     bad.write_text(text)
     with pytest.raises(NcuParseError, match=rf"line {line}, column {column} \({metric}\)"):
@@ -156,7 +150,7 @@ def test_impossible_counts_are_refused_with_line_and_column(tmp_path, run_cli, m
 
 
 def test_a_negative_value_of_a_metric_roofline_does_not_read_is_kept():
-    text, _, _ = _with_cell(PYTORCH.read_text(), "2", "device__attribute_display_name", "-3")
+    text, _, _ = _with_cell(NCU_PYTORCH.read_text(), "2", "device__attribute_display_name", "-3")
     assert parse_csv(text).launches[2].metrics["device__attribute_display_name"] == -3.0
 
 
@@ -166,13 +160,13 @@ def test_import_refuses_what_is_not_a_csv_file(tmp_path):
     with pytest.raises(InputError, match="is a folder"):
         import_csv(tmp_path)
     latin = tmp_path / "latin.csv"
-    latin.write_bytes(PYTORCH.read_bytes() + b"\xff\n")
+    latin.write_bytes(NCU_PYTORCH.read_bytes() + b"\xff\n")
     with pytest.raises(InputError, match="UTF-8"):
         import_csv(latin)
 
 
 @pytest.mark.parametrize("text, words", [
-    (NOPERM.read_text(), "ERR_NVGPUCTRPERM"),
+    (NCU_NOPERM.read_text(), "ERR_NVGPUCTRPERM"),
     ("==ERROR== LibraryNotLoaded: libnvperf_host.so\n", "LibraryNotLoaded"),
     ("==ERROR== Failed to find metric sm__inst_executed_pipe_tensor.sum\n", "does not know one of the metrics"),
     ("==ERROR== Profiling is not supported on this device\n", "does not support profiling this GPU"),
@@ -182,5 +176,5 @@ def test_diagnose(text, words):
 
 
 def test_diagnose_quiet_when_fine():
-    assert diagnose(PYTORCH.read_text()) is None
-    assert diagnose((DATA / "h200_tensor_capture.csv").read_text()) is None  # its clock note is no error
+    assert diagnose(NCU_PYTORCH.read_text()) is None
+    assert diagnose((NCU / "h200_tensor_capture.csv").read_text()) is None  # its clock note is no error

@@ -13,10 +13,10 @@ import pytest
 
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 from roofline.ncu.program import START_STOP, ProgressLine, Scope, import_command, profile_command
+from conftest import NCU
 
-DATA = Path(__file__).parent / "data" / "ncu"
-FAKE = DATA / "fake"
-GPT2 = DATA / "h200_gpt2_profile.csv"
+FAKE = NCU / "fake"
+GPT2 = NCU / "h200_gpt2_profile.csv"
 OK = [sys.executable, "-c", "print('model ran')"]
 
 

@@ -17,11 +17,11 @@ from roofline.ncu.importer import import_csv, short_name
 from roofline.ncu.nvtx import op_name, parse_stack, shapes
 from roofline.ncu.opmodel import matmul_dims, op_model
 from roofline.resultdoc import ResultsDocument
+from conftest import NCU
 
-DATA = Path(__file__).parent / "data" / "ncu"
-GPT2 = DATA / "h200_gpt2_profile.csv"
-RESNET50 = DATA / "h200_resnet50_profile.csv"  # torchvision ResNet-50, batch 64, channels-last, BF16 autocast
-SMALL = DATA / "h200_nvtx_small.csv"
+GPT2 = NCU / "h200_gpt2_profile.csv"
+RESNET50 = NCU / "h200_resnet50_profile.csv"  # torchvision ResNet-50, batch 64, channels-last, BF16 autocast
+SMALL = NCU / "h200_nvtx_small.csv"
 HEADER = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 
 

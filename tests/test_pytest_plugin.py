@@ -4,7 +4,6 @@ skipped without a GPU, and writes a results file that `roofline report` and `roo
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
