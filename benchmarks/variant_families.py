@@ -29,8 +29,8 @@ def rows_family(cp, timed, rows_out, rows: int = 8192, cols: int = 8192) -> None
     sm = import_file(ROOT / "kernels" / "_softmax.py")
     ln = import_file(ROOT / "kernels" / "_layernorm.py")
     code = (ROOT / "kernels" / "norm.cu").read_text() + (ROOT / "benchmarks" / "row_pipe.cu").read_text()
-    mods = {h: cp.RawModule(code=code, options=("--std=c++17", f"-DROW_HINTS={h}")) for h in (0,)}
-    mods["noprefetch"] = cp.RawModule(code=code, options=("--std=c++17", "-DLN_PREFETCH=0"))
+    mods = {0: cp.RawModule(code=code, options=("--std=c++17",)),  # as shipped (ROW_HINTS = 0, LN_PREFETCH = 1)
+            "noprefetch": cp.RawModule(code=code, options=("--std=c++17", "-DLN_PREFETCH=0"))}
     sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
     rng = np.random.default_rng(20261130)
     shapes = [(257, 1000), (3, 4), (5, 8188), (rows, cols)]

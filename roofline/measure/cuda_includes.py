@@ -15,10 +15,10 @@ _LOCAL = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"\n]+)"[ \t]*(//.*)?$', re.
 MAX_DEPTH = 8  # headers including headers; deeper is a cycle or a mistake
 
 
-def expand_includes(code: str, folder: Path, read: Callable[[Path], str], depth: int = 0) -> str:
+def expand_includes(code: str, folder: Path, read: Callable[[Path], str]) -> str:
     """`code` with every `#include "name"` whose file exists in `folder` replaced by that file's text (recursively;
     each header once, as with #pragma once). A quoted include that is not in `folder` is left for NVRTC."""
-    return _expand(code, folder, read, depth, set())
+    return _expand(code, folder, read, 0, set())
 
 
 def _expand(code: str, folder: Path, read: Callable[[Path], str], depth: int, seen: set[Path]) -> str:
