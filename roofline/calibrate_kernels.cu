@@ -1,10 +1,10 @@
 // Microbenchmarks for `roofline calibrate` and `roofline sweep` (package data: compiled at run time by CuPy's
 // RawModule with NVRTC). Every kernel leaves a result the host checks, so no figure comes from an unchecked run.
 //
-//   l2_read        L2 bandwidth: a grid reads a buffer well inside L2 (a power of two of 16-byte vectors) `repeats`
-//                  times with ld.global.cg (cached in L2, not L1), summing the 32-bit words; each thread stores its
-//                  sum. The host checks that the sums add up to repeats x sum(buffer) mod 2^32, so every load was
-//                  really performed.
+//   l2_read        L2 bandwidth over a working set: a grid reads a buffer of n 16-byte vectors (any n; the
+//                  calibration sweeps 1 MiB to 2 x L2) `repeats` times with ld.global.cg (cached in L2, not L1),
+//                  summing the 32-bit words; each thread stores its sum. The host checks that the sums add up to
+//                  repeats x sum(buffer) mod 2^32, so every load was really performed.
 //   pointer_chase  DRAM latency: one thread follows `steps` dependent 8-byte loads; each slot is its own 128-byte
 //                  line holding the address of the next slot (a random cycle built by the host). It stores the
 //                  final pointer (checked against the host's walk) and the elapsed %globaltimer ns and clock64
@@ -63,23 +63,37 @@ __device__ __forceinline__ u64 global_ns()
 
 __device__ __forceinline__ unsigned word_sum(uint4 v) { return v.x + v.y + v.z + v.w; }
 
-extern "C" __global__ void l2_read(const uint4* __restrict__ buf, i64 mask, i64 total, unsigned* __restrict__ out)
+__device__ __forceinline__ unsigned wrap(unsigned i, unsigned n) { return i >= n ? i - n : i; }
+
+extern "C" __global__ void l2_read(const uint4* __restrict__ buf, unsigned n, unsigned step, i64 total,
+                                   unsigned* __restrict__ out)
 {
-    // The buffer holds mask + 1 16-byte vectors (a power of two); the grid walks `total` = repeats x (mask + 1)
-    // virtual indices, vector j & mask for index j, so every vector is read exactly `repeats` times. Consecutive
+    // The grid walks `total` = repeats x n virtual indices j = tid, tid + stride, ...; virtual index j reads vector
+    // j mod n, so every vector is read exactly `repeats` times. The index is kept reduced mod n incrementally:
+    // `step` = stride mod n (host), so one compare-and-subtract per load replaces a division (32-bit vector indices:
+    // n < 2^31, a 32 GiB buffer; the probe's largest is 2 x L2). Consecutive
     // threads read consecutive vectors (coalesced); eight independent loads are in flight per thread.
     const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
     const i64 stride = (i64)gridDim.x * blockDim.x;
     unsigned acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     i64 j = tid;
+    unsigned v = (unsigned)(tid % n);
     for (; j + 7 * stride < total; j += 8 * stride) {
-        uint4 v[8];
+        unsigned idx[8];
+        idx[0] = v;
 #pragma unroll
-        for (int k = 0; k < 8; ++k) v[k] = load_cg_v4(buf + ((j + k * stride) & mask));
+        for (int k = 1; k < 8; ++k) idx[k] = wrap(idx[k - 1] + step, n);
+        uint4 x[8];
 #pragma unroll
-        for (int k = 0; k < 8; ++k) acc[k] += word_sum(v[k]);
+        for (int k = 0; k < 8; ++k) x[k] = load_cg_v4(buf + idx[k]);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc[k] += word_sum(x[k]);
+        v = wrap(idx[7] + step, n);
     }
-    for (; j < total; j += stride) acc[0] += word_sum(load_cg_v4(buf + (j & mask)));
+    for (; j < total; j += stride) {
+        acc[0] += word_sum(load_cg_v4(buf + v));
+        v = wrap(v + step, n);
+    }
     unsigned sum = 0;
 #pragma unroll
     for (int k = 0; k < 8; ++k) sum += acc[k];

@@ -387,11 +387,12 @@ class FakeKernels:
     def get_function(self, name):
         return lambda grid, block, args: getattr(self, name)(grid[0] * block[0], *args)
 
-    def l2_read(self, threads, buf, mask, total, out):
+    def l2_read(self, threads, buf, n, step, total, out):
+        assert int(step) == threads % int(n)  # the kernel keeps j mod n by adding stride mod n
         vec = np.asarray(buf).view(np.uint32).reshape(-1, 4).sum(axis=1, dtype=np.uint64)
         j = np.arange(int(total))
         acc = np.zeros(threads, dtype=np.uint64)
-        np.add.at(acc, j % threads, vec[j & int(mask)])  # thread j % threads reads vector j & mask
+        np.add.at(acc, j % threads, vec[j % int(n)])  # thread j % threads reads vector j mod n
         out[:] = (acc + (1 if self.corrupt == "l2" else 0)) % 2**32
 
     def pointer_chase(self, threads, start, steps, out):
@@ -501,8 +502,13 @@ def test_l2_bandwidth_and_latency_on_an_emulated_device():
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
     l2 = l2_bandwidth(backend, module, tiny_plan(), policy)
     assert l2.ok, l2.note
-    assert l2.details["buffer_bytes"] == 256 << 10 and l2.details["repeats"] == 4
-    assert l2.value == pytest.approx((256 << 10) * 4 / l2.details["time_median"])
+    curve = l2.details["curve"]  # 1 MiB L2: L2/2 … 2 × L2, each point checked and timed
+    assert [c["working_set"] for c in curve] == [512 << 10, 768 << 10, 1 << 20, 3 << 19, 2 << 20]
+    assert [c["repeats"] for c in curve] == [2, 1, 1, 1, 1]
+    for c in curve:
+        assert c["bandwidth"] == pytest.approx(c["working_set"] * c["repeats"] / c["time_median"])
+    best = max(curve[:1], key=lambda c: c["bandwidth"])  # the plateau: points at ≤ L2/2 only
+    assert l2.value == pytest.approx(best["bandwidth"]) and l2.details["buffer_bytes"] == 512 << 10
     lat = dram_latency(backend, module, tiny_plan())
     assert lat.ok, lat.note
     assert lat.value == pytest.approx(300e-9)

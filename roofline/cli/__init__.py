@@ -40,7 +40,7 @@ def _register() -> None:
     cli.add_command(analyze.analyze)
     cli.add_command(catalog.specs)
     cli.add_command(catalog.kernels)
-    for module_name in ("measure", "plot", "report", "calibrate", "sweep", "importer", "interconnect"):
+    for module_name in ("measure", "plot", "report", "calibrate", "doctor", "sweep", "importer", "interconnect"):
         try:
             module = __import__(f"roofline.cli.{module_name}", fromlist=["COMMANDS"])
         except ModuleNotFoundError as exc:

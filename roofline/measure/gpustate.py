@@ -134,3 +134,36 @@ def _dist_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
+
+
+def device_state(monitor: Monitor | None, why: str = "") -> dict[str, Any]:
+    """What NVML says about the GPU as a whole, for `roofline doctor`: persistence mode, ECC mode and volatile
+    uncorrected errors, a pending row remap, the enforced and default power limits, and the compute processes of
+    other programs. A field this GPU or driver does not report is None (unknown, never a pass)."""
+    if monitor is None:
+        return {"nvml": False, "why": why}
+    import os
+
+    nvml, h, get = monitor.nvml, monitor.handle, monitor._try
+    state: dict[str, Any] = {"nvml": True}
+    state["persistence_mode"] = get(lambda: bool(nvml.nvmlDeviceGetPersistenceMode(h)))
+    ecc = get(lambda: nvml.nvmlDeviceGetEccMode(h))
+    state["ecc_mode"] = None if ecc is None else bool(ecc[0])
+    if state["ecc_mode"]:
+        state["ecc_uncorrected"] = get(lambda: int(nvml.nvmlDeviceGetTotalEccErrors(
+            h, nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, nvml.NVML_VOLATILE_ECC)))
+    remap = get(lambda: nvml.nvmlDeviceGetRemappedRows(h))  # (corrected, uncorrected, pending, failure)
+    state["remap_pending"] = None if remap is None else bool(remap[2] or remap[3])
+    state["power_limit"] = monitor.power_limit
+    state["power_default_limit"] = get(lambda: nvml.nvmlDeviceGetPowerManagementDefaultLimit(h) / 1e3)
+    procs = get(lambda: nvml.nvmlDeviceGetComputeRunningProcesses(h))
+    if procs is not None:
+        pids = [int(p.pid) for p in procs]
+        me = os.getpid()
+        # In a container NVML reports host PIDs, so this process is there under another number: then one of the
+        # processes is ours, and the others are the rest (which one is ours cannot be told; the count is right).
+        state["other_processes"] = [p for p in pids if p != me] if me in pids else pids[1:]
+    else:
+        state["other_processes"] = None
+    state["max_sm_clock"] = monitor.max_sm_clock
+    return state

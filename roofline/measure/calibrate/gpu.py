@@ -25,7 +25,7 @@ from roofline.measure.calibrate.jobs import Job, run_jobs
 from roofline.measure.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
 from roofline.measure.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
 from roofline.measure.calibrate.l1 import l1_bandwidth
-from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
+from roofline.measure.calibrate.probes import current, dram_latency, l2_bandwidth
 from roofline.measure.progress import SILENT, Progress
 
 _TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
@@ -37,6 +37,11 @@ _TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
 def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL, progress: Progress = SILENT) -> list[Figure]:
     """Every figure calibrate reports, in figures.KINDS order. Failures are Figures too (never raised). `progress`
     hears each step (a harness job, a probe) start and finish."""
+    with current(backend):  # every probe's launches, checks and events on the backend's own stream
+        return _calibrate(backend, datasheet, plan, progress)
+
+
+def _calibrate(backend: Any, datasheet: Any, plan: Plan, progress: Progress) -> list[Figure]:
     info = backend.info
     policy = plan.policy()
     sms = int(info.get("sm_count") or 0)

@@ -9,7 +9,9 @@ backend object passed in (backend.cp); the helpers take an array module (cupy, o
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from dataclasses import replace
+from typing import Any, ContextManager, Mapping, Sequence
 
 import numpy as np
 
@@ -29,6 +31,19 @@ def timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple
     """A read probe (l2_read, l1_read, smem_read) run once and checked by the sum of the words its threads read,
     timed, and checked again: (timing, None), or (None, what was wrong). Why the second check: a kernel the
     compiler reduced to less than the reads it claims would still pass the first."""
+    with current(backend):
+        return _timed_read(backend, kernel, blocks, threads, args, out, expected, policy)
+
+
+def current(backend: Any) -> ContextManager[Any]:
+    """The backend's device and stream current (CupyBackend.current), so every launch, check and event of a probe
+    is on one stream; a no-op for a backend without one (the emulated device of the tests)."""
+    enter = getattr(backend, "current", None)
+    return enter() if enter is not None else contextlib.nullcontext()
+
+
+def _timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple, out: Any, expected: int,
+                policy: MeasurePolicy) -> tuple[Any, str | None]:
     cp = backend.cp
 
     def run() -> None:
@@ -48,43 +63,86 @@ def timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple
     return (None, f"after timing: {problem}") if problem else (timing, None)
 
 
+MIB = 1 << 20
+
+
+def l2_working_sets(l2_size: int) -> list[int]:
+    """The working sets of the L2 curve, 1 MiB to 2 × L2 (RRZE gpu-benches' gpu-l2-cache spans the same range):
+    powers of two from 1 MiB below L2/2, then L2/2, 3/4, 1, 1.5 and 2 × L2, so the curve shows the plateau, the
+    edge and the fall to DRAM. Multiples of 16 bytes (the probe reads 16-byte vectors)."""
+    points = []
+    p = MIB
+    while p < l2_size // 2:
+        points.append(p)
+        p *= 2
+    points += [int(l2_size * f) // 16 * 16 for f in (0.5, 0.75, 1.0, 1.5, 2.0)]
+    return sorted(set(x for x in points if x >= 16 << 10))
+
+
+def plateau(curve: Sequence[Mapping[str, float]], l2_size: int) -> Mapping[str, float] | None:
+    """The L2 roof from the curve: its best point whose working set is at most half the L2 (where every line
+    stays resident whatever the replacement policy does)."""
+    inside = [c for c in curve if c["working_set"] <= l2_size // 2]
+    return max(inside, key=lambda c: c["bandwidth"]) if inside else None
+
+
 def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
                  seed: int = MeasurePolicy.seed) -> Figure:
+    """The L2 read bandwidth over working sets from 1 MiB to 2 × L2 (details["curve"]); the figure is the plateau
+    (best point at ≤ L2/2), and every point is checked by its word sum before and after timing."""
     field = "caches.l2.bandwidth"
     cp, info = backend.cp, backend.info
     l2 = int(info.get("l2_size") or 0)
     sms = int(info.get("sm_count") or 0)
     if l2 <= 0 or sms <= 0:
         return skipped(field, "the device reports no L2 size or SM count")
-    size = max(16 << 10, 1 << ((l2 // 4).bit_length() - 1))  # the largest power of two ≤ L2/4
-    n_vec = size // 16
-    repeats = max(1, int(round(plan.l2_bytes_per_launch / size)))
-    total = repeats * n_vec
     threads = 256
     blocks = sms * max(1, int(info.get("max_threads_per_sm") or 2048) // threads)
-    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): {blocks} blocks × {threads} threads read a "
-              f"{size / 2**20:.3g} MiB buffer (≤ L2/4) {repeats} times with 16-byte ld.global.cg loads; bytes = buffer "
-              "× repeats; result checked (sum of the words)")
+    stride = blocks * threads
+    sets = l2_working_sets(l2)
+    point_policy = replace(policy, min_time=min(policy.min_time, plan.l2_point_time))
+    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): {blocks} blocks × {threads} threads read a buffer "
+              f"repeatedly with 16-byte ld.global.cg loads (L2, not L1), at {len(sets)} working sets from "
+              f"{sets[0] / MIB:.3g} MiB to {sets[-1] / MIB:.3g} MiB (2 × L2); bytes = buffer × repeats, about "
+              f"{plan.l2_bytes_per_launch / 1e9:.3g} GB a launch; every point checked (sum of the words) before and "
+              "after timing; the figure is the best point at ≤ L2/2")
+    curve: list[dict[str, Any]] = []
+    gpu_state = None
     try:
-        words = np.random.default_rng(seed).integers(0, 2**32, size // 4, dtype=np.uint32)
-        expected = l2_expected_sum(words, repeats)
-        buf = cp.asarray(words)
-        out = cp.full(blocks * threads, 0xFFFFFFFF, dtype=cp.uint32)
-        timing, problem = timed_read(backend, module.get_function("l2_read"), blocks, threads,
-                                     (buf, np.int64(n_vec - 1), np.int64(total), out), out, expected, policy)
-        if problem:
-            return failed(field, f"l2_read: {problem}", method)
+        words_all = np.random.default_rng(seed).integers(0, 2**32, sets[-1] // 4, dtype=np.uint32)
+        buf_all = cp.asarray(words_all)
+        kernel = module.get_function("l2_read")
+        for size in sets:
+            n_vec = size // 16
+            words = words_all[: size // 4]
+            repeats = max(1, int(round(plan.l2_bytes_per_launch / size)))
+            total = repeats * n_vec
+            expected = l2_expected_sum(words, repeats)
+            out = cp.full(stride, 0xFFFFFFFF, dtype=cp.uint32)
+            timing, problem = timed_read(backend, kernel, blocks, threads,
+                                         (buf_all, np.uint32(n_vec), np.uint32(stride % n_vec), np.int64(total), out),
+                                         out, expected, point_policy)
+            if problem:
+                return failed(field, f"l2_read at a {size / MIB:.3g} MiB working set: {problem}", method)
+            t = median(timing.samples)
+            curve.append({"working_set": size, "bandwidth": size * repeats / t, "repeats": repeats,
+                          "time_median": t, "time_min": min(timing.samples), "time_max": max(timing.samples),
+                          "runs": timing.repeats, "timing": timing.mode})
+            if size <= l2 // 2:
+                gpu_state = timing.gpu_state or gpu_state
     except Exception as exc:  # noqa: BLE001
         return failed(field, f"{type(exc).__name__}: {first_line(exc, 300)}", method)
     finally:
         backend.release()
-    t = median(timing.samples)
-    value = size * repeats / t
-    details = {"buffer_bytes": size, "repeats": repeats, "time_median": t, "time_min": min(timing.samples),
-               "time_max": max(timing.samples), "runs": timing.repeats, "timing": timing.mode}
-    return measured(field, value, f"{method}; median of {timing.repeats} runs, CUDA "
-                                  f"{'graph replay' if timing.mode == 'graph' else 'events'}", None, details,
-                    timing.gpu_state)
+    best = plateau(curve, l2)
+    if best is None:
+        return failed(field, "no working set at or below L2/2 was measured", method)
+    details = {"curve": curve, "l2_size": l2, "buffer_bytes": best["working_set"], "repeats": best["repeats"],
+               "time_median": best["time_median"], "runs": best["runs"], "timing": best["timing"]}
+    note = (f"plateau at {best['working_set'] / MIB:.3g} MiB; "
+            + ", ".join(f"{c['working_set'] / MIB:.3g} MiB {c['bandwidth'] / 1e12:.2f}" for c in curve) + " TB/s")
+    return measured(field, best["bandwidth"], f"{method}; each point the median of its runs, CUDA events or graph "
+                                              "replay", note, details, gpu_state)
 
 
 # ---- DRAM latency: single-thread pointer chase --------------------------------------------------------

@@ -1,0 +1,72 @@
+"""`roofline doctor`: is this GPU, and this measurement stack, telling the truth? Run it before trusting a figure."""
+
+from __future__ import annotations
+
+import click
+
+from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables
+from roofline.errors import BackendUnavailable
+
+
+@click.command()
+@measure_spec_option("Datasheet spec the figures are held to")
+@device_option
+@click.option("--ncu/--no-ncu", "use_ncu", default=True, show_default=True,
+              help="Replay a copy and a cuBLAS GEMM under Nsight Compute (when ncu is found): its duration joins "
+                   "the timer check, and its DRAM bytes and tensor FLOPs are held to the exact counts.")
+@click.option("--ncu-path", default=None, metavar="PATH", help="The ncu executable (default: PATH, then CUDA's "
+                                                               "usual folders).")
+@format_option(["table", "json"], help="The table with a line per WARN and FAIL, or JSON with every check's "
+                                       "figure and bounds in SI units.")
+def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, fmt: str) -> None:
+    """Check that this GPU and the measurement stack tell the truth, before any figure is trusted.
+
+    \b
+    bandwidth   copy, triad and a read-only sum at 2^27 float32 reach 85-105 % of the datasheet DRAM
+    compute     an FMA kernel reaches 95-102 % of the FP32 peak at the SM clock observed in its window
+    hierarchy   L2 between DRAM and SMs × 128 B/clock; L1 below that bound; DRAM latency 150 ns-2 µs
+    timers      one copy timed by CUDA events, by CUDA-graph replay and by Nsight Compute agree within 10 %;
+                an L2-resident working set runs faster than the same work rotated past the L2, and the
+                rotated one does not beat DRAM (buffer rotation really evicts)
+    counters    ncu's DRAM bytes of the copy within 2 % of 2·n·4 B; a cuBLAS FP16 GEMM's tensor FLOPs
+                within 1 % of 2·n³
+    state       clocks and clock-event reasons in the timed windows, power limit, persistence mode, ECC,
+                pending row remaps, other processes on the GPU
+
+    Every kernel's output is checked before it is timed. Exit 0 when nothing FAILED (WARNs say what to look
+    at), 1 on any FAIL, 3 without a GPU. About 40 s on an H200.
+
+    \b
+    Examples:
+      roofline doctor
+      roofline doctor --device 1 --format json > doctor.json
+    """
+    from roofline.cli.progress import Steps
+    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measure.selftest import run_doctor
+    from roofline.measure.session import choose_machine
+    from roofline.render.doctor_table import doctor_notes, doctor_table
+    from roofline.specs import SpecCatalog
+
+    try:
+        backend = CupyBackend(device_id)
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
+                                 fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
+                                     "'gpu-roofline[cuda13]') on a machine with an NVIDIA GPU") from None
+    spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
+    with Steps("doctor") as steps:
+        verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
+    if fmt == "json":
+        from roofline.jsonio import dumps
+
+        click.echo(dumps(verdict.to_dict()), nl=False)
+    else:
+        print_tables([doctor_table(verdict)], None)
+        for line in doctor_notes(verdict.checks):
+            note(line)
+    if verdict.exit_code:
+        raise click.exceptions.Exit(verdict.exit_code)
+
+
+COMMANDS = [doctor]
