@@ -86,6 +86,11 @@ def test_gpu_state_checks():
     assert by["other processes on the GPU"].status == d.WARN and "4242" in by["other processes on the GPU"].figure
     assert by["power limit"].status == d.WARN
     assert d.state_checks({"nvml": False, "why": "no NVML"}, windows)[0].status == d.SKIP
+    # a GEMM at the power limit, clock down to 1515 MHz: the GPU as designed (seen on the H200, 2026-12-01)
+    capped = [{**windows[0], "sm_clock_end": 1.515e9, "power_capped": 0.99, "reasons_end": ["power cap"]}]
+    assert d.state_checks(state, capped)[0].status == d.PASS
+    slow = [{**windows[0], "sm_clock_end": 1.2e9, "reasons_end": ["application clocks setting"]}]
+    assert d.state_checks(state, slow)[0].status == d.WARN
 
 
 def test_the_verdict_fails_on_any_fail_and_warns_otherwise():
@@ -116,7 +121,7 @@ def test_the_whole_doctor_runs_on_an_emulated_device():
     assert by["DRAM bandwidth: copy"].status == d.FAIL and by["DRAM bandwidth: copy"].value > 0
     assert by["L2 bandwidth"].value is not None and "curve" in by["L2 bandwidth"].note
     assert by["DRAM latency"].status == d.PASS  # the emulated chase reports 300 ns a step
-    assert by["ncu DRAM bytes"].status == d.SKIP and by["ncu DRAM bytes"].note == "--no-ncu"
+    assert by["ncu DRAM bytes read"].status == d.SKIP and by["ncu DRAM bytes read"].note == "--no-ncu"
     assert by["GPU state"].status == d.SKIP
     assert verdict.exit_code == 1 and verdict.to_dict()["device"]["name"] == "Fake GPU"
 

@@ -166,8 +166,15 @@ class CupyBackend:
         """This backend's device and stream current for the duration. Why: a kernel launches on the current stream,
         and every CupyBackend makes its own stream current when it is created, so with two in one process (an API
         user's and a benchmark's) the launches of one would run outside the other's events and synchronisation."""
-        with self.device, self.stream:
-            yield
+        previous = self.cp.cuda.get_current_stream()
+        try:
+            with self.device, self.stream:
+                yield
+        finally:
+            # Leaving `with stream` makes CuPy's null stream current, not the stream that was current before (seen
+            # on the H200 with CuPy 14.2: the backend's own stream, made current by use(), was lost after the first
+            # harness run, and calibrate's L2 probe then launched outside its events: 11 PB/s). Put it back.
+            previous.use()
 
     def release(self) -> None:
         self.stream.synchronize()
