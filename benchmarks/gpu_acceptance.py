@@ -264,7 +264,12 @@ def step_api(out: Path) -> Step:
 def step_plugin(out: Path) -> Step:
     s = Step("pytest plugin")
     res = out / "plugin.json"
-    code, stdout, stderr, s.wall = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir",
+    from importlib.metadata import entry_points
+
+    # Installed (pip install -e .), pytest loads the plugin by its entry point; run from a bare tree, name it.
+    installed = any(e.name == "roofline" for e in entry_points(group="pytest11"))
+    plugin = [] if installed else ["-p", "roofline.pytest_plugin"]
+    code, stdout, stderr, s.wall = run([PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, "--rootdir",
                                         str(ROOT / "benchmarks"), str(ROOT / "benchmarks/acceptance_plugin_test.py"),
                                         "--roofline-json", str(res)], out, "plugin", 90)
     if code != 0:

@@ -4,12 +4,15 @@ Why: the shipped probe read 8.7 TB/s at 1-4 MiB on the H200 (2026-12-01), while 
 gpu-l2-cache (each block of 1024 threads reads its own 512 kB slice of `blockRun` slices with 8-byte loads) prints
 13.5 TB/s at 1.5 MB and 10.2-10.5 TB/s at 4-8 MB on an H200. Variants:
 
-  shipped     calibrate_kernels.cu l2_read: grid-stride over virtual indices, ld.global.cg (L2 only), 256-thread
-              blocks, 8 independent 16-byte loads per thread
-  ca          the same with ld.global.ca (L1-cacheable loads; the working sets are far larger than an L1)
-  nc          the same with ld.global.nc (the read-only path, as `const __restrict__` compiles to)
-  slices_cg   RRZE's layout: block b reads slice b mod S (each 512 KiB, contiguous), 1024 threads, 16-byte loads
-  slices_nc   the same with ld.global.nc
+  l2_read     the shipped probe (calibrate_kernels.cu): block b reads slice b mod S (512 KiB, contiguous), 1024
+              threads, eight 16-byte ld.global.cg loads in flight per thread
+  slices_nc   the same with ld.global.nc (the read-only path, as `const __restrict__` compiles to)
+  rrze        RRZE's kernel as published: rows of blockRun × 2048 8-byte words, block b reads its 2048-word chunk of
+              each of 32 rows, plain (L1-cacheable) loads, 1024 threads
+
+The first run (2026-12-01, H200) also timed the probe it replaced, a grid-stride walk over the whole buffer with
+256-thread blocks: 8.88, 8.47, 8.33, 7.68, 7.84 TB/s at 1.5, 4, 8, 16, 32 MiB (ld.global.ca and .nc the same
+from 4 MiB, L1 hits at 1.5 MiB), against 12.79, 10.69, 8.86, 8.60, 8.47 for the slice layout now shipped.
 
 Every variant's per-thread sums are checked against the host (every word read the expected number of times) before
 it is timed. Prints one table: TB/s per variant and working set. Run: python3 benchmarks/l2_variants.py
@@ -40,12 +43,7 @@ __device__ __forceinline__ uint4 load_nc_v4(const uint4* p)
     return v;
 }
 '''
-    i = base.index('extern "C" __global__ void l2_read')
-    j = base.index("// The L1 and shared-memory probes")
-    body = base[i:j]
-    out = base[:i] + extra + body
-    for name, load in (("l2_read_ca", "load_ca_v4"), ("l2_read_nc", "load_nc_v4")):
-        out += body.replace("void l2_read(", f"void {name}(").replace("load_cg_v4", load)
+    out = base + extra
     slices = r'''
 template <int MODE>
 __device__ __forceinline__ uint4 ld(const uint4* p) { return MODE == 0 ? load_cg_v4(p) : load_nc_v4(p); }
@@ -68,10 +66,21 @@ __device__ void slices(const uint4* __restrict__ buf, int nslices, int vecs, uns
     for (int k = 0; k < 8; ++k) sum += acc[k];
     out[(long long)blockIdx.x * 1024 + threadIdx.x] = sum;
 }
-extern "C" __global__ void __launch_bounds__(1024) slices_cg(const uint4* b, int n, int v, unsigned* o) { slices<0>(b, n, v, o); }
 extern "C" __global__ void __launch_bounds__(1024) slices_nc(const uint4* b, int n, int v, unsigned* o) { slices<1>(b, n, v, o); }
 '''
-    return out + slices
+    rrze = r'''
+extern "C" __global__ void __launch_bounds__(1024) rrze(const uint2* __restrict__ B, int blockRun, unsigned* out)
+{
+    unsigned acc = 0;
+    for (int i = 0; i < 32; i++) {
+        int idx = (blockDim.x * blockRun * i + (blockIdx.x % blockRun) * 1024) * 2 + threadIdx.x;
+        uint2 a = B[idx], b = B[idx + 1024];
+        acc += a.x + a.y + b.x + b.y;
+    }
+    out[(long long)blockIdx.x * 1024 + threadIdx.x] = acc;
+}
+'''
+    return out + slices + rrze
 
 
 def main() -> None:
@@ -90,27 +99,9 @@ def main() -> None:
     print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, {sms} SMs, L2 {l2 / 2**20:.0f} MiB")
     for size in sets:
         row = {"ws": size}
-        n_vec = size // 16
-        for name in ("l2_read", "l2_read_ca", "l2_read_nc"):
-            threads, blocks = 256, sms * 8
-            stride = threads * blocks
-            repeats = max(1, round(per_launch / size))
-            total = repeats * n_vec
-            out = cp.full(stride, 0xFFFFFFFF, dtype=cp.uint32)
-            k = mod.get_function(name)
-            args = (buf, np.uint32(n_vec), np.uint32(stride % n_vec), np.int64(total), out)
-            run = lambda: k((blocks,), (threads,), args)  # noqa: E731
-            run()
-            cp.cuda.Device().synchronize()
-            want = repeats * int(words[: size // 4].sum(dtype=np.uint64)) % 2**32
-            got = int(out.sum(dtype=cp.uint64).get()) % 2**32
-            if got != want:
-                row[name] = f"WRONG {got} != {want}"
-                continue
-            row[name] = repeats * size / timed(cp, run, 0.2)
         nslices = size // SLICE
         vecs = SLICE // 16
-        for name in ("slices_cg", "slices_nc"):
+        for name in ("l2_read", "slices_nc"):
             blocks = max(nslices, round(per_launch / SLICE / nslices) * nslices)
             out = cp.full(blocks * 1024, 0xFFFFFFFF, dtype=cp.uint32)
             k = mod.get_function(name)
@@ -125,8 +116,18 @@ def main() -> None:
                 row[name] = f"WRONG {got} != {want}"
                 continue
             row[name] = blocks * SLICE / timed(cp, run, 0.2)
+        blocks = max(nslices, round(per_launch / SLICE / nslices) * nslices)
+        out = cp.full(blocks * 1024, 0xFFFFFFFF, dtype=cp.uint32)
+        k = mod.get_function("rrze")
+        args = (buf, np.int32(nslices), out)
+        run = lambda: k((blocks,), (1024,), args)  # noqa: E731
+        run()
+        cp.cuda.Device().synchronize()
+        want = int((blocks // nslices) * int(words[: size // 4].sum(dtype=np.uint64))) % 2**32
+        got = int(out.sum(dtype=cp.uint64).get()) % 2**32
+        row["rrze"] = blocks * SLICE / timed(cp, run, 0.2) if got == want else f"WRONG {got} != {want}"
         rows.append(row)
-    names = ["l2_read", "l2_read_ca", "l2_read_nc", "slices_cg", "slices_nc"]
+    names = ["l2_read", "slices_nc", "rrze"]
     print(f"{'working set':>12} " + " ".join(f"{n:>11}" for n in names) + "   (TB/s, verified)")
     for r in rows:
         cells = [f"{r[n] / 1e12:11.2f}" if isinstance(r[n], float) else f"{r[n]:>11}" for n in names]

@@ -1,10 +1,10 @@
 // Microbenchmarks for `roofline calibrate` and `roofline sweep` (package data: compiled at run time by CuPy's
 // RawModule with NVRTC). Every kernel leaves a result the host checks, so no figure comes from an unchecked run.
 //
-//   l2_read        L2 bandwidth over a working set: a grid reads a buffer of n 16-byte vectors (any n; the
-//                  calibration sweeps 1 MiB to 2 x L2) `repeats` times with ld.global.cg (cached in L2, not L1),
-//                  summing the 32-bit words; each thread stores its sum. The host checks that the sums add up to
-//                  repeats x sum(buffer) mod 2^32, so every load was really performed.
+//   l2_read        L2 bandwidth over a working set of nslices slices of 512 KiB: block b reads slice b mod nslices
+//                  with ld.global.cg (cached in L2, not L1), summing the 32-bit words; each thread stores its sum.
+//                  The host checks that the sums add up to repeats x sum(buffer) mod 2^32, so every load was really
+//                  performed. The slice must be a multiple of 8 x 1024 vectors (128 KiB).
 //   pointer_chase  DRAM latency: one thread follows `steps` dependent 8-byte loads; each slot is its own 128-byte
 //                  line holding the address of the next slot (a random cycle built by the host). It stores the
 //                  final pointer (checked against the host's walk) and the elapsed %globaltimer ns and clock64
@@ -63,41 +63,30 @@ __device__ __forceinline__ u64 global_ns()
 
 __device__ __forceinline__ unsigned word_sum(uint4 v) { return v.x + v.y + v.z + v.w; }
 
-__device__ __forceinline__ unsigned wrap(unsigned i, unsigned n) { return i >= n ? i - n : i; }
+#define L2_THREADS 1024
+#define L2_LOADS 8
 
-extern "C" __global__ void l2_read(const uint4* __restrict__ buf, unsigned n, unsigned step, i64 total,
-                                   unsigned* __restrict__ out)
+extern "C" __global__ void __launch_bounds__(L2_THREADS)
+l2_read(const uint4* __restrict__ buf, int nslices, int slice_vecs, unsigned* __restrict__ out)
 {
-    // The grid walks `total` = repeats x n virtual indices j = tid, tid + stride, ...; virtual index j reads vector
-    // j mod n, so every vector is read exactly `repeats` times. The index is kept reduced mod n incrementally:
-    // `step` = stride mod n (host), so one compare-and-subtract per load replaces a division (32-bit vector indices:
-    // n < 2^31, a 32 GiB buffer; the probe's largest is 2 x L2). Consecutive
-    // threads read consecutive vectors (coalesced); eight independent loads are in flight per thread.
-    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
-    const i64 stride = (i64)gridDim.x * blockDim.x;
-    unsigned acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    i64 j = tid;
-    unsigned v = (unsigned)(tid % n);
-    for (; j + 7 * stride < total; j += 8 * stride) {
-        unsigned idx[8];
-        idx[0] = v;
+    // Block b reads slice b mod nslices (slice_vecs contiguous 16-byte vectors, 512 KiB) once, 1024 threads with
+    // eight independent loads each in flight; a launch of repeats x nslices blocks reads every slice `repeats`
+    // times. The layout of RRZE-HPC gpu-benches' gpu-l2-cache (a block per slice), with L2-only loads: on the H200
+    // it reads 12.8 TB/s at 1.5 MiB and 10.7 at 4 MiB where a grid-stride walk over the whole buffer read 8.9 and
+    // 8.5 (benchmarks/l2_variants.py, 2026-12-01).
+    const uint4* s = buf + (long long)(blockIdx.x % nslices) * slice_vecs;
+    unsigned acc[L2_LOADS] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = threadIdx.x; i < slice_vecs; i += L2_LOADS * L2_THREADS) {
+        uint4 x[L2_LOADS];
 #pragma unroll
-        for (int k = 1; k < 8; ++k) idx[k] = wrap(idx[k - 1] + step, n);
-        uint4 x[8];
+        for (int k = 0; k < L2_LOADS; ++k) x[k] = load_cg_v4(s + i + k * L2_THREADS);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) x[k] = load_cg_v4(buf + idx[k]);
-#pragma unroll
-        for (int k = 0; k < 8; ++k) acc[k] += word_sum(x[k]);
-        v = wrap(idx[7] + step, n);
-    }
-    for (; j < total; j += stride) {
-        acc[0] += word_sum(load_cg_v4(buf + v));
-        v = wrap(v + step, n);
+        for (int k = 0; k < L2_LOADS; ++k) acc[k] += word_sum(x[k]);
     }
     unsigned sum = 0;
 #pragma unroll
-    for (int k = 0; k < 8; ++k) sum += acc[k];
-    out[tid] = sum;
+    for (int k = 0; k < L2_LOADS; ++k) sum += acc[k];
+    out[(long long)blockIdx.x * L2_THREADS + threadIdx.x] = sum;
 }
 
 // The L1 and shared-memory probes: 256 threads, a 32 KiB (2048-vector) working set per SM, 8 independent 16-byte

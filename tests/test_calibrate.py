@@ -387,13 +387,14 @@ class FakeKernels:
     def get_function(self, name):
         return lambda grid, block, args: getattr(self, name)(grid[0] * block[0], *args)
 
-    def l2_read(self, threads, buf, n, step, total, out):
-        assert int(step) == threads % int(n)  # the kernel keeps j mod n by adding stride mod n
+    def l2_read(self, threads, buf, nslices, slice_vecs, out):
         vec = np.asarray(buf).view(np.uint32).reshape(-1, 4).sum(axis=1, dtype=np.uint64)
-        j = np.arange(int(total))
-        acc = np.zeros(threads, dtype=np.uint64)
-        np.add.at(acc, j % threads, vec[j % int(n)])  # thread j % threads reads vector j mod n
-        out[:] = (acc + (1 if self.corrupt == "l2" else 0)) % 2**32
+        per_slice = vec[: int(nslices) * int(slice_vecs)].reshape(int(nslices), -1)
+        blocks = threads // 1024
+        acc = np.zeros((blocks, 1024), dtype=np.uint64)  # block b reads slice b mod nslices; thread t vectors t::1024
+        for b in range(blocks):
+            acc[b] = per_slice[b % int(nslices)].reshape(-1, 1024).sum(axis=0)
+        out[:] = (acc.ravel() + (1 if self.corrupt == "l2" else 0)) % 2**32
 
     def pointer_chase(self, threads, start, steps, out):
         p = int(start)
@@ -502,13 +503,13 @@ def test_l2_bandwidth_and_latency_on_an_emulated_device():
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
     l2 = l2_bandwidth(backend, module, tiny_plan(), policy)
     assert l2.ok, l2.note
-    curve = l2.details["curve"]  # 1 MiB L2: L2/2 … 2 × L2, each point checked and timed
-    assert [c["working_set"] for c in curve] == [512 << 10, 768 << 10, 1 << 20, 3 << 19, 2 << 20]
-    assert [c["repeats"] for c in curve] == [2, 1, 1, 1, 1]
+    curve = l2.details["curve"]  # 1 MiB L2: 0.5 MiB slices from 1.5 MiB (the first point) to 2 × L2
+    assert [c["working_set"] for c in curve] == [512 << 10, 1 << 20, 3 << 19, 2 << 20]
+    assert [c["repeats"] for c in curve] == [2, 1, 1, 1]
     for c in curve:
         assert c["bandwidth"] == pytest.approx(c["working_set"] * c["repeats"] / c["time_median"])
-    best = max(curve[:1], key=lambda c: c["bandwidth"])  # the plateau: points at ≤ L2/2 only
-    assert l2.value == pytest.approx(best["bandwidth"]) and l2.details["buffer_bytes"] == 512 << 10
+    assert l2.value == pytest.approx(curve[0]["bandwidth"])  # the plateau: points at ≤ L2/2 only
+    assert l2.details["buffer_bytes"] == 512 << 10
     lat = dram_latency(backend, module, tiny_plan())
     assert lat.ok, lat.note
     assert lat.value == pytest.approx(300e-9)
@@ -564,3 +565,13 @@ def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
     doc, _ = measured_spec(figs, {**backend.info, "total_memory": 1 << 34}, h200, "2026-11-30", "0.1.0")
     spec = load_spec(write(tmp_path, spec_yaml(doc)))
     assert spec.latency == pytest.approx(300e-9, rel=1e-3) and "tf32_tensor" not in spec.roofs
+
+
+def test_the_l2_curve_spans_1_5_mib_to_twice_the_l2_in_whole_slices():
+    from roofline.measure.calibrate.probes import SLICE, l2_working_sets
+
+    mib = 1 << 20
+    h200 = l2_working_sets(60 * mib)
+    assert h200 == [int(x * mib) for x in (1.5, 2, 4, 8, 16, 30, 45, 60, 90, 120)]
+    assert all(w % SLICE == 0 for w in l2_working_sets(40 * 10**6))  # an A100's 40 MB: whole 512 KiB slices
+    assert l2_working_sets(4 * mib)[0] == 1.5 * mib and l2_working_sets(4 * mib)[-1] == 8 * mib  # a T4

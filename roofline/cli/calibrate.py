@@ -32,7 +32,8 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     \b
     DRAM bandwidth   copy and triad kernels at 2^28 float32 (bytes read plus written), the better of the two
-    L2 bandwidth     a buffer of L2/4 read repeatedly with 16-byte L2-cached loads
+    L2 bandwidth     working sets from 1.5 MiB to 2 × L2, each block reading a 512 KiB slice with 16-byte
+                     L2-only loads; the figure is the best point at ≤ L2/2, the curve is in --format json
     L1 / shared      a 32 KiB working set per SM read repeatedly, through L1 (ld.global.ca) and from shared
                      memory (ld.shared), one wave; the faster of the two, each checked by its word sum
     DRAM latency     one thread chasing pointers, one 128-byte line per step, random order over ≥ 16 × L2;

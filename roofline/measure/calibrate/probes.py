@@ -64,19 +64,21 @@ def _timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tupl
 
 
 MIB = 1 << 20
+SLICE = 512 << 10  # bytes each l2_read block reads (RRZE gpu-l2-cache's 512 kB per block)
+L2_THREADS = 1024  # L2_THREADS in calibrate_kernels.cu
 
 
 def l2_working_sets(l2_size: int) -> list[int]:
-    """The working sets of the L2 curve, 1 MiB to 2 × L2 (RRZE gpu-benches' gpu-l2-cache spans the same range):
-    powers of two from 1 MiB below L2/2, then L2/2, 3/4, 1, 1.5 and 2 × L2, so the curve shows the plateau, the
-    edge and the fall to DRAM. Multiples of 16 bytes (the probe reads 16-byte vectors)."""
-    points = []
-    p = MIB
+    """The working sets of the L2 curve, 1.5 MiB to 2 × L2 (RRZE gpu-benches' gpu-l2-cache spans the same range):
+    1.5 MiB, then powers of two from 2 MiB below L2/2, then L2/2, 3/4, 1, 1.5 and 2 × L2, so the curve shows the
+    plateau, the edge and the fall to DRAM. Whole numbers of 512 KiB slices (the probe reads a slice per block)."""
+    points = [3 * SLICE]
+    p = 2 * MIB
     while p < l2_size // 2:
         points.append(p)
         p *= 2
-    points += [int(l2_size * f) // 16 * 16 for f in (0.5, 0.75, 1.0, 1.5, 2.0)]
-    return sorted(set(x for x in points if x >= 16 << 10))
+    points += [int(l2_size * f) for f in (0.5, 0.75, 1.0, 1.5, 2.0)]
+    return sorted(set(max(SLICE, x // SLICE * SLICE) for x in points))
 
 
 def plateau(curve: Sequence[Mapping[str, float]], l2_size: int) -> Mapping[str, float] | None:
@@ -88,22 +90,19 @@ def plateau(curve: Sequence[Mapping[str, float]], l2_size: int) -> Mapping[str, 
 
 def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
                  seed: int = MeasurePolicy.seed) -> Figure:
-    """The L2 read bandwidth over working sets from 1 MiB to 2 × L2 (details["curve"]); the figure is the plateau
-    (best point at ≤ L2/2), and every point is checked by its word sum before and after timing."""
+    """The L2 read bandwidth over working sets from 1.5 MiB to 2 × L2 (details["curve"]); the figure is the
+    plateau (best point at ≤ L2/2), and every point is checked by its word sum before and after timing."""
     field = "caches.l2.bandwidth"
     cp, info = backend.cp, backend.info
     l2 = int(info.get("l2_size") or 0)
-    sms = int(info.get("sm_count") or 0)
-    if l2 <= 0 or sms <= 0:
-        return skipped(field, "the device reports no L2 size or SM count")
-    threads = 256
-    blocks = sms * max(1, int(info.get("max_threads_per_sm") or 2048) // threads)
-    stride = blocks * threads
+    if l2 <= 0:
+        return skipped(field, "the device reports no L2 size")
     sets = l2_working_sets(l2)
     point_policy = replace(policy, min_time=min(policy.min_time, plan.l2_point_time))
-    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): {blocks} blocks × {threads} threads read a buffer "
-              f"repeatedly with 16-byte ld.global.cg loads (L2, not L1), at {len(sets)} working sets from "
-              f"{sets[0] / MIB:.3g} MiB to {sets[-1] / MIB:.3g} MiB (2 × L2); bytes = buffer × repeats, about "
+    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): blocks of {L2_THREADS} threads each read one "
+              f"{SLICE >> 10} KiB slice of the working set with 16-byte ld.global.cg loads (L2, not L1; RRZE "
+              f"gpu-l2-cache's layout), at {len(sets)} working sets from {sets[0] / MIB:.3g} MiB to "
+              f"{sets[-1] / MIB:.3g} MiB (2 × L2); every slice read equally often, about "
               f"{plan.l2_bytes_per_launch / 1e9:.3g} GB a launch; every point checked (sum of the words) before and "
               "after timing; the figure is the best point at ≤ L2/2")
     curve: list[dict[str, Any]] = []
@@ -113,15 +112,15 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
         buf_all = cp.asarray(words_all)
         kernel = module.get_function("l2_read")
         for size in sets:
-            n_vec = size // 16
-            words = words_all[: size // 4]
+            nslices = size // SLICE
             repeats = max(1, int(round(plan.l2_bytes_per_launch / size)))
-            total = repeats * n_vec
-            expected = l2_expected_sum(words, repeats)
-            out = cp.full(stride, 0xFFFFFFFF, dtype=cp.uint32)
-            timing, problem = timed_read(backend, kernel, blocks, threads,
-                                         (buf_all, np.uint32(n_vec), np.uint32(stride % n_vec), np.int64(total), out),
+            blocks = repeats * nslices
+            expected = l2_expected_sum(words_all[: size // 4], repeats)
+            out = cp.full(blocks * L2_THREADS, 0xFFFFFFFF, dtype=cp.uint32)
+            timing, problem = timed_read(backend, kernel, blocks, L2_THREADS,
+                                         (buf_all, np.int32(nslices), np.int32(SLICE // 16), out),
                                          out, expected, point_policy)
+            del out
             if problem:
                 return failed(field, f"l2_read at a {size / MIB:.3g} MiB working set: {problem}", method)
             t = median(timing.samples)
@@ -139,7 +138,7 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
         return failed(field, "no working set at or below L2/2 was measured", method)
     details = {"curve": curve, "l2_size": l2, "buffer_bytes": best["working_set"], "repeats": best["repeats"],
                "time_median": best["time_median"], "runs": best["runs"], "timing": best["timing"]}
-    note = (f"plateau at {best['working_set'] / MIB:.3g} MiB; "
+    note = (f"plateau at {best['working_set'] / MIB:.3g} MiB; curve "
             + ", ".join(f"{c['working_set'] / MIB:.3g} MiB {c['bandwidth'] / 1e12:.2f}" for c in curve) + " TB/s")
     return measured(field, best["bandwidth"], f"{method}; each point the median of its runs, CUDA events or graph "
                                               "replay", note, details, gpu_state)
