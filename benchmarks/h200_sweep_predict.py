@@ -36,20 +36,34 @@ sys.path.insert(0, str(ROOT))
 CALIBRATED = ROOT / "docs" / "measurements" / "h200-2026-11-30-measured.yaml"
 MAPS = ["sum", "vector_add_float4", "copy", "scale", "triad", "relu", "gelu_tanh", "vector_add"]
 ROWS = ["softmax_fused", "layernorm_fused"]
+ROWS_ALL = ["softmax_fused", "layernorm_fused", "softmax_5pass", "layernorm_2pass"]
+STENCILS = ["stencil5_naive", "stencil5_reuse", "conv3x3_naive", "conv3x3_reuse"]
 COLS = 1024
 
 
-def plan(dry: bool) -> list[tuple[str, list[str]]]:
-    """(kernel, the sweep's size options) in the order they run: `sum` first (the issue's case), row kernels last."""
+def plan(dry: bool, matrix: bool = False) -> list[tuple[str, str, list[str]]]:
+    """(label, kernel, the sweep's size options) in the order they run: `sum` first (the issue's case), row kernels
+    last. With `matrix` (issue 21 §4), every kernel with a size model over each of its axes: the maps and `sum` from
+    2^10 to 2^30, the row kernels over rows at 256, 8192 and 32768 columns and over columns at 64 rows, the
+    stencils over n."""
+    if matrix and not dry:
+        maps = ["--sizes", "2**10..2**30:4"]
+        out = [(k, k, maps) for k in MAPS]
+        for k in ROWS_ALL:
+            out += [(f"{k}-rows-c{c}", k, ["--over", "rows", "--set", f"cols={c}", "--sizes", sizes])
+                     for c, sizes in ((256, "1..2**20:4"), (8192, "1..2**16:4"), (32768, "1..2**14:4"))]
+            out.append((f"{k}-cols-r64", k, ["--over", "cols", "--set", "rows=64", "--sizes", "2**8..2**20:4"]))
+        out += [(k, k, ["--over", "n", "--sizes", "2**6..2**14:2"]) for k in STENCILS]
+        return out
     maps = ["--sizes", "2**8..2**12:4"] if dry else ["--sizes", "2**12..2**28:4"]
     rows = (["--over", "rows", "--set", "cols=64", "--sizes", "2..32:4"] if dry
             else ["--over", "rows", "--set", f"cols={COLS}", "--sizes", "2..2**15:4"])
-    return [(k, maps) for k in MAPS] + [(k, rows) for k in ROWS]
+    return [(k, k, maps) for k in MAPS] + [(k, k, rows) for k in ROWS]
 
 
-def sweep(kernel: str, sizes: list[str], args: argparse.Namespace, timeout: float) -> dict:
-    """One `roofline sweep` in a subprocess; its results JSON and log land in --out."""
-    out = args.raw / f"{kernel}.json"
+def sweep(label: str, kernel: str, sizes: list[str], args: argparse.Namespace, timeout: float) -> dict:
+    """One `roofline sweep` in a subprocess; its results JSON and log land in --out, named by `label`."""
+    out = args.raw / f"{label}.json"
     cmd = [sys.executable, "-m", "roofline", "sweep", kernel, *sizes, "--model", "first-principles",
            "--calibrated", str(args.calibrated), "--min-time", str(args.min_time), "--backend", args.backend,
            "--spec", args.spec, "-o", str(out)]
@@ -62,8 +76,8 @@ def sweep(kernel: str, sizes: list[str], args: argparse.Namespace, timeout: floa
         log = run.stdout + run.stderr
     except subprocess.TimeoutExpired as exc:
         status, log = f"timed out after {timeout:.0f} s", _text(exc.stdout) + _text(exc.stderr)
-    (args.raw / f"{kernel}.log").write_text(" ".join(cmd) + "\n" + log, encoding="utf-8")
-    return {"kernel": kernel, "status": status, "seconds": time.perf_counter() - start,
+    (args.raw / f"{label}.log").write_text(" ".join(cmd) + "\n" + log, encoding="utf-8")
+    return {"kernel": label, "status": status, "seconds": time.perf_counter() - start,
             "results": str(out) if out.exists() else None}
 
 
@@ -119,6 +133,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=["cupy", "numpy"], default="cupy")
     parser.add_argument("--spec", default=None, help="default: auto on the GPU, h200 with --backend numpy")
     parser.add_argument("--min-time", type=float, default=0.05)
+    parser.add_argument("--matrix", action="store_true", help="issue 21 §4: every kernel over each of its axes")
     parser.add_argument("--dry", action="store_true", help="tiny sizes (with --backend numpy: no GPU needed)")
     parser.add_argument("--budget", type=float, default=190.0, help="seconds; no kernel starts after that")
     parser.add_argument("--timeout", type=float, default=40.0, help="seconds per kernel")
@@ -135,19 +150,19 @@ def main() -> int:
     args.raw.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     print(f"commit {_commit()}; {args.backend}; calibrated spec {args.calibrated}", flush=True)
-    chosen = plan(args.dry)
+    chosen = plan(args.dry, args.matrix)
     if args.only:
         names = args.only.split(",")
-        chosen = [p for p in chosen if p[0] in names]
+        chosen = [p for p in chosen if p[0] in names or p[1] in names]
     runs = []
-    for kernel, sizes in chosen:
+    for label, kernel, sizes in chosen:
         left = args.budget - (time.perf_counter() - start)
         if left < 5:
-            runs.append({"kernel": kernel, "status": "skipped: out of time", "seconds": 0.0, "results": None})
+            runs.append({"kernel": label, "status": "skipped: out of time", "seconds": 0.0, "results": None})
             continue
-        runs.append(sweep(kernel, sizes, args, min(args.timeout, left)))
+        runs.append(sweep(label, kernel, sizes, args, min(args.timeout, left)))
         r = runs[-1]
-        print(f"{kernel}: {r['status']}, {r['seconds']:.1f} s (elapsed {time.perf_counter() - start:.0f} s)",
+        print(f"{label}: {r['status']}, {r['seconds']:.1f} s (elapsed {time.perf_counter() - start:.0f} s)",
               flush=True)
     rows, lines = judge([Path(r["results"]) for r in runs if r["results"]], args.calibrated)
     elapsed = time.perf_counter() - start
