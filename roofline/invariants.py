@@ -266,7 +266,7 @@ def _power_of_two(spec: MachineSpec, roofs: dict[str, float]) -> list[Violation]
             continue
         rate = value / (spec.sm_count * clock)
         nearest = 2.0 ** round(math.log2(rate))
-        if abs(rate / nearest - 1.0) > POWER_OF_TWO_TOLERANCE:
+        if not _within(rate, nearest, POWER_OF_TWO_TOLERANCE):
             out.append(Violation(
                 f"compute.{roof}", SOFT,
                 f"{format_flops(value)} / ({spec.sm_count} SMs x {clock_name} {format_si(clock, 'Hz')}) = "
@@ -274,6 +274,11 @@ def _power_of_two(spec: MachineSpec, roofs: dict[str, float]) -> list[Violation]
                 "power of two on every NVIDIA GPU",
                 f"check compute.{roof}, sm_count and {clock_name} against the datasheet"))
     return out
+
+
+def _within(value: float, expected: float, tolerance: float) -> bool:
+    """expected x (1 - tolerance) <= value <= expected x (1 + tolerance), the edges included."""
+    return expected * (1.0 - tolerance) <= value <= expected * (1.0 + tolerance)
 
 
 def _families(spec: MachineSpec, roofs: dict[str, float]) -> list[Violation]:
@@ -287,7 +292,7 @@ def _families(spec: MachineSpec, roofs: dict[str, float]) -> list[Violation]:
         if value is None:
             continue
         expected = base * factor
-        if abs(value / expected - 1.0) > tolerance:
+        if not _within(value, expected, tolerance):
             out.append(Violation(
                 f"compute.{roof}", SOFT,
                 f"{format_flops(value)} is {value / expected - 1.0:+.0%} from {factor:g} x compute.fp16_tensor = "
@@ -386,7 +391,8 @@ def impossible_l2_bandwidth(value: float, ctx: FigureContext) -> str | None:
     highs = []
     if ctx.l1_bandwidth:
         high = ctx.l1_bandwidth * OBSERVED_CLOCK_TOLERANCE
-        highs.append((high, f"the L1 bandwidth measured in this run x {OBSERVED_CLOCK_TOLERANCE:g} = {format_rate(high)}"))
+        highs.append((high, f"the L1 bandwidth measured in this run x {OBSERVED_CLOCK_TOLERANCE:g} = "
+                            f"{format_rate(high)}"))
     if (bound := l1_bound(ctx)) is not None:
         highs.append((bound[0], f"the L1 bound {bound[1]}"))
     if highs:
