@@ -105,6 +105,8 @@ class MachineSpec:
     measurement: Mapping[str, str] = field(default_factory=dict)
     path: Path | None = None
     interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie
+    memory_bus_width: int | None = None  # bits; with memory_clock, a cross-check of bandwidth (roofline.invariants)
+    memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
 
     @property
     def bytes_in_flight(self) -> float:

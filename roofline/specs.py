@@ -7,6 +7,7 @@ from typing import Iterable
 
 from roofline.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
+from roofline.invariants import hard_violations
 from roofline.model import CACHE_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel, Link, MachineSpec, Source
 from roofline.yamlio import Fields, read_yaml_mapping
 
@@ -71,10 +72,7 @@ def load_spec(path: Path) -> MachineSpec:
         m.reject_unknown(_MEASUREMENT_KEYS)
         measurement = {k: str(m.data[k]) for k in m.data}
 
-    # Checked for the reader of the file (they document how the bandwidth was derived), not used by the model.
-    memory.integer("bus_width")
-    memory.quantity("clock", "frequency")
-    return MachineSpec(
+    spec = MachineSpec(
         id=spec_id,
         name=f.string("name", required=True) or spec_id,
         bandwidth=memory.quantity("bandwidth", "bandwidth", required=True) or 0.0,
@@ -96,7 +94,24 @@ def load_spec(path: Path) -> MachineSpec:
         measurement=measurement,
         path=path,
         interconnect=_interconnect(f),
+        # They document how the bandwidth was derived; the model does not use them, the invariants check them.
+        memory_bus_width=memory.integer("bus_width"),
+        memory_clock=memory.quantity("clock", "frequency"),
     )
+    _refuse_impossible(spec, path)
+    return spec
+
+
+def _refuse_impossible(spec: MachineSpec, path: Path) -> None:
+    """A spec no GPU can have is an input error naming the file and the field (roofline.invariants); the first hard
+    violation is the message, the fields of any others are listed after it."""
+    hard = hard_violations(spec)
+    if not hard:
+        return
+    first = hard[0]
+    others = list(dict.fromkeys(v.field for v in hard[1:]))
+    also = f" (also impossible: {', '.join(others)})" if others else ""
+    raise InputError(f"{path}: {first.field}: {first.message}{also}", fix=first.fix)
 
 
 def _interconnect(f: Fields) -> dict[str, Link]:

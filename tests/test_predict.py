@@ -104,7 +104,7 @@ def test_the_round_trip_is_the_stream_probe_less_the_floor_and_its_bytes(toy_spe
     m = machine_figures(toy_spec, {"launch_floor": 1e-6, "launch_floor_source": "measured",
                                    "stream": {"time": 3e-6, "bytes": 1e6, "method": "probe"}})
     assert m.round_trip == pytest.approx(1e-6) and m.round_trip_source.startswith("measured: stream probe (probe)")
-    assert m.resident_threads == 10_000 and m.sm_count == 10 and m.bandwidth == 1e12
+    assert m.resident_threads == 10_000 and m.sm_count == 20 and m.bandwidth == 1e12
     assert m.launch_floor == 1e-6 and m.bandwidth_source == "datasheet spec toy (memory.bandwidth)"
 
 

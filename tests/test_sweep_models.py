@@ -34,7 +34,7 @@ def test_first_principles_is_the_default_and_records_each_launch(run_cli):
     assert result.code == 0, result.err
     doc = json.loads(result.out)
     m = doc["sweep"]["model"]
-    assert m["model"] == "first-principles" and m["resident_threads"] == 10_000  # toy: 10 SMs × 1000
+    assert m["model"] == "first-principles" and m["resident_threads"] == 10_000  # toy: 20 SMs × 500
     assert m["round_trip"] == 2e-6 and "not measured" in m["round_trip_source"]  # the host has no stream probe
     for k in doc["kernels"]:
         (launch,) = k["prediction"]["launches"]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit, format_option, kernel_options, note, output_option, print_tables, spec_option
+from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
+                                 warn_about_specs)
 
 
 @click.command()
@@ -30,7 +31,9 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.selection import analysis_documents, load_selection, resolve_specs
 
     selected, overrides = load_selection(names, kernel_paths, params)
-    docs, skipped = analysis_documents(resolve_specs(spec_names), selected, overrides)
+    machines = resolve_specs(spec_names)
+    warn_about_specs(machines)
+    docs, skipped = analysis_documents(machines, selected, overrides)
     for s in skipped:
         note(f"note: {s}")
 

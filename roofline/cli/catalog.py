@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables
+from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables, warn_about_specs
 
 
 @click.group(invoke_without_command=True)
@@ -47,7 +47,9 @@ def specs_show(spec: str) -> None:
     from roofline.render.catalog import spec_detail
     from roofline.specs import SpecCatalog
 
-    print_tables(spec_detail(SpecCatalog.bundled().resolve(spec)), None)
+    machine = SpecCatalog.bundled().resolve(spec)
+    print_tables(spec_detail(machine), None)
+    warn_about_specs([machine])
 
 
 @click.group(invoke_without_command=True)

@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 import click
 
 from roofline.errors import InputError
+from roofline.model import MachineSpec
 from roofline.specs import DEFAULT_SPEC
 
 F = Callable[..., object]
@@ -89,6 +90,22 @@ def note(message: str) -> None:
     from roofline.render.text import clean
 
     click.echo(clean(message), err=True)
+
+
+def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
+    """The soft invariants each spec breaks (roofline.invariants: a roof far from its family, a bandwidth above its
+    bus), one warning line per finding naming the file and field, once per spec. Hard ones never get here: the
+    loader refuses those specs."""
+    from roofline.invariants import soft_violations
+
+    seen: set[object] = set()
+    for machine in machines:
+        key = machine.path or machine.id
+        if key in seen:
+            continue
+        seen.add(key)
+        for v in soft_violations(machine):
+            note(f"warning: {key}: {v.line()}")
 
 
 def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = False) -> None:
