@@ -543,13 +543,13 @@ def test_launch_overheads_on_an_emulated_device():
 
 
 def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
-    from roofline.measure.calibrate.gpu import calibrate
+    from roofline.measure.calibrate.gpu import _calibrate, calibrate
 
     backend = fake_backend()
     steps = Recorder()
-    figs = calibrate(backend, h200, tiny_plan(), steps)
-    by = {f.field: f for f in figs}
-    assert [f.field for f in figs] == [k.field for k in KINDS]
+    raw = _calibrate(backend, h200, tiny_plan(), steps)  # the orchestration, before the physical bounds
+    by = {f.field: f for f in raw}
+    assert [f.field for f in raw] == [k.field for k in KINDS]
     for field in ("memory.bandwidth", "caches.l2.bandwidth", "memory.latency", "compute.fp32", "compute.fp64",
                   "compute.fp16_tensor"):
         assert by[field].ok, (field, by[field].note)
@@ -562,9 +562,17 @@ def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
     finished = dict(steps.finished)
     assert finished["copy"] == OK and finished["DRAM latency"] == OK and finished["tf32_tensor"] == FAILED
     assert by["compute.fp32"].details["params"]["blocks"] == 32  # 16 blocks per SM × 2 SMs
-    # The emulated timings are the host CPU's, not a GPU's: its "L2" reads slower than its "DRAM" and its 2 "SMs" do
-    # TFLOP/s, which the loader's physical invariants refuse (roofline.invariants). The round trip below is about the
-    # document, so the timed figures take values a 2-SM GPU can have (DRAM < L2 < 2 x 128 B x 3.5 GHz).
+
+    # calibrate() itself holds every figure to its physical bounds. The emulated timings are the host CPU's: its
+    # "L2" reads slower than its "DRAM", so that figure is impossible and FAILED, never written into the spec.
+    bounded = {f.field: f for f in calibrate(fake_backend(), h200, tiny_plan())}
+    l2 = bounded["caches.l2.bandwidth"]
+    assert l2.status == FAILED and l2.note.startswith("physically impossible") and "below" in l2.note
+    assert l2.details["impossible_value"] > 0
+    assert bounded["memory.latency"].ok  # 300 ns a step: possible
+
+    # The round trip below is about the document, so the timed figures take values a 2-SM GPU can have.
+    figs = raw
     for field, value in {"memory.bandwidth": 0.4e12, "caches.l2.bandwidth": 0.8e12, "compute.fp32": 1.5e12,
                          "compute.fp64": 0.7e12, "compute.fp16_tensor": 5e12}.items():
         by[field].value = value
@@ -581,3 +589,24 @@ def test_the_l2_curve_spans_1_5_mib_to_twice_the_l2_in_whole_slices():
     assert h200 == [int(x * mib) for x in (1.5, 2, 4, 8, 16, 30, 45, 60, 90, 120)]
     assert all(w % SLICE == 0 for w in l2_working_sets(40 * 10**6))  # an A100's 40 MB: whole 512 KiB slices
     assert l2_working_sets(4 * mib)[0] == 1.5 * mib and l2_working_sets(4 * mib)[-1] == 8 * mib  # a T4
+
+
+def test_the_shipped_11_pb_per_s_l2_figure_is_refused_and_never_reaches_the_spec(h200):
+    """Issue 21: calibrate once wrote an L2 bandwidth of 11.07 PB/s beside an L1 of 33.4 TB/s."""
+    from roofline.measure.calibrate.figures import enforce_bounds
+
+    state = {"sm_clock_end": 1.98e9}
+    figs = [Figure("memory.bandwidth", OK, 4.37e12, "triad", gpu_state=state),
+            Figure("caches.l2.bandwidth", OK, 11.07e15, "l2_read", gpu_state=state),
+            Figure("caches.l1.bandwidth", OK, 33.4e12, "l1_read", gpu_state=state),
+            Figure("memory.latency", OK, 336e-9, "pointer_chase"),
+            Figure("compute.fp32", OK, 65.1e12, "fma_peak", gpu_state=state)]
+    out = {f.field: f for f in enforce_bounds(figs, h200, {"sm_count": 132})}
+    l2 = out["caches.l2.bandwidth"]
+    assert l2.status == FAILED and l2.value is None and "every L2 byte passes through L1" in l2.note
+    assert all(out[f].ok for f in ("memory.bandwidth", "caches.l1.bandwidth", "memory.latency", "compute.fp32"))
+    # FP32 above 132 SMs × 256 FLOP/clk × the observed 1.98 GHz × 1.02 = 68.2 TFLOP/s is impossible too
+    hot = enforce_bounds([Figure("compute.fp32", OK, 70e12, "fma_peak", gpu_state=state)], h200, {"sm_count": 132})
+    assert hot[0].status == FAILED
+    doc, _ = measured_spec(list(out.values()), H200_DEVICE, h200, "2026-12-01", "0.1.0")
+    assert "bandwidth" not in doc.get("caches", {}).get("l2", {})

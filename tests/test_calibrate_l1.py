@@ -196,8 +196,10 @@ def test_the_whole_calibration_reports_l1_in_kinds_order(h200):
     figs = calibrate(backend(), h200, tiny_plan(), steps)
     assert [f.field for f in figs] == [k.field for k in KINDS]
     by = {f.field: f for f in figs}
-    assert by["caches.l1.bandwidth"].ok, by["caches.l1.bandwidth"].note
-    assert ("L1 bandwidth", OK) in steps.finished
+    assert ("L1 bandwidth", OK) in steps.finished  # the probe ran and its sums checked ...
+    # ... but the host-timed figure is far above 2 SMs × 128 B/clock: refused by the physical bounds, not written
+    l1_fig = by["caches.l1.bandwidth"]
+    assert l1_fig.status == FAILED and "physically impossible" in l1_fig.note and "2 SMs" in l1_fig.note
     assert steps.started.index("L1 bandwidth") == steps.started.index("L2 bandwidth") + 1
 
 

@@ -46,7 +46,8 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
                use_ncu: bool = True, ncu_path: str | None = None) -> judge.Verdict:
     """Every check of `roofline doctor` on the backend's GPU, against `spec` (its datasheet)."""
     from roofline.measure.calibrate.jobs import Job, run_jobs
-    from roofline.measure.calibrate.l1 import BYTES_PER_CLOCK, l1_bandwidth
+    from roofline.invariants import FigureContext, l1_bound
+    from roofline.measure.calibrate.l1 import l1_bandwidth
     from roofline.measure.calibrate.plan import QUICK, load_module
     from roofline.measure.calibrate.probes import current, dram_latency, l2_bandwidth
     from roofline.measure.gpustate import device_state
@@ -104,13 +105,14 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
                      if results.get(k, {}).get("status") == "OK"), default=0.0) or None
     l2, l1, lat = figures.get("L2 bandwidth"), figures.get("L1 bandwidth"), figures.get("DRAM latency")
     clock = _probe_clock(l1) or _probe_clock(l2) or info.get("sm_clock")
-    l1_bound = sms * BYTES_PER_CLOCK * clock * 1.02 if sms and clock else None
+    bound = l1_bound(FigureContext(datasheet=spec, sm_count=sms or None, sm_clock=clock))
+    l1_max, l1_words = bound if bound is not None else (None, "")
     checks.append(judge.between_check(
-        "L2 bandwidth", _value(l2), dram_best, l1_bound, "bandwidth", _error(l2, compile_error),
+        "L2 bandwidth", _value(l2), dram_best, l1_max, "bandwidth", _error(l2, compile_error),
         note=_curve_note(l2)))
     checks.append(judge.between_check(
-        "L1 / shared bandwidth", _value(l1), _value(l2), l1_bound, "bandwidth", _error(l1, compile_error),
-        note=f"bound: {sms} SMs × {BYTES_PER_CLOCK} B/clock × {clock / 1e6:.0f} MHz × 1.02" if l1_bound else ""))
+        "L1 / shared bandwidth", _value(l1), _value(l2), l1_max, "bandwidth", _error(l1, compile_error),
+        note=f"bound: {l1_words}" if l1_words else ""))
     checks.append(judge.latency_check(_value(lat), _error(lat, compile_error)))
 
     # the timers

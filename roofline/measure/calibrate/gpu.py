@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from roofline.errors import first_line
-from roofline.measure.calibrate.figures import Figure, failed, skipped
+from roofline.measure.calibrate.figures import Figure, enforce_bounds, failed, skipped
 from roofline.measure.calibrate.jobs import Job, run_jobs
 from roofline.measure.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
 from roofline.measure.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
@@ -38,7 +38,8 @@ def calibrate(backend: Any, datasheet: Any, plan: Plan = FULL, progress: Progres
     """Every figure calibrate reports, in figures.KINDS order. Failures are Figures too (never raised). `progress`
     hears each step (a harness job, a probe) start and finish."""
     with current(backend):  # every probe's launches, checks and events on the backend's own stream
-        return _calibrate(backend, datasheet, plan, progress)
+        figures = _calibrate(backend, datasheet, plan, progress)
+    return enforce_bounds(figures, datasheet, backend.info)
 
 
 def _calibrate(backend: Any, datasheet: Any, plan: Plan, progress: Progress) -> list[Figure]:
