@@ -147,9 +147,13 @@ def measure_all(
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        return _measure_jobs(jobs, backend, policy, progress)
+        entries = _measure_jobs(jobs, backend, policy, progress)
     finally:
         sys.setswitchinterval(old_interval)
+    from roofline.measure.bounds import bound_entry
+
+    device = backend.device_info()
+    return [bound_entry(e, machine, device) for e in entries]
 
 
 def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress) -> list[dict[str, Any]]:
