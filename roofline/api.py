@@ -174,8 +174,12 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
     try:
         out = run(**first)
         engine.synchronize()
-        if check is not None and check() is False:
-            return "check() returned False"
+        if check is not None:
+            problem = check_outcome(check())
+            if problem is not None:
+                return problem
+    except InputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the user's code failed: reported, never timed
         from roofline.errors import first_line
 
@@ -197,6 +201,45 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
             return (f"output {i}: {int(bad.sum())} of {g.size} elements outside tolerance (rtol {rtol:g}, atol "
                     f"{atol:g}); first at {at}: got {g[at]!r}, expected {w[at]!r}")
     return None
+
+
+def check_outcome(value: Any) -> str | None:
+    """None when what check() returned is true; otherwise why the result fails.
+
+    Only a boolean is a verdict: True, np.True_, or a one-element boolean array (CuPy, PyTorch and NumPy reductions
+    such as `(out == ref).all()` give those). Anything else fails: False, None (a check that forgot to `return`), a
+    number (an error measure is not a verdict: 0.3 must not pass). An array of several elements has no single truth:
+    that is the caller's mistake, an InputError."""
+    if isinstance(value, bool):
+        return None if value else "check() returned False"
+    if value is None:
+        return "check() returned None: return True when the output is right (a missing `return`?)"
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return (f"check() returned {type(value).__name__} {_short(value)}: expected True or False "
+                "(a number is not a verdict)")
+    try:
+        size = 1
+        for extent in tuple(shape):
+            size *= int(extent)
+    except (TypeError, ValueError):
+        size = -1
+    if size != 1:
+        raise InputError(f"check() returned an array of shape {tuple(shape)!r:.60}, whose truth is ambiguous: return "
+                         "one boolean, e.g. bool((out == expected).all()) or np.allclose(out, expected)")
+    dtype = str(getattr(value, "dtype", ""))
+    if "bool" not in dtype:
+        return f"check() returned a one-element {dtype or type(value).__name__} array: expected a boolean"
+    try:
+        truth = value.item() if hasattr(value, "item") else bool(value)  # one device-to-host copy for CuPy/PyTorch
+    except Exception as exc:  # noqa: BLE001 - a foreign array type that cannot say its value
+        return f"check() returned a {type(value).__name__} whose value cannot be read: {type(exc).__name__}"
+    return None if truth is True or (type(truth).__name__ == "bool_" and bool(truth)) else "check() returned False"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -63,6 +63,38 @@ def test_a_failing_check_or_a_raising_callable_is_failed_not_timed():
     assert r.status is Status.FAILED and "ValueError: shape mismatch" in r.error
 
 
+class _Tensor0d:
+    """A 0-d boolean device tensor as CuPy and PyTorch give it (shape (), a dtype naming bool, item()), without them."""
+
+    def __init__(self, value: bool):
+        self.shape, self.dtype, self._value = (), "torch.bool", value
+
+    def item(self) -> bool:
+        return self._value
+
+    def __bool__(self) -> bool:
+        raise AssertionError("the verdict is read with item(), once")
+
+
+@pytest.mark.parametrize("value", [False, np.False_, np.array(False), np.array([False]), _Tensor0d(False), None, 0,
+                                   0.0, 1, 0.25, "yes", np.array(1)], ids=repr)
+def test_a_check_passes_only_on_a_true_boolean(value):
+    r = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: value, **FAST)
+    assert r.status is Status.FAILED and r.verified is False and r.time_median is None, r.error
+    assert r.error.startswith("check() returned")
+
+
+@pytest.mark.parametrize("value", [True, np.True_, np.array(True), np.array([[True]]), _Tensor0d(True)], ids=repr)
+def test_a_check_that_returns_a_true_boolean_passes(value):
+    r = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: value, **FAST)
+    assert r.status is Status.OK and r.verified is True
+
+
+def test_a_check_of_several_elements_is_an_error_not_a_verdict():
+    with pytest.raises(InputError, match=r"shape \(2,\), whose truth is ambiguous"):
+        roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: np.array([True, False]), **FAST)
+
+
 def test_without_a_check_the_result_is_unverified_and_says_why():
     a, b, out = _add_case()
     r = roofline.measure(lambda: np.add(a, b, out=out), flops=a.size, bytes=3 * a.nbytes, **FAST)
