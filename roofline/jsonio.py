@@ -140,7 +140,9 @@ def cannot_write(path: Path | str) -> str | None:
         st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
-    except OSError as exc:  # a parent that is a file (ENOTDIR), a symlink loop, no permission to look
+    except NotADirectoryError:
+        return "a part of its path is a file, not a folder"
+    except OSError as exc:  # a symlink loop, no permission to look
         return exc.strerror or str(exc)
     if st is not None and stat.S_ISDIR(st.st_mode):
         return "it is a folder; give a file name"
