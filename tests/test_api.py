@@ -76,6 +76,9 @@ class _Tensor0d:
     def __init__(self, value: bool):
         self.shape, self.dtype, self._value = (), "torch.bool", value
 
+    def __repr__(self) -> str:  # a stable test id (pytest-xdist workers must collect the same names)
+        return f"tensor({self._value})"
+
     def item(self) -> bool:
         return self._value
 
