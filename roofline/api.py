@@ -9,6 +9,7 @@ verification by `check=` or `reference=`, and the stream the work must run on.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -293,17 +294,16 @@ def check_outcome(value: Any) -> str | None:
         return "check() returned None: return True when the output is right (a missing `return`?)"
     shape = getattr(value, "shape", None)
     if shape is None:
-        return (f"check() returned {type(value).__name__} {_short(value)}: expected True or False "
-                "(a number is not a verdict)")
+        number = " (a number is not a verdict)" if isinstance(value, (int, float)) else ""
+        return f"check() returned {type(value).__name__} {_short(value)}: expected True or False{number}"
     try:
-        size = 1
-        for extent in tuple(shape):
-            size *= int(extent)
+        shape = tuple(int(extent) for extent in shape)
     except (TypeError, ValueError):
-        size = -1
-    if size != 1:
-        raise InputError(f"check() returned an array of shape {tuple(shape)!r:.60}, whose truth is ambiguous: return "
-                         "one boolean, e.g. bool((out == expected).all()) or np.allclose(out, expected)")
+        shape = None
+    if shape is None or math.prod(shape) != 1:
+        raise InputError(f"check() returned an array of shape {_short(getattr(value, 'shape', None))}, whose truth "
+                         "is ambiguous: return one boolean, e.g. bool((out == expected).all()) or "
+                         "np.allclose(out, expected)")
     dtype = str(getattr(value, "dtype", ""))
     if "bool" not in dtype:
         return f"check() returned a one-element {dtype or type(value).__name__} array: expected a boolean"
