@@ -9,6 +9,7 @@ verification by `check=` or `reference=`, and the stream the work must run on.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -114,9 +115,11 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     base = analyze_on(machine, work).to_dict() if machine is not None else analysis_free(work)
     run = _on_stream(fn, engine)
     first = _call_args(inputs)
+    origin = {"backend": engine.name, "device": device, "spec": spec}
     problem = _verify(run, first, check, reference, rtol, atol, engine)
     if problem is not None:
-        return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={})
+        return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={},
+                                    **{MEASURED_WITH: origin})
     notes = [] if check is not None or reference is not None else [
         warning("unverified", "unverified: timed without a check of its output",
                 "give check= or reference= so roofline can tell a fast result from a wrong one")]
@@ -129,18 +132,93 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
                              "pass inputs= a factory of fresh argument sets, so copies are rotated"))
     timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
     verified = check is not None or reference is not None
-    return timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
+    result = timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
+    return replace(result, extra={**result.extra, MEASURED_WITH: origin})
 
 
-def results(measured: Sequence[KernelResult], backend_name: str = "auto", device: int = 0,
-            spec: str = "auto") -> ResultsDocument:
+def results(measured: Sequence[KernelResult], backend_name: str | None = None, device: int | None = None,
+            spec: str | None = None) -> ResultsDocument:
     """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`): the
-    same document `roofline measure` writes, without its policy block (each call may time differently)."""
+    same document `roofline measure` writes, without its policy block (each call may time differently).
+
+    The backend, device and spec are those the results were measured with (one document holds one of each);
+    the arguments are only for results that do not say (they default to the GPU and its own spec). A name
+    measured twice at the same parameters (two unnamed callables are both 'callable') is kept for each result,
+    the later ones as 'NAME #2', 'NAME #3'."""
     from roofline.measure.session import results_document
 
-    engine = backend(backend_name, device)
-    doc = results_document(engine, _machine(spec, engine), [k.to_json() for k in measured], None)
+    for i, k in enumerate(measured):
+        if not isinstance(k, KernelResult):
+            raise InputError(f"roofline.results(): item {i} is {type(k).__name__}: expected the KernelResult that "
+                             "roofline.measure returns")
+    origins = [o for o in (k.extra.get(MEASURED_WITH) for k in measured) if isinstance(o, Mapping)]
+    engine = backend(_recorded(origins, "backend", backend_name, "backend_name", "auto"),
+                     _recorded(origins, "device", device, "device", 0))
+    machine = _recorded_machine(origins, spec, engine)
+    entries = []
+    for k in measured:
+        entry = k.to_json()
+        entry.pop(MEASURED_WITH, None)  # the document says it once, at the top
+        entries.append(entry)
+    doc = results_document(engine, machine, _distinct_names(entries), None)
     return ResultsDocument.from_json(doc, "roofline.results()")
+
+
+MEASURED_WITH = "measured_with"  # extra key: the backend, device and spec roofline.measure used
+
+
+def _recorded(origins: list[Mapping[str, Any]], key: str, given: Any, argument: str, default: Any) -> Any:
+    """The backend or device the results were measured with (the argument, then the default, when they do not say);
+    an InputError when they differ or the argument contradicts them."""
+    canon = (lambda v: "cupy" if v == "auto" else v) if key == "backend" else (lambda v: v)
+    if key == "device" and all(o.get("backend") == "numpy" for o in origins):
+        origins = []  # the host has no device number
+    values = {canon(o.get(key)) for o in origins}
+    if len(values) > 1:
+        raise InputError(f"roofline.results(): the results were measured with different {key}s "
+                         f"({', '.join(sorted(map(str, values)))}): one results document holds one; write one per "
+                         f"{key}")
+    if not values:
+        return default if given is None else given
+    recorded = values.pop()
+    if given is not None and canon(given) != recorded:
+        raise InputError(f"roofline.results(): {argument}={given!r}, but the results were measured with {key} "
+                         f"{recorded!r}; leave {argument}= out")
+    return recorded
+
+
+def _recorded_machine(origins: list[Mapping[str, Any]], spec: str | None, engine: Any) -> MachineSpec | None:
+    """The spec the results were measured against (compared as resolved: 'auto', an alias and an id may name one)."""
+    named = {str(o.get("spec")) for o in origins}
+    machines = {name: _machine(name, engine) for name in sorted(named)}
+    ids = {m.id if m is not None else None for m in machines.values()}
+    if len(ids) > 1:
+        shown = ", ".join(f"{n} ({m.id if m else 'no spec'})" for n, m in machines.items())
+        raise InputError(f"roofline.results(): the results were measured against different specs ({shown}): one "
+                         "results document holds one; write one per spec")
+    if spec is None:
+        return next(iter(machines.values())) if machines else _machine("auto", engine)
+    chosen = _machine(spec, engine)
+    if ids and ids != {chosen.id if chosen else None}:
+        raise InputError(f"roofline.results(): spec={spec!r}, but the results were measured against "
+                         f"{next(iter(ids)) or 'no spec'}; leave spec= out")
+    return chosen
+
+
+def _distinct_names(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Entries whose (name, params) repeat an earlier one renamed 'NAME #2', 'NAME #3': a document holds each once."""
+    from roofline.resultschema import kernel_identity
+
+    taken: set[tuple[str, str, str]] = set()
+    out = []
+    for entry in entries:
+        candidate, n = entry, 1
+        while kernel_identity(candidate) in taken:
+            n += 1
+            candidate = {**entry, "name": f"{entry['name']} #{n}"}
+        taken.add(kernel_identity(candidate))
+        out.append(candidate)
+    return out
 
 
 def _call_args(inputs: Callable[[], Any] | None) -> dict[str, Any]:
@@ -174,8 +252,12 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
     try:
         out = run(**first)
         engine.synchronize()
-        if check is not None and check() is False:
-            return "check() returned False"
+        if check is not None:
+            problem = check_outcome(check())
+            if problem is not None:
+                return problem
+    except InputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the user's code failed: reported, never timed
         from roofline.errors import first_line
 
@@ -197,6 +279,44 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
             return (f"output {i}: {int(bad.sum())} of {g.size} elements outside tolerance (rtol {rtol:g}, atol "
                     f"{atol:g}); first at {at}: got {g[at]!r}, expected {w[at]!r}")
     return None
+
+
+def check_outcome(value: Any) -> str | None:
+    """None when what check() returned is true; otherwise why the result fails.
+
+    Only a boolean is a verdict: True, np.True_, or a one-element boolean array (CuPy, PyTorch and NumPy reductions
+    such as `(out == ref).all()` give those). Anything else fails: False, None (a check that forgot to `return`), a
+    number (an error measure is not a verdict: 0.3 must not pass). An array of several elements has no single truth:
+    that is the caller's mistake, an InputError."""
+    if isinstance(value, bool):
+        return None if value else "check() returned False"
+    if value is None:
+        return "check() returned None: return True when the output is right (a missing `return`?)"
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        number = " (a number is not a verdict)" if isinstance(value, (int, float)) else ""
+        return f"check() returned {type(value).__name__} {_short(value)}: expected True or False{number}"
+    try:
+        shape = tuple(int(extent) for extent in shape)
+    except (TypeError, ValueError):
+        shape = None
+    if shape is None or math.prod(shape) != 1:
+        raise InputError(f"check() returned an array of shape {_short(getattr(value, 'shape', None))}, whose truth "
+                         "is ambiguous: return one boolean, e.g. bool((out == expected).all()) or "
+                         "np.allclose(out, expected)")
+    dtype = str(getattr(value, "dtype", ""))
+    if "bool" not in dtype:
+        return f"check() returned a one-element {dtype or type(value).__name__} array: expected a boolean"
+    try:
+        truth = value.item() if hasattr(value, "item") else bool(value)  # one device-to-host copy for CuPy/PyTorch
+    except Exception as exc:  # noqa: BLE001 - a foreign array type that cannot say its value
+        return f"check() returned a {type(value).__name__} whose value cannot be read: {type(exc).__name__}"
+    return None if truth is True or (type(truth).__name__ == "bool_" and bool(truth)) else "check() returned False"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _as_list(value: Any) -> list[Any]:

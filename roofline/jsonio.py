@@ -127,3 +127,32 @@ def _replace_atomically(target: Path, payload: bytes, keep_mode: int | None) -> 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
     write_text_atomic(path, dumps(doc))
+
+
+def cannot_write(path: Path | str) -> str | None:
+    """Why write_text_atomic(path, ...) would fail, or None: asked before the work, so a long run never ends in a
+    write that fails. What it checks is what the writer needs: not a folder; a FIFO or device writable in place;
+    otherwise (a new file, a regular one, a symlink's target) a folder that exists and that we may create files in."""
+    if str(path) == STDOUT:
+        return None
+    path = Path(path)
+    try:
+        st: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except NotADirectoryError:
+        return "a part of its path is a file, not a folder"
+    except OSError as exc:  # a symlink loop, no permission to look
+        return exc.strerror or str(exc)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        return "it is a folder; give a file name"
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        return None if os.access(path, os.W_OK) else "permission denied"
+    folder = Path(os.path.realpath(path)).parent
+    if not folder.exists():
+        return f"the folder {folder} does not exist"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the folder {folder} is not writable"
+    return None

@@ -2,17 +2,25 @@
 inside a test, and fails the test in one line when it is wrong or short of the share of its ceiling asked for.
 
 Options: --roofline-json PATH writes every result of the run into one results file (for `roofline report` and
-`roofline plot`); --roofline-spec picks the ceilings (default: the GPU's own); --roofline-backend numpy times host
-callables by wall clock (no GPU). Without a GPU a test using the fixture is skipped, with the reason.
+`roofline plot`), checked before any test runs and merged across pytest-xdist workers; --roofline-spec picks the
+ceilings (default: the GPU's own); --roofline-backend numpy times host callables by wall clock (no GPU). Without a
+GPU a test using the fixture is skipped, with the reason.
+
+A result without name= (and without descriptor=) is named after its test's node id, so two tests timing unnamed
+lambdas stay two results; a test run again (reruns) keeps its last result.
 """
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
-_RESULTS = pytest.StashKey[list]()
+# (test node id, call number within the test) -> the result's JSON entry: a rerun replaces its own entries only
+_RESULTS = pytest.StashKey[dict]()
+_WORKER_OUTPUT = "roofline_results"  # where an xdist worker hands its results to the controller
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -25,20 +33,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="cupy (auto): the GPU; numpy: host callables timed by wall clock.")
 
 
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")  # pytest-xdist sets it on each worker's config
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_RESULTS] = []
+    """A results file that cannot be written is a usage error now, not after the whole run."""
+    config.stash[_RESULTS] = {}
+    path = config.getoption("roofline_json")
+    if path and not _is_worker(config):
+        from roofline.jsonio import cannot_write
+
+        why = cannot_write(Path(path))
+        if why is not None:
+            raise pytest.UsageError(f"--roofline-json {path}: cannot write: {why}")
 
 
-def shortfall(result: Any, at_least: float) -> str | None:
-    """The one line a test fails with, or None when the result is verified and reaches `at_least` of its ceiling."""
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Said once, at the start: the NumPy backend without a spec has no ceiling to compare with."""
+    if config.getoption("roofline_backend") == "numpy" and config.getoption("roofline_spec") == "auto":
+        return ("roofline: --roofline-backend numpy without --roofline-spec: results have no ceiling, so checks "
+                "with at_least= fail (give --roofline-spec SPEC to compare with a GPU's ceilings)")
+    return None
+
+
+def shortfall(result: Any, at_least: float | None) -> str | None:
+    """The one line a test fails with, or None when the result is verified and (with at_least) reaches that share of
+    its ceiling. Without at_least an unknown ceiling is no failure: only a share asked for needs one."""
     from roofline.resultfiles import ceiling_of
     from roofline.units import format_si
 
     if result.failed:
         return f"{result.name} FAILED: {result.error or 'not verified: give check= or reference='}"
+    if at_least is None:
+        return None
     fraction = result.fraction_of_ceiling
     if fraction is None:
-        return f"{result.name}: the ceiling is unknown (no spec): pass --roofline-spec"
+        return f"{result.name}: the ceiling is unknown (no spec), so at_least= cannot hold: pass --roofline-spec"
     if fraction < at_least:
         return (f"{result.name} reached {fraction:.0%} of its {format_si(*ceiling_of(result.to_json()))} ceiling; "
                 f"needs {at_least:.0%}")
@@ -47,23 +78,32 @@ def shortfall(result: Any, at_least: float) -> str | None:
 
 @pytest.fixture
 def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
-    """roofline_check(fn, flops=..., bytes=... | descriptor=..., params=..., at_least=0.8, check=...) -> KernelResult."""
+    """roofline_check(fn, flops=..., bytes=... | descriptor=..., params=..., at_least=0.8, check=...) -> KernelResult.
+
+    Without name= the result is named after the test's node id (a second unnamed call in the test: 'NODEID #2')."""
     config = request.config
+    calls = {"all": 0, "unnamed": 0}
 
     def run(fn: Callable[..., Any], *, at_least: float | None = None, **kwargs: Any) -> Any:
         from roofline.api import measure
-        from roofline.errors import BackendUnavailable
+        from roofline.errors import BackendUnavailable, RooflineError
 
         kwargs.setdefault("spec", config.getoption("roofline_spec"))
         kwargs.setdefault("backend_name", config.getoption("roofline_backend"))
         if at_least is not None and not 0 < at_least <= 1:
             raise ValueError(f"at_least={at_least!r}: expected a fraction in (0, 1]")
+        calls["all"] += 1
+        if kwargs.get("name") is None and kwargs.get("descriptor") is None:
+            calls["unnamed"] += 1
+            kwargs["name"] = request.node.nodeid + (f" #{calls['unnamed']}" if calls["unnamed"] > 1 else "")
         try:
             result = measure(fn, **kwargs)
         except BackendUnavailable as exc:
             pytest.skip(f"roofline: {exc.message}")
-        config.stash[_RESULTS].append((kwargs["backend_name"], kwargs["spec"], result))
-        problem = shortfall(result, at_least if at_least is not None else 0.0)
+        except RooflineError as exc:
+            pytest.fail(f"roofline: {exc.message}", pytrace=False)
+        config.stash[_RESULTS][(request.node.nodeid, calls["all"])] = result.to_json()
+        problem = shortfall(result, at_least)
         if problem is not None:
             pytest.fail(problem, pytrace=False)
         return result
@@ -71,15 +111,52 @@ def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
     return run
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist, in the controller: a worker finished; keep its results for the one file."""
+    payload = getattr(node, "workeroutput", {}).get(_WORKER_OUTPUT)
+    if payload:
+        store = node.config.stash[_RESULTS]
+        for nodeid, call, entry in json.loads(payload):
+            store[(nodeid, call)] = entry
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)  # NumPy scalars a user passed in params=
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    path = session.config.getoption("roofline_json")
-    measured = session.config.stash.get(_RESULTS, [])
+    """A worker hands its results to the controller; the controller (or a run without xdist) writes the file."""
+    config = session.config
+    measured: dict = config.stash.get(_RESULTS, {})
+    if _is_worker(config):
+        config.workeroutput[_WORKER_OUTPUT] = json.dumps(  # type: ignore[attr-defined]
+            [[nodeid, call, entry] for (nodeid, call), entry in measured.items()], default=_plain)
+        return
+    path = config.getoption("roofline_json")
     if not path or not measured:
         return
     from roofline.api import results
+    from roofline.errors import RooflineError
+    from roofline.resultdoc import KernelResult
 
-    backend_name, spec, _ = measured[0]
-    seen: dict[tuple[str, str], Any] = {}
-    for _, _, r in measured:  # a test run twice (reruns, parametrised names) keeps its last result
-        seen[(r.name, repr(sorted(r.params.items())))] = r
-    results(list(seen.values()), backend_name=backend_name, spec=spec).write(path)
+    items = sorted(measured.items(), key=lambda item: item[0])  # the same file whatever the workers' order
+    try:
+        results([KernelResult.from_fields(e) for e in _qualified(items)]).write(path)
+    except (RooflineError, OSError) as exc:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"roofline: --roofline-json {path} not written: {exc}", red=True)
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _qualified(items: list) -> list[dict[str, Any]]:
+    """Entries; one whose name and parameters another test's entry also has gets its test's id: 'NAME [NODEID]'."""
+    from roofline.resultschema import kernel_identity
+
+    owners: dict[tuple[str, str, str], set[str]] = {}
+    for (nodeid, _), entry in items:
+        owners.setdefault(kernel_identity(entry), set()).add(nodeid)
+    return [{**entry, "name": f"{entry['name']} [{nodeid}]"} if len(owners[kernel_identity(entry)]) > 1 else entry
+            for (nodeid, _), entry in items]

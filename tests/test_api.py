@@ -4,6 +4,7 @@ the model inline or by descriptor, verification before timing, and results that 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -15,6 +16,12 @@ from roofline.errors import InputError
 from roofline.resultdoc import ResultsDocument, Status
 
 FAST = {"min_time": 0.0, "min_repeats": 3, "backend_name": "numpy"}
+
+
+@pytest.fixture
+def no_cupy(monkeypatch):
+    """Make `import cupy` fail, as on a machine without CuPy (whatever this machine has)."""
+    monkeypatch.setitem(sys.modules, "cupy", None)
 
 
 def _add_case(n: int = 4096):
@@ -61,6 +68,41 @@ def test_a_failing_check_or_a_raising_callable_is_failed_not_timed():
 
     r = roofline.measure(boom, flops=1, bytes=1, check=lambda: True, **FAST)
     assert r.status is Status.FAILED and "ValueError: shape mismatch" in r.error
+
+
+class _Tensor0d:
+    """A 0-d boolean device tensor as CuPy and PyTorch give it (shape (), a dtype naming bool, item()), without them."""
+
+    def __init__(self, value: bool):
+        self.shape, self.dtype, self._value = (), "torch.bool", value
+
+    def __repr__(self) -> str:  # a stable test id (pytest-xdist workers must collect the same names)
+        return f"tensor({self._value})"
+
+    def item(self) -> bool:
+        return self._value
+
+    def __bool__(self) -> bool:
+        raise AssertionError("the verdict is read with item(), once")
+
+
+@pytest.mark.parametrize("value", [False, np.False_, np.array(False), np.array([False]), _Tensor0d(False), None, 0,
+                                   0.0, 1, 0.25, "yes", np.array(1)], ids=repr)
+def test_a_check_passes_only_on_a_true_boolean(value):
+    r = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: value, **FAST)
+    assert r.status is Status.FAILED and r.verified is False and r.time_median is None, r.error
+    assert r.error.startswith("check() returned")
+
+
+@pytest.mark.parametrize("value", [True, np.True_, np.array(True), np.array([[True]]), _Tensor0d(True)], ids=repr)
+def test_a_check_that_returns_a_true_boolean_passes(value):
+    r = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: value, **FAST)
+    assert r.status is Status.OK and r.verified is True
+
+
+def test_a_check_of_several_elements_is_an_error_not_a_verdict():
+    with pytest.raises(InputError, match=r"shape \(2,\), whose truth is ambiguous"):
+        roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: np.array([True, False]), **FAST)
 
 
 def test_without_a_check_the_result_is_unverified_and_says_why():
@@ -125,6 +167,46 @@ def test_results_write_a_file_report_and_plot_read(tmp_path, run_cli):
     report = run_cli("report", str(path), "--format", "json")
     assert report.code == 0, report.err
     assert run_cli("plot", "--results", str(path), "-o", str(tmp_path / "api.png")).code == 0
+
+
+def test_results_take_the_backend_and_spec_the_results_were_measured_with(tmp_path, no_cupy):
+    r = roofline.measure(lambda: None, name="noop", flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
+    path = tmp_path / "r.json"
+    roofline.results([r]).write(path)  # no backend_name=: not the GPU's (no CuPy here), the one r was measured on
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["backend"] == "numpy" and doc["machine"]["id"] == "h100-sxm"
+    assert "measured_with" not in doc["kernels"][0]  # said once, at the top
+    assert roofline.results([r], spec="h100-sxm").machine["id"] == "h100-sxm"  # the same spec, named otherwise
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"spec": "h200"}, "spec='h200', but the results were measured against h100-sxm"),
+    ({"backend_name": "cupy"}, "backend_name='cupy', but the results were measured with backend 'numpy'"),
+])
+def test_results_refuse_arguments_that_contradict_the_results(kwargs, words):
+    r = roofline.measure(lambda: None, flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
+    with pytest.raises(InputError, match=re.escape(words)):
+        roofline.results([r], **kwargs)
+
+
+def test_results_measured_against_different_specs_are_refused():
+    with_spec = roofline.measure(lambda: None, flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
+    without = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: True, **FAST)
+    with pytest.raises(InputError, match="measured against different specs"):
+        roofline.results([with_spec, without], backend_name="numpy")
+
+
+def test_results_of_two_unnamed_callables_keep_both():
+    first = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: True, **FAST)
+    second = roofline.measure(lambda: None, flops=2, bytes=8, check=lambda: True, **FAST)
+    doc = roofline.results([first, second, first], backend_name="numpy")
+    assert [k.name for k in doc.kernels] == ["callable", "callable #2", "callable #3"]
+    assert [k.flops for k in doc.kernels] == [1, 2, 1]
+
+
+def test_results_of_something_else_is_an_input_error():
+    with pytest.raises(InputError, match="item 0 is str: expected the KernelResult"):
+        roofline.results(["x"], backend_name="numpy")
 
 
 def test_show_prints_the_row(capsys):

@@ -18,6 +18,7 @@ from roofline.resultfiles import load_results
 
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"
 BROKEN = MEASURE / "broken"
+HOST_LACKS = MEASURE / "host_lacks"  # m_bf16: a dtype NumPy has only with ml_dtypes; m_scale: float32
 FAST = ("--min-time", "0", "--min-repeats", "2")
 TINY = ("-p", "n=1000")
 
@@ -235,6 +236,88 @@ def test_measure_output_to_a_missing_folder_exits_2(run_cli, tmp_path):
     assert "cannot write" in r.err and "Traceback" not in r.err
 
 
+@pytest.mark.parametrize("where, words", [
+    ("no/such/out.json", "does not exist"),
+    ("file.txt/out.json", "a part of its path is a file"),
+    (".", "is a directory"),
+])
+def test_measure_output_that_cannot_be_written_is_refused_before_anything_runs(run_cli, tmp_path, monkeypatch,
+                                                                                  where, words):
+    import roofline.measure.session as session
+
+    ran = []
+    monkeypatch.setattr(session, "measure_all", lambda *a, **k: ran.append(1) or [])
+    (tmp_path / "file.txt").write_text("x")
+    r = _measure(run_cli, "m_add", "-o", tmp_path / where)
+    assert r.code == 2, r.err
+    assert words in r.err and "Traceback" not in r.err
+    assert ran == []  # refused while reading the options, before any kernel ran
+
+
+def test_profile_save_csv_that_cannot_be_written_is_refused_before_ncu_runs(run_cli, tmp_path, monkeypatch):
+    import roofline.ncu.profile
+
+    monkeypatch.setattr(roofline.ncu.profile, "find_ncu", lambda path: pytest.fail("ncu looked for"))
+    r = run_cli("profile", "--save-csv", tmp_path / "no" / "x.csv", "--", "true")
+    assert r.code == 2 and "--save-csv" in r.err and "does not exist" in r.err
+    r = run_cli("profile", "-o", tmp_path / "no" / "x.json", "--", "true")
+    assert r.code == 2 and "does not exist" in r.err
+
+
+def test_kernels_the_host_cannot_make_are_skipped_listed_and_the_rest_written(run_cli, no_bundled_kernels, tmp_path):
+    import numpy as np
+
+    try:
+        np.dtype("bfloat16")
+        pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
+    except TypeError:
+        pass
+    out = tmp_path / "out.json"
+    r = run_cli("measure", "--backend", "numpy", "--kernels", HOST_LACKS, "--spec", "h100", *TINY, *FAST, "-o", out)
+    assert r.code == 0, r.err  # a kernel not run here is no failure
+    assert "note: m_bf16 skipped: it has dtype bfloat16, which NumPy cannot make here" in r.err
+    assert "pip install ml_dtypes" in r.err
+    assert "SKIPPED m_bf16: not run: it has dtype bfloat16" in r.err
+    rows = {line.split("│")[1].strip(): line for line in r.out.splitlines() if line.count("│") > 3}
+    assert "SKIPPED" in rows["m_bf16"] and "OK" in rows["m_scale"]
+    kernels = {k["name"]: k for k in _read(out)["kernels"]}
+    assert kernels["m_scale"]["status"] == "OK"
+    skipped = kernels["m_bf16"]
+    assert skipped["status"] == "SKIPPED" and skipped["verified"] is None and skipped["time_median"] is None
+    assert skipped["sol_time"] > 0 and "bfloat16" in skipped["error"]  # the analysis is there, the run is not
+    report = run_cli("report", out, "--format", "json")
+    assert report.code == 0, report.err  # reported, never gated
+    assert {row["kernel"]: row["verdict"] for row in json.loads(report.out)["rows"]}["m_bf16"] == "skip"
+    assert run_cli("plot", "--results", out, "-o", tmp_path / "chart.png").code == 0
+
+
+def test_naming_a_kernel_the_host_cannot_make_is_refused_before_anything_runs(run_cli, tmp_path, monkeypatch):
+    import numpy as np
+
+    try:
+        np.dtype("bfloat16")
+        pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
+    except TypeError:
+        pass
+    import roofline.measure.session as session
+
+    ran = []
+    monkeypatch.setattr(session, "measure_all", lambda *a, **k: ran.append(1) or [])
+    r = run_cli("measure", "--backend", "numpy", "--kernels", HOST_LACKS, "m_scale", "m_bf16", *TINY, *FAST)
+    assert r.code == 2 and "error: kernel 'm_bf16' has dtype bfloat16" in r.err
+    assert ran == []
+
+
+def test_a_kernel_that_stops_the_run_keeps_the_results_of_those_before_it(run_cli, tmp_path):
+    out = tmp_path / "out.json"
+    r = run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, "--kernels", BROKEN, "m_add", "m_inputs_list",
+                *TINY, *FAST, "-o", out)
+    assert r.code == 2, r.err
+    assert "m_inputs_list.py: inputs: must return a dict" in r.err and "Traceback" not in r.err
+    assert f"wrote {out}: the 1 kernel(s) measured before the error" in r.err
+    assert [k["name"] for k in _read(out)["kernels"]] == ["m_add"]
+
+
 # ---- backends ---------------------------------------------------------------------------------------
 
 
@@ -288,7 +371,7 @@ def test_selecting_all_bundled_kernels_skips_analysis_only_with_a_note(run_cli, 
 
     measured: list[str] = []
 
-    def fake_measure_all(kernels, overrides, backend, machine, policy, progress=lambda name: None):
+    def fake_measure_all(kernels, overrides, backend, machine, policy, progress=lambda name: None, done=None):
         measured.extend(d.name for d in kernels)  # the full bundled sizes are far too big to run here
         return []
 

@@ -71,3 +71,98 @@ def test_without_a_gpu_the_test_is_skipped_with_the_reason(pytester):
     result = _run(pytester, "-rs")
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["*roofline: CuPy is not installed*"])
+
+
+UNNAMED_TESTS = """
+import numpy as np
+
+a = np.ones(4096, dtype=np.float32)
+out = np.empty_like(a)
+
+def test_add(roofline_check):
+    roofline_check(lambda: np.add(a, a, out=out), flops=a.size, bytes=3 * a.nbytes,
+                   check=lambda: bool((out == 2).all()))
+
+def test_mul(roofline_check):
+    roofline_check(lambda: np.multiply(a, a, out=out), flops=a.size, bytes=3 * a.nbytes,
+                   check=lambda: bool((out == 1).all()))
+    roofline_check(lambda: np.multiply(a, a, out=out), flops=a.size, bytes=3 * a.nbytes,
+                   check=lambda: bool((out == 1).all()))
+
+def test_named_alike(roofline_check):
+    roofline_check(lambda: np.add(a, a, out=out), name="same", flops=1, bytes=4, check=lambda: True)
+
+def test_named_alike_too(roofline_check):
+    roofline_check(lambda: np.add(a, a, out=out), name="same", flops=1, bytes=4, check=lambda: True)
+"""
+
+
+def test_unnamed_callables_are_named_after_their_test_and_none_is_dropped(pytester):
+    pytester.makepyfile(test_user=UNNAMED_TESTS)
+    out = pytester.path / "roofline.json"
+    result = _run(pytester, "--roofline-backend", "numpy", "--roofline-spec", "h100", f"--roofline-json={out}")
+    result.assert_outcomes(passed=4)
+    names = sorted(k["name"] for k in json.loads(out.read_text(encoding="utf-8"))["kernels"])
+    assert names == ["same [test_user.py::test_named_alike]", "same [test_user.py::test_named_alike_too]",
+                     "test_user.py::test_add", "test_user.py::test_mul", "test_user.py::test_mul #2"]
+
+
+def test_results_of_xdist_workers_are_merged_into_one_file(pytester):
+    pytest.importorskip("xdist", reason="needs pytest-xdist")
+    pytester.makepyfile(test_user="""
+import pytest
+
+@pytest.mark.parametrize("i", range(8))
+def test_each(roofline_check, i):
+    roofline_check(lambda: None, name=f"k{i}", flops=1, bytes=4, check=lambda: True)
+""")
+    out = pytester.path / "roofline.json"
+    result = _run(pytester, "-n", "2", "--roofline-backend", "numpy", "--roofline-spec", "h100",
+                  f"--roofline-json={out}")
+    result.assert_outcomes(passed=8)
+    doc = json.loads(out.read_text(encoding="utf-8"))  # both workers' results, not the last worker's
+    assert [k["name"] for k in doc["kernels"]] == [f"k{i}" for i in range(8)]
+    assert doc["backend"] == "numpy" and doc["machine"]["id"] == "h100-sxm"
+
+
+def test_a_check_that_returns_no_true_boolean_fails_the_test_in_one_line(pytester):
+    pytester.makepyfile(test_user="""
+import numpy as np
+import pytest
+
+@pytest.mark.parametrize("value", [np.False_, np.array(False), None, 0], ids=["np.False_", "0-d", "None", "zero"])
+def test_wrong(roofline_check, value):
+    roofline_check(lambda: None, name="wrong", flops=1, bytes=4, check=lambda: value)
+
+def test_ambiguous(roofline_check):
+    roofline_check(lambda: None, name="amb", flops=1, bytes=4, check=lambda: np.array([True, False]))
+""")
+    result = _run(pytester, "--roofline-backend", "numpy")
+    result.assert_outcomes(failed=5)
+    assert sum(line.startswith("wrong FAILED: check() returned") for line in result.stdout.lines) == 4
+    result.stdout.fnmatch_lines(["*roofline: check() returned an array of shape (2,), whose truth is ambiguous*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_without_a_spec_only_at_least_needs_the_ceiling_and_the_header_says_so(pytester):
+    pytester.makepyfile(test_user="""
+def test_verified(roofline_check):
+    roofline_check(lambda: None, name="plain", flops=1, bytes=4, check=lambda: True)
+
+def test_share_asked(roofline_check):
+    roofline_check(lambda: None, name="share", flops=1, bytes=4, check=lambda: True, at_least=0.5)
+""")
+    result = _run(pytester, "--roofline-backend", "numpy")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["roofline: --roofline-backend numpy without --roofline-spec*",
+                                 "*share: the ceiling is unknown (no spec), so at_least= cannot hold*"])
+
+
+@pytest.mark.parametrize("where, words", [("folder", "it is a folder"), ("no/such/r.json", "does not exist")])
+def test_a_results_path_that_cannot_be_written_stops_the_run_before_it_starts(pytester, where, words):
+    pytester.makepyfile(test_user=USER_TESTS)
+    (pytester.path / "folder").mkdir()
+    result = _run(pytester, "--roofline-backend", "numpy", f"--roofline-json={pytester.path / where}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--roofline-json *: cannot write: *{words}*"])
+    assert "passed" not in result.stdout.str()

@@ -209,9 +209,23 @@ def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
 
 
 def output_option_for(what: str) -> Callable[[F], F]:
-    """-o for a command whose file is a document of its own (results JSON, a measured spec)."""
+    """-o for a command whose file is a document of its own (results JSON, a measured spec); checked as the
+    options are read, so a path that cannot be written stops the command before its work (a whole profile)."""
     return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-                        default=None, help=f"Write {what} here, atomically ('-': standard output).")
+                        default=None, callback=writable_path,
+                        help=f"Write {what} here, atomically ('-': standard output).")
+
+
+def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
+    """An option's output file that the writer can write (roofline.jsonio.cannot_write), else a usage error (exit 2)."""
+    if value is None:
+        return value
+    from roofline.jsonio import cannot_write
+
+    why = cannot_write(value)
+    if why is not None:
+        raise click.BadParameter(f"{value}: cannot write: {why}")
+    return value
 
 
 class Fraction(click.ParamType):

@@ -38,9 +38,9 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
     """
     from roofline.cli.progress import Steps
-    from roofline.errors import GateFailed, InputError
+    from roofline.errors import GateFailed, InputError, RooflineError
     from roofline.measure.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
-                                          runnable)
+                                          runnable, skipped_entry)
     from roofline.selection import load_selection
     from roofline.specs import SpecCatalog
 
@@ -71,8 +71,15 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     if engine.name == "numpy":
         note(f"note: --backend numpy runs the NumPy references on the HOST CPU, timed by wall clock, at "
              f"{host_sizes(chosen.runnable, overrides)}")
-    with Steps("measure") as steps:
-        entries = measure_all(chosen.runnable, overrides, engine, machine, policy, steps)
+    not_run = [skipped_entry(d, overrides, machine, why) for d, why in chosen.not_run]
+    entries: list[dict] = []
+    try:
+        with Steps("measure") as steps:
+            measure_all(chosen.runnable, overrides, engine, machine, policy, steps, entries)
+    except RooflineError:
+        if entries:
+            _keep_what_ran(results_document(engine, machine, entries + not_run, policy), len(entries), output)
+        raise
     if profile == "ncu":
         from roofline.ncu.profile import add_profile
 
@@ -80,7 +87,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
                                          roofs=machine.roofs if machine is not None else None)
         for line in ncu_notes:
             note(line)
-    doc = results_document(engine, machine, entries, policy)
+    doc = results_document(engine, machine, entries + not_run, policy)
 
     from roofline.render.measure import problems, results_table
 
@@ -89,6 +96,17 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     if failed:
         raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}"
                          + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""))
+
+
+def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
+    """A kernel stopped the run: the kernels measured before it are written to the -o file, and the note says so."""
+    from roofline.cli.common import is_stdout, write_output
+    from roofline.jsonio import dumps
+
+    if is_stdout(output):
+        return
+    write_output(output, dumps(doc))
+    note(f"wrote {output}: the {measured} kernel(s) measured before the error")
 
 
 COMMANDS = [measure]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit_results, note, output_option_for
+from roofline.cli.common import emit_results, note, output_option_for, writable_path
 
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "
@@ -50,6 +50,7 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--launch-count", type=click.IntRange(1), default=None, help="Profile at most this many launches.")
 @click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: on PATH).")
 @click.option("--save-csv", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              callback=writable_path,
               help="Also keep ncu's CSV capture, for 'roofline import ncu FILE' later.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
               help="Stop ncu and the program after this long (default: no limit).")

@@ -101,3 +101,18 @@ def numpy_dtype(d: KernelDescriptor) -> np.dtype:
         return np.dtype(d.dtype)
     except TypeError:
         raise InputError(f"{d.path}: dtype: NumPy has no dtype '{d.dtype}', so this kernel cannot be measured") from None
+
+
+_ML_DTYPES = ("bfloat16", "float8_e4m3", "float8_e5m2")  # NumPy has them once the ml_dtypes package is imported
+
+
+def host_dtype_problem(d: KernelDescriptor) -> str | None:
+    """Why the host cannot make this kernel's arrays, or None. Inputs and the reference are NumPy arrays on every
+    backend, so a dtype NumPy lacks here means the kernel cannot run here. Ask after importing the implementation:
+    its `import ml_dtypes` is what gives NumPy bfloat16."""
+    try:
+        np.dtype(d.dtype)
+    except TypeError:
+        hint = " (the ml_dtypes package adds it: pip install ml_dtypes)" if d.dtype in _ML_DTYPES else ""
+        return f"has dtype {d.dtype}, which NumPy cannot make here{hint}"
+    return None

@@ -7,17 +7,18 @@ import datetime as _dt
 import math
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from roofline import __version__
 from roofline.analysis import analyze, lacks, machine_summary
 from roofline.errors import InputError
 from roofline.expr import Expr
-from roofline.measure.harness import measure_kernel, prepare_host
-from roofline.measure.implementation import load_implementation
+from roofline.measure.harness import analysis_free, measure_kernel, prepare_host
+from roofline.measure.implementation import host_dtype_problem, load_implementation
 from roofline.measure.policy import MeasurePolicy
 from roofline.measure.progress import SILENT, Progress
+from roofline.resultdoc import KernelResult, Status
 from roofline.resultfiles import params_text
 from roofline.model import KernelDescriptor, MachineSpec
 from roofline.resultschema import RESULTS_SCHEMA
@@ -104,24 +105,48 @@ def choose_machine(spec_name: str | None, backend: Any, catalog: SpecCatalog) ->
 class Selection:
     runnable: list[KernelDescriptor]
     skipped: list[tuple[str, str]]  # (name, why)
+    # implemented kernels this machine cannot run (a dtype NumPy lacks here): listed SKIPPED in the results file
+    not_run: list[tuple[KernelDescriptor, str]] = field(default_factory=list)
 
 
 def runnable(selected: Sequence[KernelDescriptor], named: bool, machine: MachineSpec | None) -> Selection:
-    """Kernels that can be measured here; naming one that cannot is an error, the rest are skipped with a note."""
-    out, skipped = [], []
+    """Kernels that can be measured here, decided before anything runs (implementations are imported here, so a
+    broken one stops the run now, not after the kernels before it). Naming one that cannot is an error; the rest
+    are skipped with a note."""
+    out, skipped, not_run = [], [], []
     for d in selected:
-        why = None
+        why, listed = None, False
         if d.implementation is None:
             why = "has no implementation (analysis only)"
         elif machine is not None and (need := lacks(machine, d)) is not None:
             why = f"needs {need}, which {machine.id} does not give"
+        else:
+            load_implementation(d)  # its imports may give NumPy the dtype (ml_dtypes: bfloat16)
+            why = host_dtype_problem(d)
+            listed = why is not None
         if why is None:
             out.append(d)
         elif named:
             raise InputError(f"kernel '{d.name}' {why}")
         else:
             skipped.append((d.name, why))
-    return Selection(out, skipped)
+            if listed:
+                not_run.append((d, why))
+    return Selection(out, skipped, not_run)
+
+
+_MEASURED = ("time_median", "time_min", "time_max", "time_ci", "achieved_bandwidth", "achieved_flops",
+             "fraction_of_ceiling")
+
+
+def skipped_entry(d: KernelDescriptor, overrides: Mapping[str, Expr], machine: MachineSpec | None,
+                  why: str) -> dict[str, Any]:
+    """The results entry of a kernel that was not run here: its analysis, no time, status SKIPPED with the reason
+    (reported, never gated: it is neither verified nor failed)."""
+    work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
+    base = analyze(machine, work).to_dict() if machine is not None else analysis_free(work)
+    return KernelResult.from_fields({**base, **dict.fromkeys(_MEASURED), "repeats": 0, "status": Status.SKIPPED,
+                                     "verified": None, "error": f"not run: it {why}", "warnings": []}).to_json()
 
 
 def measure_all(
@@ -131,8 +156,12 @@ def measure_all(
     machine: MachineSpec | None,
     policy: MeasurePolicy,
     progress: Progress = SILENT,
+    done: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Each kernel in turn on the backend; the next kernel's inputs and reference are made on the host meanwhile.
+
+    Each entry is appended to `done` (when given) as its kernel finishes, so a caller keeps what ran when a later
+    kernel stops the run with an error only running could find (its implementation's output, the memory it needs).
 
     Overlapping host preparation with GPU timing keeps a full run of the catalogue under a minute. The GPU
     figures are unaffected: every timed sample is bounded by CUDA events on the device."""
@@ -147,17 +176,18 @@ def measure_all(
     old_interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
     try:
-        entries = _measure_jobs(jobs, backend, policy, progress)
+        return _measure_jobs(jobs, backend, policy, progress, [] if done is None else done, machine)
     finally:
         sys.setswitchinterval(old_interval)
+
+
+def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress,
+                  entries: list[dict[str, Any]], machine: MachineSpec | None = None) -> list[dict[str, Any]]:
+    """Each job measured and held to the physics of its GPU (measure.bounds) as it is appended, so the results kept
+    when a later kernel stops the run are bounded too."""
     from roofline.measure.bounds import bound_entry
 
     device = backend.device_info()
-    return [bound_entry(e, machine, device) for e in entries]
-
-
-def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Progress) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None
         for i, (d, work, analysis, impl) in enumerate(jobs):
@@ -168,7 +198,8 @@ def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Pro
             if i + 1 < len(jobs) and backend.name != "numpy":  # on the host backend the CPU is what is timed
                 pending = pool.submit(prepare_host, jobs[i + 1][0], jobs[i + 1][1], jobs[i + 1][3], policy)
             try:
-                entries.append(measure_kernel(d, work, analysis, impl, backend, policy, host=current.result))
+                entries.append(bound_entry(measure_kernel(d, work, analysis, impl, backend, policy,
+                                                          host=current.result), machine, device))
                 progress.finish(label, entries[-1]["status"])
             finally:
                 current = None

@@ -48,7 +48,8 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
     for k in kernels:
         status = k["status"]
-        style = "bold red" if status != "OK" else ("yellow" if k.get("warnings") else "green")
+        style = "yellow" if status == "SKIPPED" or (status == "OK" and k.get("warnings")) else (
+            "green" if status == "OK" else "bold red")
         table.add_row(
             *([literal(str(k.get("device", "–")))] if per_gpu else []),
             literal(k["name"]),
@@ -69,7 +70,9 @@ def problems(doc: dict[str, Any]) -> list[str]:
     """One line per failure or warning, for standard error under the table."""
     lines = []
     for k in doc["kernels"]:
-        if k["status"] != "OK":
+        if k["status"] == "SKIPPED":
+            lines.append(f"SKIPPED {k['name']}: {k['error']}")
+        elif k["status"] != "OK":
             lines.append(f"FAILED {k['name']}: {k['error']}")
         for w in k.get("warnings") or []:
             lines.append(f"warning {k['name']}: {caveats.line(w)}")

@@ -53,6 +53,8 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
     for doc in results_docs:
         color = colors.get(doc["machine"]["id"], COLORS[0])
         for k in doc["kernels"]:
+            if k["status"] == "SKIPPED":  # not run here: nothing measured, and not a failure to mark
+                continue
             failed = k["status"] == "FAILED" or k["verified"] is False or k.get("achieved_flops") is None
             y = k["attainable_flops"] if failed else k["achieved_flops"]
             if k["intensity"] <= 0 or not y or y <= 0:
