@@ -34,7 +34,9 @@ class Placement:
 
     @property
     def dtype(self) -> str:
-        return DTYPE.get(self.roof, "unknown")
+        """The type of the dominant work, not of the roof it was timed at: BF16 work on a spec without a bf16 roof
+        is timed at fp16 and is still bfloat16."""
+        return DTYPE.get(self.parts[0]["work"] if self.parts else self.roof, "unknown")
 
 
 def roof_for(work: str, roofs: Mapping[str, float]) -> tuple[str, str | None]:

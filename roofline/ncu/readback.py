@@ -1,0 +1,55 @@
+"""What `import ncu` and `profile` write must read back: the document is checked as `report` and `plot` will check
+it, before anything is written or printed, and the ways an import goes wrong are named in words a user can act on.
+
+  a launch over MAX_FRACTION of its ceiling   the counters were not taken on the --spec GPU: refused, naming both
+  a launch over ABOVE_CEILING of its ceiling  the same, less far: a note (no GPU beats its own datasheet)
+  anything else report would refuse           refused with report's own message, and "nothing was written"
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from roofline.errors import InputError
+from roofline.resultdoc import require_results
+from roofline.resultschema import MAX_FRACTION
+from roofline.units import format_flops, format_rate
+
+ABOVE_CEILING = 1.05  # above this share of its ceiling an imported launch beat the spec's GPU
+
+
+def _achieved(k: Mapping[str, Any]) -> str:
+    if k.get("bound") == "memory":
+        return f"{format_rate(k['achieved_bandwidth'])} against {format_rate(k['bandwidth'])} of DRAM bandwidth"
+    return f"{format_flops(k['achieved_flops'])} against {format_flops(k['attainable_flops'])} attainable"
+
+
+def _over(doc: Mapping[str, Any], limit: float) -> list[Mapping[str, Any]]:
+    return [k for k in doc["kernels"] if (k.get("fraction_of_ceiling") or 0.0) > limit]
+
+
+def check_import(doc: dict[str, Any], source: str) -> list[str]:
+    """Notes for the user; InputError when the document must not be written."""
+    spec = doc["machine"]["id"]
+    gpu = f"the CSV names {doc['device']['name']}" if doc["device"]["name"] != doc["machine"]["name"] else ""
+    far = _over(doc, MAX_FRACTION)
+    if far:
+        k = max(far, key=lambda e: e["fraction_of_ceiling"])
+        raise InputError(f"{source}: {len(far)} launch(es) would sit above {MAX_FRACTION:g}× their ceiling on {spec}, "
+                         f"launch {k['params']['launch']} ({k['name']}) at {k['fraction_of_ceiling']:.0%} "
+                         f"({_achieved(k)}): these counters were not taken on that GPU"
+                         + (f" ({gpu})" if gpu else ""),
+                         fix="give --spec the GPU that ran the program (see 'roofline specs'); nothing was written")
+    notes = []
+    above = _over(doc, ABOVE_CEILING)
+    if above:
+        k = max(above, key=lambda e: e["fraction_of_ceiling"])
+        notes.append(f"note: {len(above)} launch(es) above their ceiling on {spec}, up to {k['fraction_of_ceiling']:.0%} "
+                     f"(launch {k['params']['launch']}, {k['name']}: {_achieved(k)}): no GPU beats its datasheet, "
+                     "so is --spec the GPU that ran them?" + (f" ({gpu})" if gpu else ""))
+    try:
+        require_results(doc, f"{source} (as imported)")
+    except InputError as exc:
+        raise InputError(exc.reason, fix="nothing was written: 'roofline report' and 'plot' would refuse these "
+                                         "results") from None
+    return notes
