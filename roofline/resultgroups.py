@@ -164,6 +164,9 @@ def check_groups(path: Path, doc: Mapping[str, Any]) -> None:
         raise at(path, "program", "is present but the file has no groups: a program block sums a grouped profile")
     if not groups:
         return
+    if doc.get("machine") is None:
+        raise at(path, "machine", "is null but the file has groups: a profile's groups are judged against a spec's "
+                                  "ceilings")
     by = groups[0].get("by") if isinstance(groups[0], dict) else None
     for i, group in enumerate(groups):
         _check_group(path, f"groups[{i}]", group, str(by))

@@ -58,6 +58,8 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a non-finite number"
     if isinstance(value, (int, float)):
         return "a number"
     return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)

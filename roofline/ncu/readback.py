@@ -3,11 +3,13 @@ it, before anything is written or printed, and the ways an import goes wrong are
 
   a launch over MAX_FRACTION of its ceiling   the counters were not taken on the --spec GPU: refused, naming both
   a launch over ABOVE_CEILING of its ceiling  the same, less far: a note (no GPU beats its own datasheet)
+  a group whose sums overflow a float          refused, naming the group (each launch's own figures were checked)
   anything else report would refuse           refused with report's own message, and "nothing was written"
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from roofline.errors import InputError
@@ -40,6 +42,12 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
                          f"({_achieved(k)}): these counters were not taken on that GPU"
                          + (f" ({gpu})" if gpu else ""),
                          fix="give --spec the GPU that ran the program (see 'roofline specs'); nothing was written")
+    for where, block in [*((f"group {g.get('name')!r}", g) for g in doc.get("groups") or []),
+                         ("the program", doc.get("program") or {})]:
+        bad = next(((k, v) for k, v in block.items() if isinstance(v, float) and not math.isfinite(v)), None)
+        if bad is not None:
+            raise InputError(f"{source}: {where}: its {bad[0]} adds up to {bad[1]}: its launches' counts are too large "
+                             "to be ones ncu writes", fix="nothing was written")
     notes = []
     above = _over(doc, ABOVE_CEILING)
     if above:
