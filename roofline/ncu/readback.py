@@ -20,10 +20,19 @@ from roofline.units import format_flops, format_rate
 ABOVE_CEILING = 1.05  # above this share of its ceiling an imported launch beat the spec's GPU
 
 
+def _percent(fraction: float) -> str:
+    return f"{fraction:.0%}" if fraction < 1e4 else f"{fraction:.3g}×"
+
+
 def _achieved(k: Mapping[str, Any]) -> str:
+    def rate(value: float, fmt: Any, unit: str) -> str:
+        return fmt(value) if value < 1e21 else f"{value:.3g} {unit}"  # beyond the unit table: plainly
+
     if k.get("bound") == "memory":
-        return f"{format_rate(k['achieved_bandwidth'])} against {format_rate(k['bandwidth'])} of DRAM bandwidth"
-    return f"{format_flops(k['achieved_flops'])} against {format_flops(k['attainable_flops'])} attainable"
+        return (f"{rate(k['achieved_bandwidth'], format_rate, 'B/s')} against {format_rate(k['bandwidth'])} of DRAM "
+                "bandwidth")
+    return (f"{rate(k['achieved_flops'], format_flops, 'FLOP/s')} against {format_flops(k['attainable_flops'])} "
+            "attainable")
 
 
 def _over(doc: Mapping[str, Any], limit: float) -> list[Mapping[str, Any]]:
@@ -38,7 +47,7 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
     if far:
         k = max(far, key=lambda e: e["fraction_of_ceiling"])
         raise InputError(f"{source}: {len(far)} launch(es) would sit above {MAX_FRACTION:g}× their ceiling on {spec}, "
-                         f"launch {k['params']['launch']} ({k['name']}) at {k['fraction_of_ceiling']:.0%} "
+                         f"launch {k['params']['launch']} ({k['name']}) at {_percent(k['fraction_of_ceiling'])} "
                          f"({_achieved(k)}): these counters were not taken on that GPU"
                          + (f" ({gpu})" if gpu else ""),
                          fix="give --spec the GPU that ran the program (see 'roofline specs'); nothing was written")
@@ -52,8 +61,9 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
     above = _over(doc, ABOVE_CEILING)
     if above:
         k = max(above, key=lambda e: e["fraction_of_ceiling"])
-        notes.append(f"note: {len(above)} launch(es) above their ceiling on {spec}, up to {k['fraction_of_ceiling']:.0%} "
-                     f"(launch {k['params']['launch']}, {k['name']}: {_achieved(k)}): no GPU beats its datasheet, "
+        notes.append(f"note: {len(above)} launch(es) above their ceiling on {spec}, up to "
+                     f"{_percent(k['fraction_of_ceiling'])} (launch {k['params']['launch']}, {k['name']}: "
+                     f"{_achieved(k)}): no GPU beats its datasheet, "
                      "so is --spec the GPU that ran them?" + (f" ({gpu})" if gpu else ""))
     try:
         require_results(doc, f"{source} (as imported)")
