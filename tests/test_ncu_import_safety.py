@@ -78,6 +78,14 @@ def test_a_wrong_spec_is_refused_before_anything_is_written(run_cli, tmp_path: P
     assert code == 2 and "nothing was written" in err
 
 
+def test_counts_no_gpu_reaches_are_not_blamed_on_the_spec(run_cli, tmp_path: Path) -> None:
+    csv, out = write(tmp_path, capture(row(0, "k0", "1e300", "1", "1,000,000,000"))), tmp_path / "o.json"
+    code, _, err = run_cli("import", "ncu", csv, "-o", out)
+    assert code == 2 and "at 2.08e+287× (1e+300 B/s against 4.8 TB/s" in err, err
+    assert "no GPU comes near that, so these counts are not ones ncu writes" in err and "--spec" not in err
+    assert not out.exists()
+
+
 def test_a_spec_below_what_the_launch_reached_is_named(run_cli, tmp_path: Path) -> None:
     csv = write(tmp_path, capture(row(0, "copy", "3,000,000,000", "1,000,000,000", "1,000,000")))
     code, _, err = run_cli("import", "ncu", csv, "--spec", "a100-sxm4-80gb")

@@ -2,6 +2,7 @@
 it, before anything is written or printed, and the ways an import goes wrong are named in words a user can act on.
 
   a launch over MAX_FRACTION of its ceiling   the counters were not taken on the --spec GPU: refused, naming both
+                                              (over IMPOSSIBLE: on no GPU at all; the counts are not ncu's)
   a launch over ABOVE_CEILING of its ceiling  the same, less far: a note (no GPU beats its own datasheet)
   a group whose sums overflow a float          refused, naming the group (each launch's own figures were checked)
   anything else report would refuse           refused with report's own message, and "nothing was written"
@@ -18,6 +19,7 @@ from roofline.resultschema import MAX_FRACTION
 from roofline.units import format_flops, format_rate
 
 ABOVE_CEILING = 1.05  # above this share of its ceiling an imported launch beat the spec's GPU
+IMPOSSIBLE = 1000.0  # no GPU is this many times another (a T4's 320 GB/s to a B200's 8 TB/s is 25x): not a wrong spec
 
 
 def _percent(fraction: float) -> str:
@@ -46,10 +48,12 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
     far = _over(doc, MAX_FRACTION)
     if far:
         k = max(far, key=lambda e: e["fraction_of_ceiling"])
-        raise InputError(f"{source}: {len(far)} launch(es) would sit above {MAX_FRACTION:g}× their ceiling on {spec}, "
-                         f"launch {k['params']['launch']} ({k['name']}) at {_percent(k['fraction_of_ceiling'])} "
-                         f"({_achieved(k)}): these counters were not taken on that GPU"
-                         + (f" ({gpu})" if gpu else ""),
+        where = (f"{source}: {len(far)} launch(es) would sit above {MAX_FRACTION:g}× their ceiling on {spec}, launch "
+                 f"{k['params']['launch']} ({k['name']}) at {_percent(k['fraction_of_ceiling'])} ({_achieved(k)})")
+        if k["fraction_of_ceiling"] > IMPOSSIBLE:
+            raise InputError(f"{where}: no GPU comes near that, so these counts are not ones ncu writes",
+                             fix="nothing was written")
+        raise InputError(f"{where}: these counters were not taken on that GPU" + (f" ({gpu})" if gpu else ""),
                          fix="give --spec the GPU that ran the program (see 'roofline specs'); nothing was written")
     for where, block in [*((f"group {g.get('name')!r}", g) for g in doc.get("groups") or []),
                          ("the program", doc.get("program") or {})]:
