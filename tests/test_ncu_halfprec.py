@@ -12,7 +12,8 @@ from roofline.ncu.metrics import flop_metric, tensor_metric
 from conftest import NCU
 
 BF16_ADD = ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, "
-            "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)")
+            "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, "
+            "at::detail::Array<char*, 3>)")
 FP16_ADD = BF16_ADD.replace("c10::BFloat16", "c10::Half")
 BF16_GEMM = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_"
              "kernel__5x_cublas")
@@ -28,7 +29,8 @@ FLASH_BF16 = ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, fa
     ("sm90_xmma_gemm_f16f16_f16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_"
      "cublas", "fp16"),
     ("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_stages_64x4_tn", "bf16"),
-    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "bf16"), ("nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", "fp16"),
+    ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "bf16"),
+    ("nvjet_sm90_hsh_256x128_64x4_1x2_h_bz_coopA_NNT", "fp16"),
     ("void scale<__nv_bfloat16>(__nv_bfloat16 *, float)", "bf16"), ("void scale<__half>(__half *, float)", "fp16"),
     ("void scale<half>(half *, int)", "fp16"), ("volta_h884gemm_64x64_ldg8_nn", "fp16"),
     ("void at::native::max_pool_forward_nhwc<c10::BFloat16, int>(const T1 *, int)", "bf16"),
