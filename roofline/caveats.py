@@ -18,6 +18,7 @@ CODES: dict[str, str] = {
     "cache-resident": "the working set fits in the cache and was not rotated between repeats",
     "flops-unknown": "the counters do not give the kernel's FLOPs (in full)",
     "roof-from-counters": "the counters put the kernel's work on another roof than its descriptor",
+    "precision-ambiguous": "FP16 or BF16 work that neither the counters nor the kernel's name tell apart",
     "traffic-over-model": "the counters read more DRAM traffic than the model counts",
     "legacy": "a warning from a file written before warnings carried a code",
 }

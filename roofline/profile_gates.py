@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from roofline.ncu.group import program_totals
 from roofline.resultfiles import device_labels
+from roofline.resultgroups import verified_program
 
 PROFILE_REPORT_SCHEMA = "roofline/profile-report/v1"
 
@@ -35,7 +35,7 @@ def group_report(docs: Sequence[Mapping[str, Any]], fail_below: float | None = N
                         if _below(fraction, fail_below) else [])
             rows.append({**{k: v for k, v in g.items() if k != "kernels"}, "device": label, "rank": rank,
                          "verdict": "fail" if failures else "pass", "failures": failures})
-        totals = dict(doc.get("program") or program_totals(doc.get("groups") or []))
+        totals = verified_program(doc)  # from the groups, never the stored copy (checked equal on reading)
         fraction = totals.get("fraction_of_ceiling")
         failures = ([f"program at {fraction:.1%} of ceiling (time-weighted), below the {fail_below_program:.0%} "
                      "gate"] if _below(fraction, fail_below_program) else [])

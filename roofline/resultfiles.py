@@ -16,6 +16,11 @@ Format history:
       Checked since 0.x (issue 15), as readers always assumed: at least one kernel; each (name, params, device)
       once; times positive; flops and bytes not negative; fraction_of_ceiling from 0 to 10; status one of
       OK, FAILED, SKIPPED, IMPORTED. The typed form is roofline.resultdoc (KernelResult, ResultsDocument).
+      Checked since issue 23: a time_ci holds its time_median; counters and gpu_state fields are numbers (or
+      null), not negative; a grouped file's groups list their launches in `kernels` (each launch in one group),
+      and every group and program figure equals what its launches give (roofline.resultgroups), else the file is
+      refused naming the field. Added then (optional): a group's "dtype", an imported launch's "half_precision"
+      {dtype, from} and ncu.capture, and source.dropped / dropped_rows / captures.
 
 Values are SI base units (s, B, B/s, FLOP, FLOP/s). A reader refuses another schema version with a message that
 says which side is newer, and names the file and the field for anything else it cannot use.

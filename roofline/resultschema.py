@@ -41,8 +41,16 @@ _KERNEL_OPTIONAL = {
     "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
     "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
-    "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING,
+    "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING, "counters": _OPT_MAPPING, "work": "list or null",
 }
+# The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
+# never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
+# state over the timed window (roofline.measure.gpustate; the throttle warning reads it).
+_COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
+                   "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
+_GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max", "power_mean", "power_limit",
+                     "power_capped", "thermal_capped")
+_HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
 
 
 def _kind(value: Any) -> str:
@@ -50,6 +58,8 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a non-finite number"
     if isinstance(value, (int, float)):
         return "a number"
     return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
@@ -101,6 +111,8 @@ def check_schema(path: Path, doc: Mapping[str, Any]) -> None:
     raise at(path, "schema", f"is {str(schema)!r:.80}; expected '{RESULTS_SCHEMA}'")
 
 TOP_FIELDS = (*_TOP, *_TOP_OPTIONAL)
+# The field checks, for the modules that check a block of their own (roofline.resultgroups).
+check_fields, fits, kind_of = _check, _fits, _kind
 
 
 def check_kernel(path: Path, index: int, data: Any, has_machine: bool, statuses: Sequence[str]) -> None:
@@ -140,8 +152,34 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     if interval is not None and not (len(interval) == 2 and all(_fits(v, _NUMBER) and v > 0 for v in interval)
                                      and interval[0] <= interval[1]):
         raise at(path, f"{label}.time_ci", f"expected [low, high] seconds with 0 < low <= high, got {interval!r:.60}")
+    median = data.get("time_median")
+    if interval is not None and median is not None and not (
+            interval[0] * (1 - 1e-9) <= median <= interval[1] * (1 + 1e-9)):
+        raise at(path, f"{label}.time_ci", f"is [{interval[0]:.6g}, {interval[1]:.6g}] s, which does not contain "
+                                           f"time_median ({median:.6g} s): an interval of the median holds it")
     if data.get("warnings") is not None and not all(caveats.valid(w) for w in data["warnings"]):
         raise at(path, f"{label}.warnings", "expected a list of {code, text, fix} records (or strings)")
+    if data.get("work") is not None and not all(isinstance(w, dict) for w in data["work"]):
+        raise at(path, f"{label}.work", "expected a list of mappings (the parts of an imported launch's work)")
+    _check_block(path, f"{label}.counters", data.get("counters"), _COUNTER_FIELDS)
+    _check_block(path, f"{label}.gpu_state", data.get("gpu_state"), _GPU_STATE_FIELDS)
+    state = data.get("gpu_state") or {}
+    for key in _HELD_FIELDS:
+        if state.get(key) is not None and state[key] > 1:
+            raise at(path, f"{label}.gpu_state.{key}", f"is {state[key]!r}; expected a share of the window, 0 to 1")
+    reasons = state.get("reasons_end")
+    if reasons is not None and not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
+        raise at(path, f"{label}.gpu_state.reasons_end", f"expected a list of reason names, got {_kind(reasons)}")
+
+
+def _check_block(path: Path, label: str, block: Mapping[str, Any] | None, numbers: Sequence[str]) -> None:
+    """The numeric fields of an entry's block that readers use: each a number or null, not negative."""
+    if block is None:
+        return
+    _check(path, f"{label}.", block, {}, {key: _OPT_NUMBER for key in numbers})
+    for key in numbers:
+        if block.get(key) is not None and block[key] < 0:
+            raise at(path, f"{label}.{key}", f"is {block[key]!r}; it cannot be negative")
 
 
 def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
@@ -162,24 +200,6 @@ def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
         if k.get("device") not in indices:
             raise at(path, f"kernels[{i}].device", f"is {k.get('device')!r:.20}; expected one of the devices' "
                                                     f"indices {indices}")
-
-
-_GROUP = {"name": _STRING, "by": _STRING, "launches": _NUMBER, "time": _NUMBER, "share": _NUMBER,
-          "flops": _NUMBER, "bytes": _NUMBER, "roof": _STRING, "fraction_of_ceiling": _NUMBER, "sol_time": _NUMBER,
-          "recoverable_time": _NUMBER}
-_GROUP_OPTIONAL = {"intensity": _OPT_NUMBER, "model_flops": _OPT_NUMBER, "model_bytes": _OPT_NUMBER}
-
-
-def _check_group(path: Path, label: str, group: Mapping[str, Any]) -> None:
-    """A profile's group (roofline.ncu.group): the fields report and plot read, and the values they gate on."""
-    _check(path, f"{label}.", group, _GROUP, _GROUP_OPTIONAL)
-    if group["time"] <= 0 or group["sol_time"] < 0:
-        raise at(path, f"{label}.time", "expected a positive time and a speed-of-light time not negative")
-    if group["flops"] < 0 or group["bytes"] < 0 or group["launches"] < 1:
-        raise at(path, label, "flops and bytes cannot be negative, and a group holds at least one launch")
-    if not 0 <= group["fraction_of_ceiling"] <= MAX_FRACTION:
-        raise at(path, f"{label}.fraction_of_ceiling", f"is {group['fraction_of_ceiling']!r}; expected 0 to "
-                                                        f"{MAX_FRACTION:g}")
 
 
 def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
@@ -220,7 +240,6 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
     sweep = doc.get("sweep")
     if sweep is not None and not isinstance(sweep.get("kernel"), str):
         raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
-    if not all(isinstance(g, dict) for g in doc.get("groups", ())):
-        raise at(path, "groups", "expected a list of mappings")
-    for i, group in enumerate(doc.get("groups", ())):
-        _check_group(path, f"groups[{i}]", group)
+    from roofline.resultgroups import check_groups  # (it reads this module's field checks)
+
+    check_groups(path, doc)

@@ -1,7 +1,8 @@
 """Fuzzing every input reader: whatever a file or option holds, the only exception allowed is the tool's own.
 
-Each loader (spec, descriptor, results, gates, ncu CSV) gets valid documents with random fields replaced,
-deleted or added, and arbitrary text and bytes; the unit and formula parsers get arbitrary strings and numbers.
+Each loader (spec, descriptor, results, grouped results, gates, ncu CSV) gets valid documents with random fields
+replaced, deleted or added, and arbitrary text and bytes; what `import ncu` writes from a mutated capture must read
+back in report (issue 23); the unit and formula parsers get arbitrary strings and numbers.
 Any exception other than roofline.errors.RooflineError (exit 2 with one line) is a failure: it would be a
 traceback and exit 101 for the user. Bounded (few examples, no per-example deadline) so the file runs in seconds;
 ROOFLINE_FUZZ_EXAMPLES=5000 python -m pytest tests/test_fuzz.py searches harder.
@@ -23,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from roofline.errors import RooflineError
-from conftest import NCU_FULL
+from conftest import NCU, NCU_FULL
 
 DATA = Path(__file__).parent / "data"
 SPEC = yaml.safe_load((DATA / "specs" / "toy.yaml").read_text(encoding="utf-8"))
@@ -32,6 +33,19 @@ RESULTS = json.loads((DATA / "results" / "h100.json").read_text(encoding="utf-8"
 GATES = {"schema_version": 1, "default": {"fail_below": 0.7, "max_regression": "5%"},
          "kernels": {"vector_add": {"fail_below": 0.5}, "sum": {"max_regression": None}}}
 NCU_CSV = NCU_FULL.read_text(encoding="utf-8")
+SMALL_NVTX_CSV = (NCU / "h200_nvtx_small.csv").read_text(encoding="utf-8")  # a real capture with NVTX ranges
+
+
+def _grouped() -> dict:
+    from roofline.ncu.group import add_groups
+    from roofline.ncu.importer import import_csv
+
+    doc, _ = import_csv(NCU / "h200_nvtx_small.csv")
+    add_groups(doc, "op")
+    return json.loads(json.dumps(doc))
+
+
+GROUPED = _grouped()  # a grouped results file: groups, program, counters, nvtx
 
 FAST = settings(max_examples=int(os.environ.get("ROOFLINE_FUZZ_EXAMPLES", "60")), deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
@@ -192,21 +206,36 @@ def import_ncu(path: Path) -> None:
     import_csv(path, "h100-sxm")
 
 
+# Cells that broke the importer or made it write what report refused (issue 23): line separators inside a name, a
+# cell over csv's 131,072-character limit, an ID of 5000 digits, counts that overflow a float once added up.
+CSV_CELLS = ["-1", "1e999999", "nan", "", "0", "1" * 400, "\u0661\u0662", "[/]", '"', "n/a", "Kbyte", "Gbyte/second",
+             "inst", "%", "1e308", "1.7e308", "1e-300", "9" * 5000, "k\u2028x", "a\x0bb\x1cc\x85d", "a\nb", "\r",
+             "k" * 140_000, "c10::BFloat16", "__half", "bf16", "fp16", "Pbyte", "99999999999999999999"]
+
+
 @st.composite
-def mutated_csv(draw: Callable) -> str:
-    """The synthetic ncu CSV with a few cells replaced (numbers, units, names, quotes)."""
-    lines = NCU_CSV.splitlines()
+def mutated_csv(draw: Callable, base: str = NCU_CSV) -> str:
+    """An ncu CSV with a few cells replaced (numbers, units, names, quotes), and perhaps a row cut short, a row
+    repeated or the whole capture repeated (two captures concatenated)."""
+    lines = base.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
     for _ in range(draw(st.integers(1, 4))):
         row = draw(st.integers(header, len(lines) - 1))
         cells = lines[row].split('","')
         column = draw(st.integers(0, len(cells) - 1))
-        cell = draw(st.sampled_from(["-1", "1e999999", "nan", "", "0", "1" * 400, "\u0661\u0662", "[/]", '"', "n/a",
-                                     "Kbyte", "Gbyte/second", "inst", "%"]) | st.text(max_size=8))
+        cell = draw(st.sampled_from(CSV_CELLS) | st.text(max_size=8))
         cells[column] = cell.replace('"', '""') if draw(st.booleans()) else cell
         lines[row] = '","'.join(cells)
-    if draw(st.booleans()):
+    action = draw(st.sampled_from(["none", "delete", "cut", "repeat-row", "repeat-capture"]))
+    row = draw(st.integers(header, len(lines) - 1))
+    if action == "delete":
         del lines[draw(st.integers(0, len(lines) - 1))]
+    elif action == "cut":
+        lines[row] = lines[row][: draw(st.integers(0, len(lines[row])))]
+    elif action == "repeat-row":
+        lines.insert(row, lines[row])
+    elif action == "repeat-capture":
+        lines += lines[header:]
     return "\n".join(lines) + "\n"
 
 
@@ -220,6 +249,81 @@ def test_ncu_import_with_mutated_cells(scratch: Path, text: str) -> None:
 @given(st.text(max_size=80) | st.binary(max_size=40))
 def test_ncu_import_with_arbitrary_text(scratch: Path, content: str | bytes) -> None:
     only_input_errors(import_ncu, scratch / "ncu-text.csv", content)
+
+
+def import_and_check(path: Path, group_by: str, spec: str | None) -> dict:
+    """import ncu as the command runs it, up to the point where it writes."""
+    from roofline.ncu.group import add_groups
+    from roofline.ncu.importer import import_csv
+    from roofline.ncu.readback import check_import
+
+    doc, _ = import_csv(path, spec)
+    add_groups(doc, group_by)
+    check_import(doc, str(path))
+    return doc
+
+
+def read_back_and_render(path: Path) -> None:
+    """What report and plot do with the file: load it, gate it, render it."""
+    from roofline.gates import build_report
+    from roofline.profile_gates import group_report
+    from roofline.render import grouped
+    from roofline.render.imported import imported_table
+    from roofline.render.profile_chart import chart_points
+    from roofline.resultfiles import load_results
+
+    back = load_results(path)
+    chart_points(back)
+    if back.get("groups"):
+        report = group_report([back], 0.5, 0.5)
+        grouped.report_tables(report), grouped.report_markdown(report), grouped.report_junit(report)
+        grouped.grouped_table(back), grouped.grouped_markdown(back)
+    else:
+        build_report([back]), imported_table(back)
+
+
+@FAST
+@given(mutated_csv(SMALL_NVTX_CSV), st.sampled_from(["op", "kernel", "range:1", "none"]),
+       st.sampled_from([None, "h200", "t4", "a100-sxm4-80gb", "h200-nvl"]))
+def test_ncu_import_writes_only_what_report_reads(scratch: Path, text: str, group_by: str, spec: str | None) -> None:
+    """The property issue 23 asked for: an import refuses with one RooflineError, or what it writes loads and
+    renders as report and plot do (outside the try: a refusal there fails the test). The importer's own checks name
+    the problem before its last line of defence, report's own check, has to."""
+    from roofline.jsonio import dumps
+
+    path = scratch / "ncu-readback.csv"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    try:
+        doc = import_and_check(path, group_by, spec)
+    except RooflineError as exc:
+        assert "(as imported)" not in str(exc), exc
+        return
+    written = path.with_suffix(".json")
+    written.write_text(dumps(doc), encoding="utf-8")
+    read_back_and_render(written)
+
+
+# ---- grouped results (profile, import ncu --group-by), through report's group gates ---------------------------
+
+
+def load_and_report_groups(path: Path) -> None:
+    from roofline.profile_gates import group_report
+    from roofline.render import grouped
+    from roofline.render.profile_chart import chart_points
+    from roofline.resultfiles import load_results
+
+    doc = load_results(path)
+    report = group_report([doc], 0.5, 0.3)
+    grouped.report_tables(report), grouped.report_markdown(report), grouped.report_junit(report)
+    grouped.report_github_benchmark(report), chart_points(doc)
+    if doc.get("groups"):
+        grouped.grouped_table(doc), grouped.grouped_markdown(doc)
+
+
+@FAST
+@given(mutated(GROUPED))
+def test_grouped_results_with_mutated_fields(scratch: Path, doc: Any) -> None:
+    only_input_errors(load_and_report_groups, scratch / "grouped.json", json.dumps(doc))
 
 
 # ---- units and formulas --------------------------------------------------------------------------------
@@ -284,6 +388,29 @@ def test_report_renders_or_refuses_mutated_results(run_cli, scratch: Path, doc: 
     path.write_text(json.dumps(doc), encoding="utf-8")
     code, _, err = run_cli("report", path, "--format", fmt, "--fail-below", "0.5")
     assert code in (0, 1, 2) and "Traceback" not in err, err
+
+
+@CLI
+@given(mutated(GROUPED), st.sampled_from(["table", "markdown", "json", "junit", "github-benchmark"]))
+def test_report_renders_or_refuses_mutated_grouped_results(run_cli, scratch: Path, doc: Any, fmt: str) -> None:
+    path = scratch / "cli-grouped.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, _, err = run_cli("report", path, "--format", fmt, "--fail-below", "0.5", "--fail-below-program", "0.3")
+    assert code in (0, 1, 2) and "Traceback" not in err, err
+
+
+@CLI
+@given(mutated_csv(SMALL_NVTX_CSV), st.sampled_from(["none", "op"]))
+def test_import_ncu_cli_writes_what_report_reads(run_cli, scratch: Path, text: str, group_by: str) -> None:
+    csv, out = scratch / "cli-import.csv", scratch / "cli-import.json"
+    csv.write_text(text, encoding="utf-8", errors="surrogatepass")
+    out.unlink(missing_ok=True)
+    code, _, err = run_cli("import", "ncu", csv, "--group-by", group_by, "-o", out)
+    assert code in (0, 2) and "Traceback" not in err, err
+    assert out.exists() == (code == 0)  # nothing half-written
+    if out.exists():
+        code, _, err = run_cli("report", out)
+        assert code in (0, 1) and "Traceback" not in err, err
 
 
 @CLI

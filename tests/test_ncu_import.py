@@ -111,13 +111,23 @@ def test_real_fp32_elementwise_sits_under_fp32(tensor_doc):
 
 
 def test_real_fp16_and_bf16_cuda_core_loops(tensor_doc):
-    """CUDA-core FP16 and BF16 count as h instructions, roof fp16; a packed HFMA2 counts once although it does two
-    FMAs, so packed code reads half its FLOPs (documented in docs/ncu.md) and scalar HFMA reads them all."""
+    """CUDA-core FP16 and BF16 count alike as h instructions; a packed HFMA2 counts once although it does two
+    FMAs, so packed code reads half its FLOPs (documented in docs/ncu.md) and scalar HFMA reads them all. The BF16
+    loop's name says bf16, so it sits under the bf16 roof; the FP16 loops' names ('hfma') say neither, so they stay
+    under fp16, labelled as not distinguishable (issue 21 §5)."""
     flops = {c["name"]: c["flops"] for c in CASES}
-    for case, share in (("hfma2_loop", 0.5), ("bf16fma2_loop", 0.5), ("hfma_loop", 1.0)):
+    for case, share, roof, dtype in (("hfma2_loop", 0.5, "fp16", "float16/bfloat16"),
+                                     ("bf16fma2_loop", 0.5, "bf16", "bfloat16"),
+                                     ("hfma_loop", 1.0, "fp16", "float16/bfloat16")):
         (loop,) = tensor_doc["cases"][case]
-        assert loop["roof"] == "fp16"
+        assert (loop["roof"], loop["dtype"]) == (roof, dtype), case
         assert loop["flops"] == pytest.approx(share * flops[case], rel=0.01)
+        assert loop["half_precision"]["dtype"] == dtype
+        ambiguous = [w for w in loop["warnings"] if w["code"] == "precision-ambiguous"]
+        assert bool(ambiguous) == (dtype == "float16/bfloat16")
+    (bf16,) = tensor_doc["cases"]["bf16fma2_loop"]
+    assert bf16["half_precision"]["from"] == "the kernel name says 'bf16'"
+    assert bf16["roof_counters"][0].startswith("sm__sass_thread_inst_executed_op_h")  # the counters still decided
 
 
 def test_import_lists_absent_flop_counters():
@@ -149,7 +159,8 @@ def test_import_without_counters_says_why():
 def test_import_profiled_capture_skips_markers_with_no_traffic():
     doc, notes = import_csv(NCU_PROFILED, "h200")
     assert "roofline_ncu_marker" not in {k["name"] for k in doc["kernels"]}
-    assert sum("no DRAM traffic" in n for n in notes) == 6
+    (note,) = [n for n in notes if "no DRAM traffic" in n]  # one line for the six, naming the first five
+    assert note.startswith("note: 6 launch row(s) not imported") and note.endswith("and 1 more")
 
 
 def test_short_names():

@@ -69,14 +69,15 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     per-cycle rates it records).
     """
     from roofline.ncu.group import add_groups
-    from roofline.ncu.importer import import_csv
+    from roofline.ncu.importer import import_csv, summary_line
+    from roofline.ncu.readback import check_import
     from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
 
     doc, notes = import_csv(report, spec_name)
     notes += add_groups(doc, group_by)
-    lines = [*notes, f"imported {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on "
-                     f"{doc['machine']['id']}"]
+    notes += check_import(doc, str(report))  # before anything is written: what report and plot will accept
+    lines = [*notes, summary_line(doc, "imported")]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)
 
 

@@ -84,9 +84,10 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     """
     from roofline.errors import BackendUnavailable, InputError
     from roofline.ncu.group import add_groups
-    from roofline.ncu.importer import choose_spec, import_table
+    from roofline.ncu.importer import choose_spec, import_table, summary_line
     from roofline.ncu.profile import find_ncu
     from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
+    from roofline.ncu.readback import check_import
     from roofline.ncu.table import NcuParseError, parse_csv
     from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
@@ -127,6 +128,6 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     doc["source"]["command"] = list(program)
     doc["source"]["profile_seconds"] = run.seconds
     notes += add_groups(doc, group_by)
-    lines = [*notes, f"profiled {len(doc['kernels'])} of {doc['source']['launches']} launch(es) on "
-                     f"{doc['machine']['id']}"]
+    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
+    lines = [*notes, summary_line(doc, "profiled")]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)

@@ -14,26 +14,17 @@ TRAFFIC_FLAG times its model's is flagged.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, Sequence
 
 from roofline.ncu.importer import short_name
 from roofline.ncu.nvtx import op_name, shapes
 from roofline.ncu.opmodel import op_model, program_itemsize
+from roofline.resultgroups import TOP, group_figures, parse_group_by, program_totals
+
+__all__ = ["NO_RANGE", "TOP", "add_groups", "group_entries", "group_name", "parse_group_by", "program_totals"]
 
 TRAFFIC_FLAG = 1.5  # counted DRAM bytes over model bytes above which a group is flagged
-TOP = 5
 NO_RANGE = "(no NVTX range)"
-
-
-def parse_group_by(value: str) -> tuple[str, int]:
-    """'op' -> ('op', 0); 'range:2' -> ('range', 2). ValueError for anything else."""
-    if value in ("op", "kernel", "none"):
-        return value, 0
-    m = re.fullmatch(r"range:(\d+)", value)
-    if m and int(m.group(1)) >= 1:
-        return "range", int(m.group(1))
-    raise ValueError(f"'{value}' is not one of op, kernel, range:N (N >= 1), none")
 
 
 def group_name(entry: Mapping[str, Any], by: str, level: int = 0) -> str:
@@ -44,13 +35,6 @@ def group_name(entry: Mapping[str, Any], by: str, level: int = 0) -> str:
     if by == "range":
         return op_name(stack[level - 1]) if len(stack) >= level else NO_RANGE
     return short_name(entry.get("kernel_name") or entry["name"])
-
-
-def _dominant_roof(entries: Sequence[Mapping[str, Any]]) -> str:
-    by_roof: dict[str, float] = {}
-    for e in entries:
-        by_roof[e["roof"]] = by_roof.get(e["roof"], 0.0) + e["time_median"]
-    return max(by_roof, key=lambda r: by_roof[r])
 
 
 def _model(entries: Sequence[Mapping[str, Any]], itemsize: int) -> tuple[float | None, float | None, int]:
@@ -78,21 +62,13 @@ def group_entries(entries: Sequence[Mapping[str, Any]], group_by: str) -> list[d
     members: dict[str, list[Mapping[str, Any]]] = {}
     for e in entries:
         members.setdefault(group_name(e, by, level), []).append(e)
-    total = sum(e["time_median"] for e in entries) or 1.0
+    total = sum(e["time_median"] for e in entries)
     itemsize = program_itemsize(entries)
     groups = []
     for name, items in members.items():
-        time = sum(e["time_median"] for e in items)
-        sol = sum(e["sol_time"] for e in items)
-        flops = sum(e["flops"] for e in items)
-        bytes_ = sum(e["bytes"] for e in items)
-        g: dict[str, Any] = {
-            "name": name, "by": group_by, "launches": len(items), "time": time, "share": time / total,
-            "flops": flops, "bytes": bytes_, "intensity": flops / bytes_ if bytes_ else None,
-            "achieved_flops": flops / time, "achieved_bandwidth": bytes_ / time, "roof": _dominant_roof(items),
-            "roofs": sorted({e["roof"] for e in items}), "fraction_of_ceiling": sol / time, "sol_time": sol,
-            "recoverable_time": time - sol, "kernels": [e["params"]["launch"] for e in items],
-        }
+        g: dict[str, Any] = {"name": name, "by": group_by, **group_figures(items, total),
+                             "kernels": [e["params"]["launch"] for e in items]}
+        flops, bytes_ = g["flops"], g["bytes"]
         if by == "op":
             model_flops, model_bytes, calls = _model(items, itemsize)
             if model_flops is not None or model_bytes is not None:
@@ -108,18 +84,6 @@ def group_entries(entries: Sequence[Mapping[str, Any]], group_by: str) -> list[d
         groups.append(g)
     groups.sort(key=lambda g: (-g["recoverable_time"], g["name"]))
     return groups
-
-
-def program_totals(groups: Sequence[Mapping[str, Any]], top: int = TOP) -> dict[str, Any]:
-    """The footer: GPU time, speed-of-light time, the time-weighted fraction, recoverable time and how much of it
-    the `top` groups hold."""
-    time = sum(g["time"] for g in groups)
-    sol = sum(g["sol_time"] for g in groups)
-    recoverable = sum(g["recoverable_time"] for g in groups)
-    held = sum(g["recoverable_time"] for g in list(groups)[:top])
-    return {"time": time, "sol_time": sol, "fraction_of_ceiling": sol / time if time else None,
-            "recoverable_time": recoverable, "groups": len(groups), "top": min(top, len(groups)),
-            "top_share_of_recoverable": held / recoverable if recoverable > 0 else None}
 
 
 def add_groups(doc: dict[str, Any], group_by: str) -> list[str]:

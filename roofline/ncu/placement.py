@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-# Where a spec lacks a roof, the nearest it may have: CUDA-core FP16 and BF16 share a rate on every bundled GPU,
-# as do the FP16 and BF16 tensor paths; FP64 tensor work is at least as fast as FP64 CUDA-core work.
+# Where a spec lacks a roof, the nearest it may have: CUDA-core FP16 and BF16 share a rate on most bundled GPUs (not
+# the A100's, 78 against 39 TFLOP/s), as do the FP16 and BF16 tensor paths; FP64 tensor work is at least as fast as
+# FP64 CUDA-core work.
 FALLBACK = {
     "fp16": ("fp16", "bf16"), "bf16": ("bf16", "fp16"),
     "fp16_tensor": ("fp16_tensor", "bf16_tensor"), "bf16_tensor": ("bf16_tensor", "fp16_tensor"),
@@ -34,7 +35,9 @@ class Placement:
 
     @property
     def dtype(self) -> str:
-        return DTYPE.get(self.roof, "unknown")
+        """The type of the dominant work, not of the roof it was timed at: BF16 work on a spec without a bf16 roof
+        is timed at fp16 and is still bfloat16."""
+        return DTYPE.get(self.parts[0]["work"] if self.parts else self.roof, "unknown")
 
 
 def roof_for(work: str, roofs: Mapping[str, float]) -> tuple[str, str | None]:

@@ -21,8 +21,9 @@ import csv
 import io
 import math
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from roofline.ncu.metrics import CYCLES_PER_SECOND, DEVICE_NAME, NON_NEGATIVE
 
@@ -107,6 +108,16 @@ class Launch:
         return "" if re.fullmatch(r"\d*", device.strip()) else device.strip()
 
 
+@dataclass(frozen=True)
+class DroppedRow:
+    """A row of the table that reads as a launch but cannot be one: said in the import's notes, never silent."""
+
+    line: int  # 1-based line of the file
+    id: str  # the first cell as written (shortened)
+    why: str  # the reason, one of a few, so that a note can count rows by it
+    detail: str = ""  # this row's particulars ("5 of 17 cells")
+
+
 @dataclass
 class NcuTable:
     launches: list[Launch]
@@ -114,25 +125,62 @@ class NcuTable:
     units: dict[str, str]
     noise_lines: int  # lines around the table that were not part of it (program output, ==PROF== lines)
     prof_lines: list[str]  # ==PROF== / ==ERROR== / ==WARNING== lines, for messages
+    dropped: list[DroppedRow] = field(default_factory=list)  # rows in ncu's form that are not launches
 
 
 def _is_metric(column: str) -> bool:
     return "__" in column
 
 
-def _rows(text: str) -> list[tuple[int, list[str]]]:
-    """(line number, cells) for each line that reads as one CSV record. Lines are parsed one by one so that a
-    program's stray quote cannot swallow the table."""
-    out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+_QUOTED_START = re.compile(r'\s*"[^"]*"\s*,')  # a record in ncu's form: a quoted first cell, then a comma
+MAX_ID_DIGITS = 18  # ncu numbers launches from 0; an ID longer than this is not one of its IDs
+MAX_JOINED_LINES = 256  # a quoted cell may span lines (an NVTX name with a newline): this many at most
+
+
+def _lines(text: str) -> list[str]:
+    """The file's lines, split at \\n (and \\r\\n) only: a kernel or NVTX name may hold U+2028, \\x0b, \\x1c..., at
+    which str.splitlines would also split, cutting its row in two."""
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def _cells(record: str) -> list[str] | None:
+    try:
+        return next(csv.reader(io.StringIO(record)))
+    except (csv.Error, StopIteration):
+        return None
+
+
+def _records(lines: Sequence[str]) -> Iterator[tuple[int, str, list[str] | None]]:
+    """(line number, text, cells or None when it is not CSV) for each non-blank line. Lines are parsed one by one so
+    that a program's stray quote cannot swallow the table; only a row in ncu's form whose quote is still open at the
+    end of its line is joined with the lines that close it (at most MAX_JOINED_LINES, never across the start of
+    another such row)."""
+    i = 0
+    while i < len(lines):
+        start, text = i, lines[i]
+        i += 1
+        if not text.strip():
             continue
-        try:
-            cells = next(csv.reader(io.StringIO(line)))
-        except (csv.Error, StopIteration):
-            continue
-        out.append((lineno, cells))
-    return out
+        if text.count('"') % 2 and _QUOTED_START.match(text):
+            joined, j = text, i
+            while joined.count('"') % 2 and j < len(lines) and j - start <= MAX_JOINED_LINES \
+                    and not _QUOTED_START.match(lines[j]):
+                joined, j = joined + "\n" + lines[j], j + 1
+            if not joined.count('"') % 2:
+                text, i = joined, j
+        yield start + 1, text, _cells(text)
+
+
+@contextmanager
+def _field_limit(size: int) -> Iterator[None]:
+    """The csv module refuses a cell over 131,072 characters (a long C++ template name can be): raise its limit
+    for the longest line of this file, and put it back."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(max(old, size + 1))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
 
 
 def _is_header(cells: Sequence[str]) -> bool:
@@ -159,43 +207,74 @@ def _metric_values(header: list[str], cells: list[str], units: dict[str, str],
         if value is not None and not math.isfinite(value):
             value = None
         scale = unit_scale(units.get(h, ""))
-        metrics[h] = value if value is None or scale is None else value * scale
+        if value is not None and scale is not None:
+            value *= scale
+            if is_counted(h) and not math.isfinite(value):
+                raise ImpossibleValue(f"line {lineno}, column {column} ({h}): {cell.strip()!r} {units.get(h)} is "
+                                      "impossible: it overflows a 64-bit float")
+        metrics[h] = value
     return metrics, raw
+
+
+def _why_dropped(first: str, cells: Sequence[str] | None, header: Sequence[str]) -> tuple[str, str] | None:
+    """(why, detail) for a row in ncu's form after a header that is not a launch; None when it is one."""
+    if cells is None:
+        return "not readable as CSV", ""
+    if not first:
+        return "an empty ID", ""
+    if not re.fullmatch(r"\d+", first):
+        return "an ID that is not a launch number", ""
+    if len(first) > MAX_ID_DIGITS:
+        return "an ID too long to be a launch number", f"{len(first)} digits"
+    if len(cells) != len(header):
+        return ("too few cells" if len(cells) < len(header) else "too many cells"), f"{len(cells)} of {len(header)}"
+    return None
 
 
 def parse_csv(text: str) -> NcuTable:
     """Every launch in an `ncu --csv --page raw` capture. Header(s) are found wherever they are; a second header
-    (two captures concatenated) starts a new column set. Raises NcuParseError when there is no table at all, or
-    when a value roofline reads is one ncu cannot have written."""
+    (two captures concatenated) starts a new column set. A row after a header that is in ncu's form (a quoted first
+    cell) but cannot be a launch (an empty or impossible ID, too few or too many cells) is kept in `dropped` with
+    the reason. Raises NcuParseError when there is no table at all, or when a value roofline reads is one ncu cannot
+    have written."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = text.splitlines()
+    lines = _lines(text)
     prof = [ln.strip() for ln in lines if ln.lstrip().startswith(("==PROF==", "==ERROR==", "==WARNING=="))]
     header: list[str] | None = None
     units: dict[str, str] = {}
     launches: list[Launch] = []
+    dropped: list[DroppedRow] = []
     metric_columns: list[str] = []
     used = 0
     expect_units = False
-    for lineno, cells in _rows(text):
-        if _is_header(cells):
+    with _field_limit(len(text)):
+        records = list(_records(lines))
+    for lineno, record, cells in records:
+        if cells is not None and _is_header(cells):
             header = [c.strip() for c in cells]
             metric_columns += [c for c in header if _is_metric(c) and c not in metric_columns]
             units, expect_units = {}, True
             used += 1
             continue
-        if header is None or len(cells) != len(header):
+        if header is None:
             continue
-        first = cells[0].strip()
-        if expect_units and first == "":
+        first = cells[0].strip() if cells else ""
+        if expect_units and cells is not None and first == "" and len(cells) == len(header):
             units.update({h: u.strip() for h, u in zip(header, cells) if _is_metric(h)})
             expect_units = False
             used += 1
             continue
         expect_units = False
-        if not re.fullmatch(r"\d+", first):
-            continue
+        ncu_form = bool(_QUOTED_START.match(record))
+        if not ncu_form and (cells is None or len(cells) != len(header) or not re.fullmatch(r"\d+", first)):
+            continue  # the program's own output, or ncu's ==PROF== lines
         used += 1
+        why = _why_dropped(first, cells, header)
+        if why is not None or cells is None:
+            reason, detail = why or ("not readable as CSV", "")
+            dropped.append(DroppedRow(lineno, first[:24] + ("…" if len(first) > 24 else ""), reason, detail))
+            continue
         metrics, raw = _metric_values(header, cells, units, lineno)
         info = {h: c.strip() for h, c in zip(header, cells) if not _is_metric(h)}
         launches.append(Launch(len(launches), first, info.get(_KERNEL, "?"), info, metrics,
@@ -206,7 +285,7 @@ def parse_csv(text: str) -> NcuTable:
         raise NcuParseError("no 'ncu --csv --page raw' table found: expected a header line starting with "
                             f"\"ID\" and naming \"Kernel Name\"{hint}")
     noise = sum(1 for ln in lines if ln.strip()) - used
-    return NcuTable(launches, metric_columns, units, noise, prof)
+    return NcuTable(launches, metric_columns, units, noise, prof, dropped)
 
 
 def diagnose(output: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from roofline.ncu.halfprec import roof_text
 from roofline.render.text import literal, md
 from roofline.units import format_bytes, format_flops, format_rate, format_time
 
@@ -23,7 +24,7 @@ def _model_cell(g: Mapping[str, Any]) -> str:
 
 
 def group_row(rank: int, g: Mapping[str, Any]) -> list[str]:
-    roof = g["roof"] + (" +" if len(g.get("roofs") or []) > 1 else "")
+    roof = roof_text(g["roof"], g.get("dtype")) + (" +" if len(g.get("roofs") or []) > 1 else "")
     return [str(rank), str(g["name"]), str(g["launches"]), format_time(g["time"]), f"{g['share']:.1%}",
             f"{g['flops']:.4g}", format_bytes(g["bytes"]),
             "-" if g.get("intensity") is None else f"{g['intensity']:.3g}", format_flops(g["achieved_flops"]),

@@ -16,6 +16,7 @@ import json
 import re
 from typing import Any, Mapping
 
+from roofline.ncu.halfprec import roof_text
 from roofline.render.profile_chart import chart_points, profile_figure, roof_colors
 from roofline.render.text import clean
 from roofline.units import format_bytes, format_flops, format_rate, format_time
@@ -69,7 +70,7 @@ def _tooltip(p: Mapping[str, Any]) -> str:
              f"time: {format_time(p['time'])} ({p['share']:.1%} of GPU time)",
              "intensity: " + ("-" if not p["intensity"] else f"{p['intensity']:.3g} FLOP/B"),
              f"achieved: {format_flops(p['achieved'])}, {format_rate(p['bandwidth'])}",
-             f"roof: {p['roof']}", f"fraction of ceiling: {p['fraction']:.1%}",
+             f"roof: {roof_text(p['roof'], p.get('dtype'))}", f"fraction of ceiling: {p['fraction']:.1%}",
              f"recoverable: {format_time(p['recoverable'])}"]
     if p.get("flag"):
         lines.append("! " + clean(p["flag"], newlines=False))
@@ -110,7 +111,8 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         cells = [str(i), esc(clean(p["name"], newlines=False)) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
                  str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", f"{p['flops']:.4g}",
                  format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
-                 format_flops(p["achieved"]), esc(p["roof"]), f"{p['fraction']:.1%}", format_time(p["sol_time"]),
+                 format_flops(p["achieved"]), esc(roof_text(p["roof"], p.get("dtype"))), f"{p['fraction']:.1%}",
+                 format_time(p["sol_time"]),
                  format_time(p["recoverable"]), esc(clean(p.get("flag") or "", newlines=False))]
         tds = "".join(f'<td class="num">{c}</td>' if j not in (1, 9, 13) else f"<td>{c}</td>"
                       for j, c in enumerate(cells))

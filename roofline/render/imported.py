@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.ncu.halfprec import roof_text
 from roofline.render.text import literal
 from roofline.units import format_bytes, format_flops, format_rate, format_time
 
@@ -17,7 +18,7 @@ def imported_table(doc: dict[str, Any]) -> Any:
                 "achieved FLOP/s", "of ceiling", "bound"):
         table.add_column(col, justify="left" if col in ("kernel", "roof", "bound") else "right")
     for k in doc["kernels"]:
-        roof = k["roof"] + (" +" if len(k.get("work") or []) > 1 else "")  # + : mixed work, placed by its sum
+        roof = roof_text(k["roof"], k.get("dtype")) + (" +" if len(k.get("work") or []) > 1 else "")  # + : mixed
         table.add_row(
             str(k["params"]["launch"]), literal(k["name"]), roof, format_time(k["time_median"]),
             format_bytes(k["bytes"]), f"{k['flops']:.4g}", f"{k['intensity']:.3g}",

@@ -20,7 +20,8 @@ def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     if doc.get("groups"):
         rows = [dict(name=g["name"], launches=g["launches"], time=g["time"], share=g["share"], flops=g["flops"],
                      bytes=g["bytes"], intensity=g.get("intensity"), achieved=g["achieved_flops"],
-                     bandwidth=g["achieved_bandwidth"], roof=g["roof"], fraction=g["fraction_of_ceiling"],
+                     bandwidth=g["achieved_bandwidth"], roof=g["roof"], dtype=g.get("dtype"),
+                     fraction=g["fraction_of_ceiling"],
                      sol_time=g["sol_time"], recoverable=g["recoverable_time"], flag=g.get("flag"))
                 for g in doc["groups"]]
     else:
@@ -29,6 +30,7 @@ def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         rows = [dict(name=k["name"], launches=k.get("launches", 1), time=k["time_median"],
                      share=k["time_median"] / total, flops=k["flops"], bytes=k["bytes"], intensity=k["intensity"],
                      achieved=k["achieved_flops"], bandwidth=k["achieved_bandwidth"], roof=k["roof"],
+                     dtype=k.get("dtype"),
                      fraction=k["fraction_of_ceiling"], sol_time=k["sol_time"],
                      recoverable=k["time_median"] - k["sol_time"], flag=None) for k in timed]
         rows.sort(key=lambda r: -r["recoverable"])
