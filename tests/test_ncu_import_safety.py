@@ -191,7 +191,7 @@ def test_profile_refuses_a_wrong_spec_before_writing(run_cli, monkeypatch: pytes
 
     spec = tmp_path / "slow.yaml"
     spec.write_text("schema_version: 1\nid: slow\nname: A slow GPU\nmemory: {bandwidth: 10 GB/s, latency: 1 us}\n"
-                    "compute: {fp32: 1 TFLOP/s}\nsm_count: 1\nmax_threads_per_sm: 1024\n"
+                    "compute: {fp32: 1 TFLOP/s}\nsm_count: 4\nmax_threads_per_sm: 1024\n"
                     "sources: [{for: [memory.bandwidth], cite: test}]\n", encoding="utf-8")
     monkeypatch.setenv("PATH", f"{NCU / 'fake'}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_NCU_ARGS", str(tmp_path / "args.jsonl"))
