@@ -28,7 +28,7 @@ from roofline.api import backend
 from roofline.gateconfig import GateConfig
 from roofline.gates import build_report
 from roofline.kernels import KernelCatalog
-from roofline.measure.implementation import load_implementation
+from roofline.measurement.implementation import load_implementation
 
 
 def our_kernel(name: str, params: dict) -> object:

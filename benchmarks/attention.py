@@ -36,9 +36,9 @@ sys.path.insert(0, str(ROOT))
 from roofline.expr import compile_expr  # noqa: E402
 from roofline.kernelapi import import_file  # noqa: E402
 from roofline.kernels import KernelCatalog  # noqa: E402
-from roofline.measure.policy import MeasurePolicy, buffer_sets  # noqa: E402
-from roofline.measure.session import measure_all  # noqa: E402
-from roofline.measure.verify import check_outputs  # noqa: E402
+from roofline.measurement.policy import MeasurePolicy, buffer_sets  # noqa: E402
+from roofline.measurement.session import measure_all  # noqa: E402
+from roofline.measurement.verify import check_outputs  # noqa: E402
 from roofline.specs import SpecCatalog  # noqa: E402
 
 AT = import_file(ROOT / "kernels" / "_attention.py")
@@ -63,7 +63,7 @@ def main() -> int:
     import torch
     import torch.nn.functional as F
 
-    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measurement.backend_cupy import CupyBackend
 
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
                           "power.draw,power.limit,temperature.gpu", "--format=csv"], capture_output=True, text=True)

@@ -7,7 +7,7 @@ blockIdx.y, gemv_reduce adding the slices), so a variant differs from the shippe
 
 Every kernel, cuBLAS included, is run at the awkward sizes (1003, 1000, 257) and at the timed size with its output
 poisoned (NaN) and checked on the GPU against _gemv.py's float64 reference with its TOLERANCE
-(roofline.measure.verify.check_outputs); one that fails is reported and not timed. Timing: CUDA events around each
+(roofline.measurement.verify.check_outputs); one that fails is reported and not timed. Timing: CUDA events around each
 launch (the reduce included), median over >= 0.3 s after warm-up. TB/s counts the descriptor's bytes,
 (n² + 2·16·n)·4. Run on a GPU machine:  python3 benchmarks/gemv16_variants.py [--n 16384]
 """
@@ -43,7 +43,7 @@ def main() -> int:
     import cupy as cp
 
     from roofline.kernelapi import import_file
-    from roofline.measure.verify import check_outputs
+    from roofline.measurement.verify import check_outputs
 
     t_start = time.perf_counter()
     gv = import_file(ROOT / "kernels" / "_gemv.py")

@@ -199,8 +199,8 @@ def main() -> int:
     from roofline.expr import compile_expr
     from roofline.kernels import KernelCatalog
     import roofline.api
-    from roofline.measure.policy import MeasurePolicy
-    from roofline.measure.session import measure_all
+    from roofline.measurement.policy import MeasurePolicy
+    from roofline.measurement.session import measure_all
     from roofline.specs import SpecCatalog
 
     lines = header(args.commit)

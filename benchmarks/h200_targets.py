@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 
 from roofline.expr import compile_expr  # noqa: E402
 from roofline.kernels import KernelCatalog  # noqa: E402
-from roofline.measure.backend_cupy import CupyBackend  # noqa: E402
-from roofline.measure.policy import MeasurePolicy  # noqa: E402
-from roofline.measure.session import measure_all  # noqa: E402
+from roofline.measurement.backend_cupy import CupyBackend  # noqa: E402
+from roofline.measurement.policy import MeasurePolicy  # noqa: E402
+from roofline.measurement.session import measure_all  # noqa: E402
 from roofline.specs import SpecCatalog  # noqa: E402
 
 N = 2**28

@@ -10,7 +10,7 @@ a software-pipelined variant were tried and were no faster (they are no longer i
 Run on a GPU machine:  python3 benchmarks/kernel_variants.py [--n 16384]
 
 Every variant is first run at awkward sizes and at the timed size with its outputs poisoned (NaN) and checked
-element by element against the bundled NumPy reference (roofline.measure.verify.check_outputs, on the GPU); a
+element by element against the bundled NumPy reference (roofline.measurement.verify.check_outputs, on the GPU); a
 variant that fails is reported and never timed. Timing: CUDA events around each launch, median over ≥ 0.3 s after
 warm-up. Bandwidth counts the descriptor's bytes (stencil: 2 N² × 4; gemv: (N² + 2 × 16 × N) × 4).
 """
@@ -40,7 +40,7 @@ def main() -> int:
     import cupy as cp
 
     from roofline.kernelapi import import_file
-    from roofline.measure.verify import check_outputs
+    from roofline.measurement.verify import check_outputs
 
     st = import_file(ROOT / "kernels" / "_stencil.py")
     families = {op: import_file(ROOT / "kernels" / f"_{op}.py") for op in ("stencil5", "conv3x3")}

@@ -9,7 +9,7 @@ Run on a GPU machine:  python3 benchmarks/sgemm_variants.py [--n 4096] [--only N
 Every variant is first checked, output poisoned (NaN), on fresh random inputs (kernels/_matmul.py's, signed and
 scaled so |C| ~ 0.3) against a float64 reference computed on the GPU (cupy float64 matmul of the upcast inputs), at
 the awkward sizes 1000 (not a multiple of the tile), 1003 (odd, not a multiple of 4: the scalar edge path), 257 and
-at the timed size, with _matmul.py's tolerance (roofline.measure.verify.check_outputs); a variant that fails is
+at the timed size, with _matmul.py's tolerance (roofline.measurement.verify.check_outputs); a variant that fails is
 reported and never timed. Timing: CUDA events around each launch after 0.2 s of warm-up, median over >= 0.3 s; the
 SM clock and board power are read (NVML) at the end of each timed window, since an FFMA-heavy kernel can be
 power-capped. The ratio is cuBLAS time (the mean of its two windows) over the variant's time.
@@ -86,8 +86,8 @@ def main() -> int:
     import cupy as cp
 
     from roofline.kernelapi import import_file
-    from roofline.measure.context import KernelContext
-    from roofline.measure.verify import check_outputs
+    from roofline.measurement.context import KernelContext
+    from roofline.measurement.verify import check_outputs
 
     fam = import_file(ROOT / "kernels" / "_matmul.py")
     clocks = Clocks()
@@ -97,7 +97,7 @@ def main() -> int:
           f"CuPy {cp.__version__}, {clocks.header()}, {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}",
           flush=True)
 
-    from roofline.measure.cuda_includes import expand_includes
+    from roofline.measurement.cuda_includes import expand_includes
 
     source = expand_includes(SOURCE.read_text(), ROOT / "kernels", Path.read_text)
     t0 = time.perf_counter()

@@ -2,9 +2,9 @@
 the harness enters `with device, stream:`; if leaving it does not restore the backend's stream, a probe launched
 afterwards runs on another stream than the events that time it. Prints one line; run on a GPU."""
 
-from roofline.measure.backend_cupy import CupyBackend
-from roofline.measure.calibrate.jobs import Job, run_jobs
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.backend_cupy import CupyBackend
+from roofline.measurement.calibrate.jobs import Job, run_jobs
+from roofline.measurement.policy import MeasurePolicy
 
 backend = CupyBackend(0)
 cp = backend.cp

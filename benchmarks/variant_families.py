@@ -23,7 +23,7 @@ def rows_family(cp, timed, rows_out, rows: int = 8192, cols: int = 8192) -> None
     that keep the next row in flight (norm.cu *_pipe_T_V) at 1-4 blocks per SM. (Streaming cache hints, ROW_HINTS,
     were 2-4 % slower in run 6 and are no longer timed.)"""
     from roofline.kernelapi import import_file
-    from roofline.measure.verify import check_outputs
+    from roofline.measurement.verify import check_outputs
 
     rr = import_file(ROOT / "kernels" / "_rows_ref.py")
     sm = import_file(ROOT / "kernels" / "_softmax.py")

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from roofline.caveats import warning
 from roofline.errors import InputError
-from roofline.measure.policy import MeasurePolicy, buffer_sets
+from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model import ITEMSIZE, MachineSpec, Workload
 from roofline.resultdoc import KernelResult, ResultsDocument
 
@@ -27,7 +27,7 @@ _MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
 
 def backend(name: str = "auto", device: int = 0) -> Any:
     """The process's backend: 'auto' or 'cupy' is the GPU (BackendUnavailable without one), 'numpy' the host."""
-    from roofline.measure.session import open_backend
+    from roofline.measurement.session import open_backend
 
     key = ("cupy" if name == "auto" else name, device)
     if key not in _BACKENDS:
@@ -36,7 +36,7 @@ def backend(name: str = "auto", device: int = 0) -> Any:
 
 
 def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
-    from roofline.measure.session import choose_machine
+    from roofline.measurement.session import choose_machine
     from roofline.specs import SpecCatalog
 
     key = (engine.name, getattr(engine, "device_id", 0), spec or "auto")
@@ -98,7 +98,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     API rotates among copies when they fit in 4 x L2, so repeats are not cache hits. `check()` returns True (or
     raises) once the first run finished; `reference` is compared with what `fn` returns. Without either the result
     is unverified, and `roofline report` fails it as such."""
-    from roofline.measure.harness import analysis_free, timed_result
+    from roofline.measurement.harness import analysis_free, timed_result
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("min_time must be >= 0 and min_repeats >= 1")
@@ -145,7 +145,7 @@ def results(measured: Sequence[KernelResult], backend_name: str | None = None, d
     the arguments are only for results that do not say (they default to the GPU and its own spec). A name
     measured twice at the same parameters (two unnamed callables are both 'callable') is kept for each result,
     the later ones as 'NAME #2', 'NAME #3'."""
-    from roofline.measure.session import results_document
+    from roofline.measurement.session import results_document
 
     for i, k in enumerate(measured):
         if not isinstance(k, KernelResult):

@@ -1,5 +1,5 @@
 """`roofline doctor`, the verdicts: is this GPU, and this measurement stack, telling the truth? Each check turns
-raw findings (figures measured on the GPU by roofline.measure.doctor, or read from NVML and Nsight Compute) into
+raw findings (figures measured on the GPU by roofline.measurement.doctor, or read from NVML and Nsight Compute) into
 PASS / WARN / FAIL / SKIP with the figure, the bound it was held to and the fix. Pure: every rule is tested on any
 machine, with findings written by hand.
 

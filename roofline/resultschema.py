@@ -45,7 +45,7 @@ _KERNEL_OPTIONAL = {
 }
 # The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
 # never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
-# state over the timed window (roofline.measure.gpustate; the throttle warning reads it).
+# state over the timed window (roofline.measurement.gpustate; the throttle warning reads it).
 _COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
                    "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
 _GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max", "power_mean", "power_limit",

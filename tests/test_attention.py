@@ -163,10 +163,10 @@ def gpu_measure(name, params):
     if params.pop("causal", 0):
         name += "_causal"
     from roofline.expr import compile_expr
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.harness import measure_kernel
+    from roofline.measurement.implementation import load_implementation
+    from roofline.measurement.policy import MeasurePolicy
 
     backend = CupyBackend()
     quick = MeasurePolicy(min_time=0.0, min_repeats=2, warmup_time=0.0, max_time=0.2, graph_batch_time=2e-4)

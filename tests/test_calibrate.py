@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline.errors import InputError
-from roofline.measure.calibrate.figures import (
+from roofline.measurement.calibrate.figures import (
     FAILED, KINDS, OK, SKIPPED, Figure, comparison_rows, datasheet_value, ratio,
 )
-from roofline.measure.calibrate.spec import measured_spec, spec_id, spec_yaml
+from roofline.measurement.calibrate.spec import measured_spec, spec_id, spec_yaml
 from roofline.specs import SpecCatalog, load_spec
 from roofline.units import parse_quantity, quantity_text
 
@@ -224,7 +224,7 @@ def test_datasheet_value_and_ratio_edges(h200, toy_spec):
 
 
 def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_walk():
-    from roofline.measure.calibrate.probes import LINE, chase_order, expected_slot, fill_chain
+    from roofline.measurement.calibrate.probes import LINE, chase_order, expected_slot, fill_chain
 
     slots, base = 4096, 1 << 40
     order = chase_order(slots, seed=7)
@@ -245,7 +245,7 @@ def test_the_pointer_chase_chain_is_one_cycle_and_the_expected_slot_matches_a_wa
 
 
 def test_the_l2_checksum_matches_an_emulated_kernel():
-    from roofline.measure.calibrate.probes import l2_expected_sum
+    from roofline.measurement.calibrate.probes import l2_expected_sum
 
     rng = np.random.default_rng(3)
     words = rng.integers(0, 2**32, 4 * 1000, dtype=np.uint32)
@@ -260,11 +260,11 @@ def test_the_l2_checksum_matches_an_emulated_kernel():
 
 
 def test_harness_jobs_give_verified_figures_and_report_failures():
-    from roofline.measure.backend_numpy import NumpyBackend
-    from roofline.measure.calibrate.jobs import Job, run_jobs
-    from roofline.measure.calibrate.peaks import dram_bandwidth, flops_figure
-    from roofline.measure.calibrate.plan import Plan
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.backend_numpy import NumpyBackend
+    from roofline.measurement.calibrate.jobs import Job, run_jobs
+    from roofline.measurement.calibrate.peaks import dram_bandwidth, flops_figure
+    from roofline.measurement.calibrate.plan import Plan
+    from roofline.measurement.policy import MeasurePolicy
 
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
     results = run_jobs(NumpyBackend(), [Job("copy", "copy", {"n": 4096}), Job("triad", "triad", {"n": 4096}),
@@ -286,7 +286,7 @@ def test_harness_jobs_give_verified_figures_and_report_failures():
 
 
 def test_tf32_counts_only_when_it_beats_the_fp32_cores():
-    from roofline.measure.calibrate.peaks import tf32_figure
+    from roofline.measurement.calibrate.peaks import tf32_figure
 
     entry = {"status": OK, "time_median": 1e-3, "achieved_flops": 60e12, "repeats": 10, "timing": "events"}
     fig = tf32_figure(entry, 64e12, "cuBLAS tf32")
@@ -325,7 +325,7 @@ def test_calibrate_help_names_the_method(run_cli):
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile-check the CUDA source")
 def test_the_calibration_kernels_compile_for_hopper(tmp_path):
-    from roofline.measure.calibrate.plan import KERNELS_FILE
+    from roofline.measurement.calibrate.plan import KERNELS_FILE
 
     done = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-std=c++17", "-o", str(tmp_path / "k.cubin"),
                            str(KERNELS_FILE)], capture_output=True, text=True)
@@ -475,7 +475,7 @@ class Recorder:
 
 
 def fake_backend(corrupt: str | None = None):
-    from roofline.measure.backend_numpy import NumpyBackend
+    from roofline.measurement.backend_numpy import NumpyBackend
 
     backend = NumpyBackend()
     backend.cp = FakeCupy(corrupt)
@@ -486,19 +486,19 @@ def fake_backend(corrupt: str | None = None):
 
 
 def tiny_plan():
-    from roofline.measure.calibrate.plan import Plan
+    from roofline.measurement.calibrate.plan import Plan
 
     return Plan(stream_n=4096, matmul_n=64, chase_passes=3, chase_steps=2000, chase_min_footprint=1 << 20,
                 l2_bytes_per_launch=1 << 20, min_time=0.0)
 
 
 def test_l2_bandwidth_and_latency_on_an_emulated_device():
-    from roofline.measure.calibrate.plan import load_module
-    from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
+    from roofline.measurement.calibrate.plan import load_module
+    from roofline.measurement.calibrate.probes import dram_latency, l2_bandwidth
 
     backend = fake_backend()
     module = load_module(backend)
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.policy import MeasurePolicy
 
     policy = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
     l2 = l2_bandwidth(backend, module, tiny_plan(), policy)
@@ -519,9 +519,9 @@ def test_l2_bandwidth_and_latency_on_an_emulated_device():
 
 @pytest.mark.parametrize("corrupt, field", [("l2", "caches.l2.bandwidth"), ("chase", "memory.latency")])
 def test_a_wrong_result_on_the_device_is_a_failed_figure(corrupt, field):
-    from roofline.measure.calibrate.plan import load_module
-    from roofline.measure.calibrate.probes import dram_latency, l2_bandwidth
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.calibrate.plan import load_module
+    from roofline.measurement.calibrate.probes import dram_latency, l2_bandwidth
+    from roofline.measurement.policy import MeasurePolicy
 
     backend = fake_backend(corrupt)
     module = load_module(backend)
@@ -533,8 +533,8 @@ def test_a_wrong_result_on_the_device_is_a_failed_figure(corrupt, field):
 
 
 def test_launch_overheads_on_an_emulated_device():
-    from roofline.measure.launch_overhead import launch_overheads
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.launch_overhead import launch_overheads
+    from roofline.measurement.policy import MeasurePolicy
 
     found = launch_overheads(fake_backend(), MeasurePolicy(min_time=0.0, min_repeats=20, warmup_time=0.0), sets=16)
     assert found["launch_floor"] > 0 and found["one_element"] > 0
@@ -543,7 +543,7 @@ def test_launch_overheads_on_an_emulated_device():
 
 
 def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
-    from roofline.measure.calibrate.gpu import _calibrate, calibrate
+    from roofline.measurement.calibrate.gpu import _calibrate, calibrate
 
     backend = fake_backend()
     steps = Recorder()
@@ -582,7 +582,7 @@ def test_the_whole_calibration_on_an_emulated_device(tmp_path, h200):
 
 
 def test_the_l2_curve_spans_1_5_mib_to_twice_the_l2_in_whole_slices():
-    from roofline.measure.calibrate.probes import SLICE, l2_working_sets
+    from roofline.measurement.calibrate.probes import SLICE, l2_working_sets
 
     mib = 1 << 20
     h200 = l2_working_sets(60 * mib)
@@ -593,7 +593,7 @@ def test_the_l2_curve_spans_1_5_mib_to_twice_the_l2_in_whole_slices():
 
 def test_the_shipped_11_pb_per_s_l2_figure_is_refused_and_never_reaches_the_spec(h200):
     """Issue 21: calibrate once wrote an L2 bandwidth of 11.07 PB/s beside an L1 of 33.4 TB/s."""
-    from roofline.measure.calibrate.figures import enforce_bounds
+    from roofline.measurement.calibrate.figures import enforce_bounds
 
     state = {"sm_clock_end": 1.98e9}
     figs = [Figure("memory.bandwidth", OK, 4.37e12, "triad", gpu_state=state),

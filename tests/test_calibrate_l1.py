@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from test_calibrate import H200_DEVICE, FakeCupy, FakeKernels, Recorder, figures, tiny_plan, write
 
-from roofline.measure.calibrate import l1
-from roofline.measure.calibrate.figures import FAILED, KINDS, OK, Figure, calibration_document, comparison_rows
-from roofline.measure.calibrate.spec import measured_spec, spec_yaml
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.calibrate import l1
+from roofline.measurement.calibrate.figures import FAILED, KINDS, OK, Figure, calibration_document, comparison_rows
+from roofline.measurement.calibrate.spec import measured_spec, spec_yaml
+from roofline.measurement.policy import MeasurePolicy
 from roofline.specs import SpecCatalog, load_spec
 
 PROFILED = Path(__file__).parent / "data" / "results" / "h200_ncu_profiled.json"
@@ -94,8 +94,8 @@ class L1Cupy(FakeCupy):
 
 def backend(corrupt=None, shared_per_sm=None, times=None):
     """The NumPy backend with the emulated CuPy; `times` maps a variant to the seconds its launches report."""
-    from roofline.measure.backend_numpy import NumpyBackend
-    from roofline.measure.harness import Timing
+    from roofline.measurement.backend_numpy import NumpyBackend
+    from roofline.measurement.harness import Timing
 
     b = NumpyBackend()
     b.cp = L1Cupy(corrupt, shared_per_sm)
@@ -124,7 +124,7 @@ def backend(corrupt=None, shared_per_sm=None, times=None):
 
 
 def probe(b):
-    from roofline.measure.calibrate.plan import load_module
+    from roofline.measurement.calibrate.plan import load_module
 
     return l1.l1_bandwidth(b, load_module(b), tiny_plan(), POLICY)
 
@@ -165,7 +165,7 @@ def test_a_wrong_sum_fails_its_variant_and_the_other_stands():
 
 def test_both_wrong_is_a_failed_figure():
     b = backend(corrupt="l1_read")  # l1_read's sum is off by one; smem_read is missing from the module
-    from roofline.measure.calibrate.plan import load_module
+    from roofline.measurement.calibrate.plan import load_module
 
     module = load_module(b)
     module.smem_read = None
@@ -190,7 +190,7 @@ def test_no_sm_count_is_skipped():
 
 
 def test_the_whole_calibration_reports_l1_in_kinds_order(h200):
-    from roofline.measure.calibrate.gpu import calibrate
+    from roofline.measurement.calibrate.gpu import calibrate
 
     steps = Recorder()
     figs = calibrate(backend(), h200, tiny_plan(), steps)
@@ -278,8 +278,8 @@ def test_a_roof_from_the_measured_spec_says_so():
 
 @pytest.mark.gpu
 def test_l1_probe_on_the_gpu():
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.calibrate.plan import QUICK, load_module
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.calibrate.plan import QUICK, load_module
 
     b = CupyBackend(0)
     fig = l1.l1_bandwidth(b, load_module(b), QUICK, QUICK.policy())

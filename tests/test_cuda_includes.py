@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.measure.cuda_includes import expand_includes
+from roofline.measurement.cuda_includes import expand_includes
 
 ROOT = Path(__file__).resolve().parent.parent
 

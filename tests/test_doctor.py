@@ -108,7 +108,7 @@ def test_the_verdict_fails_on_any_fail_and_warns_otherwise():
 def test_the_whole_doctor_runs_on_an_emulated_device():
     from test_calibrate import fake_backend, tiny_plan
 
-    from roofline.measure.selftest import DoctorPlan, run_doctor
+    from roofline.measurement.selftest import DoctorPlan, run_doctor
     from roofline.specs import SpecCatalog
 
     h200 = SpecCatalog.bundled().resolve("h200-sxm")
@@ -131,9 +131,9 @@ def test_a_probe_runs_on_the_backends_own_stream():
     now runs inside backend.current()."""
     from test_calibrate import fake_backend
 
-    from roofline.measure.calibrate.plan import load_module
-    from roofline.measure.calibrate.probes import l2_bandwidth
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.calibrate.plan import load_module
+    from roofline.measurement.calibrate.probes import l2_bandwidth
+    from roofline.measurement.policy import MeasurePolicy
     from test_calibrate import tiny_plan
 
     backend = fake_backend()
@@ -169,7 +169,7 @@ def test_a_probe_runs_on_the_backends_own_stream():
 
 
 def test_doctor_without_a_gpu_exits_3_with_the_fix(run_cli, monkeypatch):
-    import roofline.measure.backend_cupy as bc
+    import roofline.measurement.backend_cupy as bc
     from roofline.errors import BackendUnavailable
 
     def no_cupy():

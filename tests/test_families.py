@@ -13,7 +13,7 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.kernels import KernelCatalog, load_descriptor
-from roofline.measure.implementation import load_implementation
+from roofline.measurement.implementation import load_implementation
 
 FAST = ("--min-time", "0", "--min-repeats", "2")
 

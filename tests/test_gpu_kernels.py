@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from roofline.kernels import KernelCatalog
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.policy import MeasurePolicy
 
 pytestmark = pytest.mark.gpu
 
@@ -17,7 +17,7 @@ QUICK = MeasurePolicy(min_time=0.0, min_repeats=2, warmup_time=0.0, max_time=0.2
 
 @pytest.fixture(scope="module")
 def gpu():
-    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measurement.backend_cupy import CupyBackend
 
     return CupyBackend()
 
@@ -25,8 +25,8 @@ def gpu():
 def measured(gpu, descriptor, params):
     """The harness's result entry for one kernel at `params` (name -> formula text), its GPU memory released."""
     from roofline.expr import compile_expr
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
+    from roofline.measurement.harness import measure_kernel
+    from roofline.measurement.implementation import load_implementation
     from roofline.workload import evaluate
 
     work = evaluate(descriptor, {k: compile_expr(str(v)) for k, v in params.items()})
@@ -37,7 +37,7 @@ def measured(gpu, descriptor, params):
 
 @pytest.mark.parametrize("descriptor", RUNNABLE, ids=lambda d: d.name)
 def test_kernel_matches_reference_at_awkward_sizes(gpu, descriptor):
-    from roofline.measure.implementation import load_implementation
+    from roofline.measurement.implementation import load_implementation
 
     impl = load_implementation(descriptor)
     assert impl.test_params, f"{impl.path} should give TEST_PARAMS with awkward sizes"
@@ -89,8 +89,8 @@ def test_wrong_kernel_is_failed_and_not_timed(gpu, tmp_path):
         "        'if (i < _ind.size() - 1) c[i] = a[i] + b[i]', 'wrong_add')\n"
         "    def run(a, b, c):\n        k(a, b, c, size=p['n'])\n    return run\n"
     )
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
+    from roofline.measurement.harness import measure_kernel
+    from roofline.measurement.implementation import load_implementation
     from roofline.kernels import load_descriptor
     from roofline.workload import evaluate
 

@@ -1,4 +1,4 @@
-"""Clocks and power over a timed window (roofline.measure.gpustate): the window arithmetic, the quality warning a
+"""Clocks and power over a timed window (roofline.measurement.gpustate): the window arithmetic, the quality warning a
 user sees when the GPU was held down, the NVML reader against a fake NVML, and the way both reach a measured
 kernel's result entry and a calibrated figure."""
 
@@ -9,10 +9,10 @@ import types
 
 import pytest
 
-from roofline.measure.calibrate.figures import OK, comparison_rows, datasheet_at_clock, measured
-from roofline.measure.calibrate.spec import measured_spec
+from roofline.measurement.calibrate.figures import OK, comparison_rows, datasheet_at_clock, measured
+from roofline.measurement.calibrate.spec import measured_spec
 from roofline.clockstate import describe, throttle_warning
-from roofline.measure.gpustate import Monitor, Reading, open_monitor, window_state
+from roofline.measurement.gpustate import Monitor, Reading, open_monitor, window_state
 from roofline.specs import SpecCatalog
 
 MHZ = 1e6
@@ -165,9 +165,9 @@ def measure_copy(backend, n: int, min_time: float) -> dict:
     """The harness's result entry for the bundled copy kernel at n elements."""
     from roofline.expr import compile_expr
     from roofline.kernels import KernelCatalog
-    from roofline.measure.harness import measure_kernel
-    from roofline.measure.implementation import load_implementation
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.harness import measure_kernel
+    from roofline.measurement.implementation import load_implementation
+    from roofline.measurement.policy import MeasurePolicy
     from roofline.workload import evaluate
 
     d = KernelCatalog.load().select(["copy"])[0]
@@ -176,7 +176,7 @@ def measure_copy(backend, n: int, min_time: float) -> dict:
 
 
 def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monkeypatch):
-    from roofline.measure.backend_numpy import NumpyBackend
+    from roofline.measurement.backend_numpy import NumpyBackend
 
     backend = NumpyBackend()
     plain = backend.time_runs
@@ -193,7 +193,7 @@ def test_a_kernel_timed_while_power_capped_carries_its_state_and_a_warning(monke
 
 
 def test_a_numpy_run_records_no_gpu_state():
-    from roofline.measure.backend_numpy import NumpyBackend
+    from roofline.measurement.backend_numpy import NumpyBackend
 
     entry = measure_copy(NumpyBackend(), 4096, 0.0)
     assert entry["status"] == OK and entry["gpu_state"] is None
@@ -251,7 +251,7 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
 @pytest.mark.gpu
 def test_on_a_gpu_each_timed_window_records_the_clock_and_power():
     pytest.importorskip("pynvml", reason="nvidia-ml-py is not installed")
-    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measurement.backend_cupy import CupyBackend
 
     backend = CupyBackend(0)
     assert backend.info["clock_monitor"].startswith("NVML"), backend.info["clock_monitor"]

@@ -24,7 +24,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "roofline"
 
-CUPY_HOMES = {"roofline.measure.backend_cupy", "roofline.measure.calibrate.gpu", "roofline.measure.interconnect"}
+CUPY_HOMES = {"roofline.measurement.backend_cupy", "roofline.measurement.calibrate.gpu", "roofline.measurement.interconnect"}
 EDGES_OF_THE_CORE = {
     "roofline.api": "the Python API verifies and times callables: it is the measurement stage's entry from Python",
 }
@@ -71,7 +71,7 @@ def stage(name: str) -> str:
     if top in ("matplotlib", "click"):
         return top
     parts = name.split(".")
-    if top == "roofline" and len(parts) > 1 and parts[1] in ("measure", "cli", "render"):
+    if top == "roofline" and len(parts) > 1 and parts[1] in ("measurement", "cli", "render"):
         return f"roofline.{parts[1]}"
     return ""
 
@@ -92,8 +92,8 @@ def broken_rules(module: str, imported_stage: str) -> list[str]:
         rules.append("matplotlib only in render/")
     if imported_stage == "click" and not in_package(module, "roofline.cli"):
         rules.append("click only in cli/")
-    if imported_stage == "roofline.measure" and (in_package(module, "roofline.render") or is_core(module)):
-        rules.append("render/ and the pure core never import measure/")
+    if imported_stage == "roofline.measurement" and (in_package(module, "roofline.render") or is_core(module)):
+        rules.append("render/ and the pure core never import measurement/")
     if imported_stage == "roofline.cli" and not in_package(module, "roofline.cli"):
         rules.append("nothing outside cli/ imports cli/")
     return rules
@@ -112,25 +112,25 @@ def violations() -> dict[tuple[str, str], list[str]]:
 
 def test_the_scan_sees_the_package():
     # guards against a scan that finds nothing and so passes: the known homes of each library are seen
-    assert "roofline.measure.backend_cupy" in MODULES and "roofline.render.plot" in MODULES
-    assert any(stage(n) == "cupy" for n in MODULES["roofline.measure.backend_cupy"])
+    assert "roofline.measurement.backend_cupy" in MODULES and "roofline.render.plot" in MODULES
+    assert any(stage(n) == "cupy" for n in MODULES["roofline.measurement.backend_cupy"])
     assert any(stage(n) == "matplotlib" for n in MODULES["roofline.render.plot"])
     assert any(stage(n) == "click" for n in MODULES["roofline.cli"])
-    assert any(stage(n) == "roofline.measure" for n in MODULES["roofline.cli.sweep"])
+    assert any(stage(n) == "roofline.measurement" for n in MODULES["roofline.cli.sweep"])
 
 
 @pytest.mark.parametrize("module, imported, expected", [
     ("roofline.units", "cupy", ["CuPy only in the CuPy backend and the modules it owns"]),
-    ("roofline.measure.harness", "cupyx.scipy", ["CuPy only in the CuPy backend and the modules it owns"]),
-    ("roofline.measure.backend_cupy", "cupy", []),
+    ("roofline.measurement.harness", "cupyx.scipy", ["CuPy only in the CuPy backend and the modules it owns"]),
+    ("roofline.measurement.backend_cupy", "cupy", []),
     ("roofline.cli.plot", "matplotlib.figure", ["matplotlib only in render/"]),
     ("roofline.render.roofs", "matplotlib", []),
     ("roofline.gates", "click", ["click only in cli/"]),
-    ("roofline.analysis", "roofline.measure.policy", ["render/ and the pure core never import measure/"]),
-    ("roofline.render.measure", "roofline.measure.gpustate", ["render/ and the pure core never import measure/"]),
-    ("roofline.api", "roofline.measure.harness", []),
-    ("roofline.ncu.importer", "roofline.measure.policy", []),
-    ("roofline.measure.session", "roofline.cli.common", ["nothing outside cli/ imports cli/"]),
+    ("roofline.analysis", "roofline.measurement.policy", ["render/ and the pure core never import measurement/"]),
+    ("roofline.render.measure", "roofline.measurement.gpustate", ["render/ and the pure core never import measurement/"]),
+    ("roofline.api", "roofline.measurement.harness", []),
+    ("roofline.ncu.importer", "roofline.measurement.policy", []),
+    ("roofline.measurement.session", "roofline.cli.common", ["nothing outside cli/ imports cli/"]),
 ])
 def test_the_rules_themselves(module, imported, expected):
     assert broken_rules(module, stage(imported)) == expected
@@ -140,11 +140,11 @@ def test_relative_imports_are_resolved(tmp_path, monkeypatch):
     package = tmp_path / "roofline"
     (package / "render").mkdir(parents=True)
     chart = package / "render" / "chart.py"
-    chart.write_text("from . import roofs\nfrom ..measure import gpustate\nfrom .. import units\n", encoding="utf-8")
+    chart.write_text("from . import roofs\nfrom ..measurement import gpustate\nfrom .. import units\n", encoding="utf-8")
     (package / "render" / "__init__.py").write_text("from .roofs import x\n", encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
     assert module_name(chart) == "roofline.render.chart"
-    assert {"roofline.render.roofs", "roofline.measure.gpustate", "roofline.units"} <= imports(chart)
+    assert {"roofline.render.roofs", "roofline.measurement.gpustate", "roofline.units"} <= imports(chart)
     assert "roofline.render.roofs.x" in imports(package / "render" / "__init__.py")
     assert module_name(package / "render" / "__init__.py") == "roofline.render"
 
@@ -158,3 +158,14 @@ def test_every_import_keeps_to_the_boundaries():
 @pytest.mark.parametrize("key", sorted(ALLOWED))
 def test_every_listed_exception_is_still_needed(key):
     assert key in violations(), f"{key[0]} no longer imports {key[1]}: delete its entry in ALLOWED"
+
+
+def test_roofline_measure_is_the_api_function_whatever_was_imported_first():
+    """Issue 22: the package that measures is roofline.measurement, so roofline.measure is always the function."""
+    import subprocess
+
+    code = ("import roofline.measurement.harness, roofline, inspect; "
+            "assert inspect.isfunction(roofline.measure), type(roofline.measure); "
+            "assert roofline.measure.__module__ == 'roofline.api'; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

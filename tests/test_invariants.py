@@ -166,7 +166,7 @@ def test_cuda_core_roofs_at_and_over_sms_x_flop_per_clock_x_boost_x_1_02(roof: s
 
 
 def test_a_roof_that_is_not_finite_is_not_checked() -> None:
-    """A derived spec's unknown FP32 is +inf (roofline.measure.device): not a figure."""
+    """A derived spec's unknown FP32 is +inf (roofline.measurement.device): not a figure."""
     assert check_spec(machine(roofs={"fp32": math.inf})) == []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from roofline.measure.bounds import bound_entry
+from roofline.measurement.bounds import bound_entry
 from roofline.specs import SpecCatalog
 
 H200 = SpecCatalog.bundled().resolve("h200-sxm")

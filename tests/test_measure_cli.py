@@ -243,7 +243,7 @@ def test_measure_output_to_a_missing_folder_exits_2(run_cli, tmp_path):
 ])
 def test_measure_output_that_cannot_be_written_is_refused_before_anything_runs(run_cli, tmp_path, monkeypatch,
                                                                                   where, words):
-    import roofline.measure.session as session
+    import roofline.measurement.session as session
 
     ran = []
     monkeypatch.setattr(session, "measure_all", lambda *a, **k: ran.append(1) or [])
@@ -299,7 +299,7 @@ def test_naming_a_kernel_the_host_cannot_make_is_refused_before_anything_runs(ru
         pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
     except TypeError:
         pass
-    import roofline.measure.session as session
+    import roofline.measurement.session as session
 
     ran = []
     monkeypatch.setattr(session, "measure_all", lambda *a, **k: ran.append(1) or [])
@@ -367,7 +367,7 @@ def test_naming_an_analysis_only_kernel_exits_2(run_cli):
 
 
 def test_selecting_all_bundled_kernels_skips_analysis_only_with_a_note(run_cli, monkeypatch):
-    import roofline.measure.session as session
+    import roofline.measurement.session as session
 
     measured: list[str] = []
 

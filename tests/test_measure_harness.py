@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 from roofline.kernels import load_descriptor
-from roofline.measure import verify
-from roofline.measure.backend_numpy import NumpyBackend
-from roofline.measure.harness import measure_kernel
-from roofline.measure.implementation import load_implementation
-from roofline.measure.policy import MeasurePolicy, buffer_sets, done
-from roofline.measure.stats import SPREAD_WARNING, summarize
-from roofline.measure.verify import check_outputs
+from roofline.measurement import verify
+from roofline.measurement.backend_numpy import NumpyBackend
+from roofline.measurement.harness import measure_kernel
+from roofline.measurement.implementation import load_implementation
+from roofline.measurement.policy import MeasurePolicy, buffer_sets, done
+from roofline.measurement.stats import SPREAD_WARNING, summarize
+from roofline.measurement.verify import check_outputs
 from roofline.errors import InputError
 
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from roofline.errors import GateFailed
-from roofline.measure.multi_sweep import SweepArgs, sweep_args_request, sweep_on
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.multi_sweep import SweepArgs, sweep_args_request, sweep_on
+from roofline.measurement.policy import MeasurePolicy
 
 
 def fake_sweep(device: int, args: SweepArgs, send: Any) -> dict[str, Any]:
     """A real sweep on the host CPU standing in for GPU `device` (module level: spawn imports it)."""
-    from roofline.measure.progress import SILENT
-    from roofline.measure.session import open_backend
+    from roofline.measurement.progress import SILENT
+    from roofline.measurement.session import open_backend
 
     send("identity", {"index": device, "pci_bus_id": f"0000:{device + 0x18:02X}:00.0"})
     if device == int(os.environ.get("FAKE_FAIL", "-1")):
@@ -38,9 +38,9 @@ def _args(**kw: Any) -> SweepArgs:
 
 
 def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkeypatch, capsys) -> None:
-    import roofline.measure.multi_sweep as ms
+    import roofline.measurement.multi_sweep as ms
     from roofline.cli.multi import sweep_many
-    from roofline.measure.multi import split_devices
+    from roofline.measurement.multi import split_devices
     from roofline.resultfiles import load_results, sweep_groups
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)
@@ -59,7 +59,7 @@ def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkey
 
 
 def test_sweep_many_names_the_failed_device_and_keeps_the_other(tmp_path: Path, monkeypatch) -> None:
-    import roofline.measure.multi_sweep as ms
+    import roofline.measurement.multi_sweep as ms
     from roofline.cli.multi import sweep_many
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)
@@ -72,7 +72,7 @@ def test_sweep_many_names_the_failed_device_and_keeps_the_other(tmp_path: Path, 
 
 def test_plot_draws_one_series_per_gpu(tmp_path: Path, monkeypatch, run_cli) -> None:
     pytest.importorskip("matplotlib")
-    import roofline.measure.multi_sweep as ms
+    import roofline.measurement.multi_sweep as ms
     from roofline.cli.multi import sweep_many
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from roofline.gates import regression_verdict
-from roofline.measure.stats import median_interval
+from roofline.measurement.stats import median_interval
 
 RESULTS = Path(__file__).resolve().parent / "data" / "results"
 

@@ -274,7 +274,7 @@ class _FakeBackend:
         self.cp, self.info, self.calls = cp, {"sm_count": sms, "l2_size": l2}, 0
 
     def time_runs(self, run, sets, policy):
-        from roofline.measure.harness import Timing
+        from roofline.measurement.harness import Timing
 
         for s in sets:
             run(**s)
@@ -289,8 +289,8 @@ class _FakeBackend:
 
 
 def test_the_stream_probe_tiles_cold_sets_checks_them_and_reports_its_bytes():
-    from roofline.measure.launch_overhead import PROBE_THREADS, stream_probe
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.launch_overhead import PROBE_THREADS, stream_probe
+    from roofline.measurement.policy import MeasurePolicy
 
     backend = _FakeBackend(_FakeCupy())
     found = stream_probe(backend, MeasurePolicy(), sets=16)
@@ -305,8 +305,8 @@ def test_the_stream_probe_tiles_cold_sets_checks_them_and_reports_its_bytes():
 
 
 def test_the_reduction_probe_times_the_same_launch_with_and_without_its_reductions():
-    from roofline.measure.launch_overhead import REDUCTION_THREADS, reduction_probe
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.launch_overhead import REDUCTION_THREADS, reduction_probe
+    from roofline.measurement.policy import MeasurePolicy
 
     cp = _FakeCupy()
     found = reduction_probe(_FakeBackend(cp), MeasurePolicy())

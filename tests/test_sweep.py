@@ -360,8 +360,8 @@ def test_steps_print_plain_lines_only_off_a_terminal():
 
 
 def test_a_launch_floor_that_cannot_be_measured_is_zero_with_the_reason():
-    from roofline.measure.policy import MeasurePolicy
-    from roofline.measure.sweep import launch_costs
+    from roofline.measurement.policy import MeasurePolicy
+    from roofline.measurement.sweep import launch_costs
     from roofline.render.sweep_table import explanation
 
     class NoKernels:

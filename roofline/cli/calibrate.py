@@ -67,13 +67,13 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     from roofline import __version__
     from roofline.cli.progress import Steps
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.calibrate.figures import calibration_document, comparison_rows
-    from roofline.measure.calibrate.gpu import calibrate as calibrate_gpu
-    from roofline.measure.calibrate.plan import FULL, QUICK
-    from roofline.measure.calibrate.spec import check_loads, measured_spec, spec_yaml
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+    from roofline.measurement.calibrate.gpu import calibrate as calibrate_gpu
+    from roofline.measurement.calibrate.plan import FULL, QUICK
+    from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
     from roofline.clockstate import CAPPED_FRACTION
-    from roofline.measure.session import choose_machine
+    from roofline.measurement.session import choose_machine
     from roofline.render.calibrate_table import calibration_notes, comparison_table
     from roofline.specs import SpecCatalog
 

@@ -26,12 +26,12 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     from roofline import __version__
     from roofline.errors import GateFailed
     from roofline.hosts import device_name, figure_rows, outliers
-    from roofline.measure.calibrate.figures import calibration_document, comparison_rows
-    from roofline.measure.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.measure.multi import failure_lines
-    from roofline.measure.multi_calibrate import (CalibrateRequest, calibrate_devices, device_figure_lists,
+    from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+    from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+    from roofline.measurement.multi import failure_lines
+    from roofline.measurement.multi_calibrate import (CalibrateRequest, calibrate_devices, device_figure_lists,
                                                   host_figures)
-    from roofline.measure.multi_measure import bug_details
+    from roofline.measurement.multi_measure import bug_details
     from roofline.render.calibrate_table import calibration_notes
     from roofline.render.hosts import figure_host_table
 
@@ -60,7 +60,7 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
 
             link_error = f"links not measured: {type(exc).__name__}: {first_line(exc, 300)}"
         else:
-            from roofline.measure.calibrate.links import with_interconnect
+            from roofline.measurement.calibrate.links import with_interconnect
 
             spec_doc = with_interconnect(spec_doc, link_doc, f"roofline calibrate {__version__} on "
                                                               f"{host_device['name']}, {date}")
@@ -110,7 +110,7 @@ def _host_name(parts: list[dict[str, Any]]) -> str:
 
 
 def _links(devices: list[int], datasheet: Any) -> dict[str, Any]:
-    from roofline.measure import interconnect as ic
+    from roofline.measurement import interconnect as ic
 
     def on_step(name: str, skipped: str | None) -> None:
         note(f"note: {name} skipped: {skipped}" if skipped else f"calibrate links: {name} ...")

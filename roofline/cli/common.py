@@ -180,7 +180,7 @@ def devices_option(f: F) -> F:
 def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
     """--backend, --device, --min-time, --min-repeats and --seed, as `measure` and `sweep` share them; the seed's
     default is MeasurePolicy's. `per` names what one timing covers ('kernel', 'size')."""
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.policy import MeasurePolicy
 
     def decorate(f: F) -> F:
         f = click.option("--seed", type=int, default=MeasurePolicy.seed, show_default=True,
@@ -201,7 +201,7 @@ def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable
 
 def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     """The MeasurePolicy of --min-time, --min-repeats and --seed; values out of range are an input error."""
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.policy import MeasurePolicy
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")

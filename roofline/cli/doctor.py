@@ -42,9 +42,9 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
       roofline doctor --device 1 --format json > doctor.json
     """
     from roofline.cli.progress import Steps
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.selftest import run_doctor
-    from roofline.measure.session import choose_machine
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.selftest import run_doctor
+    from roofline.measurement.session import choose_machine
     from roofline.render.doctor_table import doctor_notes, doctor_table
     from roofline.specs import SpecCatalog
 

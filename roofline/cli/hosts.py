@@ -13,7 +13,7 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     from roofline.errors import InputError
     from roofline.gates import apply_outlier, build_report
     from roofline.hosts import host_rows
-    from roofline.measure.multi import split_devices
+    from roofline.measurement.multi import split_devices
     from roofline.resultfiles import device_labels
 
     expanded: list[dict[str, Any]] = []

@@ -33,7 +33,7 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
     """
     from roofline.cli.multi import choose_devices
     from roofline.errors import InputError
-    from roofline.measure import interconnect as ic
+    from roofline.measurement import interconnect as ic
     from roofline.units import parse_quantity
 
     devices = choose_devices(device_text)
@@ -72,7 +72,7 @@ def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
     catalog = SpecCatalog.bundled()
     if spec_name != "auto":
         return catalog.resolve(spec_name)
-    from roofline.measure.session import choose_machine, open_backend
+    from roofline.measurement.session import choose_machine, open_backend
 
     return choose_machine("auto", open_backend("cupy", devices[0]), catalog)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 def load_interconnect(path: Path) -> dict[str, Any]:
     """Read and check a roofline/interconnect/v1 file; InputError naming the file and field otherwise."""
-    from roofline.measure.interconnect import SCHEMA
+    from roofline.measurement.interconnect import SCHEMA
     from roofline.errors import at
     from roofline.inputs import read_json
     from roofline.resultfiles import MAX_RESULTS_BYTES

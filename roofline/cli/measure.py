@@ -39,19 +39,19 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     """
     from roofline.cli.progress import Steps
     from roofline.errors import GateFailed, InputError, RooflineError
-    from roofline.measure.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
+    from roofline.measurement.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
                                           runnable, skipped_entry)
     from roofline.selection import load_selection
     from roofline.specs import SpecCatalog
 
     policy = measure_policy(min_time, min_repeats, seed)
     selected, overrides = load_selection(names, kernel_paths, params)
-    from roofline.measure.multi import parse_devices
+    from roofline.measurement.multi import parse_devices
 
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
         from roofline.cli.multi import choose_devices, measure_many
-        from roofline.measure.multi_measure import MeasureRequest
+        from roofline.measurement.multi_measure import MeasureRequest
 
         if backend == "numpy" or profile:
             raise InputError(f"--device {device_text}: several devices are measured on the GPU backend, without "

@@ -12,14 +12,14 @@ from roofline.cli.common import note
 
 def device_count() -> int:
     """How many CUDA devices this process sees (exit 3 with the fix when there is no GPU or no CuPy)."""
-    from roofline.measure.backend_cupy import import_cupy
+    from roofline.measurement.backend_cupy import import_cupy
 
     return int(import_cupy().cuda.runtime.getDeviceCount())
 
 
 def choose_devices(text: str) -> list[int]:
     """--device as given → the ordinals to run on (a single number is one device, as before)."""
-    from roofline.measure.multi import parse_devices, resolve_devices
+    from roofline.measurement.multi import parse_devices, resolve_devices
 
     wanted = parse_devices(text)
     if wanted is not None and len(wanted) == 1:
@@ -82,7 +82,7 @@ def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str
     """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
     device whose worker failed (after writing the others' results)."""
     from roofline.cli.common import emit_results
-    from roofline.measure.multi_measure import bug_details, measure_devices
+    from roofline.measurement.multi_measure import bug_details, measure_devices
     from roofline.render.measure import problems, results_table
 
     doc, failures, outcomes = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
@@ -97,9 +97,9 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
     time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
     from roofline.cli.common import emit_results
     from roofline.hosts import host_rows
-    from roofline.measure.multi import split_devices
-    from roofline.measure.multi_measure import bug_details
-    from roofline.measure.multi_sweep import sweep_devices
+    from roofline.measurement.multi import split_devices
+    from roofline.measurement.multi_measure import bug_details
+    from roofline.measurement.multi_sweep import sweep_devices
     from roofline.render.hosts import host_table
     from roofline.render.sweep_table import explanation, sweep_table
 

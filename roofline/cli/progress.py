@@ -1,7 +1,7 @@
 """Progress of a long command on standard error: a spinner on a terminal; in a CI log (standard error not a
 terminal), one plain line per step as it finishes, with its status and time, so the log shows where a run is.
 
-`measure`, `calibrate` and `sweep` pass a Steps object (roofline.measure.progress.Progress) to the library:
+`measure`, `calibrate` and `sweep` pass a Steps object (roofline.measurement.progress.Progress) to the library:
 
     with Steps("calibrate") as steps:
         figures = calibrate(backend, datasheet, plan, steps)

@@ -80,8 +80,8 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
     """
     from roofline.cli.progress import Steps
     from roofline.errors import InputError
-    from roofline.measure.multi import parse_devices
-    from roofline.measure.multi_sweep import SweepArgs, sweep_args_request, sweep_on
+    from roofline.measurement.multi import parse_devices
+    from roofline.measurement.multi_sweep import SweepArgs, sweep_args_request, sweep_on
     from roofline.render.sweep_table import explanation, sweep_table
 
     if param_alias is not None:
@@ -100,7 +100,7 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
         if len(devices) > 1:
             return sweep_many(devices, args, output, fmt)
         wanted = devices
-    from roofline.measure.session import open_backend
+    from roofline.measurement.session import open_backend
 
     engine = open_backend(backend, wanted[0])
     with Steps("sweep") as steps:

@@ -44,10 +44,10 @@ def run_target(plan: Sequence[Mapping[str, Any]], device_id: int = 0) -> dict[st
 
     from roofline.expr import compile_expr
     from roofline.kernels import KernelCatalog
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.harness import prepare_host
-    from roofline.measure.implementation import load_implementation
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.harness import prepare_host
+    from roofline.measurement.implementation import load_implementation
+    from roofline.measurement.policy import MeasurePolicy
     from roofline.workload import evaluate
 
     backend = CupyBackend(device_id)

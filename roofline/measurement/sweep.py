@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.measure.policy import MeasurePolicy
-from roofline.measure.progress import SILENT, Progress
+from roofline.measurement.policy import MeasurePolicy
+from roofline.measurement.progress import SILENT, Progress
 from roofline.model import MachineSpec
 from roofline.sweep_request import SweepRequest
 
@@ -34,7 +34,7 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     FAILED entry; the sweep goes on. The launch geometry of every size is evaluated before anything runs, so a
     descriptor whose `threads` cannot be evaluated is an input error, not a failure after minutes of measuring."""
     from roofline.expr import compile_expr
-    from roofline.measure.session import results_document
+    from roofline.measurement.session import results_document
     from roofline.predict import FIRST_PRINCIPLES, launch_shapes
     from roofline.sweep import summary
     from roofline.workload import evaluate
@@ -88,7 +88,7 @@ def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
     uses the spec's latency); a probe that fails leaves {'error': …} (the first-principles model then uses 2 × the
     DRAM latency for λk, or 0 for R, and says so)."""
     from roofline.errors import first_line
-    from roofline.measure.launch_overhead import (host_call_floor, launch_overheads, reduction_probe,
+    from roofline.measurement.launch_overhead import (host_call_floor, launch_overheads, reduction_probe,
                                                   stream_probe)
 
     small = MeasurePolicy(min_time=min(policy.min_time, 0.3), min_repeats=policy.min_repeats, seed=policy.seed)
@@ -126,7 +126,7 @@ def measure_size(d: Any, overrides: dict[str, Any], engine: Any, machine: Machin
     rather than ending the sweep."""
     from roofline.analysis import analyze
     from roofline.errors import RooflineError
-    from roofline.measure.session import measure_all
+    from roofline.measurement.session import measure_all
     from roofline.resultdoc import KernelResult
     from roofline.workload import evaluate
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.measure.calibrate.figures import FAILED, OK, Figure, measured
-from roofline.measure.calibrate.plan import Plan
+from roofline.measurement.calibrate.figures import FAILED, OK, Figure, measured
+from roofline.measurement.calibrate.plan import Plan
 
 TF32_TOLERANCE = {"rtol": 1e-2, "atol": 1e-2}  # TF32 keeps 10 mantissa bits: ~1e-3 relative per product
 BF16_TOLERANCE = {"rtol": 2e-2, "atol": 1e-2}  # bfloat16 output keeps 8 significant bits: ~2e-3 relative

@@ -29,7 +29,7 @@ def bus_bandwidth(size: float, seconds: float, ranks: int) -> tuple[float, float
 
 
 def _cupy() -> Any:
-    from roofline.measure.backend_cupy import import_cupy
+    from roofline.measurement.backend_cupy import import_cupy
 
     return import_cupy()
 
@@ -209,7 +209,7 @@ def allreduce(devices: Sequence[int], sizes: Sequence[int] = ALLREDUCE_SIZES, re
         return {"skipped": why}
     from cupy.cuda import nccl
 
-    from roofline.measure.multi import failure_lines, run_workers
+    from roofline.measurement.multi import failure_lines, run_workers
 
     uid = nccl.get_unique_id()
     outcomes = run_workers(list(devices), allreduce_worker, (tuple(devices), uid, tuple(sizes), repeats))
@@ -242,8 +242,8 @@ def links_document(devices: Sequence[int], spec: Any, size: int = 1 << 30,
     import datetime as _dt
 
     from roofline import __version__
-    from roofline.measure.multi_measure import identity
-    from roofline.measure.session import open_backend
+    from roofline.measurement.multi_measure import identity
+    from roofline.measurement.session import open_backend
 
     steps: dict[str, Any] = {}
     for name, run in (("peer", lambda: peer_copies(devices, size)), ("host", lambda: host_copies(devices, size)),

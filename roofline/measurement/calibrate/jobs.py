@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, ContextManager, Sequence
 
 from roofline.errors import RooflineError
-from roofline.measure.calibrate.figures import FAILED
-from roofline.measure.policy import MeasurePolicy
-from roofline.measure.progress import SILENT, Progress
+from roofline.measurement.calibrate.figures import FAILED
+from roofline.measurement.policy import MeasurePolicy
+from roofline.measurement.progress import SILENT, Progress
 
 
 @dataclass
@@ -36,8 +36,8 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
     made on another thread while the GPU times the current one. Returns key → result entry (status OK or FAILED)."""
     from roofline.expr import compile_expr
     from roofline.kernels import KernelCatalog
-    from roofline.measure.harness import measure_kernel, prepare_host
-    from roofline.measure.implementation import load_implementation
+    from roofline.measurement.harness import measure_kernel, prepare_host
+    from roofline.measurement.implementation import load_implementation
     from roofline.workload import evaluate
 
     catalog = {d.name: d for d in KernelCatalog.load().descriptors}

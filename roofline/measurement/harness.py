@@ -15,9 +15,9 @@ from roofline.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
 from roofline.caveats import warning
 from roofline.clockstate import throttle_warning
-from roofline.measure.implementation import Implementation, numpy_dtype
-from roofline.measure.policy import MeasurePolicy, buffer_sets
-from roofline.measure.stats import SPREAD_WARNING, median_interval, summarize
+from roofline.measurement.implementation import Implementation, numpy_dtype
+from roofline.measurement.policy import MeasurePolicy, buffer_sets
+from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
 from roofline.model import KernelDescriptor, Workload
 from roofline.resultdoc import KernelResult, Status, model_error_warning
 

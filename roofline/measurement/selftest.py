@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from roofline import doctor as judge
 from roofline.model import MachineSpec
-from roofline.measure.progress import SILENT, Progress
+from roofline.measurement.progress import SILENT, Progress
 
 
 @dataclass(frozen=True)
@@ -45,13 +45,13 @@ def _figure(entry: Mapping[str, Any] | None, key: str) -> tuple[float | None, st
 def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, progress: Progress = SILENT,
                use_ncu: bool = True, ncu_path: str | None = None) -> judge.Verdict:
     """Every check of `roofline doctor` on the backend's GPU, against `spec` (its datasheet)."""
-    from roofline.measure.calibrate.jobs import Job, run_jobs
+    from roofline.measurement.calibrate.jobs import Job, run_jobs
     from roofline.invariants import FigureContext, l1_bound
-    from roofline.measure.calibrate.l1 import l1_bandwidth
-    from roofline.measure.calibrate.plan import QUICK, load_module
-    from roofline.measure.calibrate.probes import current, dram_latency, l2_bandwidth
-    from roofline.measure.gpustate import device_state
-    from roofline.measure.policy import MeasurePolicy
+    from roofline.measurement.calibrate.l1 import l1_bandwidth
+    from roofline.measurement.calibrate.plan import QUICK, load_module
+    from roofline.measurement.calibrate.probes import current, dram_latency, l2_bandwidth
+    from roofline.measurement.gpustate import device_state
+    from roofline.measurement.policy import MeasurePolicy
 
     started = time.perf_counter()
     info = backend.info

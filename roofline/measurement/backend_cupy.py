@@ -12,13 +12,13 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from roofline.errors import BackendUnavailable, first_line
-from roofline.measure.context import KernelContext
+from roofline.measurement.context import KernelContext
 from roofline.caveats import warning
-from roofline.measure.gpustate import open_monitor
-from roofline.measure.harness import Run, Timing
-from roofline.measure.implementation import Implementation
-from roofline.measure.policy import MeasurePolicy, done as _done
-from roofline.measure.verify import check_outputs, poison_value
+from roofline.measurement.gpustate import open_monitor
+from roofline.measurement.harness import Run, Timing
+from roofline.measurement.implementation import Implementation
+from roofline.measurement.policy import MeasurePolicy, done as _done
+from roofline.measurement.verify import check_outputs, poison_value
 from roofline.model import KernelDescriptor
 
 INSTALL_HINT = (
@@ -127,7 +127,7 @@ class CupyBackend:
 
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
         from roofline.inputs import read_input_text
-        from roofline.measure.cuda_includes import expand_includes
+        from roofline.measurement.cuda_includes import expand_includes
 
         def read(path: Path) -> str:  # a regular file under the size limit: a FIFO would block
             return read_input_text(path, MAX_SOURCE_BYTES, "CUDA source")

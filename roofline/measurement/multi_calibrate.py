@@ -12,8 +12,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from roofline.measure.calibrate.figures import KIND_BY_FIELD, OK, Figure, failed
-from roofline.measure.multi import Outcome, Relay, run_workers
+from roofline.measurement.calibrate.figures import KIND_BY_FIELD, OK, Figure, failed
+from roofline.measurement.multi import Outcome, Relay, run_workers
 
 
 @dataclass(frozen=True)
@@ -24,11 +24,11 @@ class CalibrateRequest:
 
 def calibrate_worker(device: int, request: CalibrateRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole calibration in its own process: {device (info and identity), datasheet, figures}."""
-    from roofline.measure.backend_cupy import CupyBackend
-    from roofline.measure.calibrate.gpu import calibrate
-    from roofline.measure.calibrate.plan import FULL, QUICK
-    from roofline.measure.multi_measure import identity
-    from roofline.measure.session import choose_machine
+    from roofline.measurement.backend_cupy import CupyBackend
+    from roofline.measurement.calibrate.gpu import calibrate
+    from roofline.measurement.calibrate.plan import FULL, QUICK
+    from roofline.measurement.multi_measure import identity
+    from roofline.measurement.session import choose_machine
     from roofline.specs import SpecCatalog
 
     backend = CupyBackend(device)
@@ -47,7 +47,7 @@ def calibrate_devices(devices: Sequence[int], request: CalibrateRequest,
 def host_figures(parts: Sequence[Mapping[str, Any]]) -> list[Figure]:
     """Per figure, the median of the devices' OK values, cited with every device's value; a figure no device
     measured keeps the first device's FAILED/SKIPPED reason."""
-    from roofline.measure.calibrate.figures import KINDS
+    from roofline.measurement.calibrate.figures import KINDS
 
     out = []
     for kind in KINDS:

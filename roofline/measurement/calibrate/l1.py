@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from roofline.errors import first_line
-from roofline.measure.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
-from roofline.measure.calibrate.plan import Plan, median
-from roofline.measure.calibrate.probes import l2_expected_sum, timed_read
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
+from roofline.measurement.calibrate.plan import Plan, median
+from roofline.measurement.calibrate.probes import l2_expected_sum, timed_read
+from roofline.measurement.policy import MeasurePolicy
 
 FIELD = "caches.l1.bandwidth"
 THREADS = 256  # L1_THREADS in calibrate_kernels.cu

@@ -1,9 +1,9 @@
 """`roofline calibrate`, the figures: what was measured (Figure, with its status, method and raw numbers), and
-how each compares with the datasheet. No device is touched here (the GPU work is in roofline.measure.calibrate.gpu),
+how each compares with the datasheet. No device is touched here (the GPU work is in roofline.measurement.calibrate.gpu),
 so all of it is tested on any machine.
 
 A figure is a value only when its run was verified (status OK). A figure that FAILED or was SKIPPED never reaches
-the spec (roofline.measure.calibrate.spec): it is reported, and the spec leaves the field out.
+the spec (roofline.measurement.calibrate.spec): it is reported, and the spec leaves the field out.
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ from roofline import __version__
 from roofline.analysis import analyze, lacks, machine_summary
 from roofline.errors import InputError
 from roofline.expr import Expr
-from roofline.measure.harness import analysis_free, measure_kernel, prepare_host
-from roofline.measure.implementation import host_dtype_problem, load_implementation
-from roofline.measure.policy import MeasurePolicy
-from roofline.measure.progress import SILENT, Progress
+from roofline.measurement.harness import analysis_free, measure_kernel, prepare_host
+from roofline.measurement.implementation import host_dtype_problem, load_implementation
+from roofline.measurement.policy import MeasurePolicy
+from roofline.measurement.progress import SILENT, Progress
 from roofline.resultdoc import KernelResult, Status
 from roofline.resultfiles import params_text
 from roofline.model import KernelDescriptor, MachineSpec
@@ -31,10 +31,10 @@ def open_backend(name: str, device_id: int = 0) -> Any:
     """'auto' means the GPU: without one it is BackendUnavailable (exit 3) with the fix, never a silent fall-back to
     the host, whose full-size run of the catalogue takes minutes and gives results that cannot be gated."""
     if name == "numpy":
-        from roofline.measure.backend_numpy import NumpyBackend
+        from roofline.measurement.backend_numpy import NumpyBackend
 
         return NumpyBackend()
-    from roofline.measure.backend_cupy import CupyBackend
+    from roofline.measurement.backend_cupy import CupyBackend
 
     return CupyBackend(device_id)
 
@@ -96,7 +96,7 @@ def choose_machine(spec_name: str | None, backend: Any, catalog: SpecCatalog) ->
         return catalog.resolve(spec_name)
     if backend.name == "numpy":
         return None
-    from roofline.measure.device import spec_for_device
+    from roofline.measurement.device import spec_for_device
 
     return spec_for_device(backend.device_info(), catalog)
 
@@ -185,7 +185,7 @@ def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Pro
                   entries: list[dict[str, Any]], machine: MachineSpec | None = None) -> list[dict[str, Any]]:
     """Each job measured and held to the physics of its GPU (measure.bounds) as it is appended, so the results kept
     when a later kernel stops the run are bounded too."""
-    from roofline.measure.bounds import bound_entry
+    from roofline.measurement.bounds import bound_entry
 
     device = backend.device_info()
     with ThreadPoolExecutor(max_workers=1) as pool:

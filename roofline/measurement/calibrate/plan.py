@@ -3,7 +3,7 @@ measurement policy it implies, the calibration kernels (roofline/calibrate_kerne
 and a float median.
 
 It exists so the harness jobs, the peak figures, the custom probes, the launch overheads and the orchestration in
-roofline.measure.calibrate.gpu can all use these without importing one another. CuPy is reached only through the
+roofline.measurement.calibrate.gpu can all use these without importing one another. CuPy is reached only through the
 backend object passed in; this module imports on any machine.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.policy import MeasurePolicy
 
 KERNELS_FILE = Path(__file__).resolve().parents[2] / "calibrate_kernels.cu"
 

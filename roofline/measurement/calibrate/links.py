@@ -1,7 +1,7 @@
 """`calibrate --device all`, the links: the measured interconnect (roofline/interconnect/v1) as the measured spec's
 `interconnect` block, in the datasheet's convention (both directions summed), each figure cited with how it was made.
 
-Pure: the measurement itself is roofline.measure.interconnect. A link the run did not measure (one GPU, no peer
+Pure: the measurement itself is roofline.measurement.interconnect. A link the run did not measure (one GPU, no peer
 access) is left out of the block, never copied from the datasheet.
 """
 

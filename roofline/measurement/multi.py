@@ -213,7 +213,7 @@ def merge_documents(parts: Sequence[Mapping[str, Any]], failed: Mapping[int, Out
 
     `device` stays, as a summary every older reader understands (the common name, versions, spec); each kernel entry
     names its device by index. Kernels are ordered kernel by kernel, each device in turn, so a table shows them side
-    by side. A sweep's per-device model blocks go in `sweeps` (roofline.measure.multi_sweep); split_devices gives
+    by side. A sweep's per-device model blocks go in `sweeps` (roofline.measurement.multi_sweep); split_devices gives
     each device its own back. Devices whose worker failed are listed in `device_errors` (the file still holds the others)."""
     if not parts:
         raise ValueError("merge_documents needs at least one device's results")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError
-from roofline.measure.calibrate.figures import KIND_BY_FIELD, KINDS, METHOD, REQUIRED_FIELDS, Figure, datasheet_value
+from roofline.measurement.calibrate.figures import KIND_BY_FIELD, KINDS, METHOD, REQUIRED_FIELDS, Figure, datasheet_value
 from roofline.model import MachineSpec
 from roofline.units import quantity_text
 

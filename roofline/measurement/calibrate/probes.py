@@ -15,10 +15,10 @@ from typing import Any, ContextManager, Mapping, Sequence
 
 import numpy as np
 
-from roofline.measure.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
+from roofline.measurement.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
 from roofline.errors import first_line
-from roofline.measure.calibrate.plan import Plan, median
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.calibrate.plan import Plan, median
+from roofline.measurement.policy import MeasurePolicy
 
 LINE = 128  # bytes per pointer-chase slot: one cache line per step
 

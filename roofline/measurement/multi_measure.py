@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError, RooflineError
-from roofline.measure.multi import Outcome, Relay, failure_lines, merge_documents, run_workers
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.multi import Outcome, Relay, failure_lines, merge_documents, run_workers
+from roofline.measurement.policy import MeasurePolicy
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def nvml_identity(pci_bus_id: str | None) -> dict[str, str | None]:
 
 def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole `measure`, in its own process: the single-device results document, device_id set."""
-    from roofline.measure.session import choose_machine, measure_all, open_backend, results_document, runnable
+    from roofline.measurement.session import choose_machine, measure_all, open_backend, results_document, runnable
     from roofline.selection import load_selection
     from roofline.specs import SpecCatalog
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.policy import MeasurePolicy
 from roofline.sweep_request import SweepRequest
 
 
@@ -51,8 +51,8 @@ def sweep_on(request: SweepRequest, engine: Any, spec_name: str, policy: Measure
              progress: Any) -> dict[str, Any]:
     """One device's sweep on an open backend: choose the spec the model needs, measure every size."""
     from roofline.errors import InputError
-    from roofline.measure.session import choose_machine, runnable
-    from roofline.measure.sweep import run_sweep
+    from roofline.measurement.session import choose_machine, runnable
+    from roofline.measurement.sweep import run_sweep
     from roofline.specs import SpecCatalog
 
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
@@ -65,9 +65,9 @@ def sweep_on(request: SweepRequest, engine: Any, spec_name: str, policy: Measure
 
 def sweep_worker(device: int, args: SweepArgs, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's sweep in its own process; its identity goes to the parent first, so a failure names it."""
-    from roofline.measure.multi import Relay
-    from roofline.measure.multi_measure import identity
-    from roofline.measure.session import open_backend
+    from roofline.measurement.multi import Relay
+    from roofline.measurement.multi_measure import identity
+    from roofline.measurement.session import open_backend
 
     request = sweep_args_request(args)
     engine = open_backend("cupy", device)
@@ -82,8 +82,8 @@ def sweep_devices(devices: Sequence[int], args: SweepArgs,
                   on_message: Callable[[int, str, Any], None] = lambda d, k, v: None
                   ) -> tuple[dict[str, Any], list[str], dict[int, Any]]:
     """Every device's sweep at once → (merged document with `sweeps`, failure lines, outcomes)."""
-    from roofline.measure.multi import run_workers
-    from roofline.measure.multi_measure import merged_or_raise
+    from roofline.measurement.multi import run_workers
+    from roofline.measurement.multi_measure import merged_or_raise
 
     outcomes = run_workers(devices, sweep_worker, args, on_message)
     doc, lines = merged_or_raise(outcomes)

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from roofline.errors import first_line
-from roofline.measure.calibrate.figures import Figure, enforce_bounds, failed, skipped
-from roofline.measure.calibrate.jobs import Job, run_jobs
-from roofline.measure.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
-from roofline.measure.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
-from roofline.measure.calibrate.l1 import l1_bandwidth
-from roofline.measure.calibrate.probes import current, dram_latency, l2_bandwidth
-from roofline.measure.progress import SILENT, Progress
+from roofline.measurement.calibrate.figures import Figure, enforce_bounds, failed, skipped
+from roofline.measurement.calibrate.jobs import Job, run_jobs
+from roofline.measurement.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE, dram_bandwidth, flops_figure, tf32_figure
+from roofline.measurement.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
+from roofline.measurement.calibrate.l1 import l1_bandwidth
+from roofline.measurement.calibrate.probes import current, dram_latency, l2_bandwidth
+from roofline.measurement.progress import SILENT, Progress
 
 _TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
 

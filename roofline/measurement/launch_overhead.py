@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from roofline.measure.calibrate.plan import load_module, median
-from roofline.measure.policy import MeasurePolicy
+from roofline.measurement.calibrate.plan import load_module, median
+from roofline.measurement.policy import MeasurePolicy
 
 
 def launch_overheads(backend: Any, policy: MeasurePolicy, sets: int = 4096) -> dict[str, Any]:

@@ -11,11 +11,11 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from roofline.measure.context import KernelContext
-from roofline.measure.harness import Run, Timing
-from roofline.measure.implementation import Implementation
-from roofline.measure.policy import MeasurePolicy, done as _done
-from roofline.measure.verify import check_outputs, poison_value
+from roofline.measurement.context import KernelContext
+from roofline.measurement.harness import Run, Timing
+from roofline.measurement.implementation import Implementation
+from roofline.measurement.policy import MeasurePolicy, done as _done
+from roofline.measurement.verify import check_outputs, poison_value
 from roofline.model import KernelDescriptor
 
 HOST_CACHE_BYTES = 64 << 20  # a generous last-level cache; rotation defeats it for small kernels
