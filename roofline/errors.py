@@ -6,7 +6,11 @@ from __future__ import annotations
 EXIT_GATE_FAILED = 1
 EXIT_INPUT = 2
 EXIT_BACKEND = 3
+EXIT_PROGRAM_FAILED = 4  # `roofline profile`: the profiled program failed (its own status is in the message)
+EXIT_TIMED_OUT = 5  # `roofline profile --timeout`: the run did not finish in time
 EXIT_INTERNAL = 101
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM (128 + SIGTERM), handled by `roofline profile`: its processes ended, temp files gone
 
 
 class RooflineError(Exception):
@@ -36,6 +40,19 @@ class GateFailed(RooflineError):
     """A CI gate did not hold (exit 1)."""
 
     exit_code = EXIT_GATE_FAILED
+
+
+class ProgramFailed(RooflineError):
+    """The program `roofline profile` ran failed (exit 4, whatever its own status: a program's 2 or 3 must not
+    read as our input error or missing backend)."""
+
+    exit_code = EXIT_PROGRAM_FAILED
+
+
+class TimedOut(RooflineError):
+    """`roofline profile --timeout` ran out (exit 5): ncu, the program and its children were ended."""
+
+    exit_code = EXIT_TIMED_OUT
 
 
 def at(source: object, field: str | None, message: str) -> InputError:

@@ -13,7 +13,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from roofline.errors import at, first_line
 from roofline.units import MAX_DIGITS
@@ -268,3 +268,40 @@ def read_json(path: object, max_bytes: int, kind: str = "a JSON file") -> Any:
     """The document of a JSON file read through read_input_text and parse_json."""
     return parse_json(read_input_text(path, max_bytes, kind), path)
 
+
+
+def input_lines(path: object, max_bytes: int, kind: str) -> Iterator[str]:
+    """The lines of a regular UTF-8 file of at most max_bytes, one at a time (split at \\n only, a \\r before it
+    dropped, a leading byte-order mark dropped), checked as read_input_bytes checks a file: a large capture is
+    read without holding it. One InputError naming the file (and the line) when it cannot be."""
+    path = Path(str(path))
+    try:
+        what = _not_regular(os.stat(path).st_mode)
+        handle = None if what else os.fdopen(os.open(path, _OPEN_FLAGS), "rb")
+    except FileNotFoundError:
+        raise at(path, None, "no such file") from None
+    except PermissionError:
+        raise at(path, None, "cannot read: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise at(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if handle is not None:
+        what = _not_regular(os.fstat(handle.fileno()).st_mode)
+        if what:
+            handle.close()
+    if what == "a folder":
+        raise at(path, None, f"is a folder, expected {kind}")
+    if what is not None:
+        raise at(path, None, f"is {what}, not a regular file; expected {kind}")
+    assert handle is not None
+    with handle:
+        total = 0
+        for number, raw in enumerate(handle, 1):
+            total += len(raw)
+            if total > max_bytes:
+                raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise at(path, None, f"is not UTF-8 text (line {number}, byte {total - len(raw) + exc.start}); "
+                                     f"expected {kind}") from None
+            yield line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line

@@ -62,12 +62,16 @@ def test_profile_writes_grouped_results(run_cli, fake_ncu: Path, tmp_path: Path)
     assert "aten::mm" in stdout and "program: GPU time 7.31 ms" in stdout.replace("\n", " ")
 
 
-def test_program_failure_passes_its_status_and_stderr(run_cli, fake_ncu: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("status", [7, 2, 3, 101])
+def test_program_failure_exits_4_with_its_status_and_stderr(run_cli, fake_ncu: Path, tmp_path: Path,
+                                                            status: int) -> None:
+    """The program's own status is said, never passed through: its 2 or 3 would read as our input error or missing
+    backend."""
     out = tmp_path / "never.json"
-    program = [sys.executable, "-c", "import sys; sys.stderr.write('CUDA out of memory\\n'); sys.exit(7)"]
+    program = [sys.executable, "-c", f"import sys; sys.stderr.write('CUDA out of memory\\n'); sys.exit({status})"]
     code, stdout, err = run_cli("profile", "-o", out, "--", *program)
-    assert code == 7
-    assert "CUDA out of memory" in err and "status 7" in err and "==ERROR==" not in err
+    assert code == 4
+    assert "CUDA out of memory" in err and f"status {status}" in err and "==ERROR==" not in err
     assert not out.exists() and stdout == ""
 
 

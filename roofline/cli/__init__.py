@@ -1,7 +1,8 @@
 """The `roofline` command: a click group whose commands parse options, call the library and render.
 
 Exit codes (a contract CI relies on): 0 success, 1 a CI gate failed, 2 usage or input error,
-3 measurement backend unavailable, 101 an unexpected internal error (traceback printed).
+3 measurement backend unavailable, 4 the program `profile` ran failed, 5 `profile --timeout` ran out,
+101 an unexpected internal error (traceback printed), 130 Ctrl-C, 143 SIGTERM.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import traceback
 import click
 
 from roofline import __version__
-from roofline.errors import EXIT_INTERNAL, RooflineError
+from roofline.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, RooflineError
 
 EPILOG = """\b
 Exit codes: 0 success, 1 a CI gate failed, 2 usage or input error,
-3 measurement backend (GPU, CuPy) unavailable, 101 internal error.
+3 measurement backend (GPU, CuPy) unavailable, 4 the profiled program failed,
+5 profile --timeout ran out, 101 internal error, 130 Ctrl-C, 143 SIGTERM.
 """
 
 
@@ -65,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

@@ -32,6 +32,15 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
     return value
 
 
+def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value >= 1):
+        raise click.BadParameter(f"{value!r}: give a finite number of seconds, at least 1 (leave it out for no "
+                                 "limit)")
+    return value
+
+
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
 @output_option_for("the results JSON (roofline/results/v1, with the groups)")
@@ -52,8 +61,9 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--save-csv", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
               callback=writable_path,
               help="Also keep ncu's CSV capture, for 'roofline import ncu FILE' later.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
-              help="Stop ncu and the program after this long (default: no limit).")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS", callback=_check_timeout,
+              help="End ncu, the program and everything it started after this long (the profile and ncu's "
+                   "read-back together; at least 1, finite; default: no limit); exit 5.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
 @click.pass_context
@@ -71,8 +81,15 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     emit_nvtx(record_shapes=True), matmul-like ops get the model 2*M*N*K beside the counters, and ops whose
     counted DRAM traffic is more than 1.5x their model's are flagged.
 
-    ncu replays each kernel for every metric pass: profile one step, not a whole run. A program that fails
-    exits with its own status and standard error, and nothing is written.
+    ncu replays each kernel for every metric pass: profile one step, not a whole run. ncu and the program run in
+    a process group of their own, ended as a whole (SIGTERM, then SIGKILL) on --timeout, Ctrl-C or SIGTERM, with
+    ncu's temporary report and any partial output removed. The program's output is not kept (the last lines of
+    its standard error are shown if it fails).
+
+    \b
+    Exit codes beside the common ones: 4 the program failed (its status and
+    standard error are printed; nothing is written), 5 --timeout ran out,
+    130 Ctrl-C, 143 SIGTERM.
 
     \b
     Examples:
@@ -82,13 +99,40 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
     """
-    from roofline.errors import BackendUnavailable, InputError
+    import signal
+    import threading
+
+    from roofline.errors import EXIT_TERMINATED
+    from roofline.ncu.program import Terminated
+
+    def terminated(_signum: int, _frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the cleanup it starts must not be cut short
+        raise Terminated()
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
+    try:
+        _profile(program, output, spec_name, group_by, ranges, kernel_regex, launch_skip, launch_count, ncu_path,
+                 save_csv, timeout, fmt)
+    except Terminated:
+        note("error: terminated (SIGTERM): ncu and the program were ended; nothing was written")
+        ctx.exit(EXIT_TERMINATED)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
+             ranges: tuple[str, ...], kernel_regex: str | None, launch_skip: int, launch_count: int | None,
+             ncu_path: str | None, save_csv: Path | None, timeout: float | None, fmt: str) -> None:
+    """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
+    from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
     from roofline.ncu.group import add_groups
     from roofline.ncu.importer import choose_spec, import_table, summary_line
     from roofline.ncu.profile import find_ncu
     from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
     from roofline.ncu.readback import check_import
-    from roofline.ncu.table import NcuParseError, parse_csv
+    from roofline.ncu.table import NcuParseError, parse_csv_file
     from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
     from roofline.specs import SpecCatalog
@@ -99,30 +143,33 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
                                  "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH")
     progress = ProgressLine(sys.stderr)
     try:
-        text, run = capture(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count), progress, timeout)
+        with capture(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count), progress,
+                     timeout) as (csv_path, run):
+            progress.done(run.launches, run.seconds)
+            try:
+                table = parse_csv_file(csv_path)
+            except NcuParseError as exc:
+                raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
+            if save_csv is not None:
+                from roofline.cli.common import write_output
+
+                write_output(save_csv, csv_path.read_bytes())
+                note(f"wrote {save_csv}")
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {exe}: {exc.strerror or exc}") from None
     except subprocess.TimeoutExpired:
-        raise InputError(f"--timeout {timeout:g}: the program did not finish under ncu in time; profile one step "
-                         "(--range start-stop, --launch-count) or give it longer") from None
+        if progress.interactive:
+            sys.stderr.write("\n")
+        raise TimedOut(f"--timeout {timeout:g}: the program did not finish under ncu in time; ncu, the program and "
+                       "what it started were ended and nothing was written",
+                       fix="profile one step (--range start-stop, --launch-count) or give it longer") from None
     except ProgramFailed as exc:
         if progress.interactive:
             sys.stderr.write("\n")
         own = program_stderr(exc.stderr)
         if own:
             click.echo(own, err=True)
-        note(f"error: the program exited with status {exc.status} under ncu; nothing was written")
-        ctx.exit(exc.status if 0 < exc.status < 256 else 1)
-    progress.done(run.launches, run.seconds)
-    try:
-        table = parse_csv(text)
-    except NcuParseError as exc:
-        raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
-    if save_csv is not None:
-        from roofline.cli.common import write_output
-
-        write_output(save_csv, text)
-        note(f"wrote {save_csv}")
+        raise ProgramError(f"the program exited with status {exc.status} under ncu; nothing was written") from None
     machine = choose_spec(table, spec_name, SpecCatalog.bundled())
     doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
     doc["source"]["command"] = list(program)

@@ -26,20 +26,19 @@ from roofline import __version__
 from roofline.analysis import machine_summary
 from roofline.caveats import warning
 from roofline.errors import InputError
-from roofline.inputs import read_input_text
 from roofline.model import MachineSpec
 from roofline.ncu.counters import counters
 from roofline.ncu.halfprec import AMBIGUOUS, AMBIGUOUS_ROOF, HalfKind, half_kind
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
 from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
-from roofline.ncu.table import DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable, diagnose, parse_csv
+from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable, diagnose,
+                                parse_csv_file)
 from roofline.specs import SpecCatalog
 from roofline.units import format_flops
 
 RESULTS_SCHEMA = "roofline/results/v1"
 STATUS = "IMPORTED"
-MAX_CSV_BYTES = 512 << 20
 SHOWN = 5  # rows a note names before "and N more"
 MAX_LISTED = 100  # dropped rows listed in source.dropped (source.dropped_rows counts them all)
 
@@ -286,12 +285,13 @@ def summary_line(doc: Mapping[str, Any], verb: str) -> str:
 
 def import_csv(path: Path, spec_name: str | None = None,
                catalog: SpecCatalog | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Read one ncu CSV file into a results document; (document, notes for the user)."""
-    text = read_input_text(path, MAX_CSV_BYTES, "the CSV that 'ncu --csv --page raw' writes")
+    """Read one ncu CSV file into a results document, line by line (a large capture is never held whole);
+    (document, notes for the user)."""
     try:
-        table = parse_csv(text)
+        table = parse_csv_file(path, MAX_CSV_BYTES)
     except NcuParseError as exc:
-        why = None if isinstance(exc, ImpossibleValue) else diagnose(text)
+        said = getattr(exc, "prof_lines", None)
+        why = diagnose("\n".join(said)) if said and not isinstance(exc, ImpossibleValue) else None
         raise InputError(f"{path}: {why}; the file holds no counters" if why else f"{path}: {exc}") from None
     machine = choose_spec(table, spec_name, catalog or SpecCatalog.bundled())
     return import_table(table, machine, str(path))

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import threading
 import time
+from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence, TextIO
+from typing import BinaryIO, Callable, Iterator, Sequence, TextIO
 
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 
@@ -67,9 +70,22 @@ def import_command(ncu_exe: str, report: str) -> list[str]:
     return [ncu_exe, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
 
 
+GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a process group is ended
+LEFTOVER = 2.0  # seconds ncu's output may stay open after ncu exited (a program's background child holds it)
+KEEP_LINES = 200  # lines of each stream kept (the last ones): what messages quote, never the whole output
+MAX_LINE = 8192  # characters of one line kept; a longer line is cut (a program may write gigabytes on one line)
+
+
+class Terminated(BaseException):
+    """SIGTERM reached `roofline profile`: raised in the main thread so that every `finally` runs (ncu's process
+    group ended, its temporary report and any partial -o file removed). A BaseException, so that no `except
+    Exception` on the way swallows it."""
+
+
 @dataclass
 class Run:
-    """What ncu printed and how it ended."""
+    """What ncu printed (bounded: the last KEEP_LINES lines of each stream, ncu's own ==ERROR==/==WARNING== lines)
+    and how it ended."""
 
     returncode: int
     stdout: str
@@ -79,52 +95,142 @@ class Run:
     lines: list[str] = field(default_factory=list)
 
 
+class _Stream:
+    """One of ncu's output streams, read as it comes in bytes and kept bounded: ==PROF== Profiling lines are
+    counted, ncu's ==ERROR== and ==WARNING== lines and the last KEEP_LINES other lines are kept, each cut at
+    MAX_LINE characters. A profiled program that writes gigabytes costs no memory."""
+
+    def __init__(self) -> None:
+        self.tail: deque[str] = deque(maxlen=KEEP_LINES)
+        self.ncu: deque[str] = deque(maxlen=KEEP_LINES)
+        self.launches = 0
+        self._partial = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            room = MAX_LINE - len(self._partial)
+            if room > 0:
+                self._partial += piece[:room]
+            if end < 0:
+                return
+            self._line()
+            start = end + 1
+
+    def close(self) -> None:
+        if self._partial:
+            self._line()
+
+    def _line(self) -> None:
+        text = self._partial.decode("utf-8", "replace").rstrip("\r")
+        self._partial.clear()
+        stripped = text.lstrip()
+        if _PROFILING.search(text):
+            self.launches += 1
+        elif stripped.startswith(("==ERROR==", "==WARNING==")):
+            self.ncu.append(text)
+        elif not stripped.startswith("==PROF=="):
+            self.tail.append(text)
+
+    def text(self) -> str:
+        return "".join(line + "\n" for line in (*self.ncu, *self.tail))
+
+
+def _pump(pipe: BinaryIO, stream: _Stream) -> None:
+    try:
+        while True:
+            chunk = pipe.read1(1 << 16) if hasattr(pipe, "read1") else pipe.read(1 << 16)
+            if not chunk:
+                break
+            stream.feed(chunk)
+    except (OSError, ValueError):  # the pipe closed under us: what was read stands
+        pass
+    stream.close()
+
+
+def end_group(proc: subprocess.Popen[bytes], grace: float = GRACE) -> None:
+    """End the process group `proc` leads (ncu, the program and whatever the program started without leaving the
+    group): SIGTERM, then SIGKILL to whatever is left after `grace` seconds. Idempotent; never raises."""
+    pgid = proc.pid
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        proc.poll()
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        proc.poll()  # reap the leader, or it stays in the group as a zombie
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.02)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _left(began: float, timeout: float | None, clock: Callable[[], float]) -> float | None:
+    return None if timeout is None else timeout - (clock() - began)
+
+
 def run_profiled(cmd: Sequence[str], progress: Callable[[int, float], None] | None = None,
                  timeout: float | None = None, env: dict[str, str] | None = None,
                  clock: Callable[[], float] = time.monotonic) -> Run:
-    """Run ncu, reading both streams as they come; `progress(launches, elapsed)` about twice a second and at
-    the end. Raises OSError when the executable cannot start, subprocess.TimeoutExpired past `timeout`."""
+    """Run ncu in a process group of its own, reading both streams as they come (bounded, see _Stream);
+    `progress(launches, elapsed)` about twice a second and at the end. Raises OSError when the executable cannot
+    start, subprocess.TimeoutExpired past `timeout`. On a timeout, Ctrl-C, SIGTERM (Terminated) or any other
+    way out, the whole group is ended: ncu, the program and any background child the program left holding ncu's
+    output. Once ncu has exited, a group member still holding its output after LEFTOVER seconds is ended too."""
     proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", env=env if env is not None else dict(os.environ))
-    out: list[str] = []
-    err: list[str] = []
-    count = [0]
-    lock = threading.Lock()
-
-    def pump(stream: object, sink: list[str]) -> None:
-        for line in stream:  # type: ignore[attr-defined]
-            if _PROFILING.search(line):
-                with lock:
-                    count[0] += 1
-            sink.append(line)
-
-    readers = [threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
-               threading.Thread(target=pump, args=(proc.stderr, err), daemon=True)]
+                            env=env if env is not None else dict(os.environ), start_new_session=True)
+    out, err = _Stream(), _Stream()
+    readers = [threading.Thread(target=_pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)]
     for t in readers:
         t.start()
     began = clock()
+
+    def expired() -> subprocess.TimeoutExpired:
+        return subprocess.TimeoutExpired(list(cmd), timeout or 0.0)
+
     try:
         while True:
+            left = _left(began, timeout, clock)
+            if left is not None and left <= 0:
+                raise expired()
             try:
-                proc.wait(timeout=0.5)
+                proc.wait(timeout=0.5 if left is None else max(0.01, min(0.5, left)))
                 break
             except subprocess.TimeoutExpired:
-                if timeout is not None and clock() - began > timeout:
-                    proc.kill()
-                    proc.wait()
-                    raise subprocess.TimeoutExpired(list(cmd), timeout) from None
                 if progress is not None:
-                    progress(count[0], clock() - began)
-    except KeyboardInterrupt:
-        proc.kill()
-        proc.wait()
+                    progress(out.launches + err.launches, clock() - began)
+        for t in readers:  # ncu exited; its output closes unless something it started still holds it
+            left = _left(began, timeout, clock)
+            t.join(LEFTOVER if left is None else max(0.0, min(LEFTOVER, left)))
+        if any(t.is_alive() for t in readers):
+            end_group(proc)
+            for t in readers:
+                t.join(GRACE)
+    except BaseException:
+        end_group(proc)
         raise
-    for t in readers:
-        t.join()
+    finally:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None and not any(t.is_alive() for t in readers):
+                pipe.close()
     seconds = clock() - began
+    launches = out.launches + err.launches
     if progress is not None:
-        progress(count[0], seconds)
-    return Run(proc.returncode, "".join(out), "".join(err), count[0], seconds)
+        progress(launches, seconds)
+    return Run(proc.returncode, out.text(), err.text(), launches, seconds)
 
 
 class ProgramFailed(Exception):
@@ -135,12 +241,36 @@ class ProgramFailed(Exception):
         self.status, self.stderr = status, stderr
 
 
+def _run_to_file(cmd: Sequence[str], stdout: Path, timeout: float | None) -> tuple[int, str]:
+    """(status, the last lines of standard error) of a command whose standard output goes to the file `stdout`
+    (ncu's CSV: never held in memory), in a process group of its own, ended on a timeout or any way out."""
+    with open(stdout, "wb") as sink:
+        proc = subprocess.Popen(list(cmd), stdout=sink, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+    err = _Stream()
+    reader = threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=timeout)
+        reader.join(LEFTOVER)
+        if reader.is_alive():
+            end_group(proc)
+            reader.join(GRACE)
+    except BaseException:
+        end_group(proc)
+        raise
+    return proc.returncode, err.text()
+
+
+@contextmanager
 def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
             progress: Callable[[int, float], None] | None = None,
-            timeout: float | None = None) -> tuple[str, Run]:
-    """Profile `program` and return (the raw CSV page, the run). Raises ProgramFailed when the program fails,
+            timeout: float | None = None) -> Iterator[tuple[Path, Run]]:
+    """Profile `program`; yields (the raw CSV page as a file, the run). The file and ncu's report live in a
+    temporary folder removed when the block ends, however it ends. Raises ProgramFailed when the program fails,
     BackendUnavailable when ncu cannot profile here, InputError when it profiled nothing (scope too narrow),
-    OSError when ncu cannot start and subprocess.TimeoutExpired past `timeout`."""
+    OSError when ncu cannot start and subprocess.TimeoutExpired past `timeout` (the profile and the read-back
+    together)."""
     from roofline.errors import BackendUnavailable, InputError
     from roofline.ncu.table import diagnose
 
@@ -158,12 +288,17 @@ def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
                         "does the program launch CUDA kernels?")
                 raise InputError(f"{problem or 'ncu profiled no kernel launches'}; {hint}")
             raise BackendUnavailable(problem)
-        imported = subprocess.run(import_command(ncu_exe, report), capture_output=True, text=True,
-                                  errors="replace", timeout=timeout)
-    if imported.returncode != 0:
-        why = diagnose(imported.stdout + "\n" + imported.stderr) or f"status {imported.returncode}"
-        raise BackendUnavailable(f"ncu could not read back its report: {why}")
-    return imported.stdout, run
+        csv_path = Path(tmp) / "profile.csv"
+        left = None if timeout is None else timeout - run.seconds
+        if left is not None and left <= 0:
+            raise subprocess.TimeoutExpired(list(program), timeout)
+        status, stderr = _run_to_file(import_command(ncu_exe, report), csv_path, left)
+        if status != 0:
+            with open(csv_path, encoding="utf-8", errors="replace") as f:
+                head = f.read(1 << 16)
+            why = diagnose(head + "\n" + stderr) or f"status {status}"
+            raise BackendUnavailable(f"ncu could not read back its report: {why}")
+        yield csv_path, run
 
 
 def program_stderr(stderr: str, limit: int = 40) -> str:

@@ -23,7 +23,8 @@ import math
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
 
 from roofline.ncu.metrics import CYCLES_PER_SECOND, DEVICE_NAME, NON_NEGATIVE
 
@@ -137,6 +138,9 @@ MAX_ID_DIGITS = 18  # ncu numbers launches from 0; an ID longer than this is not
 MAX_JOINED_LINES = 256  # a quoted cell may span lines (an NVTX name with a newline): this many at most
 
 
+MAX_PROF_LINES = 200  # ncu's ==PROF==/==ERROR==/==WARNING== lines kept for messages (a capture has one per launch)
+
+
 def _lines(text: str) -> list[str]:
     """The file's lines, split at \\n (and \\r\\n) only: a kernel or NVTX name may hold U+2028, \\x0b, \\x1c..., at
     which str.splitlines would also split, cutting its row in two."""
@@ -150,25 +154,50 @@ def _cells(record: str) -> list[str] | None:
         return None
 
 
-def _records(lines: Sequence[str]) -> Iterator[tuple[int, str, list[str] | None]]:
-    """(line number, text, cells or None when it is not CSV) for each non-blank line. Lines are parsed one by one so
-    that a program's stray quote cannot swallow the table; only a row in ncu's form whose quote is still open at the
-    end of its line is joined with the lines that close it (at most MAX_JOINED_LINES, never across the start of
-    another such row)."""
-    i = 0
-    while i < len(lines):
-        start, text = i, lines[i]
-        i += 1
+def _records(lines: Iterable[str]) -> Iterator[tuple[int, str, list[str] | None]]:
+    """(line number, text, cells or None when it is not CSV) for each non-blank line, one line read ahead at most.
+    Lines are parsed one by one so that a program's stray quote cannot swallow the table; only a row in ncu's form
+    whose quote is still open at the end of its line is joined with the lines that close it (at most
+    MAX_JOINED_LINES, never across the start of another such row); when they do not close it, the row stands alone
+    and the lines after it are read again as lines of their own."""
+    source = iter(lines)
+    pending: list[tuple[int, str]] = []  # lines read ahead and not used
+    number = 0
+
+    def take() -> tuple[int, str] | None:
+        nonlocal number
+        if pending:
+            return pending.pop(0)
+        line = next(source, None)
+        if line is None:
+            return None
+        number += 1
+        return number, line
+
+    while True:
+        item = take()
+        if item is None:
+            return
+        start, text = item
         if not text.strip():
             continue
         if text.count('"') % 2 and _QUOTED_START.match(text):
-            joined, j = text, i
-            while joined.count('"') % 2 and j < len(lines) and j - start <= MAX_JOINED_LINES \
-                    and not _QUOTED_START.match(lines[j]):
-                joined, j = joined + "\n" + lines[j], j + 1
-            if not joined.count('"') % 2:
-                text, i = joined, j
-        yield start + 1, text, _cells(text)
+            parts, quotes, extra = [text], text.count('"'), []
+            while quotes % 2 and len(extra) < MAX_JOINED_LINES:
+                following = take()
+                if following is None:
+                    break
+                if _QUOTED_START.match(following[1]):
+                    pending.insert(0, following)
+                    break
+                extra.append(following)
+                parts.append(following[1])
+                quotes += following[1].count('"')
+            if not quotes % 2:
+                text = "\n".join(parts)
+            else:
+                pending[:0] = extra
+        yield start, text, _cells(text)
 
 
 @contextmanager
@@ -232,60 +261,96 @@ def _why_dropped(first: str, cells: Sequence[str] | None, header: Sequence[str])
 
 
 def parse_csv(text: str) -> NcuTable:
-    """Every launch in an `ncu --csv --page raw` capture. Header(s) are found wherever they are; a second header
-    (two captures concatenated) starts a new column set. A row after a header that is in ncu's form (a quoted first
-    cell) but cannot be a launch (an empty or impossible ID, too few or too many cells) is kept in `dropped` with
-    the reason. Raises NcuParseError when there is no table at all, or when a value roofline reads is one ncu cannot
-    have written."""
+    """Every launch in an `ncu --csv --page raw` capture held as text (see parse_lines)."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = _lines(text)
-    prof = [ln.strip() for ln in lines if ln.lstrip().startswith(("==PROF==", "==ERROR==", "==WARNING=="))]
+    return parse_lines(_lines(text), len(text))
+
+
+MAX_CSV_BYTES = 512 << 20  # the largest capture read (`import ncu`, `profile`'s read-back)
+
+
+def parse_csv_file(path: Path | str, max_bytes: int = MAX_CSV_BYTES) -> NcuTable:
+    """Every launch in an `ncu --csv --page raw` file, read line by line: the file is never held whole, and a
+    launch keeps only its numbers and descriptive cells. InputError (naming the file) when it cannot be read."""
+    from roofline.inputs import input_lines
+
+    return parse_lines(input_lines(path, max_bytes, "the CSV that 'ncu --csv --page raw' writes"), max_bytes)
+
+
+def parse_lines(lines: Iterable[str], longest: int) -> NcuTable:
+    """Every launch in a capture's lines (`longest`: the most characters a cell may hold). Header(s) are found
+    wherever they are; a second header (two captures concatenated) starts a new column set. A row after a header
+    that is in ncu's form (a quoted first cell) but cannot be a launch (an empty or impossible ID, too few or too
+    many cells) is kept in `dropped` with the reason. Raises NcuParseError when there is no table at all, or when a
+    value roofline reads is one ncu cannot have written."""
+    prof: list[str] = []
     header: list[str] | None = None
     units: dict[str, str] = {}
+    launch_units: dict[str, str] | None = None  # one dict shared by the launches under one header and units row
     launches: list[Launch] = []
     dropped: list[DroppedRow] = []
     metric_columns: list[str] = []
     used = 0
+    nonblank = [0]
     expect_units = False
-    with _field_limit(len(text)):
-        records = list(_records(lines))
-    for lineno, record, cells in records:
-        if cells is not None and _is_header(cells):
-            header = [c.strip() for c in cells]
-            metric_columns += [c for c in header if _is_metric(c) and c not in metric_columns]
-            units, expect_units = {}, True
-            used += 1
-            continue
-        if header is None:
-            continue
-        first = cells[0].strip() if cells else ""
-        if expect_units and cells is not None and first == "" and len(cells) == len(header):
-            units.update({h: u.strip() for h, u in zip(header, cells) if _is_metric(h)})
+    with _field_limit(longest):
+        for lineno, record, cells in _records(_counted(lines, prof, nonblank)):
+            if cells is not None and _is_header(cells):
+                header = [c.strip() for c in cells]
+                metric_columns += [c for c in header if _is_metric(c) and c not in metric_columns]
+                units, expect_units, launch_units = {}, True, None
+                used += 1
+                continue
+            if header is None:
+                continue
+            first = cells[0].strip() if cells else ""
+            if expect_units and cells is not None and first == "" and len(cells) == len(header):
+                units.update({h: u.strip() for h, u in zip(header, cells) if _is_metric(h)})
+                expect_units, launch_units = False, None
+                used += 1
+                continue
             expect_units = False
+            ncu_form = bool(_QUOTED_START.match(record))
+            if not ncu_form and (cells is None or len(cells) != len(header) or not re.fullmatch(r"\d+", first)):
+                continue  # the program's own output, or ncu's ==PROF== lines
             used += 1
-            continue
-        expect_units = False
-        ncu_form = bool(_QUOTED_START.match(record))
-        if not ncu_form and (cells is None or len(cells) != len(header) or not re.fullmatch(r"\d+", first)):
-            continue  # the program's own output, or ncu's ==PROF== lines
-        used += 1
-        why = _why_dropped(first, cells, header)
-        if why is not None or cells is None:
-            reason, detail = why or ("not readable as CSV", "")
-            dropped.append(DroppedRow(lineno, first[:24] + ("…" if len(first) > 24 else ""), reason, detail))
-            continue
-        metrics, raw = _metric_values(header, cells, units, lineno)
-        info = {h: c.strip() for h, c in zip(header, cells) if not _is_metric(h)}
-        launches.append(Launch(len(launches), first, info.get(_KERNEL, "?"), info, metrics,
-                               {h: units.get(h, "") for h in header if _is_metric(h)}, raw, lineno))
+            why = _why_dropped(first, cells, header)
+            if why is not None or cells is None:
+                reason, detail = why or ("not readable as CSV", "")
+                dropped.append(DroppedRow(lineno, first[:24] + ("…" if len(first) > 24 else ""), reason, detail))
+                continue
+            metrics, raw = _metric_values(header, cells, units, lineno)
+            info = {h: c.strip() for h, c in zip(header, cells) if not _is_metric(h)}
+            if launch_units is None:
+                launch_units = {h: units.get(h, "") for h in header if _is_metric(h)}
+            launches.append(Launch(len(launches), first, info.get(_KERNEL, "?"), info, metrics, launch_units, raw,
+                                   lineno))
     if header is None:
         hint = next((f" (ncu said: {line[:200]})" for line in prof
                      if "ERR_NVGPUCTRPERM" in line or "==ERROR==" in line), "")
-        raise NcuParseError("no 'ncu --csv --page raw' table found: expected a header line starting with "
-                            f"\"ID\" and naming \"Kernel Name\"{hint}")
-    noise = sum(1 for ln in lines if ln.strip()) - used
-    return NcuTable(launches, metric_columns, units, noise, prof, dropped)
+        error = NcuParseError("no 'ncu --csv --page raw' table found: expected a header line starting with "
+                              f"\"ID\" and naming \"Kernel Name\"{hint}")
+        error.prof_lines = prof  # type: ignore[attr-defined]  # for diagnose(): what ncu said instead
+        raise error
+    return NcuTable(launches, metric_columns, units, nonblank[0] - used, prof, dropped)
+
+
+def _counted(lines: Iterable[str], prof: list[str], nonblank: list[int]) -> Iterator[str]:
+    """The lines, passing by, the non-blank ones counted in nonblank[0]; ncu's own lines (==PROF==, ==ERROR==, ==WARNING==) noted in `prof`: its errors and
+    warnings all (up to MAX_PROF_LINES), its ==PROF== lines up to a quarter of that (one per launch)."""
+    shown = 0
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped:
+            nonblank[0] += 1
+        if stripped.startswith("=="):
+            if stripped.startswith(("==ERROR==", "==WARNING==")) and len(prof) < MAX_PROF_LINES:
+                prof.append(line.strip())
+            elif stripped.startswith("==PROF==") and shown < MAX_PROF_LINES // 4:
+                prof.append(line.strip())
+                shown += 1
+        yield line
 
 
 def diagnose(output: str) -> str | None:
