@@ -126,13 +126,13 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
              ranges: tuple[str, ...], kernel_regex: str | None, launch_skip: int, launch_count: int | None,
              ncu_path: str | None, save_csv: Path | None, timeout: float | None, fmt: str) -> None:
     """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
-    from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
+    from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
     from roofline.ncu.group import add_groups
     from roofline.ncu.importer import choose_spec, import_table, summary_line
     from roofline.ncu.profile import find_ncu
     from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
     from roofline.ncu.readback import check_import
-    from roofline.ncu.table import NcuParseError, parse_csv_file
+    from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
     from roofline.render.grouped import grouped_table
     from roofline.render.imported import imported_table
     from roofline.specs import SpecCatalog
@@ -148,6 +148,9 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
             progress.done(run.launches, run.seconds)
             try:
                 table = parse_csv_file(csv_path)
+            except TooManyLaunches as exc:
+                raise InputError(f"ncu's capture: {exc}", fix="profile fewer: --launch-count N, --kernel REGEX or "
+                                 "--range; nothing was written") from None
             except NcuParseError as exc:
                 raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
             if save_csv is not None:

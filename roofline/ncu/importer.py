@@ -32,14 +32,16 @@ from roofline.ncu.halfprec import AMBIGUOUS, AMBIGUOUS_ROOF, HalfKind, half_kind
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
 from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
-from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable, diagnose,
-                                parse_csv_file)
+from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable, TooManyLaunches,
+                                diagnose, parse_csv_file)
 from roofline.specs import SpecCatalog
 from roofline.units import format_flops
 
 RESULTS_SCHEMA = "roofline/results/v1"
 STATUS = "IMPORTED"
 SHOWN = 5  # rows a note names before "and N more"
+NARROW = ("capture fewer: ncu --launch-count N, --kernel-name regex:NAME, or an NVTX range (--nvtx "
+          "--nvtx-include NAME/); nothing was written")
 MAX_LISTED = 100  # dropped rows listed in source.dropped (source.dropped_rows counts them all)
 
 
@@ -289,6 +291,8 @@ def import_csv(path: Path, spec_name: str | None = None,
     (document, notes for the user)."""
     try:
         table = parse_csv_file(path, MAX_CSV_BYTES)
+    except TooManyLaunches as exc:
+        raise InputError(f"{path}: {exc}", fix=NARROW) from None
     except NcuParseError as exc:
         said = getattr(exc, "prof_lines", None)
         why = diagnose("\n".join(said)) if said and not isinstance(exc, ImpossibleValue) else None

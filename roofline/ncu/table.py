@@ -44,6 +44,10 @@ class NcuParseError(ValueError):
     """The text holds no ncu raw-page table, or one with values ncu cannot have written."""
 
 
+class TooManyLaunches(NcuParseError):
+    """More launches than one results file holds (MAX_LAUNCHES): refused while reading, before memory grows."""
+
+
 class ImpossibleValue(NcuParseError):
     """A count, byte total or duration that is negative or not finite: the file was not written by ncu as is."""
 
@@ -268,6 +272,10 @@ def parse_csv(text: str) -> NcuTable:
 
 
 MAX_CSV_BYTES = 512 << 20  # the largest capture read (`import ncu`, `profile`'s read-back)
+# The most launches one import takes: a launch's results entry is about 3 KB of JSON, so this many stay under the
+# 256 MiB a results file may be for `report` and `plot` (roofline.resultfiles.MAX_RESULTS_BYTES), and what is held
+# while they are made stays bounded (a 200 MB capture is ~300,000 launches: 11 GB when it was taken whole).
+MAX_LAUNCHES = 50_000
 
 
 def parse_csv_file(path: Path | str, max_bytes: int = MAX_CSV_BYTES) -> NcuTable:
@@ -278,12 +286,14 @@ def parse_csv_file(path: Path | str, max_bytes: int = MAX_CSV_BYTES) -> NcuTable
     return parse_lines(input_lines(path, max_bytes, "the CSV that 'ncu --csv --page raw' writes"), max_bytes)
 
 
-def parse_lines(lines: Iterable[str], longest: int) -> NcuTable:
+def parse_lines(lines: Iterable[str], longest: int, max_launches: int | None = None) -> NcuTable:
     """Every launch in a capture's lines (`longest`: the most characters a cell may hold). Header(s) are found
     wherever they are; a second header (two captures concatenated) starts a new column set. A row after a header
     that is in ncu's form (a quoted first cell) but cannot be a launch (an empty or impossible ID, too few or too
     many cells) is kept in `dropped` with the reason. Raises NcuParseError when there is no table at all, or when a
-    value roofline reads is one ncu cannot have written."""
+    value roofline reads is one ncu cannot have written; TooManyLaunches past `max_launches` (as soon as it is
+    passed, not after reading the rest; default MAX_LAUNCHES)."""
+    max_launches = MAX_LAUNCHES if max_launches is None else max_launches
     prof: list[str] = []
     header: list[str] | None = None
     units: dict[str, str] = {}
@@ -322,6 +332,9 @@ def parse_lines(lines: Iterable[str], longest: int) -> NcuTable:
                 continue
             metrics, raw = _metric_values(header, cells, units, lineno)
             info = {h: c.strip() for h, c in zip(header, cells) if not _is_metric(h)}
+            if len(launches) >= max_launches:
+                raise TooManyLaunches(f"more than {max_launches:,} kernel launches (line {lineno}): more than one "
+                                      "results file holds for 'report' and 'plot'")
             if launch_units is None:
                 launch_units = {h: units.get(h, "") for h in header if _is_metric(h)}
             launches.append(Launch(len(launches), first, info.get(_KERNEL, "?"), info, metrics, launch_units, raw,
