@@ -62,32 +62,61 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
         return work if name is None else replace(work, name=name)
     if flops is None or bytes is None:
         raise InputError("roofline.measure needs flops= and bytes= (the work the model counts), or descriptor=")
-    for what, value in (("flops", flops), ("bytes", bytes)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < float("inf"):
-            raise InputError(f"{what}={value!r}: expected a finite count of 0 or more")
+    flops, bytes = _count("flops", flops), _count("bytes", bytes)
     if bytes <= 0:
         raise InputError("bytes=0: a kernel moves at least one byte")
     if dtype not in ITEMSIZE:
         raise InputError(f"dtype={dtype!r}: expected one of {', '.join(ITEMSIZE)}")
     return Workload(name=name or "callable", pattern="custom", dtype=dtype, roof=roof, params=dict(params or {}),
-                    flops=float(flops), bytes=float(bytes), access_bytes=float(ITEMSIZE[dtype]))
+                    flops=flops, bytes=bytes, access_bytes=float(ITEMSIZE[dtype]))
 
 
-def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) -> KernelResult:
+def _count(what: str, value: Any) -> float:
+    """A FLOP or byte count as a float: any real number (int, float, NumPy's integer and float scalars, a 0-d
+    array of one), finite, 0 or more; an InputError naming the argument otherwise (10**400 overflows a float)."""
+    import numbers
+
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):
+        value = value.item()  # a 0-d array, or a NumPy scalar: its Python number
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InputError(f"{what}={_short(value)}: expected a finite count of 0 or more (a number, not "
+                         f"{type(value).__name__})")
+    try:
+        number = float(value)
+    except (OverflowError, ValueError, TypeError):
+        number = math.inf
+    if not 0 <= number < math.inf:
+        raise InputError(f"{what}={_short(value)}: expected a finite count of 0 or more"
+                         + (" (too large for a float)" if isinstance(value, int) and number == math.inf else ""))
+    return number
+
+
+def _spec_name(spec: Any, default: str) -> str:
+    """spec= as given (None: the default); an InputError for anything but a name or a path."""
+    if spec is None:
+        return default
+    if isinstance(spec, Path):
+        return str(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError(f"spec={_short(spec)}: expected a spec name (a bundled id or alias, or a YAML path)")
+    return spec
+
+
+def analyze(name: str | None = None, *, spec: str | None = "h100-sxm", **model: Any) -> KernelResult:
     """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult."""
     from roofline.analysis import analyze as analyze_on
     from roofline.resultdoc import Status
     from roofline.specs import SpecCatalog
 
     work = workload(name, **model)
-    fields = analyze_on(SpecCatalog.bundled().resolve(spec), work).to_dict()
+    fields = analyze_on(SpecCatalog.bundled().resolve(_spec_name(spec, "h100-sxm")), work).to_dict()
     return KernelResult.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
                                      "error": "analysis only: not run"})
 
 
 def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | None = None,
             bytes: float | None = None, descriptor: str | None = None, params: Mapping[str, Any] | None = None,
-            kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str = "auto",
+            kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str | None = "auto",
             inputs: Callable[[], Any] | None = None, check: Callable[[], Any] | None = None,
             reference: Any = None, rtol: float = 1e-5, atol: float = 1e-6, min_time: float = 0.5,
             min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> KernelResult:
@@ -102,6 +131,9 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("min_time must be >= 0 and min_repeats >= 1")
+    spec = _spec_name(spec, "auto")
+    if reference is not None:
+        _check_reference(reference)
     if name is None and descriptor is None and getattr(fn, "__name__", "<lambda>") != "<lambda>":
         name = fn.__name__
     work = workload(name, flops=flops, bytes=bytes, descriptor=descriptor,
@@ -124,9 +156,9 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
         warning("unverified", "unverified: timed without a check of its output",
                 "give check= or reference= so roofline can tell a fast result from a wrong one")]
     sets = [first]
-    if inputs is not None:
-        sets += [_call_args(inputs) for _ in range(buffer_sets(int(work.bytes), engine.cache_bytes,
-                                                                MeasurePolicy()) - 1)]
+    if inputs is not None:  # copies sized from the data itself: bytes= may be the model's count, not the arguments'
+        size = _argument_bytes(first) or int(work.bytes)
+        sets += [_call_args(inputs) for _ in range(buffer_sets(size, engine.cache_bytes, MeasurePolicy()) - 1)]
     elif work.bytes < MeasurePolicy().rotate_below * engine.cache_bytes:
         notes.append(warning("cache-resident", "the data may stay in the cache between repeats",
                              "pass inputs= a factory of fresh argument sets, so copies are rotated"))
@@ -232,6 +264,38 @@ def _call_args(inputs: Callable[[], Any] | None) -> dict[str, Any]:
     raise InputError(f"inputs() returned {type(made).__name__}: expected a dict of keyword arguments or a tuple")
 
 
+def _argument_bytes(call: Mapping[str, Any], depth: int = 2) -> int:
+    """The bytes of the arrays in one argument set (`nbytes` of NumPy, CuPy and PyTorch arrays, also inside tuples,
+    lists and dicts); 0 when it holds none."""
+    def size(value: Any, level: int) -> int:
+        nbytes = getattr(value, "nbytes", None)
+        if isinstance(nbytes, int) and not isinstance(nbytes, bool):
+            return max(nbytes, 0)
+        if level < depth and isinstance(value, (tuple, list)):
+            return sum(size(v, level + 1) for v in value)
+        if level < depth and isinstance(value, Mapping):
+            return sum(size(v, level + 1) for v in value.values())
+        return 0
+
+    return sum(size(v, 0) for v in (*call["args"], *call["kwargs"].values()))
+
+
+def _check_reference(reference: Any) -> None:
+    """reference= must be numbers: an array (NumPy, CuPy, PyTorch), a number, or a tuple, list or dict of them. A
+    string or an array of objects cannot be compared within a tolerance: an InputError before anything runs."""
+    import numpy as np
+
+    for i, item in enumerate(_as_list(reference)):
+        try:
+            kind = _host(item).dtype.kind
+        except Exception as exc:  # noqa: BLE001 - whatever it is, it is not an array of numbers
+            raise InputError(f"reference= item {i}: {type(item).__name__} cannot be read as an array "
+                             f"({type(exc).__name__})") from None
+        if kind not in "biufc":
+            raise InputError(f"reference= item {i}: {type(item).__name__} of dtype {np.dtype(_host(item).dtype)}: "
+                             "expected numbers (an array, a number, or a tuple, list or dict of them)")
+
+
 def _on_stream(fn: Callable[..., Any], engine: Any) -> Callable[..., Any]:
     """fn(*args, **kwargs) on the backend's stream; PyTorch (when imported) is pointed at the same stream."""
     torch = sys.modules.get("torch")
@@ -270,9 +334,15 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
     if len(got) != len(want):
         return f"returned {len(got)} output(s), reference has {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
-        g, w = _host(g), _host(w)
+        try:
+            g = _host(g)
+        except Exception as exc:  # noqa: BLE001 - the callable returned something that is no array
+            return f"output {i}: {type(g).__name__} cannot be read as an array ({type(exc).__name__})"
+        w = _host(w)
         if g.shape != w.shape:
             return f"output {i}: shape {g.shape}, reference {w.shape}"
+        if g.dtype.kind not in "biufc":
+            return f"output {i}: dtype {g.dtype}, not numbers: it cannot be compared with the reference"
         bad = ~np.isclose(g, w, rtol=rtol, atol=atol)
         if bad.any():
             at = tuple(int(j) for j in np.argwhere(bad)[0])
@@ -315,7 +385,10 @@ def check_outcome(value: Any) -> str | None:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int past Python's 4300-digit str limit
+        return f"an integer of {value.bit_length()} bits" if isinstance(value, int) else type(value).__name__
     return text if len(text) <= 40 else text[:39] + "…"
 
 
