@@ -73,12 +73,12 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
     fmt = "png" if is_stdout(output) else output.suffix.lower().lstrip(".")  # -o -: PNG on standard output
+    if fmt != "html" and fmt not in render.FORMATS:  # before any chart is chosen: every chart takes the same ones
+        raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
+                         "or .html")
     if fmt == "html" or _grouped_profile(results_paths, names, kernel_paths, params, spec_names, sweep_path,
                                          hierarchy):
         return _profile_chart(results_paths, output, fmt, title, dpi)  # issue 11: roofline/render/html.py
-    if fmt not in render.FORMATS:
-        raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
-                         "or .html")
     measured = _machines(measured_specs)
     if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None):
         raise InputError("--roofs picks the compute roofs of the roofline chart; leave it out with --sweep, "
