@@ -151,11 +151,17 @@ def attach(entries: Sequence[dict[str, Any]], plan: Sequence[Mapping[str, Any]],
     return out, notes
 
 
-def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], timeout: float, tmp: Path) -> subprocess.CompletedProcess[str]:
+    """ncu over the target, in a process group of its own that a timeout or Ctrl-C ends whole (roofline.ncu.program.
+    run_to_file); its CSV goes through a file, its standard error is kept bounded."""
+    from roofline.ncu.program import run_to_file
+
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, env=env)
+    out = tmp / "ncu.csv"
+    status, stderr = run_to_file(cmd, out, timeout, env)
+    return subprocess.CompletedProcess(cmd, status, out.read_text(encoding="utf-8", errors="replace"), stderr)
 
 
 def add_profile(entries: list[dict[str, Any]], selection: Any, overrides: Mapping[str, Any] | None = None,
@@ -177,7 +183,7 @@ def add_profile(entries: list[dict[str, Any]], selection: Any, overrides: Mappin
         plan_path, done_path = Path(tmp) / "plan.json", Path(tmp) / "done.json"
         plan_path.write_text(json.dumps({"kernels": plan}), encoding="utf-8")
         try:
-            proc = _run(ncu_command(exe, target_command(plan_path, done_path, device_id)), timeout)
+            proc = _run(ncu_command(exe, target_command(plan_path, done_path, device_id)), timeout, Path(tmp))
         except subprocess.TimeoutExpired:
             return entries, [f"note: --profile ncu: ncu did not finish within {timeout:.0f} s; results have no "
                              "counters (profile fewer kernels or smaller sizes)"]

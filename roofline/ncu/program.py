@@ -241,12 +241,14 @@ class ProgramFailed(Exception):
         self.status, self.stderr = status, stderr
 
 
-def _run_to_file(cmd: Sequence[str], stdout: Path, timeout: float | None) -> tuple[int, str]:
+def run_to_file(cmd: Sequence[str], stdout: Path, timeout: float | None,
+                env: dict[str, str] | None = None) -> tuple[int, str]:
     """(status, the last lines of standard error) of a command whose standard output goes to the file `stdout`
-    (ncu's CSV: never held in memory), in a process group of its own, ended on a timeout or any way out."""
+    (ncu's CSV: never held in memory), in a process group of its own, ended on a timeout (TimeoutExpired) or any
+    other way out."""
     with open(stdout, "wb") as sink:
         proc = subprocess.Popen(list(cmd), stdout=sink, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
     err = _Stream()
     reader = threading.Thread(target=_pump, args=(proc.stderr, err), daemon=True)
     reader.start()
@@ -292,7 +294,7 @@ def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
         left = None if timeout is None else timeout - run.seconds
         if left is not None and left <= 0:
             raise subprocess.TimeoutExpired(list(program), timeout)
-        status, stderr = _run_to_file(import_command(ncu_exe, report), csv_path, left)
+        status, stderr = run_to_file(import_command(ncu_exe, report), csv_path, left)
         if status != 0:
             with open(csv_path, encoding="utf-8", errors="replace") as f:
                 head = f.read(1 << 16)
