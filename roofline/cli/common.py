@@ -142,8 +142,8 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     text = dumps(doc)
     size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
     if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
-        raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the {MAX_RESULTS_BYTES / 2**20:.3g} MiB "
-                         f"'report' and 'plot' read ({len(doc.get('kernels') or [])} entries)",
+        raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the "
+                         f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read ({len(doc.get('kernels') or [])} entries)",
                          fix="measure or import fewer; nothing was written")
     if output is not None:
         write_output(output, text)

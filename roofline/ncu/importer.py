@@ -32,8 +32,8 @@ from roofline.ncu.halfprec import AMBIGUOUS, AMBIGUOUS_ROOF, HalfKind, half_kind
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
 from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
-from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable, TooManyLaunches,
-                                diagnose, parse_csv_file)
+from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable,
+                                TooManyLaunches, diagnose, parse_csv_file)
 from roofline.specs import SpecCatalog
 from roofline.units import format_flops
 
