@@ -5,7 +5,7 @@ Run on a GPU machine (about 2 minutes; it stops starting kernels at --budget sec
 
     python3 benchmarks/h200_sweep_predict.py --out DIR
 
-It reads the calibrated spec docs/measurements/h200-2026-11-30-measured.yaml (--calibrated; no calibrate run, to save
+It reads the calibrated spec docs/measurements/h200-measured.yaml (--calibrated; no calibrate run, to save
 device time), then runs one `roofline sweep KERNEL --model first-principles --min-time 0.05` per kernel in its own
 subprocess with a timeout (so one slow kernel cannot eat the rest): the maps and `sum` over n = 2^12, 2^14, …, 2^28
 and the fused row kernels over rows = 2, 8, …, 32768 at cols = 1024 (16 kB … 256 MiB). Every size is checked against
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CALIBRATED = ROOT / "docs" / "measurements" / "h200-2026-11-30-measured.yaml"
+CALIBRATED = ROOT / "docs" / "measurements" / "h200-measured.yaml"  # written by gpu_acceptance.py --record
 MAPS = ["sum", "vector_add_float4", "copy", "scale", "triad", "relu", "gelu_tanh", "vector_add"]
 ROWS = ["softmax_fused", "layernorm_fused"]
 ROWS_ALL = ["softmax_fused", "layernorm_fused", "softmax_5pass", "layernorm_2pass"]
