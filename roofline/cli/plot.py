@@ -94,7 +94,8 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         from roofline.render.hierarchy import hierarchy_figure
 
         bandwidths = _cache_bandwidths(measured_specs)
-        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title)
+        curve, l2_size = _l2_curve(measured_specs)
+        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
@@ -193,3 +194,17 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
         if any(found.values()):
             return {**found, "dram": spec.bandwidth}
     return None
+
+
+def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], ...], float | None]:
+    """The first --measured-spec's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
+    if not spec_names:
+        return (), None
+    from roofline.selection import resolve_specs
+
+    for spec in resolve_specs(spec_names):
+        l2 = spec.caches.get("l2")
+        if l2 is not None and l2.curve:
+            return l2.curve, l2.size
+    return (), None
+
