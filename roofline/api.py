@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import replace
+from dataclasses import fields as dataclass_fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -20,6 +20,25 @@ from roofline.errors import InputError
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model import ITEMSIZE, MachineSpec, Workload
 from roofline.resultdoc import KernelResult, ResultsDocument
+
+
+
+class Result(KernelResult):
+    """What roofline.measure and roofline.analyze return: the typed result (roofline.resultdoc.KernelResult) plus
+    show(). Printing is a renderer's work, so it lives here at the public face: the result type imports no renderer."""
+
+    def show(self) -> None:
+        """Print this result as the row `roofline measure` prints (rich is imported only here)."""
+        from rich.console import Console
+
+        from roofline.render.measure import kernel_table
+
+        Console().print(kernel_table([self.to_json()], self.name))
+
+
+def _as_result(kernel: KernelResult) -> Result:
+    return Result(**{f.name: getattr(kernel, f.name) for f in dataclass_fields(kernel)})
+
 
 _BACKENDS: dict[tuple[str, int], Any] = {}  # opening one compiles a kernel and reads NVML: once per process
 _MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
@@ -73,7 +92,7 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
                     flops=float(flops), bytes=float(bytes), access_bytes=float(ITEMSIZE[dtype]))
 
 
-def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) -> KernelResult:
+def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) -> Result:
     """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult."""
     from roofline.analysis import analyze as analyze_on
     from roofline.resultdoc import Status
@@ -81,7 +100,7 @@ def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) ->
 
     work = workload(name, **model)
     fields = analyze_on(SpecCatalog.bundled().resolve(spec), work).to_dict()
-    return KernelResult.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
+    return Result.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
                                      "error": "analysis only: not run"})
 
 
@@ -90,7 +109,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
             kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str = "auto",
             inputs: Callable[[], Any] | None = None, check: Callable[[], Any] | None = None,
             reference: Any = None, rtol: float = 1e-5, atol: float = 1e-6, min_time: float = 0.5,
-            min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> KernelResult:
+            min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> Result:
     """Verify, then time, `fn` on the GPU (or, with backend_name='numpy', on the host by wall clock).
 
     `fn` enqueues its work on the current stream, which the API chooses and makes current for CuPy and PyTorch.
@@ -118,7 +137,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     origin = {"backend": engine.name, "device": device, "spec": spec}
     problem = _verify(run, first, check, reference, rtol, atol, engine)
     if problem is not None:
-        return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={},
+        return Result.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={},
                                     **{MEASURED_WITH: origin})
     notes = [] if check is not None or reference is not None else [
         warning("unverified", "unverified: timed without a check of its output",
@@ -133,7 +152,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
     verified = check is not None or reference is not None
     result = timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
-    return replace(result, extra={**result.extra, MEASURED_WITH: origin})
+    return _as_result(replace(result, extra={**result.extra, MEASURED_WITH: origin}))
 
 
 def results(measured: Sequence[KernelResult], backend_name: str | None = None, device: int | None = None,
