@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
+import warnings
 from dataclasses import fields as dataclass_fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -52,6 +53,20 @@ def backend(name: str = "auto", device: int = 0) -> Any:
     if key not in _BACKENDS:
         _BACKENDS[key] = open_backend(key[0], device)
     return _BACKENDS[key]
+
+
+_open_backend = backend  # for the functions whose backend= argument hides the name
+
+
+def _backend_argument(backend: str | None, backend_name: str | None, default: str | None) -> str | None:
+    """backend=, with backend_name= (its old spelling, deprecated) still taken for one release."""
+    if backend_name is None:
+        return default if backend is None else backend
+    warnings.warn("backend_name= is deprecated and will be removed in the next release; use backend= (as the CLI's "
+                  "--backend)", DeprecationWarning, stacklevel=3)
+    if backend is not None and backend != backend_name:
+        raise InputError(f"backend={backend!r} and backend_name={backend_name!r} disagree: give backend= only")
+    return backend_name
 
 
 def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
@@ -109,15 +124,19 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
             kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str = "auto",
             inputs: Callable[[], Any] | None = None, check: Callable[[], Any] | None = None,
             reference: Any = None, rtol: float = 1e-5, atol: float = 1e-6, min_time: float = 0.5,
-            min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> Result:
-    """Verify, then time, `fn` on the GPU (or, with backend_name='numpy', on the host by wall clock).
+            min_repeats: int = 10, backend: str | None = None, device: int = 0,
+            backend_name: str | None = None) -> Result:
+    """Verify, then time, `fn` on the GPU (or, with backend='numpy', on the host by wall clock).
 
     `fn` enqueues its work on the current stream, which the API chooses and makes current for CuPy and PyTorch.
     `inputs` returns a fresh argument set (a dict of keyword arguments or a tuple of positional ones); with it the
     API rotates among copies when they fit in 4 x L2, so repeats are not cache hits. `check()` returns True (or
     raises) once the first run finished; `reference` is compared with what `fn` returns. Without either the result
-    is unverified, and `roofline report` fails it as such."""
+    is unverified, and `roofline report` fails it as such. (`backend_name=` is the deprecated spelling of
+    `backend=`.)"""
     from roofline.measurement.harness import analysis_free, timed_result
+
+    backend = _backend_argument(backend, backend_name, "auto")
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("min_time must be >= 0 and min_repeats >= 1")
@@ -125,7 +144,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
         name = fn.__name__
     work = workload(name, flops=flops, bytes=bytes, descriptor=descriptor,
                     params=params, kernels=kernels, roof=roof, dtype=dtype)
-    engine = backend(backend_name, device)
+    engine = _open_backend(backend, device)
     machine = _machine(spec, engine)
     if machine is not None and work.roof not in machine.roofs:
         raise InputError(f"roof={work.roof!r}: {machine.id} has no such roof; it has {', '.join(machine.roofs)}")
@@ -155,8 +174,8 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     return _as_result(replace(result, extra={**result.extra, MEASURED_WITH: origin}))
 
 
-def results(measured: Sequence[KernelResult], backend_name: str | None = None, device: int | None = None,
-            spec: str | None = None) -> ResultsDocument:
+def results(measured: Sequence[KernelResult], backend: str | None = None, device: int | None = None,
+            spec: str | None = None, *, backend_name: str | None = None) -> ResultsDocument:
     """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`): the
     same document `roofline measure` writes, without its policy block (each call may time differently).
 
@@ -166,12 +185,13 @@ def results(measured: Sequence[KernelResult], backend_name: str | None = None, d
     the later ones as 'NAME #2', 'NAME #3'."""
     from roofline.measurement.session import results_document
 
+    backend = _backend_argument(backend, backend_name, None)
     for i, k in enumerate(measured):
         if not isinstance(k, KernelResult):
             raise InputError(f"roofline.results(): item {i} is {type(k).__name__}: expected the KernelResult that "
                              "roofline.measure returns")
     origins = [o for o in (k.extra.get(MEASURED_WITH) for k in measured) if isinstance(o, Mapping)]
-    engine = backend(_recorded(origins, "backend", backend_name, "backend_name", "auto"),
+    engine = _open_backend(_recorded(origins, "backend", backend, "backend", "auto"),
                      _recorded(origins, "device", device, "device", 0))
     machine = _recorded_machine(origins, spec, engine)
     entries = []
