@@ -107,16 +107,17 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
                     flops=float(flops), bytes=float(bytes), access_bytes=float(ITEMSIZE[dtype]))
 
 
-def analyze(name: str | None = None, *, spec: str = "h100-sxm", **model: Any) -> Result:
-    """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult."""
+def analyze(name: str | None = None, *, spec: str = "auto", **model: Any) -> Result:
+    """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult.
+    spec='auto', as in `roofline analyze`: the GPU's own spec when the driver lists one, otherwise h100-sxm."""
     from roofline.analysis import analyze as analyze_on
     from roofline.resultdoc import Status
-    from roofline.specs import SpecCatalog
+    from roofline.selection import resolve_specs
 
     work = workload(name, **model)
-    fields = analyze_on(SpecCatalog.bundled().resolve(spec), work).to_dict()
+    fields = analyze_on(resolve_specs([spec])[0], work).to_dict()
     return Result.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
-                                     "error": "analysis only: not run"})
+                               "error": "analysis only: not run"})
 
 
 def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | None = None,
