@@ -268,3 +268,12 @@ def test_no_import_circles():
     found = circles(import_graph(MODULES))
     assert not found, "import circles (move the shared piece to the module that owns it):\n" + "\n".join(
         "  " + " <-> ".join(c) for c in found)
+
+
+def test_the_architecture_page_names_every_module_of_the_core():
+    """docs/architecture.md says what each top-level module does: a module added without a line there fails."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert len(top) > 20
+    missing = [name for name in top if f"`{name}`" not in page]
+    assert not missing, f"docs/architecture.md does not say what these do: {', '.join(missing)}"
