@@ -13,12 +13,14 @@ from roofline.model import MachineSpec
 from roofline.specs import DEFAULT_SPEC
 
 F = Callable[..., object]
+AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read cheaply, no CUDA), otherwise {DEFAULT_SPEC}; "
+             "a line on standard error says which and why.")
 
 
-def spec_option(multiple: bool = True, default: str | None = DEFAULT_SPEC, help_extra: str = "") -> Callable[[F], F]:
+def spec_option(multiple: bool = True, default: str | None = "auto", help_extra: str = "") -> Callable[[F], F]:
     text = (
         "Machine spec: a bundled id (h100-sxm), an alias or unique prefix (h100, t4), or a path to a YAML file."
-        + (" Repeat to compare machines side by side." if multiple else "")
+        + (" Repeat to compare machines side by side." if multiple else "") + AUTO_HELP
         + help_extra
     )
     return click.option(
@@ -90,6 +92,15 @@ def note(message: str) -> None:
     from roofline.render.text import clean
 
     click.echo(clean(message), err=True)
+
+
+def say_auto_spec(spec_names: Sequence[str]) -> None:
+    """The header line of a command given --spec auto (the default): which spec it became, and why."""
+    from roofline.autospec import AUTO, auto_spec
+    from roofline.specs import SpecCatalog
+
+    if any(n.strip().lower() == AUTO for n in spec_names):
+        note(auto_spec(SpecCatalog.bundled()).line())
 
 
 def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
