@@ -50,9 +50,9 @@ def plan(dry: bool, matrix: bool = False) -> list[tuple[str, str, list[str]]]:
         # In the order of what the issue found first: the fused row kernels (the regime that missed), sum and the
         # plain maps, the stencils, then the multi-pass row kernels and the rest of the maps (--budget cuts the tail).
         def rows(k: str) -> list[tuple[str, str, list[str]]]:
-            out = [(f"{k}-rows-c{c}", k, ["--over", "rows", "--set", f"cols={c}", "--sizes", sizes])
+            out = [(f"{k}-rows-c{c}", k, ["--over", "rows", "-p", f"cols={c}", "--sizes", sizes])
                    for c, sizes in ((256, "1..2**20:4"), (8192, "1..2**16:4"), (32768, "1..2**14:4"))]
-            return out + [(f"{k}-cols-r64", k, ["--over", "cols", "--set", "rows=64", "--sizes", "2**8..2**20:4"])]
+            return out + [(f"{k}-cols-r64", k, ["--over", "cols", "-p", "rows=64", "--sizes", "2**8..2**20:4"])]
 
         maps = ["--sizes", "2**10..2**30:4"]
         first, rest = ["sum", "copy", "vector_add_float4", "triad"], [m for m in MAPS if m not in
@@ -61,8 +61,8 @@ def plan(dry: bool, matrix: bool = False) -> list[tuple[str, str, list[str]]]:
                 + [(k, k, ["--over", "n", "--sizes", "2**6..2**14:2"]) for k in STENCILS]
                 + [x for k in ROWS_ALL if k not in ROWS for x in rows(k)] + [(k, k, maps) for k in rest])
     maps = ["--sizes", "2**8..2**12:4"] if dry else ["--sizes", "2**12..2**28:4"]
-    rows = (["--over", "rows", "--set", "cols=64", "--sizes", "2..32:4"] if dry
-            else ["--over", "rows", "--set", f"cols={COLS}", "--sizes", "2..2**15:4"])
+    rows = (["--over", "rows", "-p", "cols=64", "--sizes", "2..32:4"] if dry
+            else ["--over", "rows", "-p", f"cols={COLS}", "--sizes", "2..2**15:4"])
     return [(k, k, maps) for k in MAPS] + [(k, k, rows) for k in ROWS]
 
 
