@@ -5,6 +5,9 @@ Run it after any change to code that runs on a GPU, before resolving:
     python3 benchmarks/gpu_acceptance.py --out /tmp/acceptance            # on the GPU machine
     python3 benchmarks/gpu_acceptance.py --out $OUT --record docs/measurements/h200-acceptance.md
 
+With --record, the Markdown record replaces docs/measurements/<kind>-acceptance.md, and the run's measured spec and
+catalogue results replace <kind>-measured.yaml and <kind>-results.json beside it (one current record per kind).
+
 Steps (each a subprocess of the CLI or of Python, with its own time limit, its output kept under --out):
   doctor        `roofline doctor --format json`: no FAIL
   calibrate     `roofline calibrate -o measured.yaml`: every OK figure within its physical bounds (DRAM ≤ L2 ≤ L1
@@ -343,7 +346,13 @@ def main() -> int:
             f"{table(rows)}\n")
     print("\n" + table(rows) + f"\n\n{doc['status']} in {total:.0f} s")
     if args.record:
+        # The record of this machine kind replaces the last one, with the measured spec and the catalogue's
+        # results beside it (h200-acceptance.md, h200-measured.yaml, h200-results.json).
         args.record.write_text(text)
+        stem = args.record.name.removesuffix("-acceptance.md")
+        for name, target in (("measured.yaml", f"{stem}-measured.yaml"), ("results.json", f"{stem}-results.json")):
+            if (args.out / name).exists():
+                (args.record.parent / target).write_bytes((args.out / name).read_bytes())
     (args.out / "acceptance.md").write_text(text)
     return 0 if ok else 1
 

@@ -5,7 +5,7 @@ Run on a GPU machine (about 2 minutes; it stops starting kernels at --budget sec
 
     python3 benchmarks/h200_sweep_predict.py --out DIR
 
-It reads the calibrated spec docs/measurements/h200-2026-11-30-measured.yaml (--calibrated; no calibrate run, to save
+It reads the calibrated spec docs/measurements/h200-measured.yaml (--calibrated; no calibrate run, to save
 device time), then runs one `roofline sweep KERNEL --model first-principles --min-time 0.05` per kernel in its own
 subprocess with a timeout (so one slow kernel cannot eat the rest): the maps and `sum` over n = 2^12, 2^14, …, 2^28
 and the fused row kernels over rows = 2, 8, …, 32768 at cols = 1024 (16 kB … 256 MiB). Every size is checked against
@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-CALIBRATED = ROOT / "docs" / "measurements" / "h200-2026-11-30-measured.yaml"
+CALIBRATED = ROOT / "docs" / "measurements" / "h200-measured.yaml"  # written by gpu_acceptance.py --record
 MAPS = ["sum", "vector_add_float4", "copy", "scale", "triad", "relu", "gelu_tanh", "vector_add"]
 ROWS = ["softmax_fused", "layernorm_fused"]
 ROWS_ALL = ["softmax_fused", "layernorm_fused", "softmax_5pass", "layernorm_2pass"]
@@ -50,9 +50,9 @@ def plan(dry: bool, matrix: bool = False) -> list[tuple[str, str, list[str]]]:
         # In the order of what the issue found first: the fused row kernels (the regime that missed), sum and the
         # plain maps, the stencils, then the multi-pass row kernels and the rest of the maps (--budget cuts the tail).
         def rows(k: str) -> list[tuple[str, str, list[str]]]:
-            out = [(f"{k}-rows-c{c}", k, ["--over", "rows", "--set", f"cols={c}", "--sizes", sizes])
+            out = [(f"{k}-rows-c{c}", k, ["--over", "rows", "-p", f"cols={c}", "--sizes", sizes])
                    for c, sizes in ((256, "1..2**20:4"), (8192, "1..2**16:4"), (32768, "1..2**14:4"))]
-            return out + [(f"{k}-cols-r64", k, ["--over", "cols", "--set", "rows=64", "--sizes", "2**8..2**20:4"])]
+            return out + [(f"{k}-cols-r64", k, ["--over", "cols", "-p", "rows=64", "--sizes", "2**8..2**20:4"])]
 
         maps = ["--sizes", "2**10..2**30:4"]
         first, rest = ["sum", "copy", "vector_add_float4", "triad"], [m for m in MAPS if m not in
@@ -61,8 +61,8 @@ def plan(dry: bool, matrix: bool = False) -> list[tuple[str, str, list[str]]]:
                 + [(k, k, ["--over", "n", "--sizes", "2**6..2**14:2"]) for k in STENCILS]
                 + [x for k in ROWS_ALL if k not in ROWS for x in rows(k)] + [(k, k, maps) for k in rest])
     maps = ["--sizes", "2**8..2**12:4"] if dry else ["--sizes", "2**12..2**28:4"]
-    rows = (["--over", "rows", "--set", "cols=64", "--sizes", "2..32:4"] if dry
-            else ["--over", "rows", "--set", f"cols={COLS}", "--sizes", "2..2**15:4"])
+    rows = (["--over", "rows", "-p", "cols=64", "--sizes", "2..32:4"] if dry
+            else ["--over", "rows", "-p", f"cols={COLS}", "--sizes", "2..2**15:4"])
     return [(k, k, maps) for k in MAPS] + [(k, k, rows) for k in ROWS]
 
 

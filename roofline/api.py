@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import replace
+import warnings
+from dataclasses import fields as dataclass_fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -20,6 +21,25 @@ from roofline.errors import InputError
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model import ITEMSIZE, MachineSpec, Workload
 from roofline.resultdoc import KernelResult, ResultsDocument
+
+
+
+class Result(KernelResult):
+    """What roofline.measure and roofline.analyze return: the typed result (roofline.resultdoc.KernelResult) plus
+    show(). Printing is a renderer's work, so it lives here at the public face: the result type imports no renderer."""
+
+    def show(self) -> None:
+        """Print this result as the row `roofline measure` prints (rich is imported only here)."""
+        from rich.console import Console
+
+        from roofline.render.measure import kernel_table
+
+        Console().print(kernel_table([self.to_json()], self.name))
+
+
+def _as_result(kernel: KernelResult) -> Result:
+    return Result(**{f.name: getattr(kernel, f.name) for f in dataclass_fields(kernel)})
+
 
 _BACKENDS: dict[tuple[str, int], Any] = {}  # opening one compiles a kernel and reads NVML: once per process
 _MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
@@ -33,6 +53,20 @@ def backend(name: str = "auto", device: int = 0) -> Any:
     if key not in _BACKENDS:
         _BACKENDS[key] = open_backend(key[0], device)
     return _BACKENDS[key]
+
+
+_open_backend = backend  # for the functions whose backend= argument hides the name
+
+
+def _backend_argument(backend: str | None, backend_name: str | None, default: str | None) -> str | None:
+    """backend=, with backend_name= (its old spelling, deprecated) still taken for one release."""
+    if backend_name is None:
+        return default if backend is None else backend
+    warnings.warn("backend_name= is deprecated and will be removed in the next release; use backend= (as the CLI's "
+                  "--backend)", DeprecationWarning, stacklevel=3)
+    if backend is not None and backend != backend_name:
+        raise InputError(f"backend={backend!r} and backend_name={backend_name!r} disagree: give backend= only")
+    return backend_name
 
 
 def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
@@ -102,16 +136,18 @@ def _spec_name(spec: Any, default: str) -> str:
     return spec
 
 
-def analyze(name: str | None = None, *, spec: str | None = "h100-sxm", **model: Any) -> KernelResult:
-    """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult."""
+def analyze(name: str | None = None, *, spec: str | None = "auto", **model: Any) -> Result:
+    """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult.
+    spec='auto' (or None), as in `roofline analyze`: the GPU's own spec when the driver lists one, otherwise
+    h100-sxm."""
     from roofline.analysis import analyze as analyze_on
     from roofline.resultdoc import Status
-    from roofline.specs import SpecCatalog
+    from roofline.selection import resolve_specs
 
     work = workload(name, **model)
-    fields = analyze_on(SpecCatalog.bundled().resolve(_spec_name(spec, "h100-sxm")), work).to_dict()
-    return KernelResult.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
-                                     "error": "analysis only: not run"})
+    fields = analyze_on(resolve_specs([_spec_name(spec, "auto")])[0], work).to_dict()
+    return Result.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
+                               "error": "analysis only: not run"})
 
 
 def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | None = None,
@@ -119,15 +155,19 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
             kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str | None = "auto",
             inputs: Callable[[], Any] | None = None, check: Callable[[], Any] | None = None,
             reference: Any = None, rtol: float = 1e-5, atol: float = 1e-6, min_time: float = 0.5,
-            min_repeats: int = 10, backend_name: str = "auto", device: int = 0) -> KernelResult:
-    """Verify, then time, `fn` on the GPU (or, with backend_name='numpy', on the host by wall clock).
+            min_repeats: int = 10, backend: str | None = None, device: int = 0,
+            backend_name: str | None = None) -> Result:
+    """Verify, then time, `fn` on the GPU (or, with backend='numpy', on the host by wall clock).
 
     `fn` enqueues its work on the current stream, which the API chooses and makes current for CuPy and PyTorch.
     `inputs` returns a fresh argument set (a dict of keyword arguments or a tuple of positional ones); with it the
     API rotates among copies when they fit in 4 x L2, so repeats are not cache hits. `check()` returns True (or
     raises) once the first run finished; `reference` is compared with what `fn` returns. Without either the result
-    is unverified, and `roofline report` fails it as such."""
+    is unverified, and `roofline report` fails it as such. (`backend_name=` is the deprecated spelling of
+    `backend=`.)"""
     from roofline.measurement.harness import analysis_free, timed_result
+
+    backend = _backend_argument(backend, backend_name, "auto")
 
     if min_time < 0 or min_repeats < 1:
         raise InputError("min_time must be >= 0 and min_repeats >= 1")
@@ -138,7 +178,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
         name = fn.__name__
     work = workload(name, flops=flops, bytes=bytes, descriptor=descriptor,
                     params=params, kernels=kernels, roof=roof, dtype=dtype)
-    engine = backend(backend_name, device)
+    engine = _open_backend(backend, device)
     machine = _machine(spec, engine)
     if machine is not None and work.roof not in machine.roofs:
         raise InputError(f"roof={work.roof!r}: {machine.id} has no such roof; it has {', '.join(machine.roofs)}")
@@ -150,7 +190,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     origin = {"backend": engine.name, "device": device, "spec": spec}
     problem = _verify(run, first, check, reference, rtol, atol, engine)
     if problem is not None:
-        return KernelResult.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={},
+        return Result.failure(base, problem, timing=None, buffer_sets=1, gpu_state=None, phases={},
                                     **{MEASURED_WITH: origin})
     notes = [] if check is not None or reference is not None else [
         warning("unverified", "unverified: timed without a check of its output",
@@ -165,11 +205,11 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
     verified = check is not None or reference is not None
     result = timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
-    return replace(result, extra={**result.extra, MEASURED_WITH: origin})
+    return _as_result(replace(result, extra={**result.extra, MEASURED_WITH: origin}))
 
 
-def results(measured: Sequence[KernelResult], backend_name: str | None = None, device: int | None = None,
-            spec: str | None = None) -> ResultsDocument:
+def results(measured: Sequence[KernelResult], backend: str | None = None, device: int | None = None,
+            spec: str | None = None, *, backend_name: str | None = None) -> ResultsDocument:
     """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`): the
     same document `roofline measure` writes, without its policy block (each call may time differently).
 
@@ -179,12 +219,13 @@ def results(measured: Sequence[KernelResult], backend_name: str | None = None, d
     the later ones as 'NAME #2', 'NAME #3'."""
     from roofline.measurement.session import results_document
 
+    backend = _backend_argument(backend, backend_name, None)
     for i, k in enumerate(measured):
         if not isinstance(k, KernelResult):
             raise InputError(f"roofline.results(): item {i} is {type(k).__name__}: expected the KernelResult that "
                              "roofline.measure returns")
     origins = [o for o in (k.extra.get(MEASURED_WITH) for k in measured) if isinstance(o, Mapping)]
-    engine = backend(_recorded(origins, "backend", backend_name, "backend_name", "auto"),
+    engine = _open_backend(_recorded(origins, "backend", backend, "backend", "auto"),
                      _recorded(origins, "device", device, "device", 0))
     machine = _recorded_machine(origins, spec, engine)
     entries = []

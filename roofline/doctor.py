@@ -109,21 +109,28 @@ def dram_check(kernel: str, achieved: float | None, datasheet: float | None, err
                      "` to see the failure; a wrong result on a healthy GPU is a bug: report it", group="bandwidth")
     if achieved is None or not datasheet:
         return skipped(name, "no datasheet DRAM bandwidth for this GPU" if achieved else "not measured", "bandwidth")
-    share = achieved / datasheet
-    figure = f"{_tb(achieved)} ({_pct(share)} of {_tb(datasheet)})"
-    bound = f"{DRAM_MIN:.0%}–{DRAM_MAX:.0%} of the datasheet"
-    limits = (DRAM_MIN * datasheet, DRAM_MAX * datasheet)
-    if share > DRAM_MAX:
-        return Check(name, FAIL, figure, bound, "faster than the memory can deliver: the bytes were not all DRAM "
-                     "bytes (a cache hit, a wrong byte count) or the timer saw too little",
-                     "check the spec is this GPU's (--spec) and run the timer checks below", achieved, limits,
-                     "bandwidth")
-    if share < DRAM_MIN:
-        return Check(name, FAIL, figure, bound, "well below what this GPU class reaches (published STREAM on an "
-                     "H200: 86.5-93.3 %)", "look at the clocks and other processes below; check the memory clock "
-                     "(nvidia-smi -q -d CLOCK) and ECC; compare with a second GPU of the same kind", achieved, limits,
-                     "bandwidth")
-    return Check(name, PASS, figure, bound, value=achieved, limits=limits, group="bandwidth")
+    return _band(name, "bandwidth", achieved, datasheet, (DRAM_MIN, DRAM_MAX),
+                 f"{_tb(achieved)} ({_pct(achieved / datasheet)} of {_tb(datasheet)})",
+                 f"{DRAM_MIN:.0%}–{DRAM_MAX:.0%} of the datasheet",
+                 ("faster than the memory can deliver: the bytes were not all DRAM bytes (a cache hit, a wrong byte "
+                  "count) or the timer saw too little", "check the spec is this GPU's (--spec) and run the timer "
+                                                         "checks below"),
+                 ("well below what this GPU class reaches (published STREAM on an H200: 86.5-93.3 %)",
+                  "look at the clocks and other processes below; check the memory clock (nvidia-smi -q -d CLOCK) and "
+                  "ECC; compare with a second GPU of the same kind"))
+
+
+def _band(name: str, group: str, value: float, reference: float, shares: tuple[float, float], figure: str,
+          bound: str, too_high: tuple[str, str], too_low: tuple[str, str]) -> Check:
+    """PASS when value / reference lies within `shares`; else FAIL with what being above or below means, and
+    its fix."""
+    lo, hi = shares
+    limits = (lo * reference, hi * reference)
+    share = value / reference
+    if share > hi or share < lo:
+        note, fix = too_high if share > hi else too_low
+        return Check(name, FAIL, figure, bound, note, fix, value, limits, group)
+    return Check(name, PASS, figure, bound, value=value, limits=limits, group=group)
 
 
 def fma_check(achieved: float | None, datasheet: float | None, boost_clock: float | None,
@@ -141,19 +148,13 @@ def fma_check(achieved: float | None, datasheet: float | None, boost_clock: floa
         peak = datasheet * observed_clock / boost_clock
         clock_note = f"at the observed {observed_clock / 1e6:.0f} MHz (datasheet {datasheet / 1e12:.4g} at " \
                      f"{boost_clock / 1e6:.0f} MHz)"
-    share = achieved / peak
-    figure = f"{_tf(achieved)} ({_pct(share)} of {_tf(peak)})"
-    bound = f"{FMA_MIN:.0%}–{FMA_MAX:.0%} of the peak {clock_note}"
-    limits = (FMA_MIN * peak, FMA_MAX * peak)
-    if share > FMA_MAX:
-        return Check(name, FAIL, figure, bound, "more FLOP/s than the SMs can issue at this clock: the FLOP count "
-                     "or the clock reading is wrong", "report it with `roofline doctor --format json`", achieved,
-                     limits, "compute")
-    if share < FMA_MIN:
-        return Check(name, FAIL, figure, bound, "the SMs issue fewer FMAs than they can at the clock they ran at",
-                     "look for other processes on the GPU and for MIG or MPS limits (nvidia-smi)", achieved, limits,
-                     "compute")
-    return Check(name, PASS, figure, bound, value=achieved, limits=limits, group="compute")
+    return _band(name, "compute", achieved, peak, (FMA_MIN, FMA_MAX),
+                 f"{_tf(achieved)} ({_pct(achieved / peak)} of {_tf(peak)})",
+                 f"{FMA_MIN:.0%}–{FMA_MAX:.0%} of the peak {clock_note}",
+                 ("more FLOP/s than the SMs can issue at this clock: the FLOP count or the clock reading is wrong",
+                  "report it with `roofline doctor --format json`"),
+                 ("the SMs issue fewer FMAs than they can at the clock they ran at",
+                  "look for other processes on the GPU and for MIG or MPS limits (nvidia-smi)"))
 
 
 def between_check(name: str, value: float | None, low: float | None, high: float | None, unit: str,

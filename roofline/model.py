@@ -62,6 +62,9 @@ class CacheLevel:
     size: float | None = None  # B
     bandwidth: float | None = None  # B/s
     latency: float | None = None  # s
+    # (working set B, read bandwidth B/s) by increasing working set, as calibrate measures it for the L2: where the
+    # plateau ends and the bandwidth falls to DRAM's. Empty for a datasheet spec.
+    curve: tuple[tuple[float, float], ...] = ()
 
 
 LINK_NAMES = ("nvlink", "pcie")

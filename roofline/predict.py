@@ -28,8 +28,8 @@ from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 from roofline.errors import at
 from roofline.expr import Expr, FormulaError
 from roofline.model import KernelDescriptor, MachineSpec, Workload
+from roofline.sweep import FIRST_PRINCIPLES, measured_time, predict_time
 
-FIRST_PRINCIPLES = "first-principles"
 LAUNCH_BOUND, LATENCY_BOUND = "launch-bound", "latency-bound"
 CONCURRENCY_BOUND, BANDWIDTH_BOUND = "concurrency-bound", "bandwidth-bound"
 _EPS = 1e-9  # a whole number of windows computed in floating point must not round up to one more
@@ -214,8 +214,6 @@ def annotate(entries: Iterable[MutableMapping[str, Any]], shapes: Sequence[Seque
     """Add predicted_time, prediction_error (predicted / measured − 1; null without a verified time) and the terms
     to every entry, in place; `shapes` holds each entry's launches. The first-order max(L, λ + B/BW) with the spec's
     latency is kept beside it (`simple_max_time`), as the fitted model does."""
-    from roofline.sweep import measured_time, predict_time
-
     for e, launches in zip(entries, shapes):
         total, times, regime = predict(launches, m)
         measured = measured_time(e)

@@ -89,7 +89,8 @@ def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
         from roofline.errors import BackendUnavailable, RooflineError
 
         kwargs.setdefault("spec", config.getoption("roofline_spec"))
-        kwargs.setdefault("backend_name", config.getoption("roofline_backend"))
+        if kwargs.get("backend_name") is None:  # (its deprecated spelling, which roofline.api still takes)
+            kwargs.setdefault("backend", config.getoption("roofline_backend"))
         if at_least is not None and not 0 < at_least <= 1:
             raise ValueError(f"at_least={at_least!r}: expected a fraction in (0, 1]")
         calls["all"] += 1

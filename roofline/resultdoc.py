@@ -111,14 +111,6 @@ class KernelResult:
         rest = {k: v for k, v in data.items() if k not in known}
         return cls(**values, extra={**rest, **(extra or {})})
 
-    def show(self) -> None:
-        """Print this result as the row `roofline measure` prints (rich is imported only here)."""
-        from rich.console import Console
-
-        from roofline.render.measure import kernel_table
-
-        Console().print(kernel_table([self.to_json()], self.name))
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for f in fields(self):

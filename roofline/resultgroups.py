@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import at
-from roofline.resultschema import MAX_FRACTION, check_fields, kind_of
+from roofline.resultfields import MAX_FRACTION, check_fields, kind_of
 
 TOP = 5  # the program block says how much of the recoverable time the first TOP groups hold
 _GROUP = {"name": "string", "by": "string", "launches": "number", "time": "number", "share": "number",

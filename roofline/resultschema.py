@@ -6,20 +6,19 @@ The typed objects built from a checked document are in roofline.resultdoc.
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline import caveats
 from roofline.errors import at
+from roofline.resultfields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
+from roofline.resultfields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
+from roofline.resultgroups import check_groups
 
 RESULTS_SCHEMA = "roofline/results/v1"
 RESULTS_VERSION = 1
-MAX_FRACTION = 10.0  # anything beyond this is not a measurement of the kernel the model describes
-
-_NUMBER, _OPT_NUMBER, _STRING, _OPT_STRING = "number", "number or null", "string", "string or null"
-_BOOL, _MAPPING, _OPT_MAPPING, _LIST = "boolean", "mapping", "mapping or null", "list"
+_OPT_NUMBER, _OPT_STRING, _OPT_MAPPING, _LIST = "number or null", "string or null", "mapping or null", "list"
 _TOP = {"created": _STRING, "tool_version": _STRING, "backend": _STRING, "device": _MAPPING,
         "machine": _OPT_MAPPING, "kernels": _LIST}
 _TOP_OPTIONAL = {"policy": _OPT_MAPPING, "sweep": _OPT_MAPPING, "groups": _LIST}
@@ -53,43 +52,6 @@ _GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max",
 _HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, float) and not math.isfinite(value):
-        return "a non-finite number"
-    if isinstance(value, (int, float)):
-        return "a number"
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
-
-
-def _fits(value: Any, expected: str) -> bool:
-    if expected.endswith(" or null") and value is None:
-        return True
-    base = expected.replace(" or null", "")
-    if base == _NUMBER:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if base == _STRING:
-        return isinstance(value, str)
-    if base == _BOOL:
-        return isinstance(value, bool)
-    if base == _MAPPING:
-        return isinstance(value, dict)
-    return isinstance(value, list)
-
-
-def _check(path: Path, prefix: str, data: Mapping[str, Any], required: Mapping[str, str],
-           optional: Mapping[str, str]) -> None:
-    for key, expected in required.items():
-        if key not in data:
-            raise at(path, f"{prefix}{key}", f"is missing (expected {expected})")
-    for key, expected in {**required, **optional}.items():
-        if key in data and not _fits(data[key], expected):
-            raise at(path, f"{prefix}{key}", f"expected {expected}, got {_kind(data[key])} {data[key]!r:.60}")
-
-
 def check_schema(path: Path, doc: Mapping[str, Any]) -> None:
     """Refuse another schema, saying which side is newer."""
     schema = doc.get("schema")
@@ -111,8 +73,6 @@ def check_schema(path: Path, doc: Mapping[str, Any]) -> None:
     raise at(path, "schema", f"is {str(schema)!r:.80}; expected '{RESULTS_SCHEMA}'")
 
 TOP_FIELDS = (*_TOP, *_TOP_OPTIONAL)
-# The field checks, for the modules that check a block of their own (roofline.resultgroups).
-check_fields, fits, kind_of = _check, _fits, _kind
 
 
 def check_kernel(path: Path, index: int, data: Any, has_machine: bool, statuses: Sequence[str]) -> None:
@@ -240,6 +200,4 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
     sweep = doc.get("sweep")
     if sweep is not None and not isinstance(sweep.get("kernel"), str):
         raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
-    from roofline.resultgroups import check_groups  # (it reads this module's field checks)
-
     check_groups(path, doc)

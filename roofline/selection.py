@@ -29,8 +29,11 @@ def load_selection(
 
 
 def resolve_specs(spec_names: Sequence[str]) -> list[MachineSpec]:
+    """The named specs, once each; 'auto' is the visible GPU's own spec or the stated default (roofline.autospec)."""
+    from roofline.autospec import AUTO, auto_spec
+
     catalog = SpecCatalog.bundled()
-    machines = [catalog.resolve(n) for n in spec_names]
+    machines = [auto_spec(catalog).machine if n.strip().lower() == AUTO else catalog.resolve(n) for n in spec_names]
     return list({m.id: m for m in machines}.values())
 
 

@@ -20,7 +20,7 @@ _TOP_KEYS = (
     "measurement", "interconnect",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
-_CACHE_KEYS = ("size", "bandwidth", "latency")
+_CACHE_KEYS = ("size", "bandwidth", "latency", "curve")
 _CLOCK_KEYS = ("boost", "tensor", "base", "memory")
 _MEASUREMENT_KEYS = ("device", "date", "tool_version", "method")
 _LINK_KEYS = ("bandwidth", "links")
@@ -58,6 +58,7 @@ def load_spec(path: Path) -> MachineSpec:
                 size=c.quantity("size", "bytes"),
                 bandwidth=c.quantity("bandwidth", "bandwidth"),
                 latency=c.quantity("latency", "time"),
+                curve=_curve(c),
             )
 
     clocks: dict[str, float] = {}
@@ -112,6 +113,28 @@ def _refuse_impossible(spec: MachineSpec, path: Path) -> None:
     others = list(dict.fromkeys(v.field for v in hard[1:]))
     also = f" (also impossible: {', '.join(others)})" if others else ""
     raise InputError(f"{path}: {first.field}: {first.message}{also}", fix=first.fix)
+
+
+def _curve(c: Fields) -> tuple[tuple[float, float], ...]:
+    """A cache level's measured bandwidth curve: a list of {working_set: 4 MiB, bandwidth: 10.7 TB/s} by strictly
+    increasing working set (what calibrate writes for the L2)."""
+    if not c.has("curve"):
+        return ()
+    raw = c.data["curve"]
+    if not isinstance(raw, list) or not raw:
+        raise c.error("curve", "expected a non-empty list of {working_set, bandwidth} points")
+    points = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise c.error(f"curve[{i}]", "expected a mapping {working_set: SIZE, bandwidth: RATE}")
+        point = Fields(c.path, item, f"{c.name('curve')}[{i}].")
+        point.reject_unknown(("working_set", "bandwidth"))
+        size = point.quantity("working_set", "bytes", required=True)
+        bw = point.quantity("bandwidth", "bandwidth", required=True)
+        if points and size <= points[-1][0]:
+            raise point.error("working_set", "the curve's working sets must increase")
+        points.append((size, bw))
+    return tuple(points)
 
 
 def _interconnect(f: Fields) -> dict[str, Link]:

@@ -34,8 +34,8 @@ from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
 from roofline.errors import InputError
 from roofline.model import MachineSpec
-from roofline.predict import FIRST_PRINCIPLES
 
+FIRST_PRINCIPLES = "first-principles"  # the model of roofline.predict, which builds on this module
 MODELS = ("additive", "max")  # the fitted model's two forms
 MODEL_CHOICES = (FIRST_PRINCIPLES, "fitted", *MODELS)  # --model; 'fitted' is the additive form
 LAUNCH_BOUND = "launch-bound"

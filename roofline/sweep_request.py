@@ -1,5 +1,5 @@
 """What `roofline sweep` is asked to do, read from its options once: the kernel, the swept parameter and its sizes
-(--sizes), the other parameters held fixed (--set), and the model's settings. Pure: no device, no files.
+(--sizes), the other parameters held fixed (-p/--param), and the model's settings. Pure: no device, no files.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
                          f"{', '.join(d.params) or 'none'}")
     overrides = dict(parse_overrides(fixed, [d]))
     if param in overrides:
-        raise InputError(f"--set {param}=…: {param} is the swept parameter; its values come from --sizes")
+        raise InputError(f"-p {param}=…: {param} is the swept parameter; its values come from --sizes")
     return SweepRequest(d, param, tuple(sizes), overrides, model, latency, eta, calibrated)
 
 

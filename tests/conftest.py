@@ -49,6 +49,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # ---- fixtures -------------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def no_gpu_for_spec_auto(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """--spec auto in analyze and plot reads the driver's GPU list: hidden, so a test's default spec is h100-sxm on
+    a GPU host too (tests of the probe point roofline.autospec.GPU_INFO_DIR at a folder of their own)."""
+    import roofline.autospec
+
+    monkeypatch.setattr(roofline.autospec, "GPU_INFO_DIR", tmp_path_factory.getbasetemp() / "no-nvidia-driver")
+
+
 @pytest.fixture
 def toy_spec_path() -> Path:
     return TOY_SPEC

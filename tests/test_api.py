@@ -15,7 +15,7 @@ import roofline
 from roofline.errors import InputError
 from roofline.resultdoc import ResultsDocument, Status
 
-FAST = {"min_time": 0.0, "min_repeats": 3, "backend_name": "numpy"}
+FAST = {"min_time": 0.0, "min_repeats": 3, "backend": "numpy"}
 
 
 @pytest.fixture
@@ -160,7 +160,7 @@ def test_results_write_a_file_report_and_plot_read(tmp_path, run_cli):
     r2 = roofline.measure(lambda: np.multiply(a, b, out=out), name="mul", flops=a.size, bytes=3 * a.nbytes,
                           spec="h100", check=lambda: True, **FAST)
     path = tmp_path / "api.json"
-    roofline.results([r1, r2], backend_name="numpy", spec="h100").write(path)
+    roofline.results([r1, r2], backend="numpy", spec="h100").write(path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert [k["name"] for k in doc["kernels"]] == ["add", "mul"] and doc["machine"]["id"] == "h100-sxm"
     assert ResultsDocument.from_json(doc).to_json() == doc
@@ -172,7 +172,7 @@ def test_results_write_a_file_report_and_plot_read(tmp_path, run_cli):
 def test_results_take_the_backend_and_spec_the_results_were_measured_with(tmp_path, no_cupy):
     r = roofline.measure(lambda: None, name="noop", flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
     path = tmp_path / "r.json"
-    roofline.results([r]).write(path)  # no backend_name=: not the GPU's (no CuPy here), the one r was measured on
+    roofline.results([r]).write(path)  # no backend=: not the GPU's (no CuPy here), the one r was measured on
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["backend"] == "numpy" and doc["machine"]["id"] == "h100-sxm"
     assert "measured_with" not in doc["kernels"][0]  # said once, at the top
@@ -181,7 +181,7 @@ def test_results_take_the_backend_and_spec_the_results_were_measured_with(tmp_pa
 
 @pytest.mark.parametrize("kwargs, words", [
     ({"spec": "h200"}, "spec='h200', but the results were measured against h100-sxm"),
-    ({"backend_name": "cupy"}, "backend_name='cupy', but the results were measured with backend 'numpy'"),
+    ({"backend": "cupy"}, "backend='cupy', but the results were measured with backend 'numpy'"),
 ])
 def test_results_refuse_arguments_that_contradict_the_results(kwargs, words):
     r = roofline.measure(lambda: None, flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
@@ -193,23 +193,47 @@ def test_results_measured_against_different_specs_are_refused():
     with_spec = roofline.measure(lambda: None, flops=1, bytes=4, spec="h100", check=lambda: True, **FAST)
     without = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: True, **FAST)
     with pytest.raises(InputError, match="measured against different specs"):
-        roofline.results([with_spec, without], backend_name="numpy")
+        roofline.results([with_spec, without], backend="numpy")
 
 
 def test_results_of_two_unnamed_callables_keep_both():
     first = roofline.measure(lambda: None, flops=1, bytes=4, check=lambda: True, **FAST)
     second = roofline.measure(lambda: None, flops=2, bytes=8, check=lambda: True, **FAST)
-    doc = roofline.results([first, second, first], backend_name="numpy")
+    doc = roofline.results([first, second, first], backend="numpy")
     assert [k.name for k in doc.kernels] == ["callable", "callable #2", "callable #3"]
     assert [k.flops for k in doc.kernels] == [1, 2, 1]
 
 
 def test_results_of_something_else_is_an_input_error():
     with pytest.raises(InputError, match="item 0 is str: expected the KernelResult"):
-        roofline.results(["x"], backend_name="numpy")
+        roofline.results(["x"], backend="numpy")
 
 
 def test_show_prints_the_row(capsys):
     r = roofline.measure(lambda: 1, flops=1, bytes=4, check=lambda: True, **FAST)
     r.show()
     assert "callable" in capsys.readouterr().out  # a lambda is named 'callable'
+
+
+def test_backend_name_is_the_deprecated_spelling_of_backend():
+    """Issue 22: the API says backend= as the CLI says --backend; backend_name= still works, for one release."""
+    fast = {k: v for k, v in FAST.items() if k != "backend"}
+    with pytest.warns(DeprecationWarning, match="backend_name= is deprecated.*use backend="):
+        r = roofline.measure(lambda: 1, flops=1, bytes=4, check=lambda: True, backend_name="numpy", **fast)
+    assert r.extra["measured_with"]["backend"] == "numpy"
+    with pytest.warns(DeprecationWarning, match="use backend="):
+        doc = roofline.results([r], backend_name="numpy")
+    assert doc.kernels[0].name == "callable"
+    with pytest.raises(InputError, match="disagree"), pytest.warns(DeprecationWarning):
+        roofline.measure(lambda: 1, flops=1, bytes=4, backend="cupy", backend_name="numpy", **fast)
+
+
+def test_show_is_printing_at_the_api_not_in_the_result_type():
+    """Issue 22: the typed result imports no renderer; what the API returns prints itself."""
+    from roofline.api import Result
+    from roofline.resultdoc import KernelResult
+
+    r = roofline.measure(lambda: 1, flops=1, bytes=4, check=lambda: True, **FAST)
+    assert isinstance(r, Result) and isinstance(r, KernelResult)
+    assert isinstance(roofline.analyze(flops=1, bytes=4), Result)
+    assert not hasattr(KernelResult, "show")

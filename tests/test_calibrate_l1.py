@@ -289,3 +289,51 @@ def test_l1_probe_on_the_gpu():
     peak = fig.details.get("theoretical")
     if peak:  # never above SMs × 128 B/clock at the clock it ran at (5 % for the clock reading)
         assert 0.3 * peak <= fig.value <= 1.05 * peak, (fig.value, peak)
+
+
+H200_CURVE = [(1.5 * 2**20, 12.78e12), (4 * 2**20, 10.68e12), (30 * 2**20, 8.5e12), (60 * 2**20, 6.9e12),
+              (120 * 2**20, 5.05e12)]  # the shape measured on the H200, 2026-12-01
+
+
+def with_curve():
+    l2 = Figure("caches.l2.bandwidth", OK, 12.78e12, "l2_read kernel", "plateau at 1.5 MiB",
+                {"curve": [{"working_set": w, "bandwidth": b} for w, b in H200_CURVE]})
+    return [l2 if f.field == "caches.l2.bandwidth" else f for f in with_l1()]
+
+
+def test_the_l2_curve_goes_into_the_measured_spec_and_back(tmp_path, h200):
+    doc, _ = measured_spec(with_curve(), H200_DEVICE, h200, "2026-12-01", "0.1.0")
+    assert doc["caches"]["l2"]["curve"][1] == {"working_set": "4 MiB", "bandwidth": "10.68 TB/s"}
+    spec = load_spec(write(tmp_path, spec_yaml(doc)))
+    assert spec.caches["l2"].curve == tuple((pytest.approx(w), pytest.approx(b, rel=1e-3)) for w, b in H200_CURVE)
+
+
+@pytest.mark.parametrize("curve, field", [
+    ("[{working_set: 4 MiB, bandwidth: 10 TB/s}, {working_set: 2 MiB, bandwidth: 11 TB/s}]",
+     "caches.l2.curve[1].working_set"),
+    ("[{working_set: 4 MiB}]", "caches.l2.curve[0].bandwidth"),
+    ("[{working_set: 4 MiB, bandwidth: 10 TB/s, colour: red}]", "caches.l2.curve[0].colour"),
+    ("4 MiB", "caches.l2.curve"),
+])
+def test_a_broken_curve_is_refused_naming_the_point(tmp_path, run_cli, curve, field):
+    spec = tmp_path / "curve.yaml"
+    spec.write_text("schema_version: 1\nid: c\nname: C\nmemory: {bandwidth: 4 TB/s, latency: 300 ns}\n"
+                    "compute: {fp32: 60 TFLOP/s}\nsm_count: 132\n"
+                    f"caches:\n  l2: {{size: 60 MiB, bandwidth: 10 TB/s, curve: {curve}}}\n"
+                    "sources: [{for: [memory.bandwidth], cite: test}]\n", encoding="utf-8")
+    result = run_cli("specs", "show", spec)
+    assert result.code == 2 and field in result.err and "Traceback" not in result.err, result.err
+
+
+def test_plot_hierarchy_draws_the_l2_curve_panel_from_the_measured_spec(tmp_path, h200, run_cli):
+    pytest.importorskip("matplotlib")
+    doc, _ = measured_spec(with_curve(), H200_DEVICE, h200, "2026-12-01", "0.1.0")
+    measured = write(tmp_path, spec_yaml(doc))
+    svg = tmp_path / "hier.svg"
+    result = run_cli("plot", "--hierarchy", "--results", PROFILED, "--measured-spec", measured, "-o", svg)
+    assert result.code == 0, result.err
+    text = svg.read_text()
+    assert 'id="roofline:hier-l2-curve"' in text and "L2 bandwidth by working set" in text
+    plain = tmp_path / "plain.svg"  # without a curve, no panel
+    assert run_cli("plot", "--hierarchy", "--results", PROFILED, "-o", plain).code == 0
+    assert 'id="roofline:hier-l2-curve"' not in plain.read_text()

@@ -9,6 +9,10 @@ dependencies all the same) against the boundaries below.
 - neither render/ nor the pure core (the modules directly under roofline/) imports measure/: analysing, reading
   results and drawing never need the measurement stage. The Python API (roofline/api.py) is the one edge there.
 - nothing outside cli/ imports cli/.
+- the pure core imports neither render/ nor ncu/ (results, analysis and loading never need a renderer or an
+  importer), and measurement/ never imports the Python API (the API drives measurement, not the other way round).
+- no import circle among roofline's modules, counting imports inside functions and under TYPE_CHECKING: a circle
+  means two modules are one, or a shared piece lives in the wrong one.
 
 An exception is a (module, imported name) pair with the reason it is allowed; a listed exception that is no longer
 needed fails its own test, so the list cannot go stale.
@@ -71,7 +75,7 @@ def stage(name: str) -> str:
     if top in ("matplotlib", "click"):
         return top
     parts = name.split(".")
-    if top == "roofline" and len(parts) > 1 and parts[1] in ("measurement", "cli", "render"):
+    if top == "roofline" and len(parts) > 1 and parts[1] in ("measurement", "cli", "render", "ncu", "api"):
         return f"roofline.{parts[1]}"
     return ""
 
@@ -81,7 +85,9 @@ def in_package(module: str, package: str) -> bool:
 
 
 def is_core(module: str) -> bool:
-    return module.count(".") == 1 and module not in EDGES_OF_THE_CORE
+    """A module directly under roofline/ (a file, not a stage's package such as roofline.cli), but not an edge."""
+    return (module.count(".") == 1 and module not in EDGES_OF_THE_CORE
+            and not (PACKAGE / module.split(".")[1]).is_dir())
 
 
 def broken_rules(module: str, imported_stage: str) -> list[str]:
@@ -96,6 +102,12 @@ def broken_rules(module: str, imported_stage: str) -> list[str]:
         rules.append("render/ and the pure core never import measurement/")
     if imported_stage == "roofline.cli" and not in_package(module, "roofline.cli"):
         rules.append("nothing outside cli/ imports cli/")
+    if imported_stage == "roofline.render" and is_core(module):
+        rules.append("the pure core never imports render/")
+    if imported_stage == "roofline.ncu" and is_core(module):
+        rules.append("the pure core never imports ncu/")
+    if imported_stage == "roofline.api" and in_package(module, "roofline.measurement"):
+        rules.append("measurement/ never imports the Python API")
     return rules
 
 
@@ -131,6 +143,14 @@ def test_the_scan_sees_the_package():
     ("roofline.api", "roofline.measurement.harness", []),
     ("roofline.ncu.importer", "roofline.measurement.policy", []),
     ("roofline.measurement.session", "roofline.cli.common", ["nothing outside cli/ imports cli/"]),
+    ("roofline.resultdoc", "roofline.render.measure", ["the pure core never imports render/"]),
+    ("roofline.api", "roofline.render.measure", []),
+    ("roofline.gates", "roofline.ncu.halfprec", ["the pure core never imports ncu/"]),
+    ("roofline.cli.importer", "roofline.ncu.importer", []),
+    ("roofline.measurement.harness", "roofline.api", ["measurement/ never imports the Python API"]),
+    ("roofline.measurement.calibrate.gpu", "roofline.api", ["measurement/ never imports the Python API"]),
+    ("roofline.pytest_plugin", "roofline.api", []),
+    ("roofline.cli", "roofline.render.text", []),
 ])
 def test_the_rules_themselves(module, imported, expected):
     assert broken_rules(module, stage(imported)) == expected
@@ -169,3 +189,91 @@ def test_roofline_measure_is_the_api_function_whatever_was_imported_first():
             "assert roofline.measure.__module__ == 'roofline.api'; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+# ---- no circles -------------------------------------------------------------------------------------------------
+
+
+def import_graph(modules: dict[str, set[str]]) -> dict[str, set[str]]:
+    """module -> the roofline modules it imports. A name resolves to the longest module it starts with
+    ('roofline.render.points.Point' -> roofline.render.points); an import of one's own parent package is left out
+    (Python has already run it before the module, so it cannot close a circle)."""
+    def resolve(name: str) -> str | None:
+        parts = name.split(".")
+        while parts and ".".join(parts) not in modules:
+            parts.pop()
+        return ".".join(parts) or None
+
+    graph: dict[str, set[str]] = {}
+    for module, names in modules.items():
+        targets = {resolve(n) for n in names} - {None, module}
+        graph[module] = {t for t in targets if t is not None and not module.startswith(t + ".")}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted, as a list sorted too."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                found.append(sorted(component))
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * len(graph) + 100))
+    try:
+        for v in sorted(graph):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(found)
+
+
+def test_the_circle_finder_finds_circles():
+    graph = import_graph({
+        "roofline.a": {"roofline.b.f"}, "roofline.b": {"roofline.c"}, "roofline.c": {"roofline.a", "roofline"},
+        "roofline.d": {"roofline.d"}, "roofline.e": {"roofline.a"}, "roofline": set(),
+        "roofline.p": set(), "roofline.p.q": {"roofline.p"},  # a module importing its parent package: no circle
+    })
+    assert graph["roofline.a"] == {"roofline.b"} and "roofline" not in graph["roofline.c"]
+    assert circles(graph) == [["roofline.a", "roofline.b", "roofline.c"]]
+    assert circles({"x": {"y"}, "y": {"x"}, "z": {"z"}}) == [["x", "y"], ["z"]]
+
+
+def test_the_graph_sees_imports_inside_functions():
+    # roofline.api imports the measurement session inside its functions only: that is an edge all the same
+    assert "roofline.measurement.session" in import_graph(MODULES)["roofline.api"]
+
+
+def test_no_import_circles():
+    found = circles(import_graph(MODULES))
+    assert not found, "import circles (move the shared piece to the module that owns it):\n" + "\n".join(
+        "  " + " <-> ".join(c) for c in found)
+
+
+def test_the_architecture_page_names_every_module_of_the_core():
+    """docs/architecture.md says what each top-level module does: a module added without a line there fails."""
+    page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert len(top) > 20
+    missing = [name for name in top if f"`{name}`" not in page]
+    assert not missing, f"docs/architecture.md does not say what these do: {', '.join(missing)}"

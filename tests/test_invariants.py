@@ -133,7 +133,8 @@ def test_without_a_boost_clock_l1_is_bounded_at_the_fastest_sm_clock() -> None:
 
 
 def test_the_measured_l1_of_442_tb_s_on_132_sms_is_refused() -> None:
-    """docs/measurements/h200x2-2026-11-30-node-measured.yaml: L1 442.9 TB/s on an H200 (13x what 132 SMs load)."""
+    """The two-GPU calibrate of 2026-11-30 wrote L1 442.9 TB/s on an H200 (13x what 132 SMs load; the file left the
+    tree with the other raw runs, git history keeps it)."""
     spec = MachineSpec(id="h", name="H", bandwidth=4.362e12, latency=349.1e-9, roofs={"fp32": 64.99e12},
                        sm_count=132, measured=True,
                        caches={"l1": CacheLevel(bandwidth=442.9e12),

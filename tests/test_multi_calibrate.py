@@ -18,7 +18,7 @@ from roofline.measurement.calibrate.figures import OK, Figure, skipped
 from roofline.measurement.calibrate.links import link_figures, with_interconnect
 from roofline.measurement.multi_calibrate import device_figure_lists, host_figures
 
-DATA = Path(__file__).parent.parent / "docs" / "measurements" / "h200x2-2026-11-30-interconnect.json"
+DATA = Path(__file__).parent.parent / "tests" / "data" / "h200" / "interconnect-two-gpus.json"
 
 
 def _figures(slow: float = 1.0) -> list[Figure]:

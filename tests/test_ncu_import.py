@@ -172,12 +172,37 @@ def test_short_names():
 
 def test_cli_import_writes_results(run_cli, tmp_path):
     out = tmp_path / "model.json"
-    code, stdout, stderr = run_cli("import", "ncu", str(TENSOR), "-o", str(out))
+    code, stdout, stderr = run_cli("import", "ncu", str(TENSOR), "-o", str(out), "--group-by", "none")
     assert code == 0, stderr
     assert "imported 42 of 42 launch(es) on h200-sxm" in stderr
     assert "bf16_tensor" in stdout and "fp8_tensor +" in stdout  # + marks mixed work
     doc = json.loads(out.read_text())
     assert doc["schema"] == "roofline/results/v1" and len(doc["kernels"]) == 42
+
+
+def test_import_groups_by_op_by_default_as_profile_does(run_cli, tmp_path):
+    """Issue 22: one --group-by default (op) in 'import ncu' and 'profile'; --group-by none keeps launch by launch."""
+    from roofline.cli.importer import ncu_command
+    from roofline.cli.profile import profile
+
+    defaults = {cmd.name: next(p.default for p in cmd.params if p.name == "group_by") for cmd in (ncu_command, profile)}
+    assert defaults == {"ncu": "op", "profile": "op"}
+    out = tmp_path / "grouped.json"
+    code, stdout, err = run_cli("import", "ncu", str(TENSOR), "-o", str(out))
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert doc["groups"] and {g["by"] for g in doc["groups"]} == {"op"} and len(doc["kernels"]) == 42
+    assert "grouped by op" in stdout
+    code, launches, err = run_cli("import", "ncu", str(TENSOR), "--group-by", "none", "--format", "json")
+    assert code == 0 and "groups" not in json.loads(launches) and "grouped" not in err
+
+
+def test_import_without_nvtx_groups_by_kernel_name_and_says_so(run_cli):
+    code, out, err = run_cli("import", "ncu", str(NCU_UNITS), "--spec", "h200", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert not any(k.get("nvtx") for k in doc["kernels"])
+    assert doc["groups"] and "the capture has no NVTX ranges" in err and "grouped by kernel name instead" in err
 
 
 def test_cli_import_errors(run_cli):
@@ -199,7 +224,7 @@ def test_cli_lists_the_metrics_for_ncu(run_cli):
 
 def test_imported_results_go_through_report_and_plot(run_cli, tmp_path):
     results = tmp_path / "model.json"
-    assert run_cli("import", "ncu", str(TENSOR), "-o", str(results))[0] == 0
+    assert run_cli("import", "ncu", str(TENSOR), "-o", str(results), "--group-by", "none")[0] == 0
     code, out, err = run_cli("report", str(results), "--format", "markdown")
     assert code == 0, out + err
     assert "IMPORTED" in out and "nvjet_sm90" in out

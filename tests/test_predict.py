@@ -1,6 +1,6 @@
 """The first-principles size model (roofline.predict) against hand-computed cases, the descriptor fields it reads
 (threads, bytes_per_thread, launches), the stream probe's plumbing on a fake device, and the model against the real
-H200 sweep in docs/measurements (roofline.sweep_compare)."""
+H200 sweep in tests/data/h200 (roofline.sweep_compare)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from roofline.predict import (
 from roofline.workload import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
-MEASURED = ROOT / "docs" / "measurements"
+MEASURED = ROOT / "tests" / "data" / "h200"  # real H200 files, kept as test data
 
 
 def machine(**kw) -> MachineFigures:
@@ -213,15 +213,15 @@ def test_the_bundled_target_kernels_launch_as_their_implementations_do():
 
 
 def test_the_h200_vector_add_sweep_is_predicted_within_25_percent_with_nothing_fitted():
-    """docs/measurements/h200-2026-11-30-sweep.json (vector_add_float4, 2^12..2^28) against the calibrated spec. That
+    """tests/data/h200/sweep-vector_add_float4.json (vector_add_float4, 2^12..2^28) against the calibrated spec. That
     sweep predates the stream probe, so λk is 2 × the DRAM latency; the fitted model without its anchors misses."""
     from roofline.kernels import KernelCatalog
     from roofline.specs import load_spec
     from roofline.sweep_compare import compare, worst
 
-    doc = json.loads((MEASURED / "h200-2026-11-30-sweep.json").read_text(encoding="utf-8"))
+    doc = json.loads((MEASURED / "sweep-vector_add_float4.json").read_text(encoding="utf-8"))
     rows = compare(doc, KernelCatalog.load().select(["vector_add_float4"])[0],
-                   load_spec(MEASURED / "h200-2026-11-30-measured.yaml"))
+                   load_spec(MEASURED / "measured-2026-11-30.yaml"))
     assert len(rows) == 17 and all(r.within for r in rows)
     assert worst(rows) == pytest.approx(-0.211, abs=0.005)  # at 2^16, 786 kB
     assert rows[-1].error == pytest.approx(0.001, abs=0.002)  # 3.22 GB at the calibrated 4.372 TB/s

@@ -11,7 +11,7 @@ import pytest
 
 from roofline.predict import LaunchShape, MachineFigures, launch_time
 
-SWEEP = Path(__file__).resolve().parent.parent / "docs" / "measurements" / "h200-2026-11-30-sweep-predict.json"
+SWEEP = Path(__file__).resolve().parent.parent / "tests" / "data" / "h200" / "sweep-predict-rows.json"
 # the figures of that run: calibrated BW and latency, the sweep's own L and stream probe λk
 H200 = MachineFigures(bandwidth=4.372e12, bandwidth_source="", memory_latency=336.9e-9, memory_latency_source="",
                       launch_floor=0.502e-6, launch_floor_source="", round_trip=0.861e-6, round_trip_source="",

@@ -92,8 +92,24 @@ def test_ncu_that_cannot_profile_exits_3(run_cli, fake_ncu: Path, monkeypatch: p
 
 def test_nothing_profiled_names_the_scope(run_cli, fake_ncu: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FAKE_NCU_CSV")
-    code, _, err = run_cli("profile", "--kernel", "nomatch", "--", *OK)
-    assert code == 2 and "No kernels were profiled" in err and "--kernel" in err
+    code, _, err = run_cli("profile", "--kernel-name", "nomatch", "--", *OK)
+    assert code == 2 and "No kernels were profiled" in err and "--kernel-name" in err
+
+
+def test_kernel_name_is_the_option_and_kernel_its_deprecated_alias(run_cli, fake_ncu: Path) -> None:
+    """Issue 22: ncu's own word, --kernel-name REGEX (--kernel clashed with --kernels PATH); --kernel still works."""
+    code, _, err = run_cli("profile", "--kernel-name", "gemm|attn", "--", *OK)
+    assert code in (0, None), err and "deprecated" not in err
+    code, _, err = run_cli("profile", "--kernel", "softmax", "--", *OK)
+    assert code in (0, None), err
+    assert "warning: --kernel is deprecated" in err and "use --kernel-name REGEX" in err
+    runs = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
+    named = [r[r.index("--kernel-name") + 1] for r in runs if "--kernel-name" in r]
+    assert named == ["regex:gemm|attn", "regex:softmax"]
+    help_text = run_cli("profile", "--help").out
+    assert "--kernel-name REGEX" in help_text and "--kernel REGEX" not in help_text
+    code, _, err = run_cli("profile", "--kernel", "a", "--kernel-name", "b", "--", *OK)
+    assert code == 2 and "give one of them" in err
 
 
 def test_group_by_is_checked(run_cli, fake_ncu: Path) -> None:

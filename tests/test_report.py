@@ -238,3 +238,9 @@ def test_bad_baseline_and_options(run_cli, tmp_path):
 def test_help_has_examples(run_cli):
     code, out, _ = run_cli("report", "--help")
     assert code == 0 and "Examples:" in out and "--fail-below" in out and "GITHUB_STEP_SUMMARY" in out
+
+
+def test_report_help_shows_percent_signs_not_doubled(run_cli):
+    """Issue 22: click does not %-format help text, so '%%' showed literally."""
+    r = run_cli("report", "--help")
+    assert r.code == 0 and "%%" not in r.out and "95% bootstrap" in r.out.replace("\n", " ").replace("  ", " ")

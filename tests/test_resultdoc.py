@@ -19,7 +19,7 @@ DATA = ROOT / "tests" / "data" / "results"
 
 def _results_files() -> list[Path]:
     found = []
-    for path in sorted([*ROOT.glob("tests/data/**/*.json"), *ROOT.glob("docs/measurements/*.json")]):
+    for path in sorted([*ROOT.glob("tests/data/**/*.json")]):
         try:
             doc = json.loads(path.read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
@@ -33,7 +33,7 @@ FILES = _results_files()
 
 
 def test_the_repository_holds_results_files_to_round_trip():
-    assert len(FILES) >= 8  # tests/data and docs/measurements: if this drops, the round trip tests less
+    assert len(FILES) >= 8  # tests/data: if this drops, the round trip tests less
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))

@@ -217,8 +217,8 @@ def test_sweep_cli_json_output_and_fixed_efficiency(run_cli):
     (["--over", "rows"], "--over rows: kernel 'm_add' has no parameter 'rows'"),
     (["--param", "rows"], "--param rows: kernel 'm_add' has no parameter 'rows'"),
     (["--sizes", "2**20..2**10"], "--sizes"),
-    (["--set", "n=5"], "swept parameter"),
-    (["--set", "m=5"], "no selected kernel has a parameter 'm'"),
+    (["-p", "n=5"], "-p n=…: n is the swept parameter"),
+    (["--param", "m=5"], "no selected kernel has a parameter 'm'"),
     (["--efficiency", "fast"], "--efficiency"),
     (["--efficiency", "0"], "--efficiency"),
 ])
@@ -322,7 +322,19 @@ def test_over_names_the_swept_parameter_and_param_still_works_with_a_warning(run
     assert result.code == 0, result.err
     assert json.loads(result.out)["sweep"]["param"] == "n"
     assert "warning: --param NAME is deprecated for sweep" in result.err and "use --over NAME" in result.err
-    assert "--param" not in run_cli("sweep", "--help").out  # hidden: --over is the one documented
+    help_text = run_cli("sweep", "--help").out
+    assert "-p, --param NAME=VALUE" in help_text and "--set" not in help_text  # -p fixes; --over names the sweep
+
+
+def test_set_is_a_deprecated_alias_of_param(run_cli):
+    """Issue 22: -p/--param NAME=VALUE fixes a parameter, as everywhere else; --set still does, with a note."""
+    args = ("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC, "--sizes", "64,128",
+            "--min-time", "0", "--min-repeats", "2", "--format", "json")
+    new = run_cli(*args, "--over", "n", "-p", "n=3")
+    old = run_cli(*args, "--over", "n", "--set", "n=3")
+    assert new.code == old.code == 2 and "-p n=…: n is the swept parameter" in old.err
+    assert "deprecated" not in new.err
+    assert "warning: --set is deprecated" in old.err and "use -p/--param NAME=VALUE" in old.err
 
 
 def test_off_a_terminal_each_size_is_one_line_as_it_finishes(run_cli):

@@ -68,6 +68,9 @@ def test_the_sweep_chart_draws_the_prediction_beside_the_measurements(tmp_path, 
 
 
 def _script(*args: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """The script with the committed H200 spec of tests/data (tests read nothing under docs/)."""
+    if "--calibrated" not in args:
+        args = (*args, "--calibrated", str(ROOT / "tests" / "data" / "h200" / "measured-2026-11-30.yaml"))
     return subprocess.run([sys.executable, str(SCRIPT), *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
 
@@ -102,7 +105,7 @@ def test_the_h200_script_stops_starting_kernels_when_out_of_time(tmp_path):
 
 
 def test_the_h200_script_rechecks_the_recorded_sweep_without_a_device(tmp_path):
-    run = _script("--recheck", str(ROOT / "docs" / "measurements" / "h200-2026-11-30-sweep.json"),
-                  tmp_path=tmp_path)
+    run = _script("--recheck", str(ROOT / "tests" / "data" / "h200" / "sweep-vector_add_float4.json"),
+                  "--calibrated", str(ROOT / "tests" / "data" / "h200" / "measured-2026-11-30.yaml"), tmp_path=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "verdict: first-principles within 25 % at 17 of 17 sizes (0 FAILED); worst -21.1%; PASS" in run.stdout

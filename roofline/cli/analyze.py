@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
-                                 warn_about_specs)
+from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables,
+                                 say_auto_spec, spec_option, warn_about_specs)
 
 
 @click.command()
@@ -32,6 +32,7 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 
     selected, overrides = load_selection(names, kernel_paths, params)
     machines = resolve_specs(spec_names)
+    say_auto_spec(spec_names)
     warn_about_specs(machines)
     docs, skipped = analysis_documents(machines, selected, overrides)
     for s in skipped:

@@ -13,12 +13,14 @@ from roofline.model import MachineSpec
 from roofline.specs import DEFAULT_SPEC
 
 F = Callable[..., object]
+AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read cheaply, no CUDA), otherwise {DEFAULT_SPEC}; "
+             "a line on standard error says which and why.")
 
 
-def spec_option(multiple: bool = True, default: str | None = DEFAULT_SPEC, help_extra: str = "") -> Callable[[F], F]:
+def spec_option(multiple: bool = True, default: str | None = "auto", help_extra: str = "") -> Callable[[F], F]:
     text = (
         "Machine spec: a bundled id (h100-sxm), an alias or unique prefix (h100, t4), or a path to a YAML file."
-        + (" Repeat to compare machines side by side." if multiple else "")
+        + (" Repeat to compare machines side by side." if multiple else "") + AUTO_HELP
         + help_extra
     )
     return click.option(
@@ -92,6 +94,15 @@ def note(message: str) -> None:
     click.echo(clean(message), err=True)
 
 
+def say_auto_spec(spec_names: Sequence[str]) -> None:
+    """The header line of a command given --spec auto (the default): which spec it became, and why."""
+    from roofline.autospec import AUTO, auto_spec
+    from roofline.specs import SpecCatalog
+
+    if any(n.strip().lower() == AUTO for n in spec_names):
+        note(auto_spec(SpecCatalog.bundled()).line())
+
+
 def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
     """The soft invariants each spec breaks (roofline.invariants: a roof far from its family, a bandwidth above its
     bus), one warning line per finding naming the file and field, once per spec. Hard ones never get here: the
@@ -143,7 +154,8 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
     if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
         raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the "
-                         f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read ({len(doc.get('kernels') or [])} entries)",
+                         f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
+                         f"({len(doc.get('kernels') or [])} entries)",
                          fix="measure or import fewer; nothing was written")
     if output is not None:
         write_output(output, text)

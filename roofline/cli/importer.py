@@ -41,7 +41,7 @@ def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> N
               help="Write the results JSON (roofline/results/v1) here, atomically.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
-@group_by_option("none")
+@group_by_option("op")
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
 def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: str, group_by: str) -> None:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import is_stdout, kernel_options, note, spec_option, write_output
+from roofline.cli.common import is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
 
 
 @click.command()
 @kernel_options
 @spec_option(multiple=True, default=None, help_extra=(
-    " Gives the roofs and the hollow model points. Default: h100-sxm when no --results is given."))
+    " Gives the roofs and the hollow model points. Default: the results' spec with --results, else auto."))
 @click.option("--results", "results_paths", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
               help="Results from 'roofline measure': filled points at achieved FLOP/s with a line to their "
                    "ceiling; their machine block gives the roofs. Repeatable.")
@@ -51,12 +51,12 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     beside the chart names them.
 
     Which model points are drawn: with no --results, the selected KERNELs (all when none are named) on --spec
-    (h100-sxm by default). With --results, only measured points, unless KERNEL names, --kernels or --spec are
+    (auto by default: the GPU's own spec, or h100-sxm without one). With --results, only measured points, unless KERNEL names, --kernels or --spec are
     given too; then those are drawn hollow beside them (on the results' spec when no --spec is given).
 
     \b
     Examples:
-      roofline plot                                   # every bundled kernel on h100-sxm -> roofline.png
+      roofline plot                                   # every bundled kernel, --spec auto -> roofline.png
       roofline plot vector_add sum matmul_tiled --spec h200 -o h200.svg
       roofline plot sum matmul_tiled --spec t4 --spec a100 --spec h100 --roofs all
       roofline plot --results results.json -o measured.png
@@ -94,7 +94,8 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         from roofline.render.hierarchy import hierarchy_figure
 
         bandwidths = _cache_bandwidths(measured_specs)
-        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title)
+        curve, l2_size = _l2_curve(measured_specs)
+        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
@@ -132,12 +133,13 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     """The model documents to draw hollow; none when only --results were asked for."""
     if results_docs and not (names or kernel_paths or spec_names or params):
         return []
+    from roofline.autospec import AUTO
     from roofline.selection import analysis_documents, load_selection, resolve_specs
-    from roofline.specs import DEFAULT_SPEC
 
     if not spec_names:
         ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
-        spec_names = tuple(dict.fromkeys(ids)) or (DEFAULT_SPEC,)
+        spec_names = tuple(dict.fromkeys(ids)) or (AUTO,)
+    say_auto_spec(spec_names)
     selected, overrides = load_selection(names, kernel_paths, params)
     docs, skipped = analysis_documents(resolve_specs(spec_names), selected, overrides)
     for s in skipped:
@@ -193,3 +195,17 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
         if any(found.values()):
             return {**found, "dram": spec.bandwidth}
     return None
+
+
+def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], ...], float | None]:
+    """The first --measured-spec's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
+    if not spec_names:
+        return (), None
+    from roofline.selection import resolve_specs
+
+    for spec in resolve_specs(spec_names):
+        l2 = spec.caches.get("l2")
+        if l2 is not None and l2.curve:
+            return l2.curve, l2.size
+    return (), None
+

@@ -14,7 +14,9 @@ from roofline.cli.common import emit_results, note, output_option_for, writable_
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "
                  "'range:N' (the N-th level of the NVTX stack, 1 the outermost: a module name when the program "
-                 "pushes module ranges) or 'none' (launch by launch).")
+                 "pushes module ranges) or 'none' (launch by launch, as kernel gates and --baseline in 'report' "
+                 "need). 'op' is the default of both 'profile' and 'import ncu'; a capture without NVTX ranges is "
+                 "then grouped by kernel name, and a note says so.")
 
 
 def group_by_option(default: str) -> object:
@@ -52,8 +54,11 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
               help="Profile only inside the NVTX push/pop range NAME (ncu --nvtx-include NAME/), or with "
                    "'start-stop' only between cudaProfilerStart and cudaProfilerStop (torch.cuda.profiler."
                    "start()/stop()). Repeatable.")
-@click.option("--kernel", "kernel_regex", default=None, metavar="REGEX",
+@click.option("--kernel-name", "kernel_regex", default=None, metavar="REGEX",
               help="Profile only kernels whose name matches REGEX (ncu --kernel-name regex:REGEX).")
+@click.option("--kernel", "kernel_alias", default=None, metavar="REGEX", hidden=True,
+              help="Deprecated spelling of --kernel-name (--kernels PATH means descriptors elsewhere); removed in "
+                   "the next release.")
 @click.option("--launch-skip", type=click.IntRange(0), default=0, show_default=True,
               help="Skip this many matching launches first.")
 @click.option("--launch-count", type=click.IntRange(1), default=None, help="Profile at most this many launches.")
@@ -68,9 +73,9 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
               help="What to print on standard output.")
 @click.pass_context
 def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, spec_name: str | None,
-            group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, launch_skip: int,
-            launch_count: int | None, ncu_path: str | None, save_csv: Path | None, timeout: float | None,
-            fmt: str) -> None:
+            group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
+            launch_skip: int, launch_count: int | None, ncu_path: str | None, save_csv: Path | None,
+            timeout: float | None, fmt: str) -> None:
     """Run PROGRAM under Nsight Compute and put every kernel it launches on the roofline, grouped and ranked.
 
     ncu collects exactly the metrics the roofline needs (those of 'roofline import ncu --list-metrics'), with
@@ -95,7 +100,7 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     Examples:
       roofline profile -o gpt2.json -- python3 my_model.py --batch 4
       roofline profile --range start-stop --group-by op -o step.json -- python3 train.py
-      roofline profile --kernel 'gemm|attention' --launch-count 20 -- ./a.out
+      roofline profile --kernel-name 'gemm|attention' --launch-count 20 -- ./a.out
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
     """
@@ -109,6 +114,12 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the cleanup it starts must not be cut short
         raise Terminated()
 
+    if kernel_alias is not None:
+        note("warning: --kernel is deprecated and will be removed in the next release; use --kernel-name REGEX "
+             "(ncu's own word)")
+        if kernel_regex is not None and kernel_regex != kernel_alias:
+            raise click.UsageError("--kernel is the old spelling of --kernel-name: give one of them")
+        kernel_regex = kernel_alias
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
     try:
@@ -149,8 +160,8 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
             try:
                 table = parse_csv_file(csv_path)
             except TooManyLaunches as exc:
-                raise InputError(f"ncu's capture: {exc}", fix="profile fewer: --launch-count N, --kernel REGEX or "
-                                 "--range; nothing was written") from None
+                raise InputError(f"ncu's capture: {exc}", fix="profile fewer: --launch-count N, --kernel-name "
+                                 "REGEX or --range; nothing was written") from None
             except NcuParseError as exc:
                 raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
             if save_csv is not None:

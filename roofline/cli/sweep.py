@@ -14,13 +14,13 @@ from roofline.cli.common import (emit_results, format_option, kernel_paths_optio
 @click.argument("kernel")
 @click.option("--over", default=None, metavar="NAME",
               help="The parameter to sweep (the kernel's size).  [default: n]")
-@click.option("--param", "param_alias", default=None, metavar="NAME", hidden=True,
-              help="Deprecated spelling of --over (it clashed with -p NAME=VALUE); removed in the next release.")
 @click.option("--sizes", "sizes_text", default="2**12..2**28", show_default=True, metavar="SIZES",
               help="A range A..B in powers of two (A, 2A, 4A, … ≤ B; A..B:4 steps by ×4), or a list "
                    "'4096,65536,2**20'; items may mix.")
-@click.option("--set", "fixed", multiple=True, metavar="NAME=VALUE",
-              help="Fix another parameter of the kernel (repeatable); VALUE may be a formula.")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Fix another parameter of the kernel (repeatable); VALUE may be a formula (-p cols=8192).")
+@click.option("--set", "set_alias", multiple=True, metavar="NAME=VALUE", hidden=True,
+              help="Deprecated spelling of -p/--param NAME=VALUE; removed in the next release.")
 @kernel_paths_option
 @measure_spec_option("Ceilings for the results file and the model (needed with --backend numpy)")
 @click.option("--calibrated", "calibrated_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -43,7 +43,7 @@ from roofline.cli.common import (emit_results, format_option, kernel_paths_optio
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
                    "draws it)")
 @format_option(["table", "json"], help="What to print on standard output.")
-def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: str, fixed: tuple[str, ...],
+def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],
           kernel_paths: tuple[Path, ...], spec_name: str, calibrated_path: Path | None, model: str, efficiency: str,
           latency_setting: str, backend: str, device_text: str, min_time: float, min_repeats: int, seed: int,
           output: Path | None, fmt: str) -> None:
@@ -72,7 +72,7 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
     Examples:
       roofline sweep vector_add_float4 --sizes 2**12..2**28 -o sweep.json
       roofline sweep copy --sizes 2**16..2**28:4 --calibrated h200-measured.yaml
-      roofline sweep softmax_fused --over rows --set cols=8192 --sizes 1..4096:4
+      roofline sweep softmax_fused --over rows -p cols=8192 --sizes 1..4096:4
       roofline sweep vector_add_float4 --model fitted --sizes 2**12..2**28
       roofline plot --sweep sweep.json -o sweep.png
       roofline sweep vector_add --backend numpy --spec h200 --sizes 2**10..2**14   # no GPU: the host CPU
@@ -84,8 +84,14 @@ def sweep(kernel: str, over: str | None, param_alias: str | None, sizes_text: st
     from roofline.measurement.multi_sweep import SweepArgs, sweep_args_request, sweep_on
     from roofline.render.sweep_table import explanation, sweep_table
 
+    fixed = tuple(p for p in params if "=" in p) + set_alias
+    named = [p for p in params if "=" not in p]  # --param NAME: the old spelling of --over
+    param_alias = named[-1] if named else None
     if param_alias is not None:
-        note("warning: --param NAME is deprecated for sweep (it clashes with -p NAME=VALUE); use --over NAME")
+        note("warning: --param NAME is deprecated for sweep (-p/--param is NAME=VALUE everywhere); use --over NAME")
+    if set_alias:
+        note("warning: --set is deprecated and will be removed in the next release; use -p/--param NAME=VALUE, as "
+             "every other command does")
     args = SweepArgs(kernel, kernel_paths, over or param_alias or "n", sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))

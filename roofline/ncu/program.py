@@ -2,7 +2,7 @@
 
 ncu replays every kernel launch once per metric pass, so a whole program is slow to profile; the scope options map
 one to one onto ncu's (`--range NAME` -> `--nvtx-include NAME/`, `--range start-stop` -> `--profile-from-start
-off`, `--kernel` -> `--kernel-name regex:`, `--launch-skip`, `--launch-count`). ncu's own output is long: while
+off`, `--kernel-name` -> `--kernel-name regex:`, `--launch-skip`, `--launch-count`). ncu's own output is long: while
 it runs, the `==PROF== Profiling "..." - N` lines are counted and shown as one progress figure.
 
 Outcomes, decided from ncu's exit status and output (`classify`):
@@ -286,7 +286,7 @@ def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
             raise ProgramFailed(int(failed.group(1)) if failed else run.returncode, run.stderr)
         if not Path(report).is_file():
             if problem is None or "No kernels were profiled" in problem:
-                hint = ("check --range, --kernel and --launch-skip" if scope != Scope() else
+                hint = ("check --range, --kernel-name and --launch-skip" if scope != Scope() else
                         "does the program launch CUDA kernels?")
                 raise InputError(f"{problem or 'ncu profiled no kernel launches'}; {hint}")
             raise BackendUnavailable(problem)

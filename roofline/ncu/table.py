@@ -351,7 +351,8 @@ def parse_lines(lines: Iterable[str], longest: int, max_launches: int | None = N
 
 def _counted(lines: Iterable[str], prof: list[str], nonblank: list[int]) -> Iterator[str]:
     """The lines, passing by, the non-blank ones counted in nonblank[0]; ncu's own lines (==PROF==, ==ERROR==,
-    ==WARNING==) noted in `prof`: its errors and warnings all (up to MAX_PROF_LINES), its ==PROF== lines up to a quarter of that (one per launch)."""
+    ==WARNING==) noted in `prof`: its errors and warnings all (up to MAX_PROF_LINES), its ==PROF== lines up to a
+    quarter of that (one per launch)."""
     shown = 0
     for line in lines:
         stripped = line.lstrip()

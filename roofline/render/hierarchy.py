@@ -21,7 +21,7 @@ from typing import Any, Mapping, Sequence
 from roofline.render.roofs import COLORS, GID, require_matplotlib, roof_label, roofline_axes
 from roofline.render.text import mpl
 from roofline.resultfiles import params_text
-from roofline.units import format_rate, format_si
+from roofline.units import format_rate, format_si, quantity_text
 
 LEVELS = ("l1", "l2", "dram")
 _LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
@@ -123,9 +123,11 @@ def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None
 
 
 def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
-                     bandwidths: Mapping[str, float | None] | None = None, title: str | None = None) -> Any:
+                     bandwidths: Mapping[str, float | None] | None = None, title: str | None = None,
+                     l2_curve: Sequence[tuple[float, float]] = (), l2_size: float | None = None) -> Any:
     """The hierarchical roofline of the first results document's machine (the others' kernels are drawn
-    against it too). `bandwidths` overrides {'l1','l2','dram'} in B/s, e.g. from a calibrated spec."""
+    against it too). `bandwidths` overrides {'l1','l2','dram'} in B/s, e.g. from a calibrated spec; `l2_curve`, the
+    measured spec's (working set, bandwidth) points, adds a panel showing where the L2 plateau falls to DRAM."""
     require_matplotlib()
     from roofline.errors import InputError
 
@@ -225,7 +227,35 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
                   + (" …" if len(skipped) > 8 else "")]
     fig.text(0.72, 0.92, "\n".join(lines), va="top", ha="left", fontsize=8.5, family="monospace",
              gid=GID + "hier-table")
+    if l2_curve:
+        _l2_curve_panel(fig, l2_curve, known.get("dram"), l2_size)
     return fig
+
+
+def _l2_curve_panel(fig: Any, curve: Sequence[tuple[float, float]], dram: float | None, l2_size: float | None) -> None:
+    """L2 read bandwidth against working set (calibrate's curve) under the side table: the plateau the L2 roof is
+    taken from, the L2 size, and the fall to the DRAM roof beyond it."""
+    ax = fig.add_axes((0.75, 0.09, 0.22, 0.26))
+    xs = [w / 2**20 for w, _ in curve]
+    ys = [b / 1e12 for _, b in curve]
+    ax.plot(xs, ys, "s-", color="#444444", markersize=4, linewidth=1.2, gid=GID + "hier-l2-curve")
+    ax.set_xscale("log", base=2)
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_ylim(0, max(ys) * 1.15)
+    if dram:
+        ax.axhline(dram / 1e12, linestyle="-", color="#999999", linewidth=1.0)
+        ax.annotate(f"DRAM {format_rate(dram)}", xy=(xs[0], dram / 1e12), xytext=(0, 3), textcoords="offset points",
+                    fontsize=7, color="#666666")
+    if l2_size:
+        ax.axvline(l2_size / 2**20, linestyle=":", color="#999999", linewidth=1.0)
+        ax.annotate(f"L2 {quantity_text(l2_size, 'bytes')}", xy=(l2_size / 2**20, max(ys) * 1.05), xytext=(-3, 0),
+                    textcoords="offset points", fontsize=7, color="#666666", ha="right")
+    ax.set_xlabel("working set (MiB)", fontsize=7.5)
+    ax.set_ylabel("L2 read (TB/s)", fontsize=7.5)
+    ax.tick_params(labelsize=7)
+    ax.set_title("L2 bandwidth by working set (measured spec)", fontsize=8, loc="left")
 
 
 def _label_slope(ax: Any, text: str, bw: float, x: float, level: str) -> None:

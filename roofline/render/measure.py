@@ -36,7 +36,7 @@ def results_table(doc: dict[str, Any]) -> Any:
 
 
 def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
-    """The rows of measured kernels under a title (the API's KernelResult.show() prints one)."""
+    """The rows of measured kernels under a title (the API's Result.show() prints one)."""
     from rich.table import Table
 
     table = Table(title=literal(title), title_justify="left")

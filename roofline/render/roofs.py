@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+from typing import Any, Collection, Mapping, Protocol, Sequence
 
 from roofline.units import format_rate, format_si
-
-if TYPE_CHECKING:
-    from roofline.render.points import Point
 
 COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
 FAILED_COLOR = "#d62728"
@@ -144,7 +141,17 @@ def spread_positions(wanted: list[float], gap: float, lo: float = 0.0, hi: float
     return placed
 
 
-def label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Point], x_lo: float, x_top: float,
+class Placed(Protocol):
+    """Anything drawn at (x, y) that a roof label should keep clear of: the kernel points (roofline.render.points)."""
+
+    @property
+    def x(self) -> float: ...
+
+    @property
+    def y(self) -> float: ...
+
+
+def label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Placed], x_lo: float, x_top: float,
                        tag: str) -> None:
     bw = rs.machine["bandwidth"]
     trans = ax.transData

@@ -100,14 +100,18 @@ def measured_spec(
         if device.get(key):
             doc[key] = int(device[key])
             device_fields.append(key)
-    l2: dict[str, str] = {}
+    l2: dict[str, Any] = {}
     if device.get("l2_size"):
         l2["size"] = quantity_text(float(device["l2_size"]), "bytes")
         device_fields.append("caches.l2.size")
     l2_bw = take("caches.l2.bandwidth")
     if l2_bw is not None:
         l2["bandwidth"] = quantity_text(l2_bw, "bandwidth")
-    caches: dict[str, dict[str, str]] = {}
+        curve = ok["caches.l2.bandwidth"].details.get("curve") or []
+        if curve:  # the working sets it was measured at: plot --hierarchy draws where the plateau ends
+            l2["curve"] = [{"working_set": quantity_text(float(c["working_set"]), "bytes"),
+                            "bandwidth": quantity_text(float(c["bandwidth"]), "bandwidth")} for c in curve]
+    caches: dict[str, dict[str, Any]] = {}
     l1_bw = take("caches.l1.bandwidth")  # no datasheet gives one: the hierarchical chart's L1 roof comes from here
     if l1_bw is not None:
         caches["l1"] = {"bandwidth": quantity_text(l1_bw, "bandwidth")}

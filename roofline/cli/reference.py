@@ -1,0 +1,61 @@
+"""The CLI reference, docs/cli.md, generated from the click command tree so it cannot drift from the code: every
+command and subcommand with its help and options, exactly as `--help` prints them, at a fixed width.
+
+    python -m roofline.cli.reference > docs/cli.md
+
+tests/test_cli_reference.py regenerates it and compares, as sqlite-utils checks its cog-generated docs: a help text
+changed without regenerating fails the suite. Hidden options (the deprecated spellings) stay out, as in --help.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Iterator
+
+import click
+
+WIDTH = 100  # the width the reference is wrapped at, whatever the terminal that generates it
+HEADER = """# Command-line reference
+
+Generated from the commands themselves by `python -m roofline.cli.reference > docs/cli.md`; do not edit by hand
+(tests/test_cli_reference.py fails when this file is stale). Each section is that command's `--help`.
+"""
+
+
+def walk(command: click.Command, path: tuple[str, ...] = ("roofline",),
+         parent: click.Context | None = None) -> Iterator[tuple[tuple[str, ...], click.Command, click.Context]]:
+    """Every command under `command` (itself first), depth first in the order --help lists them, with the context
+    its help is rendered in (built as click builds it: settings inherited from the parent, a fixed width)."""
+    settings = dict(command.context_settings)
+    if parent is None:
+        settings.update(terminal_width=WIDTH, max_content_width=settings.get("max_content_width", WIDTH))
+    ctx = click.Context(command, info_name=path[-1], parent=parent, **settings)
+    yield path, command, ctx
+    if isinstance(command, click.Group):
+        for name in command.list_commands(ctx):
+            sub = command.get_command(ctx, name)
+            if sub is not None and not sub.hidden:
+                yield from walk(sub, (*path, name), ctx)
+
+
+def reference(root: click.Command | None = None) -> str:
+    """docs/cli.md: a contents list, then one section per command holding its --help."""
+    if root is None:
+        from roofline.cli import cli as root
+    entries = list(walk(root))
+    lines = [HEADER]
+    for path, command, ctx in entries:
+        summary = command.get_short_help_str(limit=90)
+        lines.append(f"- [`{' '.join(path)}`](#{'-'.join(path)}){' — ' + summary if summary else ''}")
+    for path, command, ctx in entries:
+        lines += ["", f'<a id="{"-".join(path)}"></a>', "", f"## {' '.join(path)}", "", "```text",
+                  command.get_help(ctx).rstrip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    sys.stdout.write(reference())
+
+
+if __name__ == "__main__":
+    main()
