@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
+from roofline.cli.common import (wide_option, emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
                                  warn_about_specs)
 
 
 @click.command()
+@wide_option
 @kernel_options
 @spec_option()
 @format_option(["table", "json", "csv", "markdown"])

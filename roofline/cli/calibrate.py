@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
+from roofline.cli.common import (wide_option, Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, write_output)
 from roofline.errors import BackendUnavailable
 
 
 @click.command()
+@wide_option
 @measure_spec_option("Datasheet spec to compare with")
 @output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)")
 @click.option("--quick", is_flag=True,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables
+from roofline.cli.common import wide_option, device_option, format_option, measure_spec_option, note, print_tables
 from roofline.errors import BackendUnavailable
 
 
 @click.command()
+@wide_option
 @measure_spec_option("Datasheet spec the figures are held to")
 @device_option
 @click.option("--ncu/--no-ncu", "use_ncu", default=True, show_default=True,

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
+from roofline.cli.common import (wide_option, emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for)
 
 
 @click.command()
+@wide_option
 @click.argument("kernel")
 @click.option("--over", default=None, metavar="NAME",
               help="The parameter to sweep (the kernel's size).  [default: n]")

@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from roofline.ncu.halfprec import roof_text
+from roofline.render.fit import droppable
 from roofline.render.text import literal, md
 from roofline.units import format_bytes, format_flops, format_rate, format_time
 
+_DROP_ORDER = ("model", "#", "intensity", "FLOPs", "DRAM bytes", "achieved", "achieved BW", "SOL time", "launches",
+               "roof", "share")  # what a narrow terminal leaves out first (roofline.render.fit)
 COLUMNS = ("#", "group", "launches", "time", "share", "FLOPs", "DRAM bytes", "intensity", "achieved",
            "achieved BW", "roof", "of ceiling", "SOL time", "recoverable", "model")
 
@@ -55,7 +58,7 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
     for i, g in enumerate(doc.get("groups") or [], 1):
         table.add_row(*[literal(c) for c in group_row(i, g)])
-    return table
+    return droppable(table, *_DROP_ORDER)
 
 
 def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
@@ -91,7 +94,7 @@ def report_tables(report: Mapping[str, Any]) -> list[Any]:
         for r in rows:
             verdict = styled("FAIL", "bold red") if r["verdict"] == "fail" else literal("pass")
             table.add_row(*[literal(c) for c in group_row(r["rank"], r)], verdict)
-        tables.append(table)
+        tables.append(droppable(table, *_DROP_ORDER))
     return tables
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofline.ncu.halfprec import roof_text
+from roofline.render.fit import droppable
 from roofline.render.text import literal
 from roofline.units import format_bytes, format_flops, format_rate, format_time
 
@@ -25,4 +26,4 @@ def imported_table(doc: dict[str, Any]) -> Any:
             format_rate(k["achieved_bandwidth"]), format_flops(k["achieved_flops"]),
             f"{k['fraction_of_ceiling']:.1%}", k["bound"],
         )
-    return table
+    return droppable(table, "intensity", "FLOPs", "DRAM bytes", "achieved FLOP/s", "achieved BW", "roof")
