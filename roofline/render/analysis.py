@@ -7,7 +7,7 @@ import io
 from typing import Any, Sequence
 
 from roofline.render.fit import droppable
-from roofline.render.text import literal, md
+from roofline.render.text import csv_cell, literal, md
 from roofline.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_time
 
 
@@ -119,7 +119,7 @@ def _csv_value(v: Any) -> Any:
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v)
-    return v
+    return csv_cell(v)  # a name like '=HYPERLINK(...)' stays text in a spreadsheet
 
 
 def to_markdown(docs: Sequence[dict[str, Any]]) -> str:

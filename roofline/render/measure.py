@@ -8,11 +8,11 @@ from roofline import caveats
 from roofline.render.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.resultfiles import ceiling_of
-from roofline.units import format_flops, format_rate, format_si, format_time
+from roofline.units import format_flops, format_fraction, format_rate, format_si, format_time
 
 
 def _fraction(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.0%}"
+    return "unknown" if value is None else format_fraction(value)
 
 
 def _spread(k: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 from roofline.render.fit import droppable
 from roofline.render.text import literal, md, md_code, xml
-from roofline.units import format_flops, format_rate, format_si, format_time
+from roofline.units import format_flops, format_fraction, format_rate, format_si, format_time
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -18,7 +18,7 @@ _LEFT = {0, 1, 2, 3, 11}
 
 
 def _fraction(x: float | None) -> str:
-    return "–" if x is None else f"{x:.1%}"
+    return format_fraction(x)
 
 
 def _gap(row: dict[str, Any]) -> str:
