@@ -94,7 +94,9 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
     points = chart_points(doc)
     colors = roof_colors(points)
     esc = html.escape
-    heading = title or f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
+    by = (doc.get("groups") or [{}])[0].get("by")
+    heading = title or (f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
+                        + (f" · {len(doc['kernels'])} launches grouped by {by}" if by else ""))
     legend = "".join(
         f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
         f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'
