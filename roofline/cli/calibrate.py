@@ -130,9 +130,9 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
 def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
     """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
-    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}",
-                              fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
-                                  "'gpu-roofline[cuda13]')")
+    from roofline.measurement.backend_cupy import CUPY_INSTALL
+
+    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}", fix=CUPY_INSTALL)
 
 
 COMMANDS = [calibrate]

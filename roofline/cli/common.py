@@ -55,7 +55,9 @@ def output_option(f: F) -> F:
 def format_option(choices: Sequence[str], default: str = "table", help: str | None = None) -> Callable[[F], F]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True,
-        help=help or "Output format. json, csv and markdown are stable and machine-readable.",
+        help=help or "Output format" + (f"; {', '.join(c for c in choices if c != 'table')} "
+                                        f"{'is' if len(choices) == 2 else 'are'} stable and machine-readable."
+                                        if len(choices) > 1 else "."),
     )
 
 

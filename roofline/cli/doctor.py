@@ -52,9 +52,10 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:
+        from roofline.measurement.backend_cupy import CUPY_INSTALL
+
         raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
-                                 fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
-                                     "'gpu-roofline[cuda13]') on a machine with an NVIDIA GPU") from None
+                                 fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU") from None
     spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
