@@ -148,3 +148,11 @@ def test_format_help_lists_only_the_formats_a_command_takes(run_cli):
     r = run_cli("specs", "--help")
     assert r.code == 0
     assert "csv" not in r.out and "markdown" not in r.out
+
+
+@pytest.mark.parametrize("name", sorted(cli.commands))
+def test_help_shows_percent_signs_once(name, run_cli):
+    """click does not %-format help text: '%%' would be shown as written."""
+    r = run_cli(name, "--help")
+    assert r.code == 0
+    assert "%%" not in r.out

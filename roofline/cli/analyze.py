@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (wide_option, emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
-                                 warn_about_specs)
+from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables, spec_option,
+                                 warn_about_specs, wide_option)
 
 
 @click.command()

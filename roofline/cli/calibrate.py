@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (wide_option, Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
-                                 output_option_for, print_tables, write_output)
+from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
+                                 output_option_for, print_tables, wide_option, write_output)
 from roofline.errors import BackendUnavailable
 
 

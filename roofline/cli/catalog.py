@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import wide_option, emit, format_option, kernel_paths_option, print_tables, warn_about_specs
+from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables, warn_about_specs, wide_option
 
 
 @click.group(invoke_without_command=True)

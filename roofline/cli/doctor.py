@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from roofline.cli.common import wide_option, device_option, format_option, measure_spec_option, note, print_tables
+from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables, wide_option
 from roofline.errors import BackendUnavailable
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import wide_option, emit_results
+from roofline.cli.common import emit_results, wide_option
 from roofline.cli.profile import group_by_option, profile
 
 

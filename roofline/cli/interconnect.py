@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import wide_option, format_option, measure_spec_option, note, output_option_for
+from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option
 
 @click.command()
 @wide_option

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import wide_option, emit_results, note, output_option_for, writable_path
+from roofline.cli.common import emit_results, note, output_option_for, wide_option, writable_path
 
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import wide_option, Fraction, emit, output_option, print_tables
+from roofline.cli.common import Fraction, emit, output_option, print_tables, wide_option
 
 
 @click.command()
@@ -30,17 +30,17 @@ from roofline.cli.common import wide_option, Fraction, emit, output_option, prin
               help="Let --fail-below pass a kernel whose ceiling is unknown (measured without a spec) instead of "
                    "failing it.")
 @click.option("--regression-test", type=click.Choice(["ci", "median"]), default="ci", show_default=True,
-              help="ci: a kernel regresses when its median is over --max-regression AND the 95%% bootstrap "
+              help="ci: a kernel regresses when its median is over --max-regression AND the 95% bootstrap "
                    "intervals of the two medians do not overlap (noise-proof); median: the medians alone.")
 @click.option("--outlier", type=Fraction(), default=None,
               help="Node acceptance, for files measured with --device all: fail a GPU more than this fraction below "
-                   "its host's median on a kernel (5%%), naming it by index and PCI bus id.")
+                   "its host's median on a kernel (5%), naming it by index and PCI bus id.")
 @click.option("--fail-below-program", type=Fraction(), default=None,
               help="For a grouped profile ('roofline profile', 'import ncu --group-by'): fail when the whole "
-                   "program's time-weighted fraction of ceiling is below this (0.3 or 30%%). There --fail-below "
+                   "program's time-weighted fraction of ceiling is below this (0.3 or 30%). There --fail-below "
                    "applies to each group's time-weighted fraction.")
 @click.option("--strict-model", is_flag=True,
-              help="Fail a verified kernel above 102%% of its ceiling: the model under-counts its bytes or FLOPs.")
+              help="Fail a verified kernel above 102% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
            regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,

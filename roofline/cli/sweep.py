@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (wide_option, emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for)
+from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
+                                 measure_spec_option, note, output_option_for, wide_option)
 
 
 @click.command()

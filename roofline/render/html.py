@@ -10,7 +10,6 @@ the script fills the tooltip with textContent, never HTML. Every text the page s
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import re
@@ -93,7 +92,6 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
     """The page. Points with no FLOPs are in the table (marked) but not on the log-log chart."""
     points = chart_points(doc)
     colors = roof_colors(points)
-    esc = html.escape
     by = (doc.get("groups") or [{}])[0].get("by")
     heading = title or (f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
                         + (f" · {len(doc['kernels'])} launches grouped by {by}" if by else ""))
@@ -106,7 +104,8 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         cells = [str(i), html_text(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
                  str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", format_count(p["flops"]),
                  format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
-                 format_flops(p["achieved"]), html_text(roof_text(p["roof"], p.get("dtype"))), format_fraction(p["fraction"]),
+                 format_flops(p["achieved"]), html_text(roof_text(p["roof"], p.get("dtype"))),
+                 format_fraction(p["fraction"]),
                  format_time(p["sol_time"]),
                  format_time(p["recoverable"]), html_text(p.get("flag") or "")]
         tds = "".join(f'<td class="num">{c}</td>' if j not in (1, 9, 13) else f"<td>{c}</td>"
