@@ -4,6 +4,7 @@ important columns left out (and said so), all of them with --wide (issue 23, "Ou
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,10 @@ COMMANDS = {
     "report-sweep": ["report", RESULTS / "sweep.json"],
     "import": ["import", "ncu", GPT2, "--spec", "h200"],
     "import-grouped": ["import", "ncu", GPT2, "--spec", "h200", "--group-by", "op"],
+    "report-host": ["report", Path(__file__).resolve().parent.parent / "docs" / "measurements"
+                    / "h200x2-2026-11-30-measure-all.json"],
+    "sweep": ["sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "2**12..2**13",
+              "--min-time", "0", "--min-repeats", "2"],
     "measure": ["measure", "--backend", "numpy", "--kernels", DATA / "measure" / "m_add.yaml", "m_add", "-p", "n=4096",
                 "--min-time", "0", "--min-repeats", "2", "--spec", "h100"],
 }
@@ -123,3 +128,20 @@ def test_a_hostile_long_name_wraps_and_the_numbers_stay():
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "1.23 ms" in text and "44.8%" in text and "…" not in text
     assert text.count("k") >= 200  # wrapped, not cut
+
+
+def test_the_api_show_fits_the_terminal(monkeypatch, capsys):
+    import roofline
+
+    monkeypatch.setenv("COLUMNS", "80")
+    import numpy as np
+
+    a, out = np.ones(4099, dtype=np.float32), np.empty(4099, dtype=np.float32)
+    r = roofline.measure(lambda: np.add(a, 1.0, out=out), name="add_one", flops=4099, bytes=2 * a.nbytes,
+                         backend_name="numpy", spec="h100", min_time=0, min_repeats=2,
+                         check=lambda: bool((out == 2.0).all()))
+    capsys.readouterr()
+    r.show()
+    out = capsys.readouterr().out
+    assert out and max(len(line) for line in out.splitlines()) <= 80
+    assert "add_one" in out and "…" not in out

@@ -113,7 +113,8 @@ def rich_table(report: dict[str, Any]) -> Any:
         values = cells(row, has_baseline)
         style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
         table.add_row(*(literal(v) for v in values), style=style)
-    return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "device", "time (median)",
+    return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
+                     "vs baseline", "device",
                      whole=("kernel",))
 
 
