@@ -145,3 +145,31 @@ def test_the_api_show_fits_the_terminal(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out and max(len(line) for line in out.splitlines()) <= 80
     assert "add_one" in out and "…" not in out
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_calibrate_table_fits(width):
+    from roofline.measurement.calibrate.figures import comparison_rows
+    from roofline.render.calibrate_table import comparison_table
+    from roofline.specs import SpecCatalog
+    from test_calibrate import H200_DEVICE, figures
+
+    h200 = SpecCatalog.bundled().resolve("h200")
+    table = comparison_table(comparison_rows(figures(), h200), h200, H200_DEVICE, 31.2, False, 0.10)
+    text, whole = _cells_of([table], width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "4.21 TB/s" in text and "341 ns" in text and "…" not in text
+    for cell in whole:
+        assert any(cell in line for line in text.splitlines()), cell
+
+
+def test_a_table_written_with_o_is_160_wide_whatever_the_terminal(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / "a.txt"
+    r = run_cli("analyze", "-o", out)
+    assert r.code == 0, r.err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert max(len(line) for line in lines) <= 160 and "…" not in "\n".join(lines)
+    r = run_cli("analyze", "--wide", "-o", out)
+    assert r.code == 0, r.err
+    assert "Left out" not in out.read_text(encoding="utf-8")
