@@ -32,9 +32,13 @@ class Result(KernelResult):
         """Print this result as the row `roofline measure` prints (rich is imported only here)."""
         from rich.console import Console
 
+        from roofline.render.fit import fit
         from roofline.render.measure import kernel_table
 
-        Console().print(kernel_table([self.to_json()], self.name))
+        console = Console(markup=False, emoji=False)
+        table = kernel_table([self.to_json()], self.name)
+        fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
+        console.print(table)
 
 
 def _as_result(kernel: KernelResult) -> Result:

@@ -61,7 +61,7 @@ def shortfall(result: Any, at_least: float | None) -> str | None:
     """The one line a test fails with, or None when the result is verified and (with at_least) reaches that share of
     its ceiling. Without at_least an unknown ceiling is no failure: only a share asked for needs one."""
     from roofline.resultfiles import ceiling_of
-    from roofline.units import format_si
+    from roofline.units import format_fraction, format_si
 
     if result.failed:
         return f"{result.name} FAILED: {result.error or 'not verified: give check= or reference='}"
@@ -71,8 +71,8 @@ def shortfall(result: Any, at_least: float | None) -> str | None:
     if fraction is None:
         return f"{result.name}: the ceiling is unknown (no spec), so at_least= cannot hold: pass --roofline-spec"
     if fraction < at_least:
-        return (f"{result.name} reached {fraction:.0%} of its {format_si(*ceiling_of(result.to_json()))} ceiling; "
-                f"needs {at_least:.0%}")
+        return (f"{result.name} reached {format_fraction(fraction)} of its {format_si(*ceiling_of(result.to_json()))} "
+                f"ceiling; needs {format_fraction(at_least)}")
     return None
 
 

@@ -196,6 +196,12 @@ def format_count(value: float | None, unit: str = "FLOP") -> str:
     return format_si(value, unit)
 
 
+def format_fraction(value: float | None) -> str:
+    """A fraction as a percentage with one decimal ('69.5%'): the one rounding `measure`, `report`, the pytest
+    plugin and the charts use, so 0.695 never reads as 70% in one place and 69% in another."""
+    return "–" if value is None else f"{value:.1%}"
+
+
 def format_intensity(value: float | None) -> str:
     if value is None:
         return "–"

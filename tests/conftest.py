@@ -114,3 +114,9 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
         return Result(exc_info.value.code, captured.out, captured.err)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables fit $COLUMNS (roofline.render.fit); pytest-xdist workers inherit COLUMNS=80. Tests that care set it."""
+    monkeypatch.delenv("COLUMNS", raising=False)

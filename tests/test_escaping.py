@@ -79,7 +79,7 @@ def test_analyze_markdown_row_keeps_its_columns(run_cli, tmp_path, no_bundled_ke
     assert r.code == 0, r.err
     header, _, row = [line for line in r.out.splitlines() if line.startswith("|")]
     assert len(_md_cells(row)) == len(_md_cells(header))
-    assert _md_cells(row)[0].strip() == "a\\|b&lt;i>\\\\x1b[2J"  # renders as a|b<i>\\x1b[2J
+    assert _md_cells(row)[0].strip() == "a\\|b&lt;i>\\\\x1b\\[2J"  # renders as a|b<i>\\x1b[2J
 
 
 def test_kernels_list_and_show_keep_brackets_in_names_and_descriptions(run_cli, tmp_path, no_bundled_kernels):
@@ -163,7 +163,7 @@ def test_report_markdown_cells_stay_cells(run_cli, tmp_path):
     assert len(rows) == 3 + 1  # the separator row starts with '|' too, not '| '; three kernels + header
     for row in rows:
         assert len(_md_cells(row)) == width, row
-    assert "v[/]a\\|dd" in r.out and "&lt;b>" in r.out and "<b>" not in r.out
+    assert "v\\[/\\]a\\|dd" in r.out and "&lt;b>" in r.out and "<b>" not in r.out
     assert "\x1b" not in r.out and "\x00" not in r.out
     failed = next(line for line in lines if line.startswith("- ") and "soft" in line)
     assert "``soft`max`[/]``" in failed and "second line" in failed  # one list item, one line

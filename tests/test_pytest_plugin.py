@@ -61,7 +61,7 @@ def test_short_of_its_ceiling(roofline_check):
     result = _run(pytester, "--roofline-backend", "numpy", "--roofline-spec", "h100")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*wrong_add FAILED: check() returned False*",
-                                 "*slow_add reached *% of its 3.35 TB/s ceiling; needs 99%*"])
+                                 "*slow_add reached *% of its 3.35 TB/s ceiling; needs 99.0%*"])
     assert "Traceback" not in result.stdout.str()
 
 

@@ -64,3 +64,95 @@ def test_readme_kernel_example_runs_on_the_gpu(tmp_path, run_cli):
     entry = json.loads(result.out)["kernels"][0]
     assert entry["status"] == "OK", entry["error"]
     assert entry["time_median"] > 0
+
+
+# ---- the README's command lines that need no GPU run as written, in an 80- and a 120-column terminal ----------
+
+GPU_COMMANDS = {"measure", "calibrate", "doctor", "sweep", "interconnect", "profile"}
+_FILE = re.compile(r"\.(json|ya?ml|csv)$")
+
+
+def _command_lines(text: str) -> list[str]:
+    """Every `roofline ...` command in a bash block (comments cut, `a && b` split), in order."""
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            for part in re.split(r"\s+&&\s+", re.sub(r"\s+#.*$", "", line).strip()):
+                if part.startswith("roofline "):
+                    lines.append(part)
+    return lines
+
+
+def _runs_without_a_gpu(line: str) -> bool:
+    import shlex
+
+    words = shlex.split(line)
+    if ">>" in words or any("$" in w for w in words) or "--device" in words:
+        return False
+    if words[1] in GPU_COMMANDS and not (words[1] == "measure" and "numpy" in words):
+        return False
+    outputs = {words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--output")}
+    inputs = [w for w in words[2:] if _FILE.search(w) and w not in outputs]
+    return not inputs  # a file a GPU run makes first (results.json, h200-measured.yaml) is not here to read
+
+
+NO_GPU_LINES = [line for line in _command_lines(TEXT) if _runs_without_a_gpu(line)]
+
+
+def test_the_readme_has_a_no_gpu_walk_through():
+    words = {line.split()[1] for line in NO_GPU_LINES}
+    assert {"specs", "kernels", "analyze", "plot", "measure"} <= words, words
+
+
+@pytest.mark.parametrize("width", [80, 120])
+@pytest.mark.parametrize("line", NO_GPU_LINES)
+def test_readme_command_runs_as_written(line, width, run_cli, tmp_path, monkeypatch):
+    import shlex
+
+    pytest.importorskip("matplotlib") if " plot" in line else None
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", str(width))
+    r = run_cli(*shlex.split(line)[1:])
+    assert r.code == 0, f"{line}: {r.err}"
+    assert "Traceback" not in r.err
+    if "--format" not in line:  # a table: it fits the terminal and cuts nothing
+        assert all(len(out) <= width for out in r.out.splitlines()), line
+        assert "…" not in r.out, line
+
+
+def test_the_spec_prefixes_the_readme_names_resolve():
+    from roofline.specs import SpecCatalog
+
+    sentence = re.search(r"an alias or unique prefix \(([^)]*)\)", TEXT)
+    assert sentence is not None
+    names = re.findall(r"`([^`]+)`", sentence.group(1))
+    assert len(names) >= 3
+    catalog = SpecCatalog.bundled()
+    for name in names:
+        assert catalog.resolve(name).id  # raises on an ambiguous prefix such as a100-pcie
+
+
+def test_files_the_docs_name_are_in_the_repository():
+    root = README.parent
+    placeholders = ("my_kernels/", "baseline/", ".github/workflows/", "gpu-l2-cache/", "measurement/")
+    for doc in [README, *sorted((root / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for path in set(re.findall(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]+\.(?:py|ya?ml|json|md|cu|csv|txt|png|html))",
+                                   text)):
+            if path.startswith(placeholders):
+                continue
+            assert (root / path).exists() or (doc.parent / path).exists(), f"{doc.name} names {path}"
+
+
+def test_format_help_lists_only_the_formats_a_command_takes(run_cli):
+    r = run_cli("specs", "--help")
+    assert r.code == 0
+    assert "csv" not in r.out and "markdown" not in r.out
+
+
+@pytest.mark.parametrize("name", sorted(cli.commands))
+def test_help_shows_percent_signs_once(name, run_cli):
+    """click does not %-format help text: '%%' would be shown as written."""
+    r = run_cli(name, "--help")
+    assert r.code == 0
+    assert "%%" not in r.out

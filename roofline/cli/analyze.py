@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables,
-                                 say_auto_spec, spec_option, warn_about_specs)
+                                 say_auto_spec, spec_option, warn_about_specs, wide_option)
 
 
 @click.command()
+@wide_option
 @kernel_options
 @spec_option()
 @format_option(["table", "json", "csv", "markdown"])

@@ -7,11 +7,12 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
-                                 output_option_for, print_tables, write_output)
+                                 output_option_for, print_tables, wide_option, write_output)
 from roofline.errors import BackendUnavailable
 
 
 @click.command()
+@wide_option
 @measure_spec_option("Datasheet spec to compare with")
 @output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)")
 @click.option("--quick", is_flag=True,
@@ -129,9 +130,9 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
 def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
     """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
-    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}",
-                              fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
-                                  "'gpu-roofline[cuda13]')")
+    from roofline.measurement.backend_cupy import CUPY_INSTALL
+
+    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}", fix=CUPY_INSTALL)
 
 
 COMMANDS = [calibrate]

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables, warn_about_specs
+from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables, warn_about_specs, wide_option
 
 
 @click.group(invoke_without_command=True)
 @format_option(["table", "json"])
+@wide_option
 @click.pass_context
 def specs(ctx: click.Context, fmt: str) -> None:
     """List the bundled machine specs: bandwidth, FP32, best tensor roof, ridge.
@@ -19,7 +20,7 @@ def specs(ctx: click.Context, fmt: str) -> None:
     Examples:
       roofline specs
       roofline specs show h100
-      roofline specs show ./my_gpu.yaml
+      roofline specs show my_gpu.yaml
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -36,6 +37,7 @@ def specs(ctx: click.Context, fmt: str) -> None:
 
 
 @specs.command("show")
+@wide_option
 @click.argument("spec")
 def specs_show(spec: str) -> None:
     """Print one spec with every figure and its sources (SPEC: id, alias, prefix or path).
@@ -54,6 +56,7 @@ def specs_show(spec: str) -> None:
 
 @click.group(invoke_without_command=True)
 @kernel_paths_option
+@wide_option
 @click.pass_context
 def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
     """List the kernel descriptors: pattern, dtype, roof, launches, whether it can be measured.
@@ -74,6 +77,7 @@ def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
 
 
 @kernels.command("show")
+@wide_option
 @click.argument("name")
 @click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE", help="Override a parameter.")
 @click.pass_obj

@@ -57,7 +57,9 @@ def output_option(f: F) -> F:
 def format_option(choices: Sequence[str], default: str = "table", help: str | None = None) -> Callable[[F], F]:
     return click.option(
         "--format", "fmt", type=click.Choice(list(choices)), default=default, show_default=True,
-        help=help or "Output format. json, csv and markdown are stable and machine-readable.",
+        help=help or "Output format" + (f"; {', '.join(c for c in choices if c != 'table')} "
+                                        f"{'is' if len(choices) == 2 else 'are'} stable and machine-readable."
+                                        if len(choices) > 1 else "."),
     )
 
 
@@ -119,25 +121,66 @@ def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
             note(f"warning: {key}: {v.line()}")
 
 
+def wide_option(f: F) -> F:
+    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut)."""
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.meta["roofline.wide"] = True
+        return value
+
+    return click.option(
+        "--wide", is_flag=True, expose_value=False, callback=remember,
+        help="Print every table column however wide (by default a narrow terminal leaves the least important "
+             "columns out, never cutting a number or id).",
+    )(f)
+
+
+def wide_requested() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.find_root().meta.get("roofline.wide"))
+
+
+def table_width(console_width: int | None = None) -> int | None:
+    """The width tables are fitted to: None (every column) with --wide; else $COLUMNS, the terminal's width, or
+    200 when standard output is not a terminal (a pipe or file keeps nearly everything)."""
+    import os
+
+    if wide_requested():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return console_width if console_width is not None else 200
+
+
 def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = False) -> None:
-    """Rich tables to the terminal (or standard error), or as plain text to the -o file.
+    """Rich tables to the terminal (or standard error), or as plain text to the -o file, each fitted to the width
+    (roofline.render.fit: least important columns left out, numbers and ids never cut; --wide keeps all).
 
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
     from rich.console import Console
 
+    from roofline.render.fit import fit, natural_width
+
     if is_stdout(output) or stderr:
-        if stderr:
-            console = Console(stderr=True, markup=False, emoji=False)
-        else:  # never truncate piped tables
-            console = Console(markup=False, emoji=False, **({} if sys.stdout.isatty() else {"width": 200}))
+        stream = sys.stderr if stderr else sys.stdout
+        width = table_width(Console(file=stream).width if stream.isatty() else None)
+        for t in tables:
+            fit(t, width)
+        need = max([natural_width(t) for t in tables] + [80]) if width is None else width
+        console = Console(file=stream, markup=False, emoji=False, width=need)
         for t in tables:
             console.print(t)
         return
     import io
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=160, force_terminal=False, color_system=None, markup=False, emoji=False)
+    width = None if wide_requested() else 160  # a file does not depend on the terminal it was written from
+    for t in tables:
+        fit(t, width)
+    need = max([natural_width(t) for t in tables] + [80]) if width is None else width
+    console = Console(file=buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)

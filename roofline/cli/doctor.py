@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables
+from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables, wide_option
 from roofline.errors import BackendUnavailable
 
 
 @click.command()
+@wide_option
 @measure_spec_option("Datasheet spec the figures are held to")
 @device_option
 @click.option("--ncu/--no-ncu", "use_ncu", default=True, show_default=True,
@@ -51,9 +52,10 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:
+        from roofline.measurement.backend_cupy import CUPY_INSTALL
+
         raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
-                                 fix="install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or "
-                                     "'gpu-roofline[cuda13]') on a machine with an NVIDIA GPU") from None
+                                 fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU") from None
     spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)

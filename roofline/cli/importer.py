@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit_results
+from roofline.cli.common import emit_results, wide_option
 from roofline.cli.profile import group_by_option, profile
 
 
@@ -33,6 +33,7 @@ def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> N
 
 
 @import_group.command("ncu")
+@wide_option
 @click.argument("report", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import format_option, measure_spec_option, note, output_option_for
+from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option
 
 @click.command()
+@wide_option
 @click.option("--device", "device_text", default="all", show_default=True, metavar="all|N,M,...",
               help="The GPUs whose links to measure.")
 @measure_spec_option("Link roofs (interconnect.nvlink / pcie) to compare with")

@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for)
+                                 measure_spec_option, note, output_option_for, wide_option)
 
 
 @click.command()
+@wide_option
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
 @measure_options(per="kernel", many_devices=True)

@@ -9,6 +9,21 @@ import click
 from roofline.cli.common import is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
 
 
+AUTO_GROUP_POINTS = 40  # more points than this cannot be labelled readably on one chart
+
+
+def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if value == "auto":
+        return value
+    from roofline.ncu.group import parse_group_by
+
+    try:
+        parse_group_by(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value
+
+
 @click.command()
 @kernel_options
 @spec_option(multiple=True, default=None, help_extra=(
@@ -31,18 +46,23 @@ from roofline.cli.common import is_stdout, kernel_options, note, say_auto_spec, 
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
-                   "page: hover a point, click a legend name to hide it; one --results file) ('-': PNG on standard "
-                   "output). "
+                   "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
+                   "it) ('-': PNG on standard output). "
                    "[default: roofline.png, or roofline-sweep.png with --sweep]")
 @click.option("--roofs", "roof_choice", type=click.Choice(["used", "all"]), default=None,
               help="Which compute roofs of each machine to draw: 'used' (those the plotted kernels use, plus the best "
                    "tensor roof) or 'all'. [default: used when the chart shows several machines, all for one]")
 @click.option("--title", default=None, help="Chart title (default: the machine names).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
+@click.option("--group-by", "group_by", default="auto", show_default=True, metavar="auto|none|op|kernel|range:N",
+              callback=_check_group_by,
+              help=f"For one --results file imported from ncu: draw one point per group. auto groups (by op with NVTX "
+                   f"ranges, else by kernel) past {AUTO_GROUP_POINTS} launches, which could not be labelled one by "
+                   "one; none draws every launch.")
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
          sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
-         interconnect_path: Path | None = None, roof_choice: str | None = None) -> None:
+         interconnect_path: Path | None = None, roof_choice: str | None = None, group_by: str = "auto") -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -73,12 +93,13 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
     fmt = "png" if is_stdout(output) else output.suffix.lower().lstrip(".")  # -o -: PNG on standard output
-    if fmt != "html" and fmt not in render.FORMATS:  # before any chart is chosen: every chart takes the same ones
+    if fmt not in (*render.FORMATS, "html"):
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
                          "or .html")
-    if fmt == "html" or _grouped_profile(results_paths, names, kernel_paths, params, spec_names, sweep_path,
-                                         hierarchy):
-        return _profile_chart(results_paths, output, fmt, title, dpi)  # issue 11: roofline/render/html.py
+    alone = not any((names, kernel_paths, params, spec_names, sweep_path, hierarchy, interconnect_path))
+    profile = _profile_doc(results_paths, group_by) if alone and len(results_paths) == 1 else None
+    if profile is not None:
+        return _profile_chart(profile, results_paths[0], output, fmt, title, dpi)  # roofline/render/html.py
     measured = _machines(measured_specs)
     if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None):
         raise InputError("--roofs picks the compute roofs of the roofline chart; leave it out with --sweep, "
@@ -110,11 +131,31 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
                 )
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
-        _, unplottable = collect_points(analysis_docs, results_docs, {})
+        points, unplottable = collect_points(analysis_docs, results_docs, {})
         for name in unplottable:
             note(f"note: {name} does no floating-point work (0 FLOP/s), so it has no place on a log-log roofline")
+        if results_docs and len(points) > AUTO_GROUP_POINTS:
+            note(f"note: {len(points)} points are too many to label readably; name the kernels to draw "
+                 "(roofline plot KERNEL... --results FILE), or for an ncu import plot it with --group-by op|kernel")
+        if fmt == "html":
+            from roofline.render.html import POINT_COLUMNS, figure_html, point_rows
 
-    write_output(output, render.figure_bytes(fig, fmt, dpi))
+            heading = title or " · ".join(dict.fromkeys(
+                [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
+                + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
+            notes = [f"{name}: no floating-point work (0 FLOP/s), so it has no place on a log-log roofline"
+                     for name in unplottable]
+            return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes))
+
+    if fmt == "html":
+        from roofline.render.html import figure_html
+
+        return _write(output, figure_html(fig, title or "roofline chart"))
+    _write(output, render.figure_bytes(fig, fmt, dpi))
+
+
+def _write(output: Path, data: str | bytes) -> None:
+    write_output(output, data)
     if not is_stdout(output):
         note(f"wrote {output}")
 
@@ -147,27 +188,39 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     return docs
 
 
-def _grouped_profile(results_paths: tuple[Path, ...], *others: object) -> bool:
-    """One --results file with groups (a profile) and nothing else asked: drawn by time share, like the HTML."""
-    if len(results_paths) != 1 or any(others):
-        return False
+def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
+    """The one results file drawn as a profile (by share of GPU time), or None for a roofline of its kernels.
+
+    A profile is a file with groups, or an ncu import: grouped here by --group-by, and automatically past
+    AUTO_GROUP_POINTS launches (by op with NVTX ranges, else by kernel), saying so on standard error and in the
+    chart's title. A plain `measure` file is not a profile: its kernels were timed one by one."""
     from roofline.resultfiles import load_results
 
-    return bool(load_results(results_paths[0]).get("groups"))
+    doc = load_results(results_paths[0])
+    if doc.get("groups"):
+        return doc
+    if doc.get("backend") != "ncu" or group_by == "none":
+        return None
+    if group_by == "auto":
+        if len(doc["kernels"]) <= AUTO_GROUP_POINTS:
+            return None
+        group_by = "op" if any(k.get("nvtx") for k in doc["kernels"]) else "kernel"
+        note(f"note: {len(doc['kernels'])} launches are too many to label one by one: drawn grouped by "
+             f"{group_by} (--group-by none draws every launch; --group-by op|kernel|range:N picks the grouping)")
+    from roofline.ncu.group import add_groups
+
+    for line in add_groups(doc, group_by):
+        note(line)
+    return doc
 
 
-def _profile_chart(results_paths: tuple[Path, ...], output: Path, fmt: str, title: str | None, dpi: int) -> None:
-    """-o NAME.html: the interactive page of one results file; a grouped profile as PNG/SVG/PDF: the same chart."""
+def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | None, dpi: int) -> None:
+    """A profile (groups, or an ncu import) as the interactive page (-o NAME.html) or as PNG/SVG/PDF."""
     from roofline.errors import InputError
     from roofline.render.plot import figure_bytes
-    from roofline.resultfiles import load_results
 
-    if len(results_paths) != 1:
-        raise InputError("-o NAME.html draws one --results file (a profile from 'roofline profile' or "
-                         "'roofline import ncu --group-by', or any results file)")
-    doc = load_results(results_paths[0])
     if doc.get("machine") is None:
-        raise InputError(f"{results_paths[0]}: machine: is null (measured without a spec): no ceiling to draw")
+        raise InputError(f"{path}: machine: is null (measured without a spec): no ceiling to draw")
     if fmt == "html":
         from roofline.render.html import profile_html
 
@@ -176,9 +229,7 @@ def _profile_chart(results_paths: tuple[Path, ...], output: Path, fmt: str, titl
         from roofline.render.profile_chart import profile_figure
 
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
-    write_output(output, data)
-    if not is_stdout(output):
-        note(f"wrote {output}")
+    _write(output, data)
 
 
 COMMANDS = [plot]

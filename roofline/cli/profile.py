@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import emit_results, note, output_option_for, writable_path
+from roofline.cli.common import emit_results, note, output_option_for, wide_option, writable_path
 
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "
@@ -44,6 +44,7 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 
 
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@wide_option
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
 @output_option_for("the results JSON (roofline/results/v1, with the groups)")
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",

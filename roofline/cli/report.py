@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import Fraction, emit, output_option, print_tables
+from roofline.cli.common import Fraction, emit, output_option, print_tables, wide_option
 
 
 @click.command()
+@wide_option
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULTS.json...")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "junit", "github-benchmark"]),
               default="table", show_default=True,

@@ -7,10 +7,11 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for)
+                                 measure_spec_option, note, output_option_for, wide_option)
 
 
 @click.command()
+@wide_option
 @click.argument("kernel")
 @click.option("--over", default=None, metavar="NAME",
               help="The parameter to sweep (the kernel's size).  [default: n]")

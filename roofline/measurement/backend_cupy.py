@@ -21,10 +21,10 @@ from roofline.measurement.policy import MeasurePolicy, done as _done
 from roofline.measurement.verify import check_outputs, poison_value
 from roofline.model import KernelDescriptor
 
-INSTALL_HINT = (
-    "install CuPy for your CUDA version (pip install 'gpu-roofline[cuda12]' or 'gpu-roofline[cuda13]'), "
-    "or run the NumPy references on the host CPU with --backend numpy"
-)
+# roofline is installed from a checkout (the gpu-roofline distribution is not on PyPI): name CuPy's own wheels.
+CUPY_INSTALL = ("install CuPy for your CUDA version: pip install cupy-cuda12x (CUDA 12) or cupy-cuda13x (CUDA 13); "
+                "in a roofline checkout pip install -e '.[cuda12]' adds it with nvidia-ml-py")
+INSTALL_HINT = CUPY_INSTALL + ", or run the NumPy references on the host CPU with --backend numpy"
 
 # cudaDeviceAttr values (stable across CUDA versions); read one by one because CUDA 13 dropped some
 # cudaDeviceProp fields (clockRate, memoryClockRate) that the attributes still report.

@@ -6,7 +6,8 @@ import csv
 import io
 from typing import Any, Sequence
 
-from roofline.render.text import literal, md
+from roofline.render.fit import droppable
+from roofline.render.text import csv_cell, literal, md
 from roofline.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_time
 
 
@@ -25,6 +26,8 @@ def machine_line(m: dict[str, Any]) -> str:
 _COLUMNS = ("kernel", "roof", "FLOPs", "DRAM bytes", "AI (FLOP/B)", "ridge", "bound", "attainable", "SOL time",
             "launches", "threads for BW", "latency-bound")
 _TEXT_COLUMNS = ("kernel", "roof", "bound")
+_DROP_ORDER = ("threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "DRAM bytes", "FLOPs", "roof",
+               "SOL time")  # what a narrow terminal leaves out first (roofline.render.fit)
 _LEVEL_NAMES = {"l1": "L1", "l2": "L2"}
 
 
@@ -80,10 +83,10 @@ def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
         levels = _levels(doc)
         table = Table(title=literal(machine_line(doc["machine"])), title_justify="left", show_lines=False)
         for col in _columns(levels):
-            table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", no_wrap=col == "kernel")
+            table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", )
         for k in doc["kernels"]:
             table.add_row(*(literal(cell) for cell in _row(k, levels)))
-        tables.append(table)
+        tables.append(droppable(table, *_DROP_ORDER, whole=("kernel",)))
     return tables
 
 
@@ -116,7 +119,7 @@ def _csv_value(v: Any) -> Any:
         return "true" if v else "false"
     if isinstance(v, float):
         return repr(v)
-    return v
+    return csv_cell(v)  # a name like '=HYPERLINK(...)' stays text in a spreadsheet
 
 
 def to_markdown(docs: Sequence[dict[str, Any]]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from roofline.model import MachineSpec
+from roofline.render.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.units import format_flops, format_rate, format_time
 
@@ -52,7 +53,7 @@ def comparison_table(rows: Sequence[dict[str, Any]], datasheet: MachineSpec | No
                       "–" if at_clock is None else f"{format_value(at_clock, row['kind'])} "
                                                    f"(measured {_percent(row['ratio_at_clock'])})",
                       styled(row["status"], _STYLE.get(row["status"], "bold red")))
-    return table
+    return droppable(table, "datasheet at that clock", "SM clock", "datasheet")
 
 
 def calibration_notes(rows: Sequence[dict[str, Any]], warnings: Sequence[str]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any, Sequence
 from roofline.analysis import ridge_point
 from roofline.model import KernelDescriptor, MachineSpec, Workload
 from roofline.render.roofs import best_tensor
+from roofline.render.fit import droppable
 from roofline.render.text import literal
 from roofline.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_si, format_time
 
@@ -43,7 +44,7 @@ def specs_table(specs: Sequence[MachineSpec]) -> Any:
             f"{row['best_tensor_roof']} {format_flops(row['best_tensor_flops'])}" if row["best_tensor_roof"] else "–",
             format_intensity(row["tensor_ridge"]),
         )))
-    return table
+    return droppable(table, "aliases", "tensor ridge", "FP32 ridge", "name", whole=("id",))
 
 
 def spec_detail(s: MachineSpec) -> list[Any]:
@@ -99,7 +100,7 @@ def kernels_table(descriptors: Sequence[KernelDescriptor]) -> Any:
         params = " ".join(f"{k}={v.source}" for k, v in d.params.items())
         table.add_row(*(literal(cell) for cell in (d.name, d.pattern, d.dtype, d.roof, str(max(len(d.stages), 1)),
                                                    "yes" if d.implementation else "no", params)))
-    return table
+    return droppable(table, "launches", "measurable", "pattern", whole=("name",))
 
 
 def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:

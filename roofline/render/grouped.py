@@ -6,9 +6,12 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from roofline.ncu.halfprec import roof_text
+from roofline.render.fit import droppable
 from roofline.render.text import literal, md
-from roofline.units import format_bytes, format_flops, format_rate, format_time
+from roofline.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 
+_DROP_ORDER = ("model", "#", "intensity", "FLOPs", "DRAM bytes", "achieved", "achieved BW", "SOL time", "launches",
+               "roof", "share")  # what a narrow terminal leaves out first (roofline.render.fit)
 COLUMNS = ("#", "group", "launches", "time", "share", "FLOPs", "DRAM bytes", "intensity", "achieved",
            "achieved BW", "roof", "of ceiling", "SOL time", "recoverable", "model")
 
@@ -26,9 +29,9 @@ def _model_cell(g: Mapping[str, Any]) -> str:
 def group_row(rank: int, g: Mapping[str, Any]) -> list[str]:
     roof = roof_text(g["roof"], g.get("dtype")) + (" +" if len(g.get("roofs") or []) > 1 else "")
     return [str(rank), str(g["name"]), str(g["launches"]), format_time(g["time"]), f"{g['share']:.1%}",
-            f"{g['flops']:.4g}", format_bytes(g["bytes"]),
+            format_count(g["flops"]), format_bytes(g["bytes"]),
             "-" if g.get("intensity") is None else f"{g['intensity']:.3g}", format_flops(g["achieved_flops"]),
-            format_rate(g["achieved_bandwidth"]), roof, f"{g['fraction_of_ceiling']:.1%}",
+            format_rate(g["achieved_bandwidth"]), roof, format_fraction(g["fraction_of_ceiling"]),
             format_time(g["sol_time"]), format_time(g["recoverable_time"]), _model_cell(g)]
 
 
@@ -55,7 +58,7 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
     for i, g in enumerate(doc.get("groups") or [], 1):
         table.add_row(*[literal(c) for c in group_row(i, g)])
-    return table
+    return droppable(table, *_DROP_ORDER)
 
 
 def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
@@ -91,7 +94,7 @@ def report_tables(report: Mapping[str, Any]) -> list[Any]:
         for r in rows:
             verdict = styled("FAIL", "bold red") if r["verdict"] == "fail" else literal("pass")
             table.add_row(*[literal(c) for c in group_row(r["rank"], r)], verdict)
-        tables.append(table)
+        tables.append(droppable(table, *_DROP_ORDER))
     return tables
 
 

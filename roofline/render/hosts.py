@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from roofline.render.fit import droppable
+
 from typing import Any, Mapping, Sequence
 
 from roofline.units import format_time
@@ -52,7 +54,7 @@ def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) ->
         table.add_column(name, justify="left" if name in ("kernel", "params") else "right")
     for row in rows:
         table.add_row(*(Text(c) for c in _cells(row, columns, limit)))
-    return table
+    return droppable(table, "params", "median time")
 
 
 def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> str:

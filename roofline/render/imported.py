@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from roofline.ncu.halfprec import roof_text
+from roofline.render.fit import droppable
 from roofline.render.text import literal
-from roofline.units import format_bytes, format_flops, format_rate, format_time
+from roofline.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 
 
 def imported_table(doc: dict[str, Any]) -> Any:
@@ -21,8 +22,8 @@ def imported_table(doc: dict[str, Any]) -> Any:
         roof = roof_text(k["roof"], k.get("dtype")) + (" +" if len(k.get("work") or []) > 1 else "")  # + : mixed
         table.add_row(
             str(k["params"]["launch"]), literal(k["name"]), roof, format_time(k["time_median"]),
-            format_bytes(k["bytes"]), f"{k['flops']:.4g}", f"{k['intensity']:.3g}",
+            format_bytes(k["bytes"]), format_count(k["flops"]), f"{k['intensity']:.3g}",
             format_rate(k["achieved_bandwidth"]), format_flops(k["achieved_flops"]),
-            f"{k['fraction_of_ceiling']:.1%}", k["bound"],
+            format_fraction(k["fraction_of_ceiling"]), k["bound"],
         )
-    return table
+    return droppable(table, "intensity", "FLOPs", "DRAM bytes", "achieved FLOP/s", "achieved BW", "roof")

@@ -6,6 +6,8 @@ a one-way copy and nccl-tests' bus bandwidth compare with half of it, a both-way
 
 from __future__ import annotations
 
+from roofline.render.fit import droppable
+
 from typing import Any, Mapping
 
 from roofline.units import format_bytes, format_rate
@@ -58,7 +60,7 @@ def interconnect_table(doc: Mapping[str, Any]) -> Any:
         share = f"{r['achieved'] / r['roof']:.0%}" if r["roof"] else "–"
         table.add_row(Text(r["what"]), format_rate(r["achieved"]), format_rate(r["roof"]) if r["roof"] else "–",
                       share, Text(r["roof_name"] if r["roof"] else "no interconnect in the spec"))
-    return table
+    return droppable(table, "roof is")
 
 
 def interconnect_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:

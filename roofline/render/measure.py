@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from roofline import caveats
+from roofline.render.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.resultfiles import ceiling_of
-from roofline.units import format_flops, format_rate, format_si, format_time
+from roofline.units import format_flops, format_fraction, format_rate, format_si, format_time
 
 
 def _fraction(value: float | None) -> str:
-    return "unknown" if value is None else f"{value:.0%}"
+    return "unknown" if value is None else format_fraction(value)
 
 
 def _spread(k: dict[str, Any]) -> str:
@@ -63,7 +64,8 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
             literal(f"{k.get('timing') or '–'}"
                     + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
         )
-    return table
+    return droppable(table, "timing", "spread min–max", "achieved FLOP/s", "ceiling", "achieved BW",
+                     whole=("kernel",))
 
 
 def problems(doc: dict[str, Any]) -> list[str]:

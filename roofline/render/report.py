@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from roofline.render.fit import droppable
 from roofline.render.text import literal, md, md_code, xml
-from roofline.units import format_flops, format_rate, format_si, format_time
+from roofline.units import format_flops, format_fraction, format_rate, format_si, format_time
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -17,7 +18,7 @@ _LEFT = {0, 1, 2, 3, 11}
 
 
 def _fraction(x: float | None) -> str:
-    return "–" if x is None else f"{x:.1%}"
+    return format_fraction(x)
 
 
 def _gap(row: dict[str, Any]) -> str:
@@ -107,12 +108,14 @@ def rich_table(report: dict[str, Any]) -> Any:
     table = Table(title=literal(f"roofline report: {summary_line(report)}"), caption=literal(_footer(report)),
                   title_justify="left", caption_justify="left")
     for i, col in enumerate(COLUMNS):
-        table.add_column(col, justify="left" if i in _LEFT else "right", no_wrap=i in (1, 2))
+        table.add_column(col, justify="left" if i in _LEFT else "right", )
     for row in report["rows"]:
         values = cells(row, has_baseline)
         style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
         table.add_row(*(literal(v) for v in values), style=style)
-    return table
+    return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
+                     "vs baseline", "device",
+                     whole=("kernel",))
 
 
 def _md_where(row: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from roofline import caveats
 from roofline.predict import FIRST_PRINCIPLES
+from roofline.render.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.units import format_bytes, format_rate, format_time
 
@@ -41,7 +42,7 @@ def sweep_table(doc: dict[str, Any]) -> Any:
                       format_bytes(e["bytes"]), measured, format_time(e["predicted_time"]), err_text,
                       format_rate(e.get("achieved_bandwidth")), e["prediction"]["regime"],
                       str(e.get("buffer_sets", 1)))
-    return table
+    return droppable(table, "sets", "bytes", "achieved BW")
 
 
 def explanation(doc: dict[str, Any]) -> list[str]:

@@ -54,10 +54,15 @@ def markup(text: object) -> str:
     return escape(clean(text, newlines=False))
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]!|~#])")
+
+
 def md(text: object) -> str:
-    """One Markdown table cell or list item: one line, `|` and backslashes escaped, no HTML tag."""
-    s = clean(text, newlines=False).replace("\\", "\\\\").replace("|", "\\|")
-    return s.replace("<", "&lt;")  # an HTML tag is the one thing GitHub would render rather than show
+    """One Markdown table cell or list item, shown as written: one line; backslash, `|`, backtick, `*`, `_`, `[`,
+    `]`, `!`, `~` and `#` backslash-escaped (a name like `![x](u)` must not become an image in a CI job summary,
+    `_a_` must not turn italic); `<` as an entity, so no HTML tag renders."""
+    s = _MD_SPECIAL.sub(r"\\\1", clean(text, newlines=False))
+    return s.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def md_code(text: object) -> str:
@@ -67,6 +72,22 @@ def md_code(text: object) -> str:
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell a spreadsheet shows rather than runs: text starting with `=`, `+`, `-`, `@`, a tab or a carriage
+    return gets a leading single quote (OWASP's advice against CSV injection). Numbers are left as numbers."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def html_text(text: object) -> str:
+    """Text for an HTML page (element text or a quoted attribute): controls and bidi overrides made visible as for
+    every other renderer, then `& < > " '` escaped."""
+    import html
+
+    return html.escape(clean(text, newlines=False))
 
 
 def xml(text: object) -> str:

@@ -1,0 +1,175 @@
+"""Every table reads at 80 and 120 columns: no line wider than the terminal, no number or id cut to `…`, the least
+important columns left out (and said so), all of them with --wide (issue 23, "Output that reads")."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, NCU
+
+RESULTS = DATA / "results"
+GPT2 = NCU / "h200_gpt2_profile.csv"
+
+COMMANDS = {
+    "analyze": ["analyze"],
+    "analyze-two-specs": ["analyze", "--spec", "h100", "--spec", "a100-sxm4-80gb"],
+    "specs": ["specs"],
+    "specs-show": ["specs", "show", "h200"],
+    "kernels": ["kernels"],
+    "kernels-show": ["kernels", "--kernels", DATA / "kernels", "show", "t_dgemv"],
+    "report": ["report", RESULTS / "h100.json"],
+    "report-many": ["report", RESULTS / "many_h200.json"],
+    "report-grouped": ["report", RESULTS / "h200_ncu_profiled.json"],
+    "report-sweep": ["report", RESULTS / "sweep.json"],
+    "import": ["import", "ncu", GPT2, "--spec", "h200"],
+    "import-grouped": ["import", "ncu", GPT2, "--spec", "h200", "--group-by", "op"],
+    "report-host": ["report", Path(__file__).resolve().parent.parent / "tests" / "data" / "h200"
+                    / "measure-all-two-gpus.json"],
+    "sweep": ["sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "2**12..2**13",
+              "--min-time", "0", "--min-repeats", "2"],
+    "measure": ["measure", "--backend", "numpy", "--kernels", DATA / "measure" / "m_add.yaml", "m_add", "-p", "n=4096",
+                "--min-time", "0", "--min-repeats", "2", "--spec", "h100"],
+}
+
+
+def _cells_of(tables, width):
+    """Render each table fitted to `width` as the CLI does; return the text and every unbreakable cell's text."""
+    from rich.console import Console
+
+    from roofline.render.fit import fit
+
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system=None, markup=False, emoji=False)
+    whole = []
+    for t in tables:
+        fit(t, width)
+        for column in t.columns:
+            if column.no_wrap:
+                whole += [getattr(c, "plain", str(c)) for c in column._cells]
+        console.print(t)
+    return out.getvalue(), whole
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatch):
+    import roofline.cli.common as common
+
+    seen = []
+    original = common.print_tables
+
+    def spy(tables, output, stderr=False):
+        seen.extend(tables)
+        return original(tables, output, stderr)
+
+    monkeypatch.setattr(common, "print_tables", spy)
+    for module in ("analyze", "catalog", "report", "calibrate", "doctor"):
+        mod = __import__(f"roofline.cli.{module}", fromlist=["x"])
+        if hasattr(mod, "print_tables"):
+            monkeypatch.setattr(mod, "print_tables", spy)
+    monkeypatch.setenv("COLUMNS", str(width))
+    r = run_cli(*COMMANDS[name])
+    assert r.code in (0, 1), r.err
+    assert "Traceback" not in r.err
+    lines = r.out.splitlines()
+    assert lines and max(len(line) for line in lines) <= width, max(lines, key=len)
+    assert seen, "the command printed no table through print_tables"
+    # the same tables fitted again render every number and id whole, on one line
+    text, whole = _cells_of(seen, width)
+    for cell in whole:
+        if cell:
+            assert any(cell in line for line in text.splitlines()), (cell, text)
+    # the cells the CLI printed, too: no number was cut to an ellipsis
+    for cell in whole:
+        if len(cell) > 1 and "…" not in cell:
+            assert f"{cell[:-1]}…" not in r.out
+
+
+def test_analyze_at_80_leaves_out_columns_and_says_so(run_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("analyze")
+    assert r.code == 0, r.err
+    assert "Left out at 80 columns: threads for BW" in r.out.replace("\n", " ") or "Left out at 80 columns" in r.out
+    assert "--wide shows them" in r.out.replace("\n", " ").replace("  ", " ")
+    assert "…" not in r.out
+    assert "attention_fused_bf16_causal" in r.out  # a name you type back is kept whole
+    assert "0.0583" in r.out and "66.9 TFLOP/s" in r.out
+
+
+def test_wide_prints_every_column(run_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("analyze", "--wide")
+    assert r.code == 0, r.err
+    assert "threads for BW" in r.out and "latency-bound" in r.out and "Left out" not in r.out
+    assert max(len(line) for line in r.out.splitlines()) > 120
+
+
+def test_specs_ids_are_never_cut(run_cli, monkeypatch):
+    from roofline.specs import SpecCatalog
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("specs")
+    assert r.code == 0, r.err
+    for spec in SpecCatalog.bundled().specs:
+        assert spec.id in r.out, spec.id
+
+
+def test_a_hostile_long_name_wraps_and_the_numbers_stay():
+    """A 200-character kernel name cannot be kept whole at 80 columns: it wraps; the numbers beside it stay whole."""
+    from roofline.render.measure import kernel_table
+
+    k = {"name": "k" * 200, "status": "OK", "time_median": 1.234e-3, "time_min": 1.2e-3, "time_max": 1.3e-3,
+         "achieved_bandwidth": 1.5e12, "achieved_flops": 2.5e11, "bound": "memory", "bandwidth": 3.35e12,
+         "fraction_of_ceiling": 0.4477, "timing": "cuda-events", "warnings": []}
+    text, _ = _cells_of([kernel_table([k], "t")], 80)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "1.23 ms" in text and "44.8%" in text and "…" not in text
+    assert text.count("k") >= 200  # wrapped, not cut
+
+
+def test_the_api_show_fits_the_terminal(monkeypatch, capsys):
+    import roofline
+
+    monkeypatch.setenv("COLUMNS", "80")
+    import numpy as np
+
+    a, out = np.ones(4099, dtype=np.float32), np.empty(4099, dtype=np.float32)
+    r = roofline.measure(lambda: np.add(a, 1.0, out=out), name="add_one", flops=4099, bytes=2 * a.nbytes,
+                         backend_name="numpy", spec="h100", min_time=0, min_repeats=2,
+                         check=lambda: bool((out == 2.0).all()))
+    capsys.readouterr()
+    r.show()
+    out = capsys.readouterr().out
+    assert out and max(len(line) for line in out.splitlines()) <= 80
+    assert "add_one" in out and "…" not in out
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_the_calibrate_table_fits(width):
+    from roofline.measurement.calibrate.figures import comparison_rows
+    from roofline.render.calibrate_table import comparison_table
+    from roofline.specs import SpecCatalog
+    from test_calibrate import H200_DEVICE, figures
+
+    h200 = SpecCatalog.bundled().resolve("h200")
+    table = comparison_table(comparison_rows(figures(), h200), h200, H200_DEVICE, 31.2, False, 0.10)
+    text, whole = _cells_of([table], width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "4.21 TB/s" in text and "341 ns" in text and "…" not in text
+    for cell in whole:
+        assert any(cell in line for line in text.splitlines()), cell
+
+
+def test_a_table_written_with_o_is_160_wide_whatever_the_terminal(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    out = tmp_path / "a.txt"
+    r = run_cli("analyze", "-o", out)
+    assert r.code == 0, r.err
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert max(len(line) for line in lines) <= 160 and "…" not in "\n".join(lines)
+    r = run_cli("analyze", "--wide", "-o", out)
+    assert r.code == 0, r.err
+    assert "Left out" not in out.read_text(encoding="utf-8")
