@@ -138,7 +138,7 @@ def test_the_api_show_fits_the_terminal(monkeypatch, capsys):
 
     a, out = np.ones(4099, dtype=np.float32), np.empty(4099, dtype=np.float32)
     r = roofline.measure(lambda: np.add(a, 1.0, out=out), name="add_one", flops=4099, bytes=2 * a.nbytes,
-                         backend_name="numpy", spec="h100", min_time=0, min_repeats=2,
+                         backend="numpy", spec="h100", min_time=0, min_repeats=2,
                          check=lambda: bool((out == 2.0).all()))
     capsys.readouterr()
     r.show()
