@@ -293,7 +293,7 @@ STEPS: dict[str, Callable[[Path], Step]] = {
 }
 
 
-def environment() -> dict[str, str]:
+def environment(tree: str | None = None) -> dict[str, str]:
     def sh(cmd: str) -> str:
         try:
             return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=30).stdout.strip()
@@ -306,7 +306,8 @@ def environment() -> dict[str, str]:
         "versions": sh(f"{PY} -c 'import cupy, torch; print(\"CuPy\", cupy.__version__, \"PyTorch\", "
                        "torch.__version__)'"),
         "ncu": sh("ncu --version | tail -1"),
-        "commit": sh(f"git -C {ROOT} log --oneline -1"),
+        # A copy of the tree sent to a GPU machine may carry a stale .git: --tree names the commit the caller sent.
+        "commit": tree or sh(f"git -C {ROOT} log --oneline -1"),
     }
 
 
@@ -323,9 +324,10 @@ def main() -> int:
     p.add_argument("--out", type=Path, default=Path("/tmp/roofline-acceptance"))
     p.add_argument("--only", default=",".join(STEPS), help="comma-separated steps: " + ", ".join(STEPS))
     p.add_argument("--record", type=Path, default=None, help="write the Markdown record here (replacing it)")
+    p.add_argument("--tree", default=None, help="the commit the tree is at, for the record (default: git log)")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    env = environment()
+    env = environment(args.tree)
     started = time.perf_counter()
     rows = []
     for name in args.only.split(","):
