@@ -9,6 +9,7 @@ InputError naming the file (and the line, where there is one).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import stat
@@ -35,6 +36,27 @@ def _not_regular(mode: int) -> str | None:
     return "not a regular file"
 
 
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """The OS errors of opening and statting `path` as one InputError naming it (exit 2, never a traceback)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise at(path, None, "no such file") from None
+    except PermissionError:
+        raise at(path, None, "cannot read: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise at(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _refuse_not_regular(path: Path, what: str | None, kind: str) -> None:
+    """A folder, FIFO, device or socket where a file of `kind` was expected: refused, naming what it is."""
+    if what == "a folder":
+        raise at(path, None, f"is a folder, expected {kind}")
+    if what is not None:
+        raise at(path, None, f"is {what}, not a regular file; expected {kind}")
+
+
 def read_input_bytes(path: object, max_bytes: int, kind: str) -> bytes:
     """The bytes of a regular file of at most max_bytes, or one InputError naming it.
 
@@ -43,23 +65,14 @@ def read_input_bytes(path: object, max_bytes: int, kind: str) -> bytes:
     never by trusting st_size. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer.
     """
     path = Path(str(path))
-    try:
+    with _opening(path):
         what = _not_regular(os.stat(path).st_mode)
         if what is None:
             fd = os.open(path, _OPEN_FLAGS)
             with os.fdopen(fd, "rb", buffering=0) as handle:
                 what = _not_regular(os.fstat(handle.fileno()).st_mode)
                 data = b"" if what else _read_at_most(handle, max_bytes + 1)
-    except FileNotFoundError:
-        raise at(path, None, "no such file") from None
-    except PermissionError:
-        raise at(path, None, "cannot read: permission denied") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise at(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    if what == "a folder":
-        raise at(path, None, f"is a folder, expected {kind}")
-    if what is not None:
-        raise at(path, None, f"is {what}, not a regular file; expected {kind}")
+    _refuse_not_regular(path, what, kind)
     if len(data) > max_bytes:
         raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
     return data
@@ -275,23 +288,14 @@ def input_lines(path: object, max_bytes: int, kind: str) -> Iterator[str]:
     dropped, a leading byte-order mark dropped), checked as read_input_bytes checks a file: a large capture is
     read without holding it. One InputError naming the file (and the line) when it cannot be."""
     path = Path(str(path))
-    try:
+    with _opening(path):
         what = _not_regular(os.stat(path).st_mode)
         handle = None if what else os.fdopen(os.open(path, _OPEN_FLAGS), "rb")
-    except FileNotFoundError:
-        raise at(path, None, "no such file") from None
-    except PermissionError:
-        raise at(path, None, "cannot read: permission denied") from None
-    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise at(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     if handle is not None:
         what = _not_regular(os.fstat(handle.fileno()).st_mode)
         if what:
             handle.close()
-    if what == "a folder":
-        raise at(path, None, f"is a folder, expected {kind}")
-    if what is not None:
-        raise at(path, None, f"is {what}, not a regular file; expected {kind}")
+    _refuse_not_regular(path, what, kind)
     assert handle is not None
     with handle:
         total = 0
