@@ -82,4 +82,54 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)
 
 
+@import_group.command("torch")
+@wide_option
+@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--spec", "spec_name", default=None, metavar="SPEC",
+              help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
+                   "device_names lists the GPU in the traces' deviceProperties.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the results JSON (roofline/results/v1) here, atomically.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="What to print on standard output.")
+@click.option("--group-by", "group_by", type=click.Choice(["op", "kernel", "module", "none"]), default="op",
+              show_default=True,
+              help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
+                   "name, template arguments left out), 'module' (the innermost nn.Module range: profile with "
+                   "with_stack=True or with_modules=True) or 'none' (launch by launch).")
+def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path | None, fmt: str,
+                  group_by: str) -> None:
+    """Read PyTorch profiler traces (Kineto Chrome JSON, .json or .json.gz); one results entry per kernel.
+
+    Each kernel is attributed through its correlation id to its launch and to the innermost ATen op around the
+    launch; the op's FLOPs and bytes come from its input shapes, dtypes and arguments (profile with
+    record_shapes=True) and are split across the op's kernels in proportion to their GPU time. Copies and fills
+    move the bytes the trace recorded. Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
+    with no op, and ops without a model, keep their time in 'unmodelled', and the program line says what share of
+    the GPU time that is. Several traces (one per rank) give a table per rank, the merged groups, and the
+    straggler: the rank whose GPU time is furthest above the median, with the spread. Entries have status
+    IMPORTED: roofline did not run or verify them.
+
+    \b
+    Examples:
+      roofline import torch trace.json.gz -o step.json    # spec from the trace's GPU name
+      roofline import torch rank0.json rank1.json --group-by module -o all.json
+      roofline report step.json --fail-below-program 0.3
+      roofline plot --results step.json -o step.html
+    """
+    from roofline.cli.common import is_stdout, print_tables
+    from roofline.kineto.document import import_traces, straggler_line, summary_line
+    from roofline.kineto.table import tables
+    from roofline.ncu.readback import check_import
+
+    doc, notes = import_traces(list(traces), spec_name, group_by)
+    notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
+    line = straggler_line(doc.get("straggler"))
+    lines = [*notes, *([line] if line else []), summary_line(doc)]
+    shown = tables(doc)
+    if fmt == "table" and len(shown) > 1:  # each rank's table, then the merged one
+        print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))
+    emit_results(doc, output, fmt, lambda _doc: shown[-1], lines)
+
+
 COMMANDS = [import_group, profile]  # profile lives in roofline/cli/profile.py; registered with the importers

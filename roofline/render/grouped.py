@@ -43,7 +43,9 @@ def footer(doc: Mapping[str, Any]) -> str:
     return (f"program: GPU time {format_time(p['time'])}, speed-of-light time {format_time(p['sol_time'])}, "
             f"time-weighted fraction of ceiling {p['fraction_of_ceiling']:.1%}, recoverable "
             f"{format_time(p['recoverable_time'])}"
-            + (f" ({top:.0%} of it in the top {p['top']} groups)" if top is not None else ""))
+            + (f" ({top:.0%} of it in the top {p['top']} groups)" if top is not None else "")
+            + (f"; {p['unmodelled_share']:.1%} of GPU time ({format_time(p['unmodelled_time'])}) has no model "
+               "and is not in these groups" if p.get("unmodelled_share") is not None else ""))
 
 
 def grouped_table(doc: Mapping[str, Any]) -> Any:

@@ -1,0 +1,7 @@
+"""PyTorch profiler (Kineto) Chrome traces -> roofline results: `roofline import torch TRACE...`.
+
+reader        the trace's events, bounded and checked (json or json.gz)
+attribution   each kernel -> its launch (correlation id) -> the innermost ATen op around the launch
+document      the results document `import ncu` writes: kernels, groups, program, and the ranks' straggler
+opmodels      the op models (FLOPs and bytes from input shapes), imported only when an import runs
+"""

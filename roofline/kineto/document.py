@@ -1,0 +1,415 @@
+"""Kineto traces -> the results document `import ncu` and `profile` write (roofline/results/v1), so `report`,
+`plot` and everything downstream read it unchanged.
+
+Each GPU kernel is one entry (status IMPORTED, verified null: roofline did not run it). Its time is the trace's
+duration; its FLOPs and bytes are its op's modelled work (roofline.kineto.opmodels, from the op's input shapes,
+dtypes, strides and concrete arguments) split across the op's kernels in proportion to their GPU time, which the
+entry's `model.note` says. A copy or fill moves the bytes Kineto recorded. Work no model covers (an op without a
+model, a CUDA-graph replay, a kernel launched outside any op) cannot be placed on a roofline: it is listed in the
+document's `unmodelled` (with its time and why) instead of `kernels`, and the program line says what share of the
+GPU time it holds. Several traces (one per rank) go into one document: each entry has its `rank`, `ranks` holds
+each rank's groups and time, and `straggler` names the rank whose GPU time is an outlier, with the spread.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import statistics
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from roofline import __version__
+from roofline.analysis import machine_summary
+from roofline.errors import InputError
+from roofline.model import MachineSpec
+from roofline.ncu.halfprec import spelled
+from roofline.ncu.importer import short_name
+from roofline.ncu.placement import DTYPE, roof_for
+from roofline.resultfields import MAX_FRACTION
+from roofline.resultgroups import group_figures, program_totals
+from roofline.specs import SpecCatalog
+from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
+from roofline.kineto.reader import Op, Trace
+
+RESULTS_SCHEMA = "roofline/results/v1"
+STATUS = "IMPORTED"
+GROUP_BY = ("op", "kernel", "module", "none")
+STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
+SPLIT_NOTE = "the op's modelled work split across its {n} kernel(s) in proportion to their GPU time"
+_TF32 = re.compile(r"(?<![a-z])tf32", re.IGNORECASE)
+_TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgrad|fprop|conv", re.IGNORECASE)
+_HOST = re.compile(r"HtoD|DtoH|PtoP|HtoH", re.IGNORECASE)
+
+Model = Callable[..., Any]  # model_op(name, inputs, kernel_names) -> OpWork | None
+
+
+def _default_model() -> tuple[Model, Callable[..., Any]]:
+    from roofline.kineto import opmodels  # written beside this module; imported only when an import runs
+
+    return opmodels.model_op, opmodels.OpInput
+
+
+def _shape(value: Any) -> Any:
+    """An 'Input Dims' or 'Input Strides' entry as a tuple (a tensor list as a tuple of tuples); None when absent."""
+    if isinstance(value, list):
+        return tuple(_shape(v) if isinstance(v, list) else v for v in value)
+    return None
+
+
+def op_inputs(op: Op, make_input: Callable[..., Any]) -> list[Any]:
+    """The op's arguments as the models take them (OpInput), one per recorded input."""
+    n = max(len(op.dims), len(op.types), len(op.concrete))
+    out = []
+    for i in range(n):
+        dims = _shape(op.dims[i]) if i < len(op.dims) else None
+        dtype = op.types[i] if i < len(op.types) and isinstance(op.types[i], str) else None
+        strides = _shape(op.strides[i]) if i < len(op.strides) else None
+        value = op.concrete[i] if i < len(op.concrete) else ""
+        out.append(make_input(dims=dims, dtype=dtype, strides=strides, value=value))
+    return out
+
+
+def roof_from_name(kernel: str, roofs: Mapping[str, float]) -> tuple[str, str]:
+    """(roof, what said so) when the model names none: TF32, BF16 or FP16 spelled in the kernel's name (on the
+    tensor roof for a GEMM, convolution or attention kernel), else FP32."""
+    tensor = bool(_TENSOR.search(kernel))
+    bf16, fp16 = spelled(kernel)
+    if _TF32.search(kernel):
+        work, why = "tf32_tensor", "the kernel name says tf32"
+    elif bf16 and not fp16:
+        work, why = ("bf16_tensor" if tensor else "bf16"), f"the kernel name says {bf16[0]}"
+    elif fp16 and not bf16:
+        work, why = ("fp16_tensor" if tensor else "fp16"), f"the kernel name says {fp16[0]}"
+    else:
+        work, why = "fp32", "no precision in the model or the kernel name: fp32"
+    roof, _ = roof_for(work, roofs)
+    return roof, why
+
+
+def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCatalog) -> tuple[MachineSpec, str]:
+    """(spec, the GPU the traces name): --spec when given, else the bundled spec listing the traces' GPU."""
+    names: set[str] = set()
+    for t in traces:
+        used = {e.device for e in t.gpu if e.device is not None}
+        names.update(name for dev, name in t.devices.items() if not used or dev in used)
+    gpu = sorted(names)[0] if len(names) == 1 else ", ".join(sorted(names))
+    if spec_name and spec_name != "auto":
+        return catalog.resolve(spec_name), gpu or "unknown GPU"
+    if len(names) > 1:
+        raise InputError(f"the traces name several GPUs ({gpu}); choose the ceilings with --spec")
+    if not names:
+        raise InputError(f"{traces[0].path}: deviceProperties: names no GPU; say which spec to compare with: --spec "
+                         "h200 (see 'roofline specs')")
+    matched = catalog.match_device(gpu)
+    if matched is None:
+        raise InputError(f"no bundled spec lists the device '{gpu}'; say which to compare with: --spec SPEC "
+                         "(a bundled id or a YAML file; see 'roofline specs')")
+    return matched, gpu
+
+
+def _figures(flops: float, bytes_: float, time: float, roof: str, machine: MachineSpec) -> dict[str, Any]:
+    peak, bw = machine.roofs[roof], machine.bandwidth
+    ai, ridge = flops / bytes_, peak / bw
+    memory_time, compute_time = bytes_ / bw, flops / peak
+    sol = max(memory_time, compute_time)
+    return {"flops": flops, "bytes": bytes_, "intensity": ai, "peak_flops": peak, "bandwidth": bw, "ridge": ridge,
+            "bound": "memory" if ai < ridge else "compute", "attainable_flops": min(peak, ai * bw),
+            "memory_time": memory_time, "compute_time": compute_time, "sol_time": sol,
+            "latency_bound": bytes_ < machine.bytes_in_flight, "time_median": time, "time_min": time,
+            "time_max": time, "repeats": 1, "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time,
+            "fraction_of_ceiling": sol / time}
+
+
+class _Builder:
+    """The entries of one document, numbered across its traces."""
+
+    def __init__(self, machine: MachineSpec, model: Model, make_input: Callable[..., Any]):
+        self.machine, self.model, self.make_input = machine, model, make_input
+        self.kernels: list[dict[str, Any]] = []
+        self.unmodelled: list[dict[str, Any]] = []
+        self.skipped = 0
+        self.number = 0
+        self.no_model_ops: dict[str, float] = {}
+
+    def _work(self, items: Sequence[Attributed]) -> dict[int, tuple[Any, list[int]]]:
+        """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
+        kernels_of: dict[int, list[int]] = {}
+        for i, a in enumerate(items):
+            if a.event.kind == "kernel" and a.op is not None and not a.graph:
+                kernels_of.setdefault(id(a.op), []).append(i)
+        out = {}
+        for key, members in kernels_of.items():
+            op = items[members[0]].op
+            assert op is not None
+            names = [items[m].event.name for m in members]
+            out[key] = (self.model(op.name, op_inputs(op, self.make_input), names), members)
+        return out
+
+    def add(self, trace: Trace, rank: int) -> None:
+        items = attribute(trace)
+        work = self._work(items)
+        split: dict[int, tuple[Any, float, int]] = {}  # position -> (OpWork, share of the op's kernel time, kernels)
+        for op_work, members in work.values():
+            total = sum(items[m].event.dur for m in members)
+            for m in members:
+                split[m] = (op_work, items[m].event.dur / total if total > 0 else 0.0, len(members))
+        for i, a in enumerate(items):
+            if a.event.dur <= 0:
+                self.skipped += 1
+                continue
+            self.number += 1
+            self._one(trace, rank, a, split.get(i))
+
+    def _unmodelled(self, base: dict[str, Any], why: str) -> None:
+        self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
+                                "time": base["time_median"], "why": why, "model": "no model"})
+        if base["op"] not in (GRAPH_OP, NO_OP):
+            self.no_model_ops[base["op"]] = self.no_model_ops.get(base["op"], 0.0) + base["time_median"]
+
+    def _one(self, trace: Trace, rank: int, a: Attributed, split: tuple[Any, float, int] | None) -> None:
+        e, time = a.event, a.event.dur * 1e-6
+        base: dict[str, Any] = {"name": short_name(e.name), "kernel_name": e.name, "params": {"launch": self.number},
+                                "rank": rank, "op": a.op_name, "time_median": time}
+        if a.op is not None:
+            base["op_inputs"] = {"dims": list(a.op.dims), "types": list(a.op.types)}
+        if a.module is not None:
+            base["module"] = a.module
+        if a.graph:
+            base["graph"] = {"launch": a.launch.name if a.launch else None,
+                             "around": a.op.name if a.op is not None else None}
+            return self._unmodelled(base, "a CUDA graph replay: the trace does not record which ops its kernels "
+                                          "run, so they have no model (profile without the graph to model them)")
+        warnings: list[dict[str, Any]] = []
+        if e.kind != "kernel":
+            if not e.bytes:
+                return self._unmodelled(base, f"a {e.kind} whose bytes the trace does not record")
+            flops, bytes_ = 0.0, e.bytes
+            roof, _ = roof_for("fp32", self.machine.roofs)
+            dtype, model = "bytes", {"from": f"the bytes Kineto recorded for the {e.kind}"}
+            if _HOST.search(e.name):
+                warnings.append({"code": "host-link", "text": f"{e.name}: a copy over the host or peer link, "
+                                 "which bounds it, not DRAM bandwidth", "fix": "keep data on the GPU"})
+        else:
+            if a.op is None:
+                why = ("its launch is not in the trace" if a.launch is None
+                       else f"its launch ({a.launch.name}) is inside no ATen op")
+                return self._unmodelled(base, why)
+            op_work, share, count = split if split is not None else (None, 0.0, 1)
+            if op_work is None:
+                return self._unmodelled(base, f"no model for {a.op.name}")
+            if not op_work.bytes or op_work.bytes <= 0 or share <= 0:
+                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes")
+            flops, bytes_ = float(op_work.flops or 0.0) * share, float(op_work.bytes) * share
+            if op_work.roof and op_work.roof in DTYPE:
+                roof, note = roof_for(op_work.roof, self.machine.roofs)
+                roof_from = f"the {op_work.op_class} model" + (f" ({note})" if note else "")
+            else:
+                roof, roof_from = roof_from_name(e.name, self.machine.roofs)
+            dtype = op_work.dtype or DTYPE.get(roof, "unknown")
+            model = {"from": "op model", "op_class": op_work.op_class, "share": share,
+                     "note": SPLIT_NOTE.format(n=count) + (f"; {op_work.note}" if op_work.note else ""),
+                     "roof_from": roof_from}
+            if op_work.flops is None:
+                warnings.append({"code": "flops-unknown", "text": f"the {op_work.op_class} model gives bytes but "
+                                 "no FLOPs: counted as 0", "fix": "give the op class a FLOP model"})
+        figures = _figures(flops, bytes_, time, roof, self.machine)
+        if figures["fraction_of_ceiling"] > MAX_FRACTION:
+            return self._unmodelled(base, f"its model puts it at {figures['fraction_of_ceiling']:.3g}x its ceiling: "
+                                          "the model or the spec is wrong for it")
+        self.kernels.append({
+            **base, "dtype": dtype, "roof": roof, "launches": 1, "stages": [], **figures,
+            "verified": None, "status": STATUS, "error": None, "timing": "kineto kernel duration", "model": model,
+            "kineto": {"kind": e.kind, "file": str(trace.path), "correlation": e.correlation, "device": e.device,
+                       "stream": e.stream, "grid": list(e.grid) if e.grid else None,
+                       "block": list(e.block) if e.block else None},
+            "warnings": warnings})
+
+
+def group_name(entry: Mapping[str, Any], by: str) -> str:
+    if by == "op":
+        return str(entry["op"])
+    if by == "module":
+        return str(entry.get("module") or NO_MODULE)
+    return short_name(entry.get("kernel_name") or entry["name"])
+
+
+def group_entries(entries: Sequence[Mapping[str, Any]], by: str) -> list[dict[str, Any]]:
+    """The groups of the entries, ranked by recoverable time (largest first); none for 'none'."""
+    if by == "none":
+        return []
+    members: dict[str, list[Mapping[str, Any]]] = {}
+    for e in entries:
+        members.setdefault(group_name(e, by), []).append(e)
+    total = sum(e["time_median"] for e in entries)
+    groups = [{"name": name, "by": by, **group_figures(items, total),
+               "kernels": [e["params"]["launch"] for e in items]} for name, items in members.items()]
+    groups.sort(key=lambda g: (-g["recoverable_time"], g["name"]))
+    return groups
+
+
+def _program(groups: Sequence[Mapping[str, Any]], unmodelled_time: float) -> dict[str, Any]:
+    program = program_totals(groups)
+    everything = program["time"] + unmodelled_time
+    program.update(unmodelled_time=unmodelled_time, unmodelled_share=unmodelled_time / everything if everything else 0.0)
+    return program
+
+
+def straggler(ranks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The rank whose GPU time is furthest above the median rank's, with the spread; and the groups whose time on
+    one rank is furthest above their median. None for one rank."""
+    if len(ranks) < 2:
+        return None
+    times = {r["rank"]: r["gpu_time"] for r in ranks}
+    median = statistics.median(times.values())
+    slow = max(times, key=lambda r: (times[r], -r))
+    fast = min(times.values())
+    out: dict[str, Any] = {
+        "by": "GPU time", "rank": slow, "time": times[slow], "median": median,
+        "vs_median": times[slow] / median if median else None, "max_over_min": times[slow] / fast if fast else None,
+        "threshold": STRAGGLER}
+    out["outlier"] = bool(out["vs_median"] and out["vs_median"] > STRAGGLER)
+    per_group: dict[str, dict[int, float]] = {}
+    for r in ranks:
+        for g in r["groups"]:
+            per_group.setdefault(g["name"], {})[r["rank"]] = g["time"]
+    flagged = []
+    for name, by_rank in per_group.items():
+        values = [by_rank.get(r["rank"], 0.0) for r in ranks]
+        med = statistics.median(values)
+        top = max(by_rank, key=lambda r: by_rank[r])
+        if med > 0 and by_rank[top] / med > STRAGGLER:
+            flagged.append({"name": name, "rank": top, "time": by_rank[top], "median": med,
+                            "vs_median": by_rank[top] / med, "excess": by_rank[top] - med})
+    flagged.sort(key=lambda g: -g["excess"])
+    out["groups"] = flagged[:5]
+    return out
+
+
+def straggler_line(s: Mapping[str, Any] | None) -> str | None:
+    if s is None:
+        return None
+    from roofline.units import format_time
+
+    spread = f"max/min {s['max_over_min']:.2f}x" if s.get("max_over_min") else "max/min n/a"
+    if not s["outlier"]:
+        line = (f"no straggler: the slowest rank ({s['rank']}, {format_time(s['time'])} of GPU time) is within "
+                f"{s['threshold'] - 1:.0%} of the median ({format_time(s['median'])}; {spread})")
+    else:
+        line = (f"straggler: rank {s['rank']}, {format_time(s['time'])} of GPU time, {s['vs_median']:.2f}x the "
+                f"median rank's {format_time(s['median'])} ({spread})")
+    if s["groups"]:
+        line += "; groups slowest on one rank: " + ", ".join(
+            f"{g['name']} on rank {g['rank']} {g['vs_median']:.2f}x its median" for g in s["groups"][:3])
+    return line
+
+
+def _ranks(traces: Sequence[Trace], path_order: Sequence[Path]) -> list[int]:
+    ranks = [t.rank if t.rank is not None else i for i, t in enumerate(traces)]
+    seen: dict[int, Path] = {}
+    for rank, t in zip(ranks, traces):
+        if rank in seen:
+            raise InputError(f"{t.path}: distributedInfo.rank: is {rank}, as in {seen[rank]}: give one trace per rank")
+        seen[rank] = t.path
+    return ranks
+
+
+def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, group_by: str = "op",
+                   model: Model | None = None, make_input: Callable[..., Any] | None = None
+                   ) -> tuple[dict[str, Any], list[str]]:
+    """(results document, notes). InputError when no GPU work in the traces can be put on the roofline."""
+    if group_by not in GROUP_BY:
+        raise InputError(f"--group-by: '{group_by:.40}' is not one of {', '.join(GROUP_BY)}")
+    if model is None or make_input is None:
+        default_model, default_input = _default_model()
+        model, make_input = model or default_model, make_input or default_input
+    builder = _Builder(machine, model, make_input)
+    ranks = _ranks(traces, [t.path for t in traces])
+    for trace, rank in zip(traces, ranks):
+        builder.add(trace, rank)
+    notes = _notes(traces, builder, group_by)
+    total_events = builder.number
+    if not builder.kernels:
+        why = "none of them is a kernel of an op with a model or a copy with recorded bytes"
+        if not any(op.dims for t in traces for op in t.ops):
+            why += " (the traces hold no input shapes: profile with torch.profiler.profile(record_shapes=True))"
+        raise InputError(f"{', '.join(str(t.path) for t in traces)}: {total_events} GPU event(s), but {why}; "
+                         "nothing to put on the roofline")
+    unmodelled_time = sum(u["time"] for u in builder.unmodelled)
+    summary = machine_summary(machine)
+    summary["caches"] = {level: {"size": c.size, "bandwidth": c.bandwidth, "latency": c.latency}
+                         for level, c in machine.caches.items()}
+    doc: dict[str, Any] = {
+        "schema": RESULTS_SCHEMA,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "tool_version": __version__, "backend": "torch",
+        "device": {"name": gpu, "spec_id": machine.id, "spec_derived": bool(machine.derived), "kind": "gpu"},
+        "machine": summary,
+        "source": {"tool": "kineto", "files": [str(t.path) for t in traces], "launches": total_events,
+                   "not_timed": builder.skipped, "unmodelled": len(builder.unmodelled),
+                   "unmodelled_time": unmodelled_time},
+        "kernels": builder.kernels,
+        "unmodelled": builder.unmodelled,
+    }
+    by = group_by
+    groups = group_entries(builder.kernels, by)
+    if groups:
+        doc["groups"] = groups
+        doc["program"] = _program(groups, unmodelled_time)
+    if len(traces) > 1:
+        doc["ranks"] = []
+        for trace, rank in zip(traces, ranks):
+            mine = [k for k in builder.kernels if k["rank"] == rank]
+            lost = sum(u["time"] for u in builder.unmodelled if u["rank"] == rank)
+            rank_groups = group_entries(mine, by if by != "none" else "op")
+            doc["ranks"].append({"rank": rank, "file": str(trace.path), "launches": len(mine),
+                                 "gpu_time": sum(k["time_median"] for k in mine) + lost, "unmodelled_time": lost,
+                                 "groups": rank_groups, "program": _program(rank_groups, lost)})
+        doc["straggler"] = straggler(doc["ranks"])
+    return doc, notes
+
+
+def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
+    notes = []
+    if builder.skipped:
+        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 not imported")
+    if builder.no_model_ops:
+        top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
+        from roofline.units import format_time
+
+        notes.append("note: ops without a model (their time is in 'unmodelled'): "
+                     + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
+                     + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
+    graphs = sum(1 for u in builder.unmodelled if u["op"] == GRAPH_OP)
+    if graphs:
+        notes.append(f"note: {graphs} kernel(s) ran in CUDA graph replays: attributed to '{GRAPH_OP}', no model")
+    if group_by == "module" and not any(t.modules for t in traces):
+        notes.append(f"note: the traces have no nn.Module ranges (profile with with_stack=True or "
+                     f"with_modules=True): every launch is in '{NO_MODULE}'")
+    if any(t.ops for t in traces) and not any(op.dims for t in traces for op in t.ops):
+        notes.append("note: the traces hold no input shapes (profile with record_shapes=True): no op can be modelled")
+    return notes
+
+
+def summary_line(doc: Mapping[str, Any]) -> str:
+    """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'."""
+    from roofline.units import format_time
+
+    src = doc["source"]
+    done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]
+    everything = sum(k["time_median"] for k in doc["kernels"]) + lost
+    share = lost / everything if everything else 0.0
+    return (f"imported {done} of {total} GPU event(s) from {len(src['files'])} trace(s) on {doc['machine']['id']}; "
+            f"{share:.1%} of GPU time ({format_time(lost)}) has no model"
+            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else ""))
+
+
+def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by: str = "op",
+                  catalog: SpecCatalog | None = None, model: Model | None = None,
+                  make_input: Callable[..., Any] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """Read trace files (one per rank) into one results document; (document, notes for the user)."""
+    from roofline.kineto.reader import read_trace
+
+    traces = [read_trace(Path(p)) for p in paths]
+    machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
+    return build_document(traces, machine, gpu, group_by, model, make_input)

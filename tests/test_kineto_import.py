@@ -1,0 +1,202 @@
+"""`roofline import torch`: Kineto traces -> results that `report` and `plot` read (synthetic traces made to the
+Kineto format; not yet checked against a trace captured on the H200)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from click.testing import CliRunner
+
+from roofline.cli import cli
+from roofline.errors import InputError
+from roofline.kineto import document
+from roofline.kineto.attribution import GRAPH_OP, NO_OP, attribute
+from roofline.kineto.document import build_document, import_traces, roof_from_name
+from roofline.kineto.reader import read_trace
+from roofline.resultfiles import load_results
+from roofline.specs import SpecCatalog
+
+DATA = Path(__file__).parent / "data" / "kineto"
+GEMM_FLOPS = 2 * 64 * 128 * 256
+GEMM_BYTES = (256 + 64 * 128 + 128 * 256 + 64 * 256) * 2.0
+RELU_BYTES = 2 * 64 * 256 * 2.0
+
+
+def fake_model(name, inputs, kernel_names=()):
+    """Hand-counted work of the fixture's ops (the real models are roofline.kineto.opmodels)."""
+    if name == "aten::addmm":
+        assert [i.dims for i in inputs[:3]] == [(256,), (64, 128), (128, 256)]
+        assert inputs[3].value == "1" and inputs[1].dtype == "c10::BFloat16"
+        return SimpleNamespace(flops=float(GEMM_FLOPS), bytes=GEMM_BYTES, roof="bf16_tensor", dtype="bfloat16",
+                               op_class="gemm", note="")
+    if name == "aten::clamp_min":
+        return SimpleNamespace(flops=64 * 256.0, bytes=RELU_BYTES, roof=None, dtype="bfloat16",
+                               op_class="elementwise", note="")
+    return None  # aten::nonzero, aten::copy_ (its memcpy carries its own bytes): no model
+
+
+def run(paths, group_by="op", model=fake_model):
+    return import_traces(paths, None, group_by, model=model, make_input=SimpleNamespace)
+
+
+def test_attribution_by_correlation_innermost_op_graph_and_no_op() -> None:
+    items = {a.event.correlation: a for a in attribute(read_trace(DATA / "step.json"))}
+    assert items[11].op_name == "aten::addmm" and items[12].op_name == "aten::addmm"  # inside linear: innermost
+    assert items[13].op_name == "aten::clamp_min"  # relu -> clamp_min: the innermost
+    assert items[15].op_name == NO_OP and items[15].launch is not None
+    assert items[16].event.kind == "memcpy" and items[16].op_name == "aten::copy_"
+    graph = [a for a in attribute(read_trace(DATA / "step.json")) if a.event.correlation == 18]
+    assert len(graph) == 2 and all(a.graph and a.op_name == GRAPH_OP for a in graph)
+    assert items[11].module == "Linear_0" and items[13].module == "ReLU_0" and items[15].module is None
+
+
+def test_model_split_by_time_and_unmodelled_time() -> None:
+    doc, notes = run([DATA / "step.json"])
+    gemm = [k for k in doc["kernels"] if k["op"] == "aten::addmm"]
+    assert len(gemm) == 2
+    assert sum(k["flops"] for k in gemm) == pytest.approx(GEMM_FLOPS)
+    assert gemm[0]["flops"] / gemm[1]["flops"] == pytest.approx(10.5 / 2.0)
+    assert gemm[0]["roof"] == "bf16_tensor" and "proportion to their GPU time" in gemm[0]["model"]["note"]
+    assert gemm[0]["time_median"] == pytest.approx(10.5e-6) and gemm[0]["status"] == "IMPORTED"
+    assert gemm[0]["verified"] is None and gemm[0]["op_inputs"]["dims"][1] == [64, 128]
+    relu = next(k for k in doc["kernels"] if k["op"] == "aten::clamp_min")
+    assert relu["roof"] == "bf16"  # no roof from the model: the kernel name's BFloat16, not a tensor kernel
+    copy = next(k for k in doc["kernels"] if k["kineto"]["kind"] == "memcpy")
+    assert copy["bytes"] == 4096 and copy["flops"] == 0 and copy["warnings"][0]["code"] == "host-link"
+    memset = next(k for k in doc["kernels"] if k["kineto"]["kind"] == "memset")
+    assert memset["op"] == NO_OP and memset["bytes"] == 8192
+    why = {u["op"]: u["why"] for u in doc["unmodelled"]}
+    assert set(why) == {"aten::nonzero", NO_OP, GRAPH_OP}
+    assert "no model" in why["aten::nonzero"] and "CUDA graph" in why[GRAPH_OP]
+    lost = (4.0 + 2.5 + 5.0 + 6.0) * 1e-6
+    assert doc["program"]["unmodelled_time"] == pytest.approx(lost)
+    everything = sum(k["time_median"] for k in doc["kernels"]) + lost
+    assert doc["program"]["unmodelled_share"] == pytest.approx(lost / everything)
+    assert any("aten::nonzero" in n for n in notes) and any("CUDA graph" in n for n in notes)
+    assert "has no model" in document.summary_line(doc)
+
+
+def test_roof_from_kernel_name() -> None:
+    roofs = SpecCatalog.bundled().resolve("h200").roofs
+    assert roof_from_name("ampere_sgemm_tf32_128x64_nn", roofs)[0] == "tf32_tensor"
+    assert roof_from_name("void at::native::reduce_kernel<float>", roofs)[0] == "fp32"
+    assert roof_from_name("cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128", roofs)[0] == "fp16_tensor"
+
+
+def test_gzip_and_two_ranks_with_a_straggler() -> None:
+    doc, _ = run([DATA / "rank0.json", DATA / "rank1.json.gz"])
+    assert {k["rank"] for k in doc["kernels"]} == {0, 1}
+    assert [r["rank"] for r in doc["ranks"]] == [0, 1]
+    s = doc["straggler"]
+    assert s["rank"] == 1 and s["outlier"] and s["max_over_min"] > 1.2
+    assert s["groups"][0]["name"] == "aten::addmm" and s["groups"][0]["rank"] == 1
+    line = document.straggler_line(s)
+    assert line.startswith("straggler: rank 1")
+    launches = [k["params"]["launch"] for k in doc["kernels"]]
+    assert len(launches) == len(set(launches))
+
+
+def test_same_rank_twice_is_refused() -> None:
+    with pytest.raises(InputError, match="distributedInfo.rank"):
+        run([DATA / "rank0.json", DATA / "step.json"])
+
+
+@pytest.mark.parametrize("name", ["broken.json", "not_a_trace.json"])
+def test_not_a_trace_exits_2_naming_the_file(tmp_path: Path, run_cli, name: str) -> None:
+    out = tmp_path / "out.json"
+    result = run_cli("import", "torch", DATA / name, "--spec", "h200", "-o", out)
+    assert result.code == 2, result.err
+    assert name in result.err and "Traceback" not in result.err
+    assert not out.exists()
+
+
+def test_bad_gzip_exits_2(tmp_path: Path, run_cli) -> None:
+    bad = tmp_path / "cut.json.gz"
+    bad.write_bytes(gzip.compress(b'{"traceEvents": []}')[:12])
+    result = run_cli("import", "torch", bad, "--spec", "h200")
+    assert result.code == 2 and "cut.json.gz" in result.err
+
+
+@pytest.mark.parametrize("group_by", ["op", "kernel", "module", "none"])
+def test_cli_writes_what_report_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, group_by: str) -> None:
+    monkeypatch.setattr(document, "_default_model", lambda: (fake_model, SimpleNamespace))
+    out = tmp_path / "step.json"
+    runner = CliRunner()
+    result = runner.invoke(cli, ["import", "torch", str(DATA / "step.json"), "--group-by", group_by, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "has no model" in result.output
+    doc = load_results(out)
+    assert doc["backend"] == "torch"
+    if group_by != "none":
+        assert doc["groups"][0]["by"] == group_by
+        names = {g["name"] for g in doc["groups"]}
+        assert {"op": "aten::addmm", "kernel": "splitKreduce_kernel", "module": "Linear_0"}[group_by] in names
+        report = runner.invoke(cli, ["report", str(out), "--format", "json"])
+        assert report.exit_code == 0, report.output
+        program = json.loads(report.stdout)["programs"][0]
+        assert program["time"] == pytest.approx(doc["program"]["time"])
+        assert program["groups"] == len(doc["groups"])
+        failing = runner.invoke(cli, ["report", str(out), "--fail-below-program", "0.99"])
+        assert failing.exit_code == 1, failing.output
+
+
+def test_cli_two_ranks_prints_tables_and_straggler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(document, "_default_model", lambda: (fake_model, SimpleNamespace))
+    out = tmp_path / "all.json"
+    result = CliRunner().invoke(cli, ["import", "torch", str(DATA / "rank0.json"), str(DATA / "rank1.json.gz"),
+                                      "-o", str(out), "--wide"])
+    assert result.exit_code == 0, result.output
+    assert "rank 0 (NVIDIA H200)" in result.output and "all 2 ranks" in result.output
+    assert "straggler: rank 1" in result.output
+    assert load_results(out)["straggler"]["rank"] == 1
+
+
+def test_no_model_at_all_is_refused() -> None:
+    with pytest.raises(InputError, match="nothing to put on the roofline"):
+        traces = [read_trace(DATA / "step.json")]
+        trace = traces[0]
+        no_copies = type(trace)(trace.path, trace.devices, trace.rank, trace.world_size, trace.ops, trace.launches,
+                                [e for e in trace.gpu if e.kind == "kernel"], trace.modules)
+        build_document([no_copies], SpecCatalog.bundled().resolve("h200"), "NVIDIA H200", "op",
+                       model=lambda *a: None, make_input=SimpleNamespace)
+
+
+def _big_trace(path: Path, n: int) -> None:
+    events = [{"ph": "X", "cat": "python_function", "name": "nn.Module: Block_0", "pid": 1, "tid": 1, "ts": 0,
+               "dur": 40.0 * n + 100}]
+    for i in range(n):
+        t = 10.0 + 40.0 * i
+        events.append({"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": t, "dur": 30.0,
+                       "args": {"External id": i, "Input Dims": [[256], [64, 128], [128, 256], [], []],
+                                "Input type": ["c10::BFloat16"] * 3 + ["Scalar"] * 2,
+                                "Input Strides": [[1], [128, 1], [1, 128], [], []],
+                                "Concrete Inputs": ["", "", "", "1", "1"]}})
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t + 5, "dur": 4.0, "args": {"External id": i, "cbid": 211, "correlation": 10 + i}})
+        events.append({"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32", "pid": 0, "tid": 7,
+                       "ts": 1e6 + 20.0 * i, "dur": 12.0,
+                       "args": {"device": 0, "stream": 7, "correlation": 10 + i, "grid": [4, 1, 1],
+                                "block": [128, 1, 1]}})
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], "traceEvents": events}
+    with gzip.open(path, "wt") as f:
+        json.dump(doc, f)
+
+
+def test_ten_thousand_kernels_import_quickly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(document, "_default_model", lambda: (fake_model, SimpleNamespace))
+    path = tmp_path / "big.json.gz"
+    _big_trace(path, 10_000)
+    out = tmp_path / "big.json"
+    start = time.perf_counter()
+    result = CliRunner().invoke(cli, ["import", "torch", str(path), "--group-by", "module", "-o", str(out),
+                                      "--format", "json"])
+    elapsed = time.perf_counter() - start
+    assert result.exit_code == 0, result.output[-2000:]
+    doc = json.loads(out.read_text())
+    assert len(doc["kernels"]) == 10_000 and doc["groups"][0]["name"] == "Block_0"
+    assert elapsed < 10.0, f"{elapsed:.1f} s"
