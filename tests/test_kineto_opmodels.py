@@ -572,3 +572,10 @@ def test_kernel_dtype():
     assert kernel_dtype(["elementwise_kernel<128, 4, c10::BFloat16, float>"]) == ("bfloat16", 2)
     assert kernel_dtype(["CatArrayBatchedCopy<OpaqueType<2u>, unsigned int, 2, 128, 1>"]) == (None, 2)
     assert kernel_dtype(["nvjet_tst_128x64"]) == (None, None)
+
+
+def test_a_forward_convolution_needs_no_output_padding():
+    # the pointwise conv of test_conv2d_half_pointwise through aten::convolution with output_padding not recorded
+    args = conv_args(T((1, 4, 8, 8), "c10::Half"), T((8, 4, 1, 1), "c10::Half"), NONE, "[1, 1]", "[0, 0]", "[1, 1]",
+                     "1", output_padding="")
+    check(model_op("aten::convolution", args), 4096.0, 1600.0, "fp16_tensor", "conv")

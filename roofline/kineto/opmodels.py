@@ -250,9 +250,8 @@ def _conv(op: _Op) -> OpWork:
     stride, dilation, groups = int_tuple(op.v(stride_i), nsp), int_tuple(op.v(dil_i), nsp), op.v(groups_i)
     pad_value = op.v(pad_i)
     padding = int_tuple(pad_value, nsp) if pad_value not in ("same", "valid") else pad_value
-    output_padding = int_tuple(op.v(outpad_i), nsp) if outpad_i is not None else (0,) * nsp
-    if transposed and output_padding is None and op.v(outpad_i) is None:
-        output_padding = (0,) * nsp
+    # output_padding matters only to a transposed convolution
+    output_padding = int_tuple(op.v(outpad_i), nsp) if transposed and outpad_i is not None else (0,) * nsp
     if None in (stride, dilation, padding, output_padding) or not isinstance(groups, int) or groups < 1:
         return op.partial("conv", "stride, padding, dilation or groups not recorded")
     n, c, in_sp = x.shape[0], x.shape[1], x.shape[2:]
@@ -274,8 +273,8 @@ def _conv(op: _Op) -> OpWork:
             return op.partial("conv", f"weight {list(w.shape)} does not fit input {list(x.shape)}")
         k_per_group = w.shape[1]
         k = k_per_group * groups
-        out_sp = tuple((i - 1) * s - 2 * p + d * (r - 1) + o + 1
-                       for i, s, p, d, r, o in zip(in_sp, stride, padding, dilation, ks, output_padding))  # type: ignore[arg-type]
+        geometry = zip(in_sp, stride, padding, dilation, ks, output_padding)  # type: ignore[arg-type]
+        out_sp = tuple((i - 1) * s - 2 * p + d * (r - 1) + o + 1 for i, s, p, d, r, o in geometry)
         flops = 2.0 * n * c * math.prod(in_sp) * k_per_group * math.prod(ks)
         roof = matrix_roof(x.dtype, op.kernels, op.notes)
         op.note("transposed")
