@@ -579,3 +579,27 @@ def test_a_forward_convolution_needs_no_output_padding():
     args = conv_args(T((1, 4, 8, 8), "c10::Half"), T((8, 4, 1, 1), "c10::Half"), NONE, "[1, 1]", "[0, 0]", "[1, 1]",
                      "1", output_padding="")
     check(model_op("aten::convolution", args), 4096.0, 1600.0, "fp16_tensor", "conv")
+
+
+def test_no_model_raises_on_odd_arguments():
+    """Trace data is not trusted: zero sizes, wrong ranks, garbage values and nested lists give a partial or a
+    result, never an exception."""
+    from roofline.kineto.opmodels import _MODELS
+
+    odd = [
+        [],
+        [NONE] * 16,
+        [T((0, 0)), T((0,)), S("0")] + [S("[0, 0]")] * 12,
+        [T((3,)), T((5, 7, 2)), S("x"), S("[1, 'a']"), S("True")] + [T((2, 2, 2, 2, 2))] * 10,
+        [L((2, 3)), L(), S("-1"), S("[[1]]")] * 4,
+        [T((1, 1, 1, 1), "weird"), T((1, 1, 1, 1)), T((1,), "bool")] * 5,
+    ]
+    for name in list(_MODELS) + ["_foreach_mul_", "relu_", "gelu", "where"]:
+        for args in odd:
+            work = model_op(f"aten::{name}", args, ["causal_tf32_OpaqueType<0u>"])
+            assert work is None or isinstance(work, OpWork)
+    x, w = T((2, 8, 17, 17)), T((16, 2, 3, 3))
+    for stride, padding, dilation in (("[0, 0]", "[0, 0]", "[1, 1]"), ("[1, 1]", "[-1, 0]", "[1, 1]"),
+                                      ("[1, 1]", "[0, 0]", "[0, 1]")):
+        work = model_op("aten::convolution", conv_args(x, w, NONE, stride, padding, dilation, "4"))
+        assert work.flops is None and "impossible" in work.note

@@ -254,6 +254,8 @@ def _conv(op: _Op) -> OpWork:
     output_padding = int_tuple(op.v(outpad_i), nsp) if transposed and outpad_i is not None else (0,) * nsp
     if None in (stride, dilation, padding, output_padding) or not isinstance(groups, int) or groups < 1:
         return op.partial("conv", "stride, padding, dilation or groups not recorded")
+    if min(stride + dilation) < 1 or (isinstance(padding, tuple) and min(padding + output_padding) < 0):
+        return op.partial("conv", f"stride {list(stride)}, padding {padding}, dilation {list(dilation)} impossible")
     n, c, in_sp = x.shape[0], x.shape[1], x.shape[2:]
     ks = w.shape[2:]
     if not transposed:
