@@ -3,5 +3,6 @@
 reader        the trace's events, bounded and checked (json or json.gz)
 attribution   each kernel -> its launch (correlation id) -> the innermost ATen op around the launch
 document      the results document `import ncu` writes: kernels, groups, program, and the ranks' straggler
+opargs        OpInput / OpWork: an op's recorded arguments read (dtypes, shapes, concrete values)
 opmodels      the op models (FLOPs and bytes from input shapes), imported only when an import runs
 """
