@@ -200,3 +200,17 @@ def test_ten_thousand_kernels_import_quickly(tmp_path: Path, monkeypatch: pytest
     doc = json.loads(out.read_text())
     assert len(doc["kernels"]) == 10_000 and doc["groups"][0]["name"] == "Block_0"
     assert elapsed < 10.0, f"{elapsed:.1f} s"
+
+
+def test_the_real_op_models_count_the_step_by_hand(tmp_path) -> None:
+    """End to end with roofline.kineto.opmodels, not a fake: the BF16 addmm of step.json (bias [256], A [64, 128],
+    B [128, 256]) is 2·64·256·128 = 4,194,304 FLOPs and (256 + 64·128 + 128·256 + 64·256) × 2 B = 115,200 B on the
+    BF16 tensor roof; the clamp_min of [64, 256] BF16 is 16,384 FLOPs and 2 × 16,384 × 2 B = 65,536 B."""
+    out = tmp_path / "step.json"
+    result = CliRunner().invoke(cli, ["import", "torch", str(DATA / "step.json"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    groups = {g["name"]: g for g in json.loads(out.read_text())["groups"]}
+    addmm, clamp = groups["aten::addmm"], groups["aten::clamp_min"]
+    assert addmm["flops"] == 4_194_304 and addmm["bytes"] == 115_200 and addmm["roof"] == "bf16_tensor"
+    assert clamp["flops"] == 16_384 and clamp["bytes"] == 65_536
+    assert load_results(out)  # report and plot read it back
