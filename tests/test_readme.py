@@ -69,7 +69,7 @@ def test_readme_kernel_example_runs_on_the_gpu(tmp_path, run_cli):
 # ---- the README's command lines that need no GPU run as written, in an 80- and a 120-column terminal ----------
 
 GPU_COMMANDS = {"measure", "calibrate", "doctor", "sweep", "interconnect", "profile"}
-_FILE = re.compile(r"\.(json|ya?ml|csv)$")
+_FILE = re.compile(r"\.(json|ya?ml|csv)(\.gz)?$")
 
 
 def _command_lines(text: str) -> list[str]:
