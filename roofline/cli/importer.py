@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,16 +33,21 @@ def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     ctx.exit(0)
 
 
+def import_outputs(f: Any) -> Any:
+    """-o and --format, as every importer takes them."""
+    f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+                     help="What to print on standard output.")(f)
+    return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                        help="Write the results JSON (roofline/results/v1) here, atomically.")(f)
+
+
 @import_group.command("ncu")
 @wide_option
 @click.argument("report", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the results JSON (roofline/results/v1) here, atomically.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="What to print on standard output.")
+@import_outputs
 @group_by_option("op")
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
@@ -88,10 +94,7 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the results JSON (roofline/results/v1) here, atomically.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-              help="What to print on standard output.")
+@import_outputs
 @click.option("--group-by", "group_by", type=click.Choice(["op", "kernel", "module", "none"]), default="op",
               show_default=True,
               help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
