@@ -1,8 +1,9 @@
 """Fuzzing every input reader: whatever a file or option holds, the only exception allowed is the tool's own.
 
-Each loader (spec, descriptor, results, grouped results, gates, ncu CSV) gets valid documents with random fields
-replaced, deleted or added, and arbitrary text and bytes; what `import ncu` writes from a mutated capture must read
-back in report (issue 23); the unit and formula parsers get arbitrary strings and numbers.
+Each loader (spec, descriptor, results, grouped results, gates, ncu CSV, Kineto trace) gets valid documents with
+random fields replaced, deleted or added, and arbitrary text and bytes; what `import ncu` and `import torch` write
+from a mutated input must read back in report (issue 23); the Python API gets arbitrary counts, names, specs and
+check results (only a true check passes); the unit and formula parsers get arbitrary strings and numbers.
 Any exception other than roofline.errors.RooflineError (exit 2 with one line) is a failure: it would be a
 traceback and exit 101 for the user. Bounded (few examples, no per-example deadline) so the file runs in seconds;
 ROOFLINE_FUZZ_EXAMPLES=5000 python -m pytest tests/test_fuzz.py searches harder.
@@ -420,3 +421,64 @@ def test_specs_show_renders_or_refuses_a_mutated_spec(run_cli, scratch: Path, do
     path.write_text(yaml_text(doc), encoding="utf-8")
     code, _, err = run_cli("specs", "show", path)
     assert code in (0, 2) and "Traceback" not in err, err
+
+
+# ---- the Python API, the pytest plugin's check, and `import torch` (issues 23, 24) ----------------------------
+
+API_VALUES = SCALARS | st.lists(SCALARS, max_size=3) | st.just(10**400) | st.just(float("nan"))
+
+
+@FAST
+@given(flops=API_VALUES, nbytes=API_VALUES, check=API_VALUES, name=SCALARS, spec=st.sampled_from(
+    [None, "h100", "nope", "", 3]))
+def test_the_api_measures_or_refuses_with_its_own_error(flops: Any, nbytes: Any, check: Any, name: Any,
+                                                        spec: Any) -> None:
+    """roofline.measure with arbitrary counts, names, specs and check results: a result (verified only when the
+    check returned a true value) or one RooflineError, never another exception."""
+    import numpy as np
+
+    import roofline
+
+    a = np.ones(64, dtype=np.float32)
+    try:
+        r = roofline.measure(lambda: np.add(a, 1.0), flops=flops, bytes=nbytes, check=lambda: check, name=name,
+                             spec=spec, backend="numpy", min_time=0, min_repeats=2)
+    except RooflineError:
+        return
+    if r.verified:
+        assert check is True, check  # nothing but a true value passes a check
+
+
+@FAST
+@given(st.lists(SCALARS | st.just(object()), max_size=4))
+def test_results_of_arbitrary_lists_refuse_with_their_own_error(items: list) -> None:
+    import roofline
+
+    try:
+        roofline.results(items)
+    except RooflineError:
+        pass
+
+
+KINETO = json.loads((DATA / "kineto" / "step.json").read_text(encoding="utf-8"))
+
+
+@FAST
+@given(mutated(KINETO), st.sampled_from(["op", "kernel", "module", "none"]))
+def test_import_torch_writes_only_what_report_reads(scratch: Path, doc: Any, group_by: str) -> None:
+    """A mutated Kineto trace: `import torch` refuses with one RooflineError, or what it builds reads back and
+    renders as report and plot do."""
+    from roofline.jsonio import dumps
+    from roofline.kineto.document import import_traces
+    from roofline.ncu.readback import check_import
+
+    path = scratch / "trace.json"
+    path.write_text(json.dumps(doc, default=str), encoding="utf-8")
+    try:  # as `roofline import torch` runs, up to the point where it writes
+        built, _ = import_traces([path], None, group_by)
+        check_import(built, str(path))
+    except RooflineError:
+        return
+    out = scratch / "trace-results.json"
+    out.write_text(dumps(built), encoding="utf-8")
+    read_back_and_render(out)
