@@ -21,9 +21,12 @@ from roofline.cli.common import (emit_results, format_option, kernel_options, me
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
                    "executed FLOPs) and their ratio to the model.")
 @click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Under mpirun/srun: how long rank 0 waits for every rank's results, from the start; a rank "
+                   "still running then is named as hung, the others' results are written and the job is aborted.")
 def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
             backend: str, device_text: str, min_time: float, min_repeats: int, seed: int, output: Path | None,
-            fmt: str, profile: str | None, ncu_path: str | None) -> None:
+            fmt: str, profile: str | None, ncu_path: str | None, timeout: float | None) -> None:
     """Launch each kernel, check it against its NumPy reference, and time it with CUDA events.
 
     Inputs are fresh random data; outputs are poisoned (NaN) before the checked run; a kernel that
@@ -37,6 +40,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure sum -p n=2**24 --min-time 1
       roofline measure --backend numpy -p n=2**16 vector_add   # no GPU: the host CPU
       roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
+      mpirun -n 16 roofline measure -o fleet.json         # every rank its node-local GPU, one file
     """
     from roofline.cli.progress import Steps
     from roofline.errors import GateFailed, InputError, RooflineError
@@ -47,8 +51,21 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 
     policy = measure_policy(min_time, min_repeats, seed)
     selected, overrides = load_selection(names, kernel_paths, params)
+    from roofline.fleet.launch import under_mpi
     from roofline.measurement.multi import parse_devices
 
+    if under_mpi():
+        from roofline.cli.fleet import measure_fleet
+        from roofline.measurement.multi_measure import MeasureRequest
+
+        if device_text != "0" or profile:
+            raise InputError(f"{'--profile' if profile else '--device'} under mpirun/srun: each rank measures its "
+                             "node-local GPU (its local rank), without --profile; leave the option out")
+        return measure_fleet(MeasureRequest(names, kernel_paths, params, spec_name, policy), backend, output, fmt,
+                             timeout)
+    if timeout is not None:
+        raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
+                         "leave it out here")
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
         from roofline.cli.multi import choose_devices, measure_many

@@ -1,0 +1,50 @@
+"""Are we one rank of a distributed launch (mpirun, srun, the MPI Operator)? Read from the launcher's environment,
+so the question costs no import: without a launcher (or with one rank) nothing about a command changes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from typing import Mapping
+
+# Each launcher's variable for the number of ranks in the job: Open MPI, PMI-1/2 (MPICH, Slurm's --mpi=pmi2),
+# MVAPICH2. Slurm's PMIx plugin sets PMIX_RANK but no size: there SLURM_NTASKS is the job's rank count.
+SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE")
+
+# Test-only fault injection (tests/test_fleet.py): the rank named fails (raises) or hangs (sleeps) in its work.
+# Not an interface: nothing outside the tests sets them.
+TEST_FAIL_RANK = "ROOFLINE_FLEET_TEST_FAIL_RANK"
+TEST_HANG_RANK = "ROOFLINE_FLEET_TEST_HANG_RANK"
+
+
+def launched_size(environ: Mapping[str, str] | None = None) -> int:
+    """The job's rank count as the launcher announced it; 1 when there is no launcher (or it says nothing we read)."""
+    env = os.environ if environ is None else environ
+    for name in SIZE_VARIABLES:
+        value = env.get(name, "").strip()
+        if value.isdigit():
+            return max(1, int(value))
+    if "PMIX_RANK" in env and env.get("SLURM_NTASKS", "").strip().isdigit():
+        return max(1, int(env["SLURM_NTASKS"]))
+    return 1
+
+
+def mpi4py_installed() -> bool:
+    """Whether mpi4py can be imported, without importing it (that would start MPI)."""
+    return importlib.util.find_spec("mpi4py") is not None
+
+
+def under_mpi(environ: Mapping[str, str] | None = None) -> bool:
+    """True when this process is one of several ranks of a launch: the fleet path. A launch of several ranks without
+    mpi4py is refused (roofline.fleet.mpi.require_mpi4py), never run as N independent copies writing one file."""
+    return launched_size(environ) > 1
+
+
+def injected_fault(rank: int, environ: Mapping[str, str] | None = None) -> str | None:
+    """'fail' or 'hang' when a test asked this rank to misbehave (TEST_FAIL_RANK / TEST_HANG_RANK); else None."""
+    env = os.environ if environ is None else environ
+    for kind, name in (("fail", TEST_FAIL_RANK), ("hang", TEST_HANG_RANK)):
+        wanted = {p.strip() for p in env.get(name, "").split(",") if p.strip()}
+        if str(rank) in wanted:
+            return kind
+    return None

@@ -1,0 +1,84 @@
+"""Rank documents → one fleet document (pure): the `--device all` merge (roofline.measurement.multi.merge_documents)
+with the rank as the device key, every entry naming its host, rank, local rank, device and GPU, and a `fleet`
+block saying which ranks finished, failed or hung."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from roofline.errors import BackendUnavailable, GateFailed, InputError
+from roofline.fleet.identity import rank_label
+from roofline.measurement.multi import Outcome, merge_documents
+
+DONE, FAILED, HUNG = "done", "failed", "hung"
+
+
+@dataclass
+class RankOutcome:
+    """What rank 0 knows of one rank: its identity (once sent), then its document, its error, or that it hung."""
+
+    rank: int
+    identity: dict[str, Any] = field(default_factory=dict)
+    state: str | None = None  # DONE, FAILED, HUNG; None while it is still running
+    document: dict[str, Any] | None = None
+    error: str | None = None
+    kind: str | None = None  # the exception's class name
+    detail: str | None = None  # its traceback
+
+    def label(self) -> str:
+        return rank_label({"rank": self.rank, "device_index": "?", **self.identity}) if self.identity.get("host") \
+            else f"rank {self.rank}"
+
+
+def _part(out: RankOutcome) -> dict[str, Any]:
+    """One rank's document with its rank as the device key and its identity in the device block and every entry."""
+    assert out.document is not None
+    ident = {**out.identity, "rank": out.rank}
+    device = {**out.document["device"], **{k: v for k, v in ident.items() if v is not None},
+              "device_id": out.rank, "label": rank_label(ident)}
+    fields = {k: ident.get(k) for k in ("host", "rank", "local_rank", "device_index", "uuid", "pci_bus_id")}
+    return {**out.document, "device": device, "kernels": [{**k, **fields} for k in out.document["kernels"]]}
+
+
+def failure_lines(outcomes: Mapping[int, RankOutcome], timeout: float | None = None) -> list[str]:
+    """'rank 2 on node-1 (GPU 2): RuntimeError: …' for each rank that failed, 'rank 3 …: hung: …' for each that hung."""
+    lines = []
+    for rank, out in sorted(outcomes.items()):
+        if out.state == FAILED:
+            lines.append(f"{out.label()}: {out.error}")
+        elif out.state in (HUNG, None):
+            within = f" within --timeout {timeout:g} s" if timeout is not None else ""
+            lines.append(f"{out.label()}: hung: no result{within}")
+    return lines
+
+
+def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: float | None = None) -> dict[str, Any]:
+    """The one results file of the job. Ranks that failed are in `device_errors` (as `--device all` lists a failed
+    GPU) and, with those that hung, in the `fleet` block. With no rank's results there is nothing to write: the
+    ranks' own error class is raised where they agree (all InputError: exit 2), else GateFailed (exit 1)."""
+    parts = [_part(o) for _, o in sorted(outcomes.items()) if o.state == DONE and o.document is not None]
+    lines = failure_lines(outcomes, timeout)
+    if not parts:
+        kinds = {o.kind for o in outcomes.values()}
+        text = "; ".join(lines)
+        if kinds == {"InputError"}:
+            raise InputError(next(iter(outcomes.values())).error or text)
+        if kinds == {"BackendUnavailable"}:
+            raise BackendUnavailable(text)
+        raise GateFailed(f"every rank failed: {text}")
+    failed = {r: Outcome(r, error=o.error if o.state == FAILED else "hung: no result", kind=o.kind,
+                         identity=o.identity)
+              for r, o in outcomes.items() if o.state != DONE}
+    doc = merge_documents(parts, failed)
+    doc["device"]["kind"] = parts[0]["device"].get("kind", "gpu")
+    doc["fleet"] = {
+        "engine": "mpi", "size": size, "timeout": timeout,
+        "hosts": sorted({str(o.identity["host"]) for o in outcomes.values() if o.identity.get("host")}),
+        "done": [r for r, o in sorted(outcomes.items()) if o.state == DONE],
+        "failed": [{"rank": r, "host": o.identity.get("host"), "error": o.error}
+                   for r, o in sorted(outcomes.items()) if o.state == FAILED],
+        "hung": [{"rank": r, "host": o.identity.get("host")}
+                 for r, o in sorted(outcomes.items()) if o.state in (HUNG, None)],
+    }
+    return doc
