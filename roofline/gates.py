@@ -232,7 +232,8 @@ def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], lim
     for row in report["rows"]:
         o = by_row.get((row["device"], row["kernel"], row["params_text"]))
         if o is not None and row["verdict"] != "skip":
-            text = (f"{-o['deviation']:.1%} below the host median on {device_name(o['index'], o['pci_bus_id'])}, "
+            where = o.get("where") or device_name(o["index"], o["pci_bus_id"])
+            text = (f"{-o['deviation']:.1%} below the {'fleet' if o.get('where') else 'host'} median on {where}, "
                     f"over the {limit:.0%} outlier limit")
             row = {**row, "verdict": "fail", "failures": [*row["failures"], text],
                    "failed_gates": [*row["failed_gates"], "outlier"]}

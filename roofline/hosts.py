@@ -5,6 +5,11 @@ A device's figure is its speed on the kernel, 1 / median time (the same ratio as
 a file measured without a spec lacks). Its deviation is speed / host median speed − 1: −0.08 means 8 % slower than
 the host's median. With two GPUs the median is their mean, so one GPU 10 % slower than the other sits about 5 %
 below the median: the gate's limit is a distance from the median, not between devices.
+
+Where the devices' timings carry confidence intervals (time_ci), a device is an outlier only when it is also
+outside the noise: its interval and the median interval (the medians of the devices' lower and upper bounds) do
+not overlap. A fleet (roofline.fleet) is one such set: each rank against the fleet median, named by its `where`
+('rank 5 on node-2 (GPU 1)').
 """
 
 from __future__ import annotations
@@ -27,8 +32,10 @@ def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for k in dev["kernels"]:
             row = order.setdefault(_key(k), {"kernel": k["name"], "params": k.get("params", {}), "devices": []})
             time = k.get("time_median") if k.get("status") == "OK" else None
+            ci = k.get("time_ci") if time else None
             row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-                                   "time": time, "status": k.get("status"),
+                                   "where": dev.get("where"), "time": time, "status": k.get("status"),
+                                   "ci": list(ci) if _interval(ci) else None,
                                    "fraction_of_ceiling": k.get("fraction_of_ceiling")})
     rows = []
     for row in order.values():
@@ -38,10 +45,32 @@ def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         median_speed = statistics.median(1.0 / t for t in times)
         row["median_time"] = statistics.median(times)
         row["median_speed"] = median_speed
+        cis = [d["ci"] for d in row["devices"] if d["ci"]]
+        row["median_ci"] = ([statistics.median(c[0] for c in cis), statistics.median(c[1] for c in cis)]
+                            if len(cis) >= 2 else None)
         for d in row["devices"]:
             d["deviation"] = (1.0 / d["time"]) / median_speed - 1.0 if d["time"] else None
+            d["overlaps"] = overlaps(d["ci"], row["median_ci"])
         rows.append(row)
     return rows
+
+
+def _interval(ci: Any) -> bool:
+    return (isinstance(ci, (list, tuple)) and len(ci) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in ci) and ci[0] <= ci[1])
+
+
+def overlaps(ci: Sequence[float] | None, median_ci: Sequence[float] | None) -> bool | None:
+    """Whether a device's time interval overlaps the median interval; None when either is unknown (then the
+    deviation alone decides)."""
+    if not ci or not median_ci:
+        return None
+    return not (ci[0] > median_ci[1] or ci[1] < median_ci[0])
+
+
+def is_outlier(d: Mapping[str, Any], limit: float) -> bool:
+    """More than `limit` below the median, and (where intervals are known) outside the median's interval."""
+    return d.get("deviation") is not None and d["deviation"] < -limit and d.get("overlaps") is not True
 
 
 def outliers(rows: Sequence[Mapping[str, Any]], limit: float) -> list[dict[str, Any]]:
@@ -49,9 +78,10 @@ def outliers(rows: Sequence[Mapping[str, Any]], limit: float) -> list[dict[str, 
     out = []
     for row in rows:
         for d in row["devices"]:
-            if d.get("deviation") is not None and d["deviation"] < -limit:
+            if is_outlier(d, limit):
                 out.append({"kernel": row["kernel"], "params": row["params"], "label": d["label"],
-                            "index": d["index"], "pci_bus_id": d["pci_bus_id"], "deviation": d["deviation"]})
+                            "index": d["index"], "pci_bus_id": d["pci_bus_id"], "where": d.get("where"),
+                            "deviation": d["deviation"]})
     return sorted(out, key=lambda o: o["deviation"])
 
 

@@ -29,6 +29,7 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     for group in groups:
         rows += host_rows([{"label": labels[i], "index": expanded[i]["device"].get("index"),
                             "pci_bus_id": expanded[i]["device"].get("pci_bus_id"),
+                            "where": expanded[i]["device"].get("label"),
                             "kernels": expanded[i]["kernels"]} for i in group])
     if outlier is not None:
         if not any(len(g) > 1 for g in groups):

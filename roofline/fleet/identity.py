@@ -50,5 +50,7 @@ def rank_identity(host: str, rank: int, local_rank: int, device_index: int,
 
 
 def rank_label(ident: Mapping[str, Any]) -> str:
-    """'rank 5 on node-2 (GPU 1)': how a message and a report row name one rank's device."""
-    return f"rank {ident.get('rank')} on {ident.get('host') or '?'} (GPU {ident.get('device_index')})"
+    """'rank 5 on node-2 (GPU 1)': how a message and a report row name one rank's device (a rank measuring the host
+    CPU, the NumPy backend, has no GPU to name)."""
+    gpu = "" if ident.get("cpu") or ident.get("device_index") is None else f" (GPU {ident['device_index']})"
+    return f"rank {ident.get('rank')} on {ident.get('host') or '?'}{gpu}"

@@ -27,8 +27,7 @@ class RankOutcome:
     detail: str | None = None  # its traceback
 
     def label(self) -> str:
-        return rank_label({"rank": self.rank, "device_index": "?", **self.identity}) if self.identity.get("host") \
-            else f"rank {self.rank}"
+        return rank_label({**self.identity, "rank": self.rank}) if self.identity.get("host") else f"rank {self.rank}"
 
 
 def _part(out: RankOutcome) -> dict[str, Any]:

@@ -259,7 +259,8 @@ def split_devices(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         kernels = [k for k in doc["kernels"] if k.get("device") == dev["index"]]
         if not kernels:
             continue
-        device = {**shared, **dev, "name": f"{dev['name']} (GPU {dev['index']})", "base_name": dev["name"]}
+        where = dev.get("label") or f"GPU {dev['index']}"  # a fleet's device: 'rank 5 on node-2 (GPU 1)'
+        device = {**shared, **dev, "name": f"{dev['name']} ({where})", "base_name": dev["name"]}
         part = {**{k: v for k, v in doc.items() if k not in ("devices", "device", "kernels", "sweeps")},
                 "device": device, "kernels": kernels, "host": doc.get("_source", "")}
         own = [s for s in doc.get("sweeps") or () if s.get("device") == dev["index"]]

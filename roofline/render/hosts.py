@@ -12,16 +12,19 @@ from roofline.units import format_time
 def _deviation(d: Mapping[str, Any], limit: float | None) -> str:
     if d.get("deviation") is None:
         return str(d.get("status") or "–")
-    mark = " ✗" if limit is not None and d["deviation"] < -limit else ""
+    from roofline.hosts import is_outlier
+
+    mark = " ✗" if limit is not None and is_outlier(d, limit) else ""
     return f"{d['deviation']:+.1%}{mark}"
 
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, str]]:
+    """(index, bus id, header) per device; a fleet's devices are headed by their rank and host."""
     seen: dict[tuple[Any, Any], str] = {}
     for row in rows:
         for d in row["devices"]:
-            seen.setdefault((d["index"], d["pci_bus_id"]), d["label"])
-    return [(i, bus, label) for (i, bus), label in seen.items()]
+            seen.setdefault((d["index"], d["pci_bus_id"]), d.get("where") or _header(d["index"], d["pci_bus_id"]))
+    return [(i, bus, header) for (i, bus), header in seen.items()]
 
 
 def _header(index: Any, bus: Any) -> str:
@@ -50,7 +53,7 @@ def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) ->
     columns = _columns(rows)
     title = "Across the host's GPUs: speed against the median" + (f" (outlier limit −{limit:.0%})" if limit else "")
     table = Table(title=title)
-    for name in ("kernel", "params", "median time", *(_header(i, b) for i, b, _ in columns)):
+    for name in ("kernel", "params", "median time", *(h for _, _, h in columns)):
         table.add_column(name, justify="left" if name in ("kernel", "params") else "right")
     for row in rows:
         table.add_row(*(Text(c) for c in _cells(row, columns, limit)))
@@ -61,7 +64,7 @@ def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None)
     from roofline.render.text import md
 
     columns = _columns(rows)
-    head = ["kernel", "params", "median time", *(_header(i, b) for i, b, _ in columns)]
+    head = ["kernel", "params", "median time", *(h for _, _, h in columns)]
     lines = ["", "### Across the host's GPUs (speed against the median)", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
@@ -81,7 +84,7 @@ def figure_host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = N
     title = "Calibrated figures across the host's GPUs: each against the median" + \
         (f" (outlier limit −{limit:.0%})" if limit else "")
     table = Table(title=title)
-    for name in ("figure", "median", *(_header(i, b) for i, b, _ in columns)):
+    for name in ("figure", "median", *(h for _, _, h in columns)):
         table.add_column(name, justify="left" if name == "figure" else "right")
     for row in rows:
         first = [row["kernel"], format_value(row["median"], row["kind"])]
