@@ -222,9 +222,9 @@ def test_a_failing_rank_is_named_and_the_others_written(mpi, tmp_path):
 
 
 def test_a_hung_rank_is_timed_out_named_and_the_job_aborted(mpi, tmp_path):
-    result = _mpirun(tmp_path, "-o", "fleet.json", "--timeout", "8", env={"ROOFLINE_FLEET_TEST_HANG_RANK": "1"})
+    result = _mpirun(tmp_path, "-o", "fleet.json", "--timeout", "5", env={"ROOFLINE_FLEET_TEST_HANG_RANK": "1"})
     assert result.returncode != 0, result.stderr
-    assert "rank 1 on " in result.stderr and "hung: no result within --timeout 8 s" in result.stderr
+    assert "rank 1 on " in result.stderr and "hung: no result within --timeout 5 s" in result.stderr
     doc = json.loads((tmp_path / "fleet.json").read_text())
     assert doc["fleet"]["hung"][0]["rank"] == 1 and doc["fleet"]["done"] == [0, 2, 3]
     assert [p.name for p in tmp_path.iterdir()] == ["fleet.json"]  # written whole, no temporary left behind
