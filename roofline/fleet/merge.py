@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from roofline.errors import BackendUnavailable, GateFailed, InputError
 from roofline.fleet.identity import rank_label
 from roofline.measurement.multi import Outcome, merge_documents
+from roofline.measurement.multi_measure import raise_for_none
 
 DONE, FAILED, HUNG = "done", "failed", "hung"
 
@@ -59,13 +59,7 @@ def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: floa
     parts = [_part(o) for _, o in sorted(outcomes.items()) if o.state == DONE and o.document is not None]
     lines = failure_lines(outcomes, timeout)
     if not parts:
-        kinds = {o.kind for o in outcomes.values()}
-        text = "; ".join(lines)
-        if kinds == {"InputError"}:
-            raise InputError(next(iter(outcomes.values())).error or text)
-        if kinds == {"BackendUnavailable"}:
-            raise BackendUnavailable(text)
-        raise GateFailed(f"every rank failed: {text}")
+        raise_for_none(outcomes.values(), "; ".join(lines), "rank")
     failed = {r: Outcome(r, error=o.error if o.state == FAILED else "hung: no result", kind=o.kind,
                          identity=o.identity)
               for r, o in outcomes.items() if o.state != DONE}

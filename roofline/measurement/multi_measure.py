@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError, RooflineError
 from roofline.measurement.multi import Outcome, Relay, failure_lines, merge_documents, run_workers
@@ -95,13 +95,19 @@ def merged_or_raise(outcomes: Mapping[int, Outcome]) -> tuple[dict[str, Any], li
     lines = failure_lines(outcomes)
     if parts:
         return merge_documents(parts, {d: o for d, o in outcomes.items() if not o.ok}), lines
-    kinds = {o.kind for o in outcomes.values()}
-    text = "; ".join(lines)
+    raise_for_none(outcomes.values(), "; ".join(lines), "device")
+
+
+def raise_for_none(outcomes: Iterable[Any], text: str, what: str) -> NoReturn:
+    """No worker (a device, a rank) produced results, so there is nothing to write: raise the workers' own error
+    class where they agree (all InputError: exit 2; all BackendUnavailable: exit 3), else GateFailed (exit 1)."""
+    outcomes = list(outcomes)
+    kinds = {o.kind for o in outcomes}
     if kinds == {"InputError"}:
-        raise InputError(next(iter(outcomes.values())).error or text)
+        raise InputError(outcomes[0].error or text)
     if kinds == {"BackendUnavailable"}:
         raise BackendUnavailable(text)
-    raise GateFailed(f"every device failed: {text}")
+    raise GateFailed(f"every {what} failed: {text}")
 
 
 def measure_devices(devices: Sequence[int], request: MeasureRequest,
