@@ -41,6 +41,24 @@ def sol_time(flops: float, bytes_: float, peak_flops: float, bandwidth: float) -
     return max(flops / peak_flops, bytes_ / bandwidth)
 
 
+def timed_elsewhere(flops: float, bytes_: float, time: float, peak: float, machine: MachineSpec,
+                    compute_time: float | None = None) -> dict[str, Any]:
+    """The analysis and measured fields of one launch timed by another tool (ncu, a profiler trace): one run of
+    `time` seconds, judged against `peak` and the machine's bandwidth. `compute_time` replaces flops / peak where
+    the work is spread over several roofs (ncu's placement)."""
+    bw = machine.bandwidth
+    ai, ridge = intensity(flops, bytes_), ridge_point(peak, bw)
+    memory_time = bytes_ / bw
+    compute_time = flops / peak if compute_time is None else compute_time
+    sol = max(memory_time, compute_time)
+    return {"flops": flops, "bytes": bytes_, "intensity": ai, "peak_flops": peak, "bandwidth": bw, "ridge": ridge,
+            "bound": "memory" if ai < ridge else "compute", "attainable_flops": attainable(ai, peak, bw),
+            "memory_time": memory_time, "compute_time": compute_time, "sol_time": sol,
+            "latency_bound": bytes_ < machine.bytes_in_flight, "time_median": time, "time_min": time,
+            "time_max": time, "repeats": 1, "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time,
+            "fraction_of_ceiling": sol / time}
+
+
 @dataclass(frozen=True)
 class StageAnalysis:
     name: str

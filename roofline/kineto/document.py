@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import machine_summary
+from roofline.analysis import machine_summary, timed_elsewhere
 from roofline.errors import InputError
 from roofline.model import MachineSpec
 from roofline.ncu.halfprec import spelled
@@ -106,19 +106,6 @@ def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCat
         raise InputError(f"no bundled spec lists the device '{gpu}'; say which to compare with: --spec SPEC "
                          "(a bundled id or a YAML file; see 'roofline specs')")
     return matched, gpu
-
-
-def _figures(flops: float, bytes_: float, time: float, roof: str, machine: MachineSpec) -> dict[str, Any]:
-    peak, bw = machine.roofs[roof], machine.bandwidth
-    ai, ridge = flops / bytes_, peak / bw
-    memory_time, compute_time = bytes_ / bw, flops / peak
-    sol = max(memory_time, compute_time)
-    return {"flops": flops, "bytes": bytes_, "intensity": ai, "peak_flops": peak, "bandwidth": bw, "ridge": ridge,
-            "bound": "memory" if ai < ridge else "compute", "attainable_flops": min(peak, ai * bw),
-            "memory_time": memory_time, "compute_time": compute_time, "sol_time": sol,
-            "latency_bound": bytes_ < machine.bytes_in_flight, "time_median": time, "time_min": time,
-            "time_max": time, "repeats": 1, "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time,
-            "fraction_of_ceiling": sol / time}
 
 
 class _Builder:
@@ -213,7 +200,7 @@ class _Builder:
             if op_work.flops is None:
                 warnings.append({"code": "flops-unknown", "text": f"the {op_work.op_class} model gives bytes but "
                                  "no FLOPs: counted as 0", "fix": "give the op class a FLOP model"})
-        figures = _figures(flops, bytes_, time, roof, self.machine)
+        figures = timed_elsewhere(flops, bytes_, time, self.machine.roofs[roof], self.machine)
         if figures["fraction_of_ceiling"] > MAX_FRACTION:
             return self._unmodelled(base, f"its model puts it at {figures['fraction_of_ceiling']:.3g}x its ceiling: "
                                           "the model or the spec is wrong for it")

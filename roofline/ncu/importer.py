@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import machine_summary
+from roofline.analysis import machine_summary, timed_elsewhere
 from roofline.caveats import warning
 from roofline.errors import InputError
 from roofline.model import MachineSpec
@@ -154,20 +154,11 @@ def launch_entry(launch: Launch, machine: MachineSpec) -> tuple[dict[str, Any] |
     placed = place(c["work"], c["work_counters"], machine.roofs)
     dtype = placed.dtype
     notes = list(placed.notes)
-    flops, bytes_, time = c["flops"] or 0.0, c["dram_bytes"], c["time"]
-    peak, bw = placed.peak, machine.bandwidth
-    ai, ridge = flops / bytes_, placed.peak / machine.bandwidth
-    memory_time, compute_time = bytes_ / bw, placed.compute_time
-    sol = max(memory_time, compute_time)
     entry: dict[str, Any] = {
         "name": short_name(launch.kernel), "kernel_name": launch.kernel, "params": {"launch": int(launch.id)},
         "dtype": dtype, "roof": placed.roof, "roof_counters": placed.counters, "work": placed.parts,
-        "launches": 1, "stages": [], "flops": flops, "bytes": bytes_, "intensity": ai,
-        "peak_flops": peak, "bandwidth": bw, "ridge": ridge, "bound": "memory" if ai < ridge else "compute",
-        "attainable_flops": min(peak, ai * bw), "memory_time": memory_time, "compute_time": compute_time,
-        "sol_time": sol, "latency_bound": bytes_ < machine.bytes_in_flight,
-        "time_median": time, "time_min": time, "time_max": time, "repeats": 1,
-        "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time, "fraction_of_ceiling": sol / time,
+        "launches": 1, "stages": [],
+        **timed_elsewhere(c["flops"] or 0.0, c["dram_bytes"], c["time"], placed.peak, machine, placed.compute_time),
         "verified": None, "status": STATUS, "error": None, "timing": "ncu gpu__time_duration", "counters": c,
         "ncu": {key: launch.info[col] for key, col in (
             ("id", "ID"), ("process", "Process Name"), ("block", "Block Size"), ("grid", "Grid Size"),
