@@ -39,6 +39,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from roofline.invariants import FigureContext, l1_bound  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 MAX_FRACTION = 1.02  # a verified kernel above this share of its ceiling contradicts the model or the ceiling
@@ -132,13 +135,14 @@ def step_calibrate(out: Path) -> Step:
     dev = doc.get("device") or {}
     sms = dev.get("sm_count") or 0
     clock = (figs.get("caches.l1.bandwidth", {}).get("gpu_state") or {}).get("sm_clock_end") or dev.get("sm_clock")
-    l1_bound = sms * 128 * clock * 1.02 if sms and clock else None
+    bound = l1_bound(FigureContext(sm_count=sms or None, sm_clock=clock or None))  # SMs × 128 B × clock × 1.02
+    l1_max = bound[0] if bound is not None else None
     if dram and l2 and not dram <= l2:
         s.fail(f"L2 {l2 / 1e12:.3g} TB/s below DRAM {dram / 1e12:.3g}")
-    if l2 and l1_bound and l2 > l1_bound:
-        s.fail(f"L2 {l2 / 1e12:.3g} TB/s above the L1 bound {l1_bound / 1e12:.3g}")
-    if l1 and l1_bound and l1 > l1_bound:
-        s.fail(f"L1 {l1 / 1e12:.3g} TB/s above SMs × 128 B/clock {l1_bound / 1e12:.3g}")
+    if l2 and l1_max and l2 > l1_max:
+        s.fail(f"L2 {l2 / 1e12:.3g} TB/s above the L1 bound {l1_max / 1e12:.3g}")
+    if l1 and l1_max and l1 > l1_max:
+        s.fail(f"L1 {l1 / 1e12:.3g} TB/s above SMs × 128 B/clock {l1_max / 1e12:.3g}")
     curve = (figs.get("caches.l2.bandwidth", {}).get("details") or {}).get("curve") or []
     s.figures = (f"DRAM {dram / 1e12:.3g}, L2 {l2 / 1e12:.3g}, L1 {l1 / 1e12:.3g} TB/s; "
                  if dram and l2 and l1 else "") + \

@@ -193,7 +193,8 @@ def timers_check(events: float | None, graph: float | None, ncu: float | None, n
                      "the clocks disagree: a launch outside the timed stream, a flush inside the window, or ncu's "
                      "replay seeing another kernel", "do not trust `measure`'s figures until this passes; report it",
                      spread, (None, TIMER_SPREAD), "timers")
-    return Check(name, PASS if ncu else WARN if ncu_why and "permission" in ncu_why.lower() else PASS, figure,
+    no_permission = not ncu and bool(ncu_why) and "permission" in ncu_why.lower()
+    return Check(name, WARN if no_permission else PASS, figure,
                  f"within {TIMER_SPREAD:.0%} (spread {spread:.1%})", note, value=spread, limits=(None, TIMER_SPREAD),
                  group="timers")
 

@@ -121,7 +121,7 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
     graph_mode = (results.get("timer_graph") or {}).get("timing")
     events_mode = (results.get("timer_events") or {}).get("timing")
     if graph_mode != "graph":
-        gr, ncu_why = None, ncu_why
+        gr = None
     if events_mode != "events":
         ev = None
     checks.append(judge.timers_check(ev, gr, ncu_time, ncu_why, f"copy, 2^{tn.bit_length() - 1} float32"))
