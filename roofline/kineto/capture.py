@@ -1,0 +1,210 @@
+"""Run a Python program under the PyTorch profiler, unchanged, and write its Kineto trace: `profile --with torch`.
+
+    python -m roofline.kineto.capture --trace OUT.json[.gz] [--range all|start-stop|NVTX_NAME] [--modules]
+                                      -- script.py [ARGS...]
+
+The program runs in this process (runpy, as `python script.py` would run it), so nothing in it changes:
+  all          the whole run is profiled
+  start-stop   the part between torch.cuda.profiler.start() and stop() (the range `profile --range start-stop`
+               gives ncu); the first such range only, as ncu's --profile-from-start off does
+  NAME         the first NVTX range pushed under that name (torch.cuda.nvtx.range_push / range)
+Programs written for ncu wrap their step in torch.autograd.profiler.emit_nvtx(record_shapes=True); that turns on
+the legacy profiler in NVTX mode, which cannot run beside the Kineto one, so here it becomes a no-op: under this
+capture the shapes come from the Kineto profiler itself (record_shapes=True).
+
+The trace is written atomically only when the range was seen; a program that never entered its range exits 2
+naming the range, and the program's own exit status is passed on. What this prints goes to stderr, prefixed
+`roofline:`; the program's own output is untouched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import os
+import runpy
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+EXIT_NO_RANGE = 2
+EXIT_NO_TORCH = 3
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"roofline: {line}\n")
+    sys.stderr.flush()
+
+
+class Window:
+    """The profiler and the one range it records: started and stopped by the program's own markers."""
+
+    def __init__(self, profiler: Any, sync: Any) -> None:
+        self.profiler = profiler
+        self.sync = sync
+        self.state = "waiting"  # waiting -> recording -> done
+        self.started_at = 0.0
+        self.seconds = 0.0
+
+    def start(self) -> None:
+        if self.state == "waiting":
+            self.sync()
+            self.profiler.start()
+            self.state = "recording"
+            self.started_at = time.perf_counter()
+
+    def stop(self) -> None:
+        if self.state == "recording":
+            self.sync()  # the range's kernels finish inside it, as under ncu
+            self.profiler.stop()
+            self.seconds = time.perf_counter() - self.started_at
+            self.state = "done"
+
+
+@contextlib.contextmanager
+def _no_nvtx_profiler(*_args: Any, **_kwargs: Any) -> Iterator[None]:
+    yield
+
+
+def _hook_start_stop(torch: Any, window: Window) -> None:
+    prof = torch.cuda.profiler
+    original_start, original_stop = prof.start, prof.stop
+
+    def start() -> None:
+        original_start()
+        window.start()
+
+    def stop() -> None:
+        window.stop()
+        original_stop()
+
+    prof.start, prof.stop = start, stop
+
+
+def _hook_nvtx(torch: Any, window: Window, name: str) -> None:
+    nvtx = torch.cuda.nvtx
+    original_push, original_pop = nvtx.range_push, nvtx.range_pop
+    depth = {"now": 0, "open": None}
+
+    def range_push(msg: str) -> Any:
+        result = original_push(msg)
+        depth["now"] += 1
+        if msg == name and depth["open"] is None and window.state == "waiting":
+            depth["open"] = depth["now"]
+            window.start()
+        return result
+
+    def range_pop() -> Any:
+        if depth["open"] is not None and depth["now"] == depth["open"]:
+            window.stop()
+            depth["open"] = None
+        depth["now"] = max(0, depth["now"] - 1)
+        return original_pop()
+
+    nvtx.range_push, nvtx.range_pop = range_push, range_pop
+
+
+def _write_trace(profiler: Any, out: Path) -> int:
+    """Export the trace beside `out`, gzip it when asked, then rename into place: never a half-written file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, raw = tempfile.mkstemp(prefix=".roofline-trace-", suffix=".json", dir=out.parent)
+    os.close(fd)
+    try:
+        profiler.export_chrome_trace(raw)
+        if out.name.endswith(".gz"):
+            packed = raw + ".gz"
+            with open(raw, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
+                while chunk := src.read(1 << 22):
+                    dst.write(chunk)
+            os.replace(packed, out)
+        else:
+            os.replace(raw, out)
+    finally:
+        for leftover in (raw, raw + ".gz"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+    return out.stat().st_size
+
+
+def _run_program(argv: list[str]) -> int:
+    """runpy the script as __main__ with its own argv; its exit status, 1 for an uncaught exception."""
+    script = argv[0]
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0]
+    sys.argv = list(argv)
+    sys.path[0] = str(Path(script).resolve().parent)
+    try:
+        runpy.run_path(script, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            return 0
+        if isinstance(code, int):
+            return code
+        sys.stderr.write(f"{code}\n")
+        return 1
+    except BaseException:  # the program's own error: shown as Python would show it, then its status
+        import traceback
+
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv, sys.path[0] = saved_argv, saved_path0
+
+
+def main(args: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m roofline.kineto.capture", description=__doc__.split("\n")[0])
+    parser.add_argument("--trace", required=True, type=Path, help="where the Kineto trace goes (.json or .json.gz)")
+    parser.add_argument("--range", dest="range_", default="all", metavar="all|start-stop|NVTX_NAME")
+    parser.add_argument("--modules", action="store_true",
+                        help="record the nn.Module ranges (with_stack; slower) for --group-by module")
+    parser.add_argument("program", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(args)
+    program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
+    if not program:
+        parser.error("give the Python program to run: -- script.py [ARGS...]")
+    if not Path(program[0]).is_file():
+        parser.error(f"{program[0]}: no such Python script (the program must be a .py file run as 'python "
+                     "script.py')")
+    try:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError as exc:
+        _say(f"cannot import torch ({exc}); --with torch needs PyTorch in the program's Python")
+        return EXIT_NO_TORCH
+    activities = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    else:
+        _say("warning: torch sees no CUDA device; the trace will hold CPU ops only")
+    profiler = profile(activities=activities, record_shapes=True, with_stack=ns.modules, with_modules=ns.modules)
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    window = Window(profiler, sync)
+    torch.autograd.profiler.emit_nvtx = _no_nvtx_profiler
+    if hasattr(torch.autograd, "emit_nvtx"):
+        torch.autograd.emit_nvtx = _no_nvtx_profiler
+    if ns.range_ == "start-stop":
+        _hook_start_stop(torch, window)
+    elif ns.range_ != "all":
+        _hook_nvtx(torch, window, ns.range_)
+    t0 = time.perf_counter()
+    if ns.range_ == "all":
+        window.start()
+    status = _run_program(program)
+    window.stop()
+    wall = time.perf_counter() - t0
+    if window.state == "waiting":
+        what = ("torch.cuda.profiler.start()" if ns.range_ == "start-stop" else f"an NVTX range named {ns.range_!r}")
+        _say(f"the program never reached {what}; nothing was recorded and no trace was written")
+        return status or EXIT_NO_RANGE
+    size = _write_trace(profiler, ns.trace)
+    _say(f"trace {ns.trace} ({size} bytes): program {wall:.2f} s, profiled range {window.seconds:.3f} s, "
+         f"exit {status}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
