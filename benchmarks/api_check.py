@@ -25,9 +25,9 @@ import torch
 
 import roofline
 from roofline.api import backend
-from roofline.gateconfig import GateConfig
-from roofline.gates import build_report
-from roofline.kernels import KernelCatalog
+from roofline.gates.config import GateConfig
+from roofline.gates.report import build_report
+from roofline.load.kernels import KernelCatalog
 from roofline.measurement.implementation import load_implementation
 
 

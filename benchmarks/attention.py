@@ -33,13 +33,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from roofline.expr import compile_expr  # noqa: E402
+from roofline.model.expr import compile_expr  # noqa: E402
 from roofline.kernelapi import import_file  # noqa: E402
-from roofline.kernels import KernelCatalog  # noqa: E402
+from roofline.load.kernels import KernelCatalog  # noqa: E402
 from roofline.measurement.policy import MeasurePolicy, buffer_sets  # noqa: E402
 from roofline.measurement.session import measure_all  # noqa: E402
 from roofline.measurement.verify import check_outputs  # noqa: E402
-from roofline.specs import SpecCatalog  # noqa: E402
+from roofline.load.specs import SpecCatalog  # noqa: E402
 
 AT = import_file(ROOT / "kernels" / "_attention.py")
 import_file(ROOT / "kernels" / "attention_fused_bf16.py")  # registers numpy's bfloat16 (ml_dtypes)

@@ -36,8 +36,8 @@ def wall(args: list[str], repeats: int = 9) -> tuple[float, float]:
 
 
 def main() -> int:
-    from roofline.kernels import KernelCatalog
-    from roofline.workload import evaluate
+    from roofline.load.kernels import KernelCatalog
+    from roofline.model.workload import evaluate
 
     probe = subprocess.run(
         [sys.executable, "-c", "import sys; from roofline.cli import main\n"

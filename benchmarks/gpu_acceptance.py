@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from roofline.invariants import FigureContext, l1_bound  # noqa: E402
+from roofline.model.invariants import FigureContext, l1_bound  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable

@@ -196,12 +196,12 @@ def main() -> int:
     import torch
 
     import roofline
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
     import roofline.api
     from roofline.measurement.policy import MeasurePolicy
     from roofline.measurement.session import measure_all
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     lines = header(args.commit)
     for line in lines:

@@ -90,8 +90,8 @@ def dram_bytes(k: dict[str, Any]) -> float | None:
 
 def row(k: dict[str, Any]) -> tuple[list[str], bool]:
     """One table row and whether it needs no warning (within ±10 %, or a stated reason)."""
-    from roofline.resultfiles import params_text
-    from roofline.units import format_bytes
+    from roofline.records.files import params_text
+    from roofline.model.units import format_bytes
 
     model, measured = k.get("bytes"), dram_bytes(k)
     cells = [k["name"], params_text(k.get("params") or {}), format_bytes(model) if model else "–",
@@ -177,7 +177,7 @@ def main() -> int:
         print(text)
         return 0 if ok else 1
 
-    from roofline.kernels import KernelCatalog
+    from roofline.load.kernels import KernelCatalog
 
     names = [d.name for d in KernelCatalog.load().descriptors if d.implementation]
     if args.only:

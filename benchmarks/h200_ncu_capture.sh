@@ -84,8 +84,8 @@ set +f
 "$PY" - "$OUT" <<'PY'
 import json, sys
 from pathlib import Path
-from roofline.jsonio import write_json_atomic
-from roofline.units import format_bytes, format_time
+from roofline.load.jsonio import write_json_atomic
+from roofline.model.units import format_bytes, format_time
 out = Path(sys.argv[1])
 docs = [json.loads(p.read_text()) for p in sorted(out.glob("profiled_[0-9].json"))]
 if docs:

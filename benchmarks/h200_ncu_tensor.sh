@@ -64,7 +64,7 @@ from roofline.ncu.importer import import_csv
 from roofline.ncu.placement import place
 from roofline.ncu.profile import split_by_markers
 from roofline.ncu.table import parse_csv
-from roofline.specs import SpecCatalog
+from roofline.load.specs import SpecCatalog
 out = Path(sys.argv[1])
 roofs = SpecCatalog.bundled().resolve("h200").roofs
 cases = json.loads((out / "cases.json").read_text())["cases"]

@@ -99,11 +99,11 @@ def _text(data: bytes | str | None) -> str:
 
 
 def judge(paths: list[Path], calibrated: Path) -> tuple[list, list[str]]:
-    """Rows of every saved sweep (roofline.sweep_compare) and the lines of the table, with the verdict."""
-    from roofline.kernels import KernelCatalog
-    from roofline.specs import load_spec
-    from roofline.sweep_compare import compare, table_lines, worst
-    from roofline.units import format_time
+    """Rows of every saved sweep (roofline.sizes.compare) and the lines of the table, with the verdict."""
+    from roofline.load.kernels import KernelCatalog
+    from roofline.load.specs import load_spec
+    from roofline.sizes.compare import compare, table_lines, worst
+    from roofline.model.units import format_time
 
     spec, catalog = load_spec(calibrated), KernelCatalog.load()
     rows, lines = [], []

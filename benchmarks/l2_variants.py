@@ -4,7 +4,7 @@ Why: the shipped probe read 8.7 TB/s at 1-4 MiB on the H200 (2026-12-01), while 
 gpu-l2-cache (each block of 1024 threads reads its own 512 kB slice of `blockRun` slices with 8-byte loads) prints
 13.5 TB/s at 1.5 MB and 10.2-10.5 TB/s at 4-8 MB on an H200. Variants:
 
-  l2_read     the shipped probe (calibrate_kernels.cu): block b reads slice b mod S (512 KiB, contiguous), 1024
+  l2_read     the shipped probe (kernels.cu): block b reads slice b mod S (512 KiB, contiguous), 1024
               threads, eight 16-byte ld.global.cg loads in flight per thread
   slices_nc   the same with ld.global.nc (the read-only path, as `const __restrict__` compiles to)
   rrze        RRZE's kernel as published: rows of blockRun × 2048 8-byte words, block b reads its 2048-word chunk of
@@ -33,7 +33,7 @@ SLICE = 512 << 10
 
 
 def source() -> str:
-    base = (ROOT / "roofline" / "calibrate_kernels.cu").read_text()
+    base = (ROOT / "roofline" / "kernels.cu").read_text()
     extra = r'''
 __device__ __forceinline__ uint4 load_nc_v4(const uint4* p)
 {

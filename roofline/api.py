@@ -16,24 +16,24 @@ from dataclasses import fields as dataclass_fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from roofline.caveats import warning
+from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
-from roofline.model import ITEMSIZE, MachineSpec, Workload
-from roofline.resultdoc import KernelResult, ResultsDocument
+from roofline.model.types import ITEMSIZE, MachineSpec, Workload
+from roofline.records.document import KernelResult, ResultsDocument
 
 
 
 class Result(KernelResult):
-    """What roofline.measure and roofline.analyze return: the typed result (roofline.resultdoc.KernelResult) plus
+    """What roofline.measure and roofline.analyze return: the typed result (roofline.records.document.KernelResult) plus
     show(). Printing is a renderer's work, so it lives here at the public face: the result type imports no renderer."""
 
     def show(self) -> None:
         """Print this result as the row `roofline measure` prints (rich is imported only here)."""
         from rich.console import Console
 
-        from roofline.render.fit import fit
-        from roofline.render.measure import kernel_table
+        from roofline.render.tables.fit import fit
+        from roofline.render.tables.measure import kernel_table
 
         console = Console(markup=False, emoji=False)
         table = kernel_table([self.to_json()], self.name)
@@ -75,7 +75,7 @@ def _backend_argument(backend: str | None, backend_name: str | None, default: st
 
 def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
     from roofline.measurement.session import choose_machine
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     key = (engine.name, getattr(engine, "device_id", 0), spec or "auto")
     if key not in _MACHINES:
@@ -91,8 +91,8 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
     if descriptor is not None:
         if flops is not None or bytes is not None:
             raise InputError("give either descriptor= or flops= and bytes=, not both")
-        from roofline.selection import load_selection
-        from roofline.workload import evaluate
+        from roofline.load.selection import load_selection
+        from roofline.model.workload import evaluate
 
         overrides = [f"{k}={v}" for k, v in (params or {}).items()]
         (d,), parsed = load_selection([descriptor], [Path(p) for p in kernels], overrides)
@@ -144,9 +144,9 @@ def analyze(name: str | None = None, *, spec: str | None = "auto", **model: Any)
     """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult.
     spec='auto' (or None), as in `roofline analyze`: the GPU's own spec when the driver lists one, otherwise
     h100-sxm."""
-    from roofline.analysis import analyze as analyze_on
-    from roofline.resultdoc import Status
-    from roofline.selection import resolve_specs
+    from roofline.model.analysis import analyze as analyze_on
+    from roofline.records.document import Status
+    from roofline.load.selection import resolve_specs
 
     work = workload(name, **model)
     fields = analyze_on(resolve_specs([_spec_name(spec, "auto")])[0], work).to_dict()
@@ -186,7 +186,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     machine = _machine(spec, engine)
     if machine is not None and work.roof not in machine.roofs:
         raise InputError(f"roof={work.roof!r}: {machine.id} has no such roof; it has {', '.join(machine.roofs)}")
-    from roofline.analysis import analyze as analyze_on
+    from roofline.model.analysis import analyze as analyze_on
 
     base = analyze_on(machine, work).to_dict() if machine is not None else analysis_free(work)
     run = _on_stream(fn, engine)
@@ -284,7 +284,7 @@ def _recorded_machine(origins: list[Mapping[str, Any]], spec: str | None, engine
 
 def _distinct_names(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Entries whose (name, params) repeat an earlier one renamed 'NAME #2', 'NAME #3': a document holds each once."""
-    from roofline.resultschema import kernel_identity
+    from roofline.records.schema import kernel_identity
 
     taken: set[tuple[str, str, str]] = set()
     out = []

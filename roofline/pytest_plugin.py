@@ -42,7 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = {}
     path = config.getoption("roofline_json")
     if path and not _is_worker(config):
-        from roofline.jsonio import cannot_write
+        from roofline.load.jsonio import cannot_write
 
         why = cannot_write(Path(path))
         if why is not None:
@@ -60,8 +60,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def shortfall(result: Any, at_least: float | None) -> str | None:
     """The one line a test fails with, or None when the result is verified and (with at_least) reaches that share of
     its ceiling. Without at_least an unknown ceiling is no failure: only a share asked for needs one."""
-    from roofline.resultfiles import ceiling_of
-    from roofline.units import format_fraction, format_si
+    from roofline.records.files import ceiling_of
+    from roofline.model.units import format_fraction, format_si
 
     if result.failed:
         return f"{result.name} FAILED: {result.error or 'not verified: give check= or reference='}"
@@ -139,7 +139,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     from roofline.api import results
     from roofline.errors import RooflineError
-    from roofline.resultdoc import KernelResult
+    from roofline.records.document import KernelResult
 
     items = sorted(measured.items(), key=lambda item: item[0])  # the same file whatever the workers' order
     try:
@@ -154,7 +154,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _qualified(items: list) -> list[dict[str, Any]]:
     """Entries; one whose name and parameters another test's entry also has gets its test's id: 'NAME [NODEID]'."""
-    from roofline.resultschema import kernel_identity
+    from roofline.records.schema import kernel_identity
 
     owners: dict[tuple[str, str, str], set[str]] = {}
     for (nodeid, _), entry in items:

@@ -52,10 +52,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def no_gpu_for_spec_auto(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """--spec auto in analyze and plot reads the driver's GPU list: hidden, so a test's default spec is h100-sxm on
-    a GPU host too (tests of the probe point roofline.autospec.GPU_INFO_DIR at a folder of their own)."""
-    import roofline.autospec
+    a GPU host too (tests of the probe point roofline.load.autospec.GPU_INFO_DIR at a folder of their own)."""
+    import roofline.load.autospec
 
-    monkeypatch.setattr(roofline.autospec, "GPU_INFO_DIR", tmp_path_factory.getbasetemp() / "no-nvidia-driver")
+    monkeypatch.setattr(roofline.load.autospec, "GPU_INFO_DIR", tmp_path_factory.getbasetemp() / "no-nvidia-driver")
 
 
 @pytest.fixture
@@ -65,14 +65,14 @@ def toy_spec_path() -> Path:
 
 @pytest.fixture
 def toy_spec():
-    from roofline.specs import load_spec
+    from roofline.load.specs import load_spec
 
     return load_spec(TOY_SPEC)
 
 
 @pytest.fixture(scope="session")
 def bundled_specs():
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     return SpecCatalog.bundled()
 
@@ -85,11 +85,11 @@ def t4(bundled_specs):
 @pytest.fixture
 def no_bundled_kernels(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Hide the bundled kernels (written concurrently by others) so CLI tests see only tests/data descriptors."""
-    import roofline.kernels
+    import roofline.load.kernels
 
     empty = tmp_path_factory.mktemp("no_bundled_kernels")
-    real = roofline.kernels.bundled_dir
-    monkeypatch.setattr(roofline.kernels, "bundled_dir", lambda kind: empty if kind == "kernels" else real(kind))
+    real = roofline.load.kernels.bundled_dir
+    monkeypatch.setattr(roofline.load.kernels, "bundled_dir", lambda kind: empty if kind == "kernels" else real(kind))
     return empty
 
 
@@ -118,5 +118,5 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
 
 @pytest.fixture(autouse=True)
 def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tables fit $COLUMNS (roofline.render.fit); pytest-xdist workers inherit COLUMNS=80. Tests that care set it."""
+    """Tables fit $COLUMNS (roofline.render.tables.fit); pytest-xdist workers inherit COLUMNS=80. Tests that care set it."""
     monkeypatch.delenv("COLUMNS", raising=False)

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import KERNELS
-from roofline.analysis import (
+from roofline.model.analysis import (
     ANALYSIS_SCHEMA,
     analysis_document,
     analyze,
@@ -17,10 +17,10 @@ from roofline.analysis import (
     sol_time,
 )
 from roofline.errors import InputError
-from roofline.kernels import load_descriptor, parse_overrides
-from roofline.model import MachineSpec, Stage, Workload
-from roofline.selection import analyze_selection
-from roofline.workload import evaluate
+from roofline.load.kernels import load_descriptor, parse_overrides
+from roofline.model.types import MachineSpec, Stage, Workload
+from roofline.load.selection import analyze_selection
+from roofline.model.workload import evaluate
 
 
 def work(flops: float, bytes_: float, roof: str = "fp32", access: float = 4.0, stages=()) -> Workload:

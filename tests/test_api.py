@@ -13,7 +13,7 @@ import pytest
 
 import roofline
 from roofline.errors import InputError
-from roofline.resultdoc import ResultsDocument, Status
+from roofline.records.document import ResultsDocument, Status
 
 FAST = {"min_time": 0.0, "min_repeats": 3, "backend": "numpy"}
 
@@ -44,7 +44,7 @@ def test_measure_a_verified_callable_inline_model_with_a_spec():
     assert r.time_median > 0 and r.repeats >= 3
     assert r.achieved_bandwidth == pytest.approx(3 * a.nbytes / r.time_median)
     assert r.fraction_of_ceiling == pytest.approx(r.sol_time / r.time_median)
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     assert r.bandwidth == SpecCatalog.bundled().resolve("h100").bandwidth
 
@@ -231,7 +231,7 @@ def test_backend_name_is_the_deprecated_spelling_of_backend():
 def test_show_is_printing_at_the_api_not_in_the_result_type():
     """Issue 22: the typed result imports no renderer; what the API returns prints itself."""
     from roofline.api import Result
-    from roofline.resultdoc import KernelResult
+    from roofline.records.document import KernelResult
 
     r = roofline.measure(lambda: 1, flops=1, bytes=4, check=lambda: True, **FAST)
     assert isinstance(r, Result) and isinstance(r, KernelResult)

@@ -11,8 +11,8 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.kernelapi import import_file
-from roofline.kernels import KernelCatalog
-from roofline.workload import evaluate
+from roofline.load.kernels import KernelCatalog
+from roofline.model.workload import evaluate
 
 CATALOG = KernelCatalog.load()
 AT = import_file(CATALOG.select(["attention_fused"])[0].path.parent / "_attention.py")
@@ -63,9 +63,9 @@ def test_inputs_are_random_and_shaped():
 
 
 def analysed(name, **params):
-    from roofline.analysis import analyze
-    from roofline.expr import compile_expr
-    from roofline.specs import SpecCatalog
+    from roofline.model.analysis import analyze
+    from roofline.model.expr import compile_expr
+    from roofline.load.specs import SpecCatalog
 
     d = CATALOG.select([name])[0]
     work = evaluate(d, {k: compile_expr(str(v)) for k, v in params.items()})
@@ -162,7 +162,7 @@ def gpu_measure(name, params):
     """The harness's result for one kernel; params["causal"] = 1 selects the kernel's _causal descriptor."""
     if params.pop("causal", 0):
         name += "_causal"
-    from roofline.expr import compile_expr
+    from roofline.model.expr import compile_expr
     from roofline.measurement.backend_cupy import CupyBackend
     from roofline.measurement.harness import measure_kernel
     from roofline.measurement.implementation import load_implementation

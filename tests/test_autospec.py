@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import roofline.autospec
+import roofline.load.autospec
 from conftest import TESTS
-from roofline.autospec import auto_spec, visible_gpu_models
+from roofline.load.autospec import auto_spec, visible_gpu_models
 
 
 def fake_driver(root: Path, *models: str) -> Path:
@@ -28,7 +28,7 @@ def fake_driver(root: Path, *models: str) -> Path:
 @pytest.fixture
 def driver(tmp_path, monkeypatch):
     def install(*models: str) -> None:
-        monkeypatch.setattr(roofline.autospec, "GPU_INFO_DIR", fake_driver(tmp_path / "gpus", *models))
+        monkeypatch.setattr(roofline.load.autospec, "GPU_INFO_DIR", fake_driver(tmp_path / "gpus", *models))
 
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     return install
@@ -89,7 +89,7 @@ def test_api_analyze_follows_the_same_rule(driver):
 
 
 def test_finding_the_gpu_imports_no_cupy():
-    code = ("import sys, roofline.cli.analyze, roofline.autospec as a; from roofline.specs import SpecCatalog; "
+    code = ("import sys, roofline.cli.analyze, roofline.load.autospec as a; from roofline.load.specs import SpecCatalog; "
             "a.auto_spec(SpecCatalog.bundled()); bad = [m for m in ('cupy', 'matplotlib') if m in sys.modules]; "
             "print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=TESTS.parent)

@@ -20,8 +20,8 @@ from roofline.measurement.calibrate.figures import (
     FAILED, KINDS, OK, SKIPPED, Figure, comparison_rows, datasheet_value, ratio,
 )
 from roofline.measurement.calibrate.spec import measured_spec, spec_id, spec_yaml
-from roofline.specs import SpecCatalog, load_spec
-from roofline.units import parse_quantity, quantity_text
+from roofline.load.specs import SpecCatalog, load_spec
+from roofline.model.units import parse_quantity, quantity_text
 
 H200_DEVICE = {
     "name": "NVIDIA H200", "kind": "gpu", "compute_capability": "9.0", "sm_count": 132, "max_threads_per_sm": 2048,
@@ -197,7 +197,7 @@ def test_comparison_rows_hold_datasheet_measured_and_ratio(h200):
 def test_the_table_and_the_notes_render_the_rows(h200):
     from rich.console import Console
 
-    from roofline.render.calibrate_table import calibration_notes, clock_text, comparison_table
+    from roofline.render.tables.calibrate import calibration_notes, clock_text, comparison_table
 
     rows = comparison_rows(figures(), h200)
     console = Console(width=200, record=True, file=io.StringIO())
@@ -361,7 +361,7 @@ def test_calibrate_quick_gives_sane_figures(tmp_path, run_cli):
 
 
 # ---- the GPU orchestration on an emulated device ------------------------------------------------------
-# A stand-in for CuPy whose "kernels" are NumPy emulations of roofline/calibrate_kernels.cu: it runs every step of
+# A stand-in for CuPy whose "kernels" are NumPy emulations of roofline/measurement/calibrate/kernels.cu: it runs every step of
 # calibrate.gpu (chain building, the checks, the figures) on the host. The CUDA itself is checked by nvcc above and
 # on a GPU by the gpu-marked tests.
 

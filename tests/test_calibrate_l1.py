@@ -18,7 +18,7 @@ from roofline.measurement.calibrate import l1
 from roofline.measurement.calibrate.figures import FAILED, KINDS, OK, Figure, calibration_document, comparison_rows
 from roofline.measurement.calibrate.spec import measured_spec, spec_yaml
 from roofline.measurement.policy import MeasurePolicy
-from roofline.specs import SpecCatalog, load_spec
+from roofline.load.specs import SpecCatalog, load_spec
 
 PROFILED = Path(__file__).parent / "data" / "results" / "h200_ncu_profiled.json"
 POLICY = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0)
@@ -57,7 +57,7 @@ def test_repeats_and_theoretical_peak_by_hand():
 
 
 class L1Kernels(FakeKernels):
-    """l1_read and smem_read as calibrate_kernels.cu computes them: thread t of every block sums the words of
+    """l1_read and smem_read as kernels.cu computes them: thread t of every block sums the words of
     vectors t + 256 m of the first half, rotated by rot each repeat. `slow` scales a variant's emulated time."""
 
     def _per_thread(self, threads, buf, repeats, rot, out, name):
@@ -227,7 +227,7 @@ def test_the_spec_carries_l1_bandwidth_and_round_trips(tmp_path, h200):
 def test_the_table_and_the_json_show_l1(h200):
     from rich.console import Console
 
-    from roofline.render.calibrate_table import calibration_notes, comparison_table
+    from roofline.render.tables.calibrate import calibration_notes, comparison_table
 
     rows = comparison_rows(with_l1(), h200)
     row = next(r for r in rows if r["field"] == "caches.l1.bandwidth")
@@ -262,7 +262,7 @@ def test_a_roof_from_the_measured_spec_says_so():
     pytest.importorskip("matplotlib")
     from test_ncu_import import _profiled_doc
 
-    from roofline.render.hierarchy import hierarchy_figure
+    from roofline.render.charts.hierarchy import hierarchy_figure
 
     fig = hierarchy_figure([_profiled_doc()], {"l1": 31.5e12})
     labels = {t.get_gid().rsplit(":", 1)[1]: t.get_text() for t in fig.axes[0].texts

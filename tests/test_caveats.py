@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofline import caveats
-
-
+from roofline.records import caveats
 def test_records_lines_and_legacy_strings():
     w = caveats.warning("noisy", "noisy: max/min = 1.4 (> 1.2)", "raise --min-time")
     assert caveats.line(w) == "noisy: max/min = 1.4 (> 1.2); raise --min-time"
@@ -16,12 +14,12 @@ def test_records_lines_and_legacy_strings():
 
 
 def test_an_unknown_code_is_a_programming_error():
-    with pytest.raises(ValueError, match="add it to roofline.caveats.CODES"):
+    with pytest.raises(ValueError, match="add it to roofline.records.caveats.CODES"):
         caveats.warning("spooky", "text")
 
 
 def test_the_lines_under_the_measure_table_carry_the_fix_and_read_old_strings():
-    from roofline.render.measure import problems
+    from roofline.render.tables.measure import problems
 
     doc = {"kernels": [{"name": "k", "status": "OK", "warnings": [
         caveats.warning("noisy", "noisy: max/min = 1.4 (> 1.2)", "raise --min-time"), "an old warning"]}]}

@@ -98,7 +98,7 @@ def test_html_of_several_results_files(run_cli, tmp_path):
 def test_html_page_names_are_escaped(tmp_path):
     from matplotlib.figure import Figure
 
-    from roofline.render.html import figure_html
+    from roofline.render.charts.html import figure_html
 
     page = figure_html(Figure(), "<script>alert(1)</script>\u202e", ("a",), [["<img src=x>", "=1"]], ["<b>n"])
     assert "<script>alert" not in page and "<img src" not in page and "<b>n" not in page and "\u202e" not in page

@@ -203,10 +203,10 @@ def test_every_help_has_an_example(run_cli, path: tuple[str, ...]) -> None:
 def test_analyze_imports_neither_matplotlib_nor_cupy(tmp_path: Path) -> None:
     script = f"""
 import sys
-import roofline.kernels
+import roofline.load.kernels
 empty = {str(tmp_path)!r}
-real = roofline.kernels.bundled_dir
-roofline.kernels.bundled_dir = lambda kind: __import__('pathlib').Path(empty) if kind == 'kernels' else real(kind)
+real = roofline.load.kernels.bundled_dir
+roofline.load.kernels.bundled_dir = lambda kind: __import__('pathlib').Path(empty) if kind == 'kernels' else real(kind)
 from roofline.cli import main
 code = None
 try:
@@ -225,12 +225,12 @@ print('RESULT', code, 'matplotlib' in sys.modules, 'cupy' in sys.modules, file=s
 
 
 def test_unexpected_exception_exits_101_with_a_traceback(run_cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    import roofline.selection
+    import roofline.load.selection
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("kaboom inside analyze")
 
-    monkeypatch.setattr(roofline.selection, "analyze_selection", boom)
+    monkeypatch.setattr(roofline.load.selection, "analyze_selection", boom)
     r = run_cli(*analyze_args("--spec", TOY_SPEC, "--format", "json"))
     assert r.code == 101
     assert "Traceback" in r.err

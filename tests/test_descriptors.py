@@ -8,8 +8,8 @@ import pytest
 
 from conftest import INVALID_KERNELS, KERNELS, TOY_SPEC
 from roofline.errors import InputError
-from roofline.kernels import KernelCatalog, load_descriptor, parse_overrides
-from roofline.workload import evaluate, resolve_params
+from roofline.load.kernels import KernelCatalog, load_descriptor, parse_overrides
+from roofline.model.workload import evaluate, resolve_params
 
 pytestmark = pytest.mark.usefixtures("no_bundled_kernels")
 

@@ -6,9 +6,7 @@ import contextlib
 
 import pytest
 
-from roofline import doctor as d
-
-
+from roofline.gates import doctor as d
 # ---- the verdicts ----------------------------------------------------------------------------------------
 
 
@@ -109,7 +107,7 @@ def test_the_whole_doctor_runs_on_an_emulated_device():
     from test_calibrate import fake_backend, tiny_plan
 
     from roofline.measurement.selftest import DoctorPlan, run_doctor
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     h200 = SpecCatalog.bundled().resolve("h200-sxm")
 

@@ -198,8 +198,8 @@ def test_plot_draws_names_with_dollars_literally(run_cli, tmp_path):
 def test_chart_texts_are_never_mathtext():
     from matplotlib import cbook
 
-    from roofline.render.plot import roofline_figure
-    from roofline.resultfiles import load_results
+    from roofline.render.charts.plot import roofline_figure
+    from roofline.records.files import load_results
 
     doc = load_results(RESULTS / "a100_failed.json")
     for k in doc["kernels"]:

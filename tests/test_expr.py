@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from roofline.expr import FUNCTIONS, FormulaError, compile_expr
+from roofline.model.expr import FUNCTIONS, FormulaError, compile_expr
 
 
 def ev(source: object, **env: float) -> float:
@@ -176,7 +176,7 @@ def test_power_tower_is_refused_without_computing_it() -> None:
     """In a child process, so that a regression that starts computing 9**9**9**9 fails instead of hanging."""
     script = (
         "import time\n"
-        "from roofline.expr import compile_expr, FormulaError\n"
+        "from roofline.model.expr import compile_expr, FormulaError\n"
         "start = time.perf_counter()\n"
         "try:\n"
         "    compile_expr('9**9**9**9').evaluate({})\n"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from roofline.errors import InputError
-from roofline.kernels import KernelCatalog, load_descriptor
+from roofline.load.kernels import KernelCatalog, load_descriptor
 from roofline.measurement.implementation import load_implementation
 
 FAST = ("--min-time", "0", "--min-repeats", "2")

@@ -19,7 +19,7 @@ from roofline.errors import InputError
 from roofline.fleet.identity import cpu_model, rank_identity, rank_label
 from roofline.fleet.launch import injected_fault, launched_size, under_mpi
 from roofline.fleet.merge import DONE, FAILED, HUNG, RankOutcome, failure_lines, fleet_document
-from roofline.hosts import host_rows, outliers
+from roofline.gates.hosts import host_rows, outliers
 
 ROOT = Path(__file__).resolve().parent.parent
 MPI_TIMEOUT = 120  # s: no mpirun may outlive this, whatever a rank does

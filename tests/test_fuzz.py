@@ -128,23 +128,23 @@ def yaml_text(doc: Any) -> str:
 
 
 def load_spec(path: Path) -> None:
-    from roofline.analysis import analyze
-    from roofline.kernels import load_descriptor
-    from roofline.specs import load_spec as load
-    from roofline.workload import evaluate
+    from roofline.model.analysis import analyze
+    from roofline.load.kernels import load_descriptor
+    from roofline.load.specs import load_spec as load
+    from roofline.model.workload import evaluate
 
     analyze(load(path), evaluate(load_descriptor(DATA / "kernels" / "t_vadd.yaml")))  # a spec that loads analyses
 
 
 def load_descriptor(path: Path) -> None:
-    from roofline.kernels import load_descriptor as load
-    from roofline.workload import evaluate
+    from roofline.load.kernels import load_descriptor as load
+    from roofline.model.workload import evaluate
 
     evaluate(load(path))  # a descriptor that loads must evaluate at its defaults or refuse
 
 
 def load_gates(path: Path) -> None:
-    from roofline.gateconfig import load_gates as load
+    from roofline.gates.config import load_gates as load
 
     load(path)
 
@@ -180,8 +180,8 @@ def test_yaml_loaders_with_arbitrary_text(scratch: Path, name: str, load: Callab
 
 
 def load_and_report(path: Path) -> None:
-    from roofline.gates import build_report
-    from roofline.resultfiles import load_results
+    from roofline.gates.report import build_report
+    from roofline.records.files import load_results
 
     build_report([load_results(path)])
 
@@ -266,12 +266,12 @@ def import_and_check(path: Path, group_by: str, spec: str | None) -> dict:
 
 def read_back_and_render(path: Path) -> None:
     """What report and plot do with the file: load it, gate it, render it."""
-    from roofline.gates import build_report
-    from roofline.profile_gates import group_report
-    from roofline.render import grouped
-    from roofline.render.imported import imported_table
-    from roofline.render.profile_chart import chart_points
-    from roofline.resultfiles import load_results
+    from roofline.gates.report import build_report
+    from roofline.gates.groups import group_report
+    from roofline.render.tables import grouped
+    from roofline.render.tables.imported import imported_table
+    from roofline.render.charts.profile import chart_points
+    from roofline.records.files import load_results
 
     back = load_results(path)
     chart_points(back)
@@ -290,7 +290,7 @@ def test_ncu_import_writes_only_what_report_reads(scratch: Path, text: str, grou
     """The property issue 23 asked for: an import refuses with one RooflineError, or what it writes loads and
     renders as report and plot do (outside the try: a refusal there fails the test). The importer's own checks name
     the problem before its last line of defence, report's own check, has to."""
-    from roofline.jsonio import dumps
+    from roofline.load.jsonio import dumps
 
     path = scratch / "ncu-readback.csv"
     path.write_text(text, encoding="utf-8", errors="surrogatepass")
@@ -308,10 +308,10 @@ def test_ncu_import_writes_only_what_report_reads(scratch: Path, text: str, grou
 
 
 def load_and_report_groups(path: Path) -> None:
-    from roofline.profile_gates import group_report
-    from roofline.render import grouped
-    from roofline.render.profile_chart import chart_points
-    from roofline.resultfiles import load_results
+    from roofline.gates.groups import group_report
+    from roofline.render.tables import grouped
+    from roofline.render.charts.profile import chart_points
+    from roofline.records.files import load_results
 
     doc = load_results(path)
     report = group_report([doc], 0.5, 0.3)
@@ -337,7 +337,7 @@ UNIT_TEXT = st.lists(st.sampled_from(UNIT_TOKENS), max_size=20).map("".join)
 @given(st.sampled_from(["bandwidth", "flops", "bytes", "time", "frequency"]),
        UNIT_TEXT | st.text(max_size=20) | SCALARS)
 def test_parse_quantity_gives_a_finite_float_or_a_unit_error(kind: str, value: Any) -> None:
-    from roofline.units import UnitError, parse_quantity
+    from roofline.model.units import UnitError, parse_quantity
 
     try:
         number = parse_quantity(value, kind)
@@ -353,7 +353,7 @@ FORMULA_TEXT = st.lists(st.sampled_from(FORMULA_TOKENS), max_size=25).map("".joi
 @FAST
 @given(FORMULA_TEXT | st.text(max_size=30) | SCALARS, st.integers(-(10**6), 10**12) | st.floats(allow_nan=False))
 def test_formulas_evaluate_or_raise_a_formula_error(source: Any, n: float) -> None:
-    from roofline.expr import FormulaError, compile_expr
+    from roofline.model.expr import FormulaError, compile_expr
 
     try:
         value = compile_expr(source).evaluate({"n": n})
@@ -365,8 +365,8 @@ def test_formulas_evaluate_or_raise_a_formula_error(source: Any, n: float) -> No
 @FAST
 @given(st.text(max_size=30) | NASTY)
 def test_parameter_overrides_on_the_command_line(value: str) -> None:
-    from roofline.kernels import load_descriptor, parse_overrides
-    from roofline.workload import evaluate
+    from roofline.load.kernels import load_descriptor, parse_overrides
+    from roofline.model.workload import evaluate
 
     descriptor = load_descriptor(DATA / "kernels" / "t_vadd.yaml")
     try:
@@ -468,7 +468,7 @@ KINETO = json.loads((DATA / "kineto" / "step.json").read_text(encoding="utf-8"))
 def test_import_torch_writes_only_what_report_reads(scratch: Path, doc: Any, group_by: str) -> None:
     """A mutated Kineto trace: `import torch` refuses with one RooflineError, or what it builds reads back and
     renders as report and plot do."""
-    from roofline.jsonio import dumps
+    from roofline.load.jsonio import dumps
     from roofline.kineto.document import import_traces
     from roofline.ncu.readback import check_import
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from roofline.kernels import KernelCatalog
+from roofline.load.kernels import KernelCatalog
 from roofline.measurement.policy import MeasurePolicy
 
 pytestmark = pytest.mark.gpu
@@ -24,10 +24,10 @@ def gpu():
 
 def measured(gpu, descriptor, params):
     """The harness's result entry for one kernel at `params` (name -> formula text), its GPU memory released."""
-    from roofline.expr import compile_expr
+    from roofline.model.expr import compile_expr
     from roofline.measurement.harness import measure_kernel
     from roofline.measurement.implementation import load_implementation
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     work = evaluate(descriptor, {k: compile_expr(str(v)) for k, v in params.items()})
     entry = measure_kernel(descriptor, work, None, load_implementation(descriptor), gpu, QUICK)
@@ -91,8 +91,8 @@ def test_wrong_kernel_is_failed_and_not_timed(gpu, tmp_path):
     )
     from roofline.measurement.harness import measure_kernel
     from roofline.measurement.implementation import load_implementation
-    from roofline.kernels import load_descriptor
-    from roofline.workload import evaluate
+    from roofline.load.kernels import load_descriptor
+    from roofline.model.workload import evaluate
 
     d = load_descriptor(tmp_path / "wrong.yaml")
     entry = measure_kernel(d, evaluate(d), None, load_implementation(d), gpu, QUICK)

@@ -11,9 +11,9 @@ import pytest
 
 from roofline.measurement.calibrate.figures import OK, comparison_rows, datasheet_at_clock, measured
 from roofline.measurement.calibrate.spec import measured_spec
-from roofline.clockstate import describe, throttle_warning
+from roofline.records.clockstate import describe, throttle_warning
 from roofline.measurement.gpustate import Monitor, Reading, open_monitor, window_state
-from roofline.specs import SpecCatalog
+from roofline.load.specs import SpecCatalog
 
 MHZ = 1e6
 
@@ -163,12 +163,12 @@ def test_open_monitor_says_why_there_are_no_clock_readings(monkeypatch):
 
 def measure_copy(backend, n: int, min_time: float) -> dict:
     """The harness's result entry for the bundled copy kernel at n elements."""
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
     from roofline.measurement.harness import measure_kernel
     from roofline.measurement.implementation import load_implementation
     from roofline.measurement.policy import MeasurePolicy
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     d = KernelCatalog.load().select(["copy"])[0]
     return measure_kernel(d, evaluate(d, {"n": compile_expr(str(n))}), None, load_implementation(d), backend,
@@ -234,7 +234,7 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
     from conftest import DATA
 
     from roofline.errors import InputError
-    from roofline.resultfiles import load_results
+    from roofline.records.files import load_results
 
     doc = json.loads((DATA / "results" / "h100.json").read_text(encoding="utf-8"))
     doc["kernels"][0]["gpu_state"] = capped_state()

@@ -16,8 +16,8 @@ import pytest
 from roofline.errors import InputError
 from roofline.ncu.group import add_groups
 from roofline.ncu.importer import import_csv
-from roofline.resultdoc import ResultsDocument
-from roofline.resultgroups import group_figures, program_totals
+from roofline.records.document import ResultsDocument
+from roofline.records.groups import group_figures, program_totals
 from conftest import DATA, NCU
 
 SMALL = NCU / "h200_nvtx_small.csv"  # six launches of a real PyTorch capture, with NVTX ranges

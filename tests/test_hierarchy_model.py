@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from roofline.render.hierarchy import hierarchy_figure, hierarchy_points, model_points  # noqa: E402
+from roofline.render.charts.hierarchy import hierarchy_figure, hierarchy_points, model_points  # noqa: E402
 
 MACHINE = {"id": "toy", "name": "Toy GPU", "bandwidth": 1e12, "latency": 1e-6, "bytes_in_flight": 1e6,
            "resident_threads": 10_000, "roofs": {"fp32": 10e12}, "caches": {"l1": {"bandwidth": 8e12},
@@ -108,7 +108,7 @@ def test_no_roof_runs_through_its_label() -> None:
 
 
 def test_cache_roofs_come_from_the_results_machine_block_not_from_the_bundled_specs():
-    from roofline.render.hierarchy import cache_bandwidths
+    from roofline.render.charts.hierarchy import cache_bandwidths
 
     machine = {"id": "h200-sxm", "bandwidth": 4.8e12}
     assert cache_bandwidths({"machine": {**machine, "caches": {"l2": {"bandwidth": 1.0e13}}}}) == {
@@ -120,8 +120,8 @@ def test_cache_roofs_come_from_the_results_machine_block_not_from_the_bundled_sp
 
 
 def test_the_machine_block_carries_the_spec_cache_figures():
-    from roofline.analysis import machine_summary
-    from roofline.specs import SpecCatalog
+    from roofline.model.analysis import machine_summary
+    from roofline.load.specs import SpecCatalog
 
     summary = machine_summary(SpecCatalog.bundled().resolve("h200"))
     assert summary["caches"]["l2"]["size"] == 60 * 2**20

@@ -49,7 +49,7 @@ def test_report_markdown_shows_names_as_written(run_cli, tmp_path):
 
 
 def test_grouped_markdown_group_name_is_not_an_image(run_cli, tmp_path):
-    from roofline.render.grouped import grouped_markdown
+    from roofline.render.tables.grouped import grouped_markdown
 
     out = tmp_path / "g.json"
     r = run_cli("import", "ncu", NCU / "h200_gpt2_profile.csv", "--spec", "h200", "--group-by", "kernel", "-o", out,
@@ -84,7 +84,7 @@ def test_csv_cell_leaves_numbers_and_plain_text():
 
 def test_html_roof_strings_get_the_control_clean_up(run_cli, tmp_path):
     pytest.importorskip("matplotlib")
-    from roofline.render.html import profile_html
+    from roofline.render.charts.html import profile_html
 
     out = tmp_path / "g.json"
     r = run_cli("import", "ncu", NCU / "h200_gpt2_profile.csv", "--spec", "h200", "--group-by", "op", "-o", out,

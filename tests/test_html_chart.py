@@ -17,7 +17,7 @@ import pytest
 from roofline.cli import main
 from roofline.ncu.group import add_groups
 from roofline.ncu.importer import import_csv
-from roofline.render.html import profile_html
+from roofline.render.charts.html import profile_html
 from conftest import NCU
 
 INSTALL_HINT = ("needs Playwright and a Chromium: apt-get install -y chromium && pip install playwright "

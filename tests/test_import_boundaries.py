@@ -6,8 +6,11 @@ dependencies all the same) against the boundaries below.
   the backend object, so it imports, and is tested, on a machine without a GPU.
 - matplotlib only in render/: `analyze`, `specs`, `kernels` and `--help` stay fast, and charts have one home.
 - click only in cli/: the library is usable from Python (roofline.api) without the command line.
-- neither render/ nor the pure core (the modules directly under roofline/) imports measure/: analysing, reading
-  results and drawing never need the measurement stage. The Python API (roofline/api.py) is the one edge there.
+- neither render/ nor the pure core (the packages model/, load/, records/, sizes/, gates/ and errors.py) imports
+  measurement/: analysing, reading results and drawing never need the measurement stage. The Python API
+  (roofline/api.py) is the one edge there.
+- inside the core, imports run one way, down the layers errors < model < load < records < sizes, gates: the physics
+  never reads a file, loading never needs the results format, the results format never needs a verdict.
 - nothing outside cli/ imports cli/.
 - the pure core imports neither render/ nor ncu/ (results, analysis and loading never need a renderer or an
   importer), and measurement/ never imports the Python API (the API drives measurement, not the other way round).
@@ -77,6 +80,8 @@ def stage(name: str) -> str:
     parts = name.split(".")
     if top == "roofline" and len(parts) > 1 and parts[1] in ("measurement", "cli", "render", "ncu", "api"):
         return f"roofline.{parts[1]}"
+    if top == "roofline" and core_layer(name) is not None:
+        return ".".join(parts[:2])
     return ""
 
 
@@ -84,10 +89,19 @@ def in_package(module: str, package: str) -> bool:
     return module == package or module.startswith(package + ".")
 
 
+# The core's packages, lowest layer first: a core module imports only its own layer and the layers below it.
+CORE_LAYERS = {"roofline.errors": 0, "roofline.model": 1, "roofline.load": 2, "roofline.records": 3,
+               "roofline.sizes": 4, "roofline.gates": 4}
+
+
+def core_layer(module: str) -> int | None:
+    """The layer of a module of the pure core (model/, load/, records/, sizes/, gates/, errors.py), else None."""
+    parts = module.split(".")
+    return CORE_LAYERS.get(".".join(parts[:2])) if len(parts) > 1 else None
+
+
 def is_core(module: str) -> bool:
-    """A module directly under roofline/ (a file, not a stage's package such as roofline.cli), but not an edge."""
-    return (module.count(".") == 1 and module not in EDGES_OF_THE_CORE
-            and not (PACKAGE / module.split(".")[1]).is_dir())
+    return core_layer(module) is not None
 
 
 def broken_rules(module: str, imported_stage: str) -> list[str]:
@@ -108,6 +122,12 @@ def broken_rules(module: str, imported_stage: str) -> list[str]:
         rules.append("the pure core never imports ncu/")
     if imported_stage == "roofline.api" and in_package(module, "roofline.measurement"):
         rules.append("measurement/ never imports the Python API")
+    mine, theirs = core_layer(module), CORE_LAYERS.get(imported_stage)
+    if mine is not None and theirs is not None and theirs > mine:
+        rules.append("the core's imports run down its layers (errors < model < load < records < sizes, gates)")
+    elif (mine is not None and theirs is not None and theirs == mine and mine > 0
+          and not in_package(module, imported_stage)):
+        rules.append("sizes/ and gates/ are one layer and do not import each other")
     return rules
 
 
@@ -122,30 +142,44 @@ def violations() -> dict[tuple[str, str], list[str]]:
     return found
 
 
+def test_the_top_level_holds_only_the_public_faces():
+    """Issue 22: the folders tell the architecture; a new module goes into the stage it belongs to."""
+    top = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "api.py", "errors.py", "kernelapi.py", "pytest_plugin.py"]
+
+
 def test_the_scan_sees_the_package():
     # guards against a scan that finds nothing and so passes: the known homes of each library are seen
-    assert "roofline.measurement.backend_cupy" in MODULES and "roofline.render.plot" in MODULES
+    assert "roofline.measurement.backend_cupy" in MODULES and "roofline.render.charts.plot" in MODULES
     assert any(stage(n) == "cupy" for n in MODULES["roofline.measurement.backend_cupy"])
-    assert any(stage(n) == "matplotlib" for n in MODULES["roofline.render.plot"])
+    assert any(stage(n) == "matplotlib" for n in MODULES["roofline.render.charts.plot"])
     assert any(stage(n) == "click" for n in MODULES["roofline.cli"])
     assert any(stage(n) == "roofline.measurement" for n in MODULES["roofline.cli.sweep"])
 
 
 @pytest.mark.parametrize("module, imported, expected", [
-    ("roofline.units", "cupy", ["CuPy only in the CuPy backend and the modules it owns"]),
+    ("roofline.model.units", "cupy", ["CuPy only in the CuPy backend and the modules it owns"]),
     ("roofline.measurement.harness", "cupyx.scipy", ["CuPy only in the CuPy backend and the modules it owns"]),
     ("roofline.measurement.backend_cupy", "cupy", []),
     ("roofline.cli.plot", "matplotlib.figure", ["matplotlib only in render/"]),
-    ("roofline.render.roofs", "matplotlib", []),
-    ("roofline.gates", "click", ["click only in cli/"]),
-    ("roofline.analysis", "roofline.measurement.policy", ["render/ and the pure core never import measurement/"]),
-    ("roofline.render.measure", "roofline.measurement.gpustate", ["render/ and the pure core never import measurement/"]),
+    ("roofline.render.charts.roofs", "matplotlib", []),
+    ("roofline.gates.report", "click", ["click only in cli/"]),
+    ("roofline.model.analysis", "roofline.measurement.policy", ["render/ and the pure core never import measurement/"]),
+    ("roofline.model.analysis", "roofline.records.document",
+     ["the core's imports run down its layers (errors < model < load < records < sizes, gates)"]),
+    ("roofline.load.kernels", "roofline.sizes.predict",
+     ["the core's imports run down its layers (errors < model < load < records < sizes, gates)"]),
+    ("roofline.gates.report", "roofline.sizes.fitted", ["sizes/ and gates/ are one layer and do not import each other"]),
+    ("roofline.gates.report", "roofline.records.files", []),
+    ("roofline.records.files", "roofline.errors", []),
+    ("roofline.model.units", "roofline.model.expr", []),
+    ("roofline.render.tables.measure", "roofline.measurement.gpustate", ["render/ and the pure core never import measurement/"]),
     ("roofline.api", "roofline.measurement.harness", []),
     ("roofline.ncu.importer", "roofline.measurement.policy", []),
     ("roofline.measurement.session", "roofline.cli.common", ["nothing outside cli/ imports cli/"]),
-    ("roofline.resultdoc", "roofline.render.measure", ["the pure core never imports render/"]),
-    ("roofline.api", "roofline.render.measure", []),
-    ("roofline.gates", "roofline.ncu.halfprec", ["the pure core never imports ncu/"]),
+    ("roofline.records.document", "roofline.render.tables.measure", ["the pure core never imports render/"]),
+    ("roofline.api", "roofline.render.tables.measure", []),
+    ("roofline.gates.report", "roofline.ncu.halfprec", ["the pure core never imports ncu/"]),
     ("roofline.cli.importer", "roofline.ncu.importer", []),
     ("roofline.measurement.harness", "roofline.api", ["measurement/ never imports the Python API"]),
     ("roofline.measurement.calibrate.gpu", "roofline.api", ["measurement/ never imports the Python API"]),
@@ -196,7 +230,7 @@ def test_roofline_measure_is_the_api_function_whatever_was_imported_first():
 
 def import_graph(modules: dict[str, set[str]]) -> dict[str, set[str]]:
     """module -> the roofline modules it imports. A name resolves to the longest module it starts with
-    ('roofline.render.points.Point' -> roofline.render.points); an import of one's own parent package is left out
+    ('roofline.render.charts.points.Point' -> roofline.render.charts.points); an import of one's own parent package is left out
     (Python has already run it before the module, so it cannot close a circle)."""
     def resolve(name: str) -> str | None:
         parts = name.split(".")
@@ -271,9 +305,12 @@ def test_no_import_circles():
 
 
 def test_the_architecture_page_names_every_module_of_the_core():
-    """docs/architecture.md says what each top-level module does: a module added without a line there fails."""
+    """docs/architecture.md says what each module of the core and each public face does: a module added without a
+    line there fails."""
     page = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
-    top = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
-    assert len(top) > 20
-    missing = [name for name in top if f"`{name}`" not in page]
+    top = [p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    core = [f"roofline/{p.parent.name}/{p.name}" for pkg in CORE_LAYERS if pkg != "roofline.errors"
+            for p in (PACKAGE / pkg.split(".")[1]).glob("*.py") if p.name != "__init__.py"]
+    assert len(core) > 25
+    missing = [name for name in sorted(top + core) if f"`{name}`" not in page]
     assert not missing, f"docs/architecture.md does not say what these do: {', '.join(missing)}"

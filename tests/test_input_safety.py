@@ -19,8 +19,8 @@ import pytest
 
 from conftest import TOY_SPEC
 from roofline.errors import InputError
-from roofline.inputs import MAX_DEPTH, parse_json, parse_yaml, read_input_bytes, read_input_text
-from roofline.units import MAX_DIGITS
+from roofline.load.inputs import MAX_DEPTH, parse_json, parse_yaml, read_input_bytes, read_input_text
+from roofline.model.units import MAX_DIGITS
 
 RESULTS = Path(__file__).parent / "data" / "results" / "h100.json"
 
@@ -274,7 +274,7 @@ def test_a_5000_digit_number_in_a_descriptor_is_refused(run_cli, tmp_path: Path)
 
 
 def test_lazy_spec_lookup_agrees_with_the_full_catalogue(bundled_specs) -> None:
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     for spec in bundled_specs.specs:
         assert spec.path is not None and spec.path.stem == spec.id  # what the lazy lookup relies on
@@ -300,12 +300,12 @@ def test_results_written_by_the_tool_read_back(tmp_path: Path) -> None:
 def test_libyaml_and_pure_python_read_every_bundled_file_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     import yaml
 
-    import roofline.inputs
+    import roofline.load.inputs
 
     root = Path(__file__).parent.parent
     files = sorted((root / "specs").glob("*.yaml")) + sorted((root / "kernels").glob("*.yaml"))
     fast = [parse_yaml(p.read_text(encoding="utf-8"), p) for p in files]
-    monkeypatch.setattr(roofline.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
+    monkeypatch.setattr(roofline.load.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
     assert [parse_yaml(p.read_text(encoding="utf-8"), p) for p in files] == fast
 
 
@@ -319,9 +319,9 @@ def test_libyaml_and_pure_python_read_every_bundled_file_alike(monkeypatch: pyte
 def test_the_pure_python_fallback_refuses_the_same(monkeypatch: pytest.MonkeyPatch, text: str, fragment: str) -> None:
     import yaml
 
-    import roofline.inputs
+    import roofline.load.inputs
 
-    monkeypatch.setattr(roofline.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
+    monkeypatch.setattr(roofline.load.inputs, "_yaml_loader", lambda: yaml.SafeLoader)
     start = time.perf_counter()
     with pytest.raises(InputError, match=fragment):
         parse_yaml(text, "f.yaml")

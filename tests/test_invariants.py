@@ -1,4 +1,4 @@
-"""Physical invariants (roofline.invariants): each bound at and just over its edge, on specs and on measured figures;
+"""Physical invariants (roofline.model.invariants): each bound at and just over its edge, on specs and on measured figures;
 impossible spec files refused through the CLI naming the file and the field; every bundled spec possible."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from conftest import KERNELS
-from roofline import invariants as inv
-from roofline.bundled import bundled_dir
+from roofline.model import invariants as inv
+from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError
-from roofline.invariants import FigureContext, check_spec, impossible_figure
-from roofline.model import CacheLevel, MachineSpec
-from roofline.specs import load_spec
+from roofline.model.invariants import FigureContext, check_spec, impossible_figure
+from roofline.model.types import CacheLevel, MachineSpec
+from roofline.load.specs import load_spec
 
 BUNDLED_SPEC_FILES = sorted(bundled_dir("specs").glob("*.yaml"))
 H200_FILE = bundled_dir("specs") / "h200-sxm.yaml"

@@ -18,8 +18,8 @@ from roofline.kineto import document
 from roofline.kineto.attribution import GRAPH_OP, NO_OP, attribute
 from roofline.kineto.document import build_document, import_traces, roof_from_name
 from roofline.kineto.reader import read_trace
-from roofline.resultfiles import load_results
-from roofline.specs import SpecCatalog
+from roofline.records.files import load_results
+from roofline.load.specs import SpecCatalog
 
 DATA = Path(__file__).parent / "data" / "kineto"
 GEMM_FLOPS = 2 * 64 * 128 * 256

@@ -6,7 +6,7 @@ import pytest
 
 from roofline.kineto.opargs import int_tuple, kernel_dtype, parse_value, stored_elements
 from roofline.kineto.opmodels import OpInput, OpWork, model_op
-from roofline.model import ROOF_NAMES
+from roofline.model.types import ROOF_NAMES
 
 
 def T(dims, dtype="float", strides=None):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from roofline.analysis import analyze
-from roofline.kernels import KernelCatalog, load_descriptor
-from roofline.specs import SpecCatalog
-from roofline.workload import evaluate
+from roofline.model.analysis import analyze
+from roofline.load.kernels import KernelCatalog, load_descriptor
+from roofline.load.specs import SpecCatalog
+from roofline.model.workload import evaluate
 
 
 def test_allreduce_ring_is_bound_by_nvlink_by_hand() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from roofline.measurement.bounds import bound_entry
-from roofline.specs import SpecCatalog
+from roofline.load.specs import SpecCatalog
 
 H200 = SpecCatalog.bundled().resolve("h200-sxm")
 GPU = {"kind": "gpu", "sm_count": 132, "name": "NVIDIA H200"}

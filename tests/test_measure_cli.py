@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.analysis import KernelAnalysis
-from roofline.resultfiles import load_results
+from roofline.model.analysis import KernelAnalysis
+from roofline.records.files import load_results
 
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"
 BROKEN = MEASURE / "broken"
@@ -193,7 +193,7 @@ def _leftovers(folder: Path, keep: str) -> list[str]:
 
 
 def test_write_json_atomic_writes_and_leaves_no_temporary(tmp_path):
-    from roofline.jsonio import write_json_atomic
+    from roofline.load.jsonio import write_json_atomic
 
     path = tmp_path / "r.json"
     path.write_text("old")
@@ -203,7 +203,7 @@ def test_write_json_atomic_writes_and_leaves_no_temporary(tmp_path):
 
 
 def test_write_json_atomic_keeps_the_old_file_when_serialisation_fails(tmp_path):
-    from roofline.jsonio import write_json_atomic
+    from roofline.load.jsonio import write_json_atomic
 
     path = tmp_path / "r.json"
     path.write_text('{"old": true}\n')
@@ -214,8 +214,7 @@ def test_write_json_atomic_keeps_the_old_file_when_serialisation_fails(tmp_path)
 
 
 def test_write_json_atomic_keeps_the_old_file_when_the_rename_fails(tmp_path, monkeypatch):
-    from roofline import jsonio
-
+    from roofline.load import jsonio
     path = tmp_path / "r.json"
     path.write_text('{"old": true}\n')
 
@@ -417,7 +416,7 @@ def test_the_measure_table_has_a_gpu_column_only_for_several_gpus():
 
     from rich.console import Console
 
-    from roofline.render.measure import kernel_table
+    from roofline.render.tables.measure import kernel_table
 
     row = {"name": "k", "status": "OK", "time_median": 1e-3, "time_min": 1e-3, "time_max": 1e-3,
            "achieved_bandwidth": 1e12, "achieved_flops": 1e9, "fraction_of_ceiling": 0.5}

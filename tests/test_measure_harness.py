@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofline.kernels import load_descriptor
+from roofline.load.kernels import load_descriptor
 from roofline.measurement import verify
 from roofline.measurement.backend_numpy import NumpyBackend
 from roofline.measurement.harness import measure_kernel
@@ -28,8 +28,8 @@ QUICK = MeasurePolicy(min_time=0.0, min_repeats=3, warmup_time=0.0, max_time=1.0
 
 def _kernel(name: str, folder: Path = MEASURE, **params: int):
     """(descriptor, workload, implementation) of a test kernel, parameters overridden."""
-    from roofline.expr import compile_expr
-    from roofline.workload import evaluate
+    from roofline.model.expr import compile_expr
+    from roofline.model.workload import evaluate
 
     d = load_descriptor(folder / f"{name}.yaml")
     work = evaluate(d, {k: compile_expr(str(v)) for k, v in params.items()})
@@ -180,7 +180,7 @@ def test_measure_kernel_figures_come_from_the_timed_samples():
 
 
 def test_measure_kernel_with_a_machine_reports_the_fraction_of_ceiling(bundled_specs):
-    from roofline.analysis import analyze
+    from roofline.model.analysis import analyze
 
     readings = iter([0.0, 0.0, 0.0, 1e-3, 1.0, 1.001, 2.0, 2.001])
     d, work, impl = _kernel("m_add", n=1000)
@@ -422,7 +422,7 @@ def _assert_failed(entry):
 
 
 def test_kernel_that_leaves_the_last_element_unwritten_is_failed_and_not_timed(bundled_specs):
-    from roofline.analysis import analyze
+    from roofline.model.analysis import analyze
 
     d, work, impl = _kernel("m_unwritten", n=1000)
     clock_calls = []
@@ -468,7 +468,7 @@ def test_kernel_whose_run_raises_is_failed_with_the_reason(tmp_path):
         "def numpy(p, ctx):\n    def run(a, c):\n        raise RuntimeError('launch failed')\n    return run\n"
     )
     d = load_descriptor(tmp_path / "boom.yaml")
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     entry = measure_kernel(d, evaluate(d), None, load_implementation(d), NumpyBackend(), QUICK)
     _assert_failed(entry)
@@ -487,7 +487,7 @@ def test_without_numpy_fn_the_reference_is_the_host_kernel(tmp_path):
         "def reference(p, a):\n    return {'c': 2.0 * a}\n"
     )
     d = load_descriptor(tmp_path / "plain.yaml")
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     entry = measure_kernel(d, evaluate(d), None, load_implementation(d), NumpyBackend(), QUICK)
     assert entry["status"] == "OK", entry["error"]

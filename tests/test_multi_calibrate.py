@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from roofline.errors import GateFailed
-from roofline.hosts import figure_rows, outliers
+from roofline.gates.hosts import figure_rows, outliers
 from roofline.measurement.calibrate.figures import OK, Figure, skipped
 from roofline.measurement.calibrate.links import link_figures, with_interconnect
-from roofline.measurement.multi_calibrate import device_figure_lists, host_figures
+from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 
 DATA = Path(__file__).parent.parent / "tests" / "data" / "h200" / "interconnect-two-gpus.json"
 
@@ -29,9 +29,9 @@ def _figures(slow: float = 1.0) -> list[Figure]:
 
 
 def fake_calibrate(device: int, payload: Any, send: Any) -> dict[str, Any]:
-    """A worker as roofline.measurement.multi_calibrate.calibrate_worker returns (module level: spawn imports it).
+    """A worker as roofline.measurement.multi.calibrate.calibrate_worker returns (module level: spawn imports it).
     Which GPU fails or runs slow comes from FAKE_GPUS in the environment, which the spawned workers inherit."""
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     if not isinstance(payload, dict):
         fake = json.loads(os.environ.get("FAKE_GPUS", "{}"))
@@ -82,7 +82,7 @@ def test_host_figures_are_medians_cited_with_every_gpu() -> None:
 
 def test_measured_links_go_into_the_spec_in_the_datasheet_convention(tmp_path: Path) -> None:
     from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.specs import load_spec
+    from roofline.load.specs import load_spec
 
     doc = json.loads(DATA.read_text())
     links = link_figures(doc)
@@ -109,7 +109,7 @@ def test_no_links_measured_leaves_the_block_out() -> None:
 
 
 def test_calibrate_many_writes_the_medians_and_names_the_slow_gpu(tmp_path: Path, monkeypatch, capsys) -> None:
-    import roofline.measurement.multi_calibrate as mc
+    import roofline.measurement.multi.calibrate as mc
     from roofline.cli.calibrate_many import calibrate_many
 
     monkeypatch.setattr(mc, "calibrate_worker", fake_calibrate)
@@ -125,7 +125,7 @@ def test_calibrate_many_writes_the_medians_and_names_the_slow_gpu(tmp_path: Path
 
 
 def test_calibrate_many_keeps_the_others_when_one_worker_fails(tmp_path: Path, monkeypatch) -> None:
-    import roofline.measurement.multi_calibrate as mc
+    import roofline.measurement.multi.calibrate as mc
     from roofline.cli.calibrate_many import calibrate_many
 
     monkeypatch.setattr(mc, "calibrate_worker", fake_calibrate)
@@ -143,7 +143,7 @@ def test_outlier_needs_several_devices(run_cli) -> None:
 
 def test_links_that_fail_leave_the_figures_written_and_exit_1(tmp_path: Path, monkeypatch) -> None:
     import roofline.cli.calibrate_many as cm
-    import roofline.measurement.multi_calibrate as mc
+    import roofline.measurement.multi.calibrate as mc
 
     def broken_links(devices, datasheet):  # type: ignore[no-untyped-def]
         raise RuntimeError("peer copy GPU 0 -> GPU 1 delivered wrong data")

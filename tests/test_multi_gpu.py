@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError
-from roofline.hosts import host_rows, outliers
+from roofline.gates.hosts import host_rows, outliers
 from roofline.measurement.interconnect import ALLREDUCE_SIZES, MiB, bus_bandwidth
-from roofline.measurement.multi import (failure_lines, merge_documents, parse_devices, resolve_devices, run_workers,
+from roofline.measurement.multi.pool import (failure_lines, merge_documents, parse_devices, resolve_devices, run_workers,
                                     split_devices)
-from roofline.measurement.multi_measure import merged_or_raise
-from roofline.resultdoc import ResultsDocument
+from roofline.measurement.multi.measure import merged_or_raise
+from roofline.records.document import ResultsDocument
 
 # ---- fake workers (module level: a spawned process imports them by name) ------------------------------------
 
@@ -95,7 +95,7 @@ def test_a_failing_worker_keeps_the_others_and_is_named() -> None:
 
 
 def test_when_every_worker_fails_the_error_class_is_kept() -> None:
-    from roofline.measurement.multi import Outcome
+    from roofline.measurement.multi.pool import Outcome
 
     both = {d: Outcome(d, error="--spec nope: unknown", kind="InputError") for d in (0, 1)}
     with pytest.raises(InputError):
@@ -106,7 +106,7 @@ def test_when_every_worker_fails_the_error_class_is_kept() -> None:
 
 
 def test_measure_many_exits_1_naming_the_device_and_writes_the_others(tmp_path: Path, monkeypatch, capsys) -> None:
-    import roofline.measurement.multi_measure as mm
+    import roofline.measurement.multi.measure as mm
     from roofline.cli.multi import measure_many
 
     monkeypatch.setattr(mm, "measure_worker", fake_measure)
@@ -232,7 +232,7 @@ def test_a_failed_outlier_renders_in_every_format(tmp_path: Path, run_cli, fmt: 
 
 
 def test_each_worker_gets_its_share_of_the_cores_for_blas() -> None:
-    from roofline.measurement.multi import thread_caps
+    from roofline.measurement.multi.pool import thread_caps
 
     assert thread_caps(2, 32, {}) == {"OMP_NUM_THREADS": "16", "OPENBLAS_NUM_THREADS": "16", "MKL_NUM_THREADS": "16",
                                       "ROOFLINE_HOST_THREADS": "16"}

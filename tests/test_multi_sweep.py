@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from roofline.errors import GateFailed
-from roofline.measurement.multi_sweep import SweepArgs, sweep_args_request, sweep_on
+from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
 from roofline.measurement.policy import MeasurePolicy
 
 
@@ -38,10 +38,10 @@ def _args(**kw: Any) -> SweepArgs:
 
 
 def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkeypatch, capsys) -> None:
-    import roofline.measurement.multi_sweep as ms
+    import roofline.measurement.multi.sweep as ms
     from roofline.cli.multi import sweep_many
-    from roofline.measurement.multi import split_devices
-    from roofline.resultfiles import load_results, sweep_groups
+    from roofline.measurement.multi.pool import split_devices
+    from roofline.records.files import load_results, sweep_groups
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)
     out = tmp_path / "s.json"
@@ -59,7 +59,7 @@ def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkey
 
 
 def test_sweep_many_names_the_failed_device_and_keeps_the_other(tmp_path: Path, monkeypatch) -> None:
-    import roofline.measurement.multi_sweep as ms
+    import roofline.measurement.multi.sweep as ms
     from roofline.cli.multi import sweep_many
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)
@@ -72,7 +72,7 @@ def test_sweep_many_names_the_failed_device_and_keeps_the_other(tmp_path: Path, 
 
 def test_plot_draws_one_series_per_gpu(tmp_path: Path, monkeypatch, run_cli) -> None:
     pytest.importorskip("matplotlib")
-    import roofline.measurement.multi_sweep as ms
+    import roofline.measurement.multi.sweep as ms
     from roofline.cli.multi import sweep_many
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)

@@ -240,11 +240,11 @@ def test_imported_results_go_through_report_and_plot(run_cli, tmp_path):
 
 
 def _profiled_doc() -> dict:
-    from roofline.analysis import analyze
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
-    from roofline.specs import SpecCatalog
-    from roofline.workload import evaluate
+    from roofline.model.analysis import analyze
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
+    from roofline.load.specs import SpecCatalog
+    from roofline.model.workload import evaluate
 
     machine = SpecCatalog.bundled().resolve("h200")
     kernels = [("vector_add_float4", {"n": 2**24}), ("sum", {"n": 2**24}), ("stencil5_naive", {"n": 2048})]
@@ -266,8 +266,8 @@ def _gids(fig) -> list[str]:
 
 
 def test_hierarchy_three_linked_points_per_kernel():
-    from roofline.render.hierarchy import hierarchy_figure, hierarchy_points
-    from roofline.render.plot import figure_bytes
+    from roofline.render.charts.hierarchy import hierarchy_figure, hierarchy_points
+    from roofline.render.charts.plot import figure_bytes
 
     doc = _profiled_doc()
     points, skipped = hierarchy_points([doc])
@@ -285,7 +285,7 @@ def test_hierarchy_three_linked_points_per_kernel():
 
 
 def test_hierarchy_without_cache_bandwidths_says_so():
-    from roofline.render.hierarchy import hierarchy_figure
+    from roofline.render.charts.hierarchy import hierarchy_figure
 
     gids = _gids(fig := hierarchy_figure([_profiled_doc()]))  # the bundled H200 spec gives no cache bandwidths
     assert "roofline:hier-roof:dram" in gids and "roofline:hier-roof:l2" not in gids
@@ -294,7 +294,7 @@ def test_hierarchy_without_cache_bandwidths_says_so():
 
 
 def test_hierarchy_needs_counters():
-    from roofline.render.hierarchy import hierarchy_figure
+    from roofline.render.charts.hierarchy import hierarchy_figure
 
     doc = _profiled_doc()
     for k in doc["kernels"]:
@@ -304,7 +304,7 @@ def test_hierarchy_needs_counters():
 
 
 def test_hierarchy_of_real_tensor_capture_uses_tensor_flops(tensor_doc):
-    from roofline.render.hierarchy import hierarchy_points
+    from roofline.render.charts.hierarchy import hierarchy_points
 
     points, _ = hierarchy_points([tensor_doc])
     gemm = tensor_doc["cases"]["bf16_gemm_4096"][0]

@@ -23,11 +23,11 @@ KERNELS = [("vector_add_float4", {"n": 2**24}), ("sum", {"n": 2**24}), ("stencil
 
 
 def _entries(names_params: list[tuple[str, dict]]):
-    from roofline.analysis import analyze
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
-    from roofline.specs import SpecCatalog
-    from roofline.workload import evaluate
+    from roofline.model.analysis import analyze
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
+    from roofline.load.specs import SpecCatalog
+    from roofline.model.workload import evaluate
 
     machine = SpecCatalog.bundled().resolve("h200")
     descriptors = KernelCatalog.load().select([n for n, _ in names_params])

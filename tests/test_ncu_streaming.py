@@ -93,7 +93,7 @@ def test_more_launches_than_a_results_file_holds_is_refused_while_reading(tmp_pa
 def test_results_larger_than_report_reads_are_refused_not_written(run_cli, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The writer keeps report's limit: a file it would refuse is not written."""
-    monkeypatch.setattr("roofline.resultfiles.MAX_RESULTS_BYTES", 200_000)
+    monkeypatch.setattr("roofline.records.files.MAX_RESULTS_BYTES", 200_000)
     path, out = gpt2_capture(tmp_path / "c.csv", 235), tmp_path / "o.json"
     code, stdout, err = run_cli("import", "ncu", path, "--spec", "h200", "-o", out)
     assert code == 2 and "more than the 0.191 MiB 'report' and 'plot' read" in err and "nothing was written" in err

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofline.gates import regression_verdict
+from roofline.gates.report import regression_verdict
 from roofline.measurement.stats import median_interval
 
 RESULTS = Path(__file__).resolve().parent / "data" / "results"

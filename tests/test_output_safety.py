@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import InputError
-from roofline.jsonio import write_text_atomic
+from roofline.load.jsonio import write_text_atomic
 
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 RESULTS = Path(__file__).resolve().parent / "data" / "results"

@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from roofline.analysis import analysis_document, machine_summary  # noqa: E402
+from roofline.model.analysis import analysis_document, machine_summary  # noqa: E402
 from roofline.cli import main  # noqa: E402
-from roofline.selection import analyze_selection, load_selection, resolve_specs  # noqa: E402
-from roofline.render.plot import figure_bytes, roofline_figure  # noqa: E402
-from roofline.render.roofs import roof_label  # noqa: E402
-from roofline.render.sweep_chart import sweep_figure  # noqa: E402
-from roofline.resultfiles import load_results  # noqa: E402
+from roofline.load.selection import analyze_selection, load_selection, resolve_specs  # noqa: E402
+from roofline.render.charts.plot import figure_bytes, roofline_figure  # noqa: E402
+from roofline.render.charts.roofs import roof_label  # noqa: E402
+from roofline.render.charts.sweep import sweep_figure  # noqa: E402
+from roofline.records.files import load_results  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "results"
 

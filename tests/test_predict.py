@@ -1,6 +1,6 @@
-"""The first-principles size model (roofline.predict) against hand-computed cases, the descriptor fields it reads
+"""The first-principles size model (roofline.sizes.predict) against hand-computed cases, the descriptor fields it reads
 (threads, bytes_per_thread, launches), the stream probe's plumbing on a fake device, and the model against the real
-H200 sweep in tests/data/h200 (roofline.sweep_compare)."""
+H200 sweep in tests/data/h200 (roofline.sizes.compare)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 
 from roofline.errors import InputError
-from roofline.expr import compile_expr
-from roofline.predict import (
-    BANDWIDTH_BOUND, CONCURRENCY_BOUND, LATENCY_BOUND, LAUNCH_BOUND, LaunchShape, MachineFigures, launch_shapes,
+from roofline.model.expr import compile_expr
+from roofline.model.geometry import LaunchShape, launch_shapes
+from roofline.sizes.predict import (
+    BANDWIDTH_BOUND, CONCURRENCY_BOUND, LATENCY_BOUND, LAUNCH_BOUND, MachineFigures,
     launch_time, machine_figures, predict,
 )
-from roofline.workload import evaluate
+from roofline.model.workload import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURED = ROOT / "tests" / "data" / "h200"  # real H200 files, kept as test data
@@ -134,7 +135,7 @@ def test_the_reduction_time_is_half_the_probes_difference(toy_spec, probe, value
 
 
 def _descriptor(tmp_path: Path, body: str):
-    from roofline.kernels import load_descriptor
+    from roofline.load.kernels import load_descriptor
 
     path = tmp_path / "k.yaml"
     path.write_text("name: k\ndtype: float32\nparams: {n: 1024}\n" + body, encoding="utf-8")
@@ -188,7 +189,7 @@ def test_launches_with_stages_and_sm_count_without_a_spec_are_refused(tmp_path):
 
 
 def test_the_bundled_target_kernels_launch_as_their_implementations_do():
-    from roofline.kernels import KernelCatalog
+    from roofline.load.kernels import KernelCatalog
 
     cat = KernelCatalog.load()
 
@@ -215,9 +216,9 @@ def test_the_bundled_target_kernels_launch_as_their_implementations_do():
 def test_the_h200_vector_add_sweep_is_predicted_within_25_percent_with_nothing_fitted():
     """tests/data/h200/sweep-vector_add_float4.json (vector_add_float4, 2^12..2^28) against the calibrated spec. That
     sweep predates the stream probe, so λk is 2 × the DRAM latency; the fitted model without its anchors misses."""
-    from roofline.kernels import KernelCatalog
-    from roofline.specs import load_spec
-    from roofline.sweep_compare import compare, worst
+    from roofline.load.kernels import KernelCatalog
+    from roofline.load.specs import load_spec
+    from roofline.sizes.compare import compare, worst
 
     doc = json.loads((MEASURED / "sweep-vector_add_float4.json").read_text(encoding="utf-8"))
     rows = compare(doc, KernelCatalog.load().select(["vector_add_float4"])[0],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from roofline.predict import LaunchShape, MachineFigures, launch_time
+from roofline.sizes.predict import LaunchShape, MachineFigures, launch_time
 
 SWEEP = Path(__file__).resolve().parent.parent / "tests" / "data" / "h200" / "sweep-predict-rows.json"
 # the figures of that run: calibrated BW and latency, the sweep's own L and stream probe λk

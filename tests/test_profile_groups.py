@@ -16,7 +16,7 @@ from roofline.ncu.group import add_groups, group_entries, parse_group_by, progra
 from roofline.ncu.importer import import_csv, short_name
 from roofline.ncu.nvtx import op_name, parse_stack, shapes
 from roofline.ncu.opmodel import matmul_dims, op_model
-from roofline.resultdoc import ResultsDocument
+from roofline.records.document import ResultsDocument
 from conftest import NCU
 
 GPT2 = NCU / "h200_gpt2_profile.csv"

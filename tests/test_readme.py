@@ -121,7 +121,7 @@ def test_readme_command_runs_as_written(line, width, run_cli, tmp_path, monkeypa
 
 
 def test_the_spec_prefixes_the_readme_names_resolve():
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     sentence = re.search(r"an alias or unique prefix \(([^)]*)\)", TEXT)
     assert sentence is not None

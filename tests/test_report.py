@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from roofline.gateconfig import GateConfig, Thresholds, gates_from_mapping, load_gates, parse_fraction
-from roofline.gates import build_report
+from roofline.gates.config import GateConfig, Thresholds, gates_from_mapping, load_gates, parse_fraction
+from roofline.gates.report import build_report
 from roofline.errors import InputError
-from roofline.resultfiles import load_results
+from roofline.records.files import load_results
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "results"
@@ -106,7 +106,7 @@ def test_fail_below_pass_and_fail():
 
 
 def test_a_gate_that_fails_while_the_gpu_was_power_capped_says_so():
-    from roofline.render.report import to_junit, to_markdown
+    from roofline.render.tables.report import to_junit, to_markdown
 
     doc = load_results(DATA / "h100.json")
     capped = {"window": 0.6, "sm_clock_start": 1.98e9, "sm_clock_end": 1.515e9, "sm_clock_max": 1.98e9,

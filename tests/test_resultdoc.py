@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import InputError
-from roofline.resultdoc import KernelResult, ResultsDocument, Status
-from roofline.resultschema import RESULTS_SCHEMA
+from roofline.records.document import KernelResult, ResultsDocument, Status
+from roofline.records.schema import RESULTS_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "results"

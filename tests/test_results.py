@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import InputError
-from roofline.resultfiles import (
+from roofline.records.files import (
     RESULTS_SCHEMA, device_labels, iter_kernels, kernel_key, load_results, params_text, sweep_groups,
     validate_results,
 )

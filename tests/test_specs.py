@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from conftest import INVALID_SPECS, KERNELS, TOY_SPEC
-from roofline.bundled import bundled_dir
+from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError
-from roofline.specs import DEFAULT_SPEC, SpecCatalog, load_spec
+from roofline.load.specs import DEFAULT_SPEC, SpecCatalog, load_spec
 
 BUNDLED_SPEC_FILES = sorted(bundled_dir("specs").glob("*.yaml"))
 

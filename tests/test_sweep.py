@@ -11,11 +11,11 @@ import pytest
 
 from conftest import TOY_SPEC
 from roofline.errors import InputError
-from roofline.sweep import (
+from roofline.sizes.fitted import (
     BANDWIDTH_BOUND, LATENCY_BOUND, LAUNCH_BOUND, ModelInputs, annotate, choose_efficiency, efficiency_from,
     fit_model, predict_time, regime, summary,
 )
-from roofline.sweep_request import parse_sizes
+from roofline.sizes.request import parse_sizes
 
 M_ADD = Path(__file__).parent / "data" / "measure" / "m_add.yaml"
 
@@ -172,7 +172,7 @@ def test_a_given_efficiency_is_used_as_is():
 
 
 def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
-    from roofline.resultfiles import load_results, sweep_groups
+    from roofline.records.files import load_results, sweep_groups
 
     out = tmp_path / "sweep.json"
     result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
@@ -246,7 +246,7 @@ def test_sweep_help_states_the_model(run_cli):
 
 @pytest.mark.gpu
 def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
-    from roofline.resultfiles import load_results
+    from roofline.records.files import load_results
 
     out = tmp_path / "sweep.json"
     result = run_cli("sweep", "vector_add_float4", "--sizes", "2**12..2**24:4", "--min-time", "0.1", "-o", out)
@@ -260,7 +260,7 @@ def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
 
 
 def test_anchor_latency_reads_the_kernels_fixed_cost_off_the_smallest_size():
-    from roofline.sweep import ModelInputs, anchor_latency
+    from roofline.sizes.fitted import ModelInputs, anchor_latency
 
     inputs = ModelInputs(model="additive", bandwidth=1e12, bandwidth_source="t", latency=300e-9, latency_source="t",
                          launch_floor=500e-9, launch_floor_source="t", memory_latency=300e-9,
@@ -278,7 +278,7 @@ def test_anchor_latency_reads_the_kernels_fixed_cost_off_the_smallest_size():
 
 
 def test_anchor_latency_keeps_the_round_trip_when_the_smallest_size_is_not_fixed_cost_bound():
-    from roofline.sweep import ModelInputs, anchor_latency
+    from roofline.sizes.fitted import ModelInputs, anchor_latency
 
     inputs = ModelInputs(model="additive", bandwidth=1e12, bandwidth_source="t", latency=300e-9, latency_source="t",
                          launch_floor=500e-9, launch_floor_source="t", memory_latency=300e-9,
@@ -374,7 +374,7 @@ def test_steps_print_plain_lines_only_off_a_terminal():
 def test_a_launch_floor_that_cannot_be_measured_is_zero_with_the_reason():
     from roofline.measurement.policy import MeasurePolicy
     from roofline.measurement.sweep import launch_costs
-    from roofline.render.sweep_table import explanation
+    from roofline.render.tables.sweep import explanation
 
     class NoKernels:
         name = "cupy"
@@ -415,8 +415,8 @@ def test_the_sweep_charts_labels_do_not_overlap(tmp_path, run_cli):
     pytest.importorskip("matplotlib")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from roofline.render.sweep_chart import sweep_figure
-    from roofline.resultfiles import load_results
+    from roofline.render.charts.sweep import sweep_figure
+    from roofline.records.files import load_results
 
     host = tmp_path / "host.json"  # Little's Law's 1 MB lies right of every size: its note sat on the peak label
     result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,

@@ -52,7 +52,7 @@ def test_an_unknown_model_is_refused(run_cli):
 
 def test_the_sweep_chart_draws_the_prediction_beside_the_measurements(tmp_path, run_cli):
     pytest.importorskip("matplotlib")
-    from roofline.render.sweep_chart import sweep_figure
+    from roofline.render.charts.sweep import sweep_figure
 
     out = tmp_path / "s.json"
     result = run_cli(*ARGS[:-2], "-o", out)

@@ -39,7 +39,7 @@ def _cells_of(tables, width):
     """Render each table fitted to `width` as the CLI does; return the text and every unbreakable cell's text."""
     from rich.console import Console
 
-    from roofline.render.fit import fit
+    from roofline.render.tables.fit import fit
 
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None, markup=False, emoji=False)
@@ -108,7 +108,7 @@ def test_wide_prints_every_column(run_cli, monkeypatch):
 
 
 def test_specs_ids_are_never_cut(run_cli, monkeypatch):
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     monkeypatch.setenv("COLUMNS", "80")
     r = run_cli("specs")
@@ -119,7 +119,7 @@ def test_specs_ids_are_never_cut(run_cli, monkeypatch):
 
 def test_a_hostile_long_name_wraps_and_the_numbers_stay():
     """A 200-character kernel name cannot be kept whole at 80 columns: it wraps; the numbers beside it stay whole."""
-    from roofline.render.measure import kernel_table
+    from roofline.render.tables.measure import kernel_table
 
     k = {"name": "k" * 200, "status": "OK", "time_median": 1.234e-3, "time_min": 1.2e-3, "time_max": 1.3e-3,
          "achieved_bandwidth": 1.5e12, "achieved_flops": 2.5e11, "bound": "memory", "bandwidth": 3.35e12,
@@ -150,8 +150,8 @@ def test_the_api_show_fits_the_terminal(monkeypatch, capsys):
 @pytest.mark.parametrize("width", [80, 120])
 def test_the_calibrate_table_fits(width):
     from roofline.measurement.calibrate.figures import comparison_rows
-    from roofline.render.calibrate_table import comparison_table
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.calibrate import comparison_table
+    from roofline.load.specs import SpecCatalog
     from test_calibrate import H200_DEVICE, figures
 
     h200 = SpecCatalog.bundled().resolve("h200")

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from conftest import TOY_SPEC
-from roofline.analysis import analyze
-from roofline.bundled import bundled_dir
+from roofline.model.analysis import analyze
+from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError
-from roofline.kernels import KernelCatalog, load_descriptor, parse_overrides
-from roofline.model import MachineSpec
-from roofline.workload import evaluate
+from roofline.load.kernels import KernelCatalog, load_descriptor, parse_overrides
+from roofline.model.types import MachineSpec
+from roofline.model.workload import evaluate
 
 TRAFFIC = """\
 schema_version: 1
@@ -194,7 +194,7 @@ def bundled() -> dict[str, object]:
 
 
 def test_every_bundled_descriptor_has_a_description_and_a_pattern(bundled) -> None:
-    from roofline.yamlio import read_yaml_mapping
+    from roofline.load.yamlio import read_yaml_mapping
 
     files = sorted(p for p in bundled_dir("kernels").glob("*.yaml") if not p.name.startswith("_"))
     assert len(files) == len(bundled) >= 30

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from roofline.units import (
+from roofline.model.units import (
     KINDS,
     UnitError,
     format_bytes,
@@ -231,7 +231,7 @@ def test_negative_values_round_trip(value: float) -> None:
 
 
 def test_every_kind_round_trips_its_own_example() -> None:
-    from roofline.units import _KINDS
+    from roofline.model.units import _KINDS
 
     assert set(KINDS) == {"bandwidth", "flops", "bytes", "time", "frequency"}
     for kind in KINDS:
@@ -242,7 +242,7 @@ def test_every_kind_round_trips_its_own_example() -> None:
 
 
 def test_parse_number_takes_ascii_finite_numbers_only():
-    from roofline.units import parse_number
+    from roofline.model.units import parse_number
 
     assert parse_number(" 0.7 ") == 0.7 and parse_number("7e-1") == 0.7
     for bad in ("١٢", "inf", "nan", "1" * 41, "1e999", "0.7 TB/s", ""):

@@ -29,7 +29,7 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline analyze vector_add -p n=2**20 --format json
       roofline analyze --kernels my_kernels/ my_kernel --spec my_gpu.yaml
     """
-    from roofline.selection import analysis_documents, load_selection, resolve_specs
+    from roofline.load.selection import analysis_documents, load_selection, resolve_specs
 
     selected, overrides = load_selection(names, kernel_paths, params)
     machines = resolve_specs(spec_names)
@@ -40,18 +40,18 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         note(f"note: {s}")
 
     if fmt == "json":
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         emit(dumps(docs[0] if len(docs) == 1 else docs), output)
     elif fmt == "csv":
-        from roofline.render.analysis import to_csv
+        from roofline.render.tables.analysis import to_csv
 
         emit(to_csv(docs), output)
     elif fmt == "markdown":
-        from roofline.render.analysis import to_markdown
+        from roofline.render.tables.analysis import to_markdown
 
         emit(to_markdown(docs), output)
     else:
-        from roofline.render.analysis import rich_tables
+        from roofline.render.tables.analysis import rich_tables
 
         print_tables(rich_tables(docs), output)

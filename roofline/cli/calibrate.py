@@ -73,10 +73,10 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     from roofline.measurement.calibrate.gpu import calibrate as calibrate_gpu
     from roofline.measurement.calibrate.plan import FULL, QUICK
     from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.clockstate import CAPPED_FRACTION
+    from roofline.records.clockstate import CAPPED_FRACTION
     from roofline.measurement.session import choose_machine
-    from roofline.render.calibrate_table import calibration_notes, comparison_table
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.calibrate import calibration_notes, comparison_table
+    from roofline.load.specs import SpecCatalog
 
     from roofline.cli.multi import choose_devices
 
@@ -114,7 +114,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     rows = comparison_rows(figures, datasheet)
     if fmt == "json":
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         click.echo(dumps(calibration_document(figures, datasheet, device, spec_doc, wall)), nl=False, err=to_stdout)
     else:

@@ -25,15 +25,15 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
 
     from roofline import __version__
     from roofline.errors import GateFailed
-    from roofline.hosts import device_name, figure_rows, outliers
+    from roofline.gates.hosts import device_name, figure_rows, outliers
     from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
     from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.measurement.multi import failure_lines
-    from roofline.measurement.multi_calibrate import (CalibrateRequest, calibrate_devices, device_figure_lists,
+    from roofline.measurement.multi.pool import failure_lines
+    from roofline.measurement.multi.calibrate import (CalibrateRequest, calibrate_devices, device_figure_lists,
                                                   host_figures)
-    from roofline.measurement.multi_measure import bug_details
-    from roofline.render.calibrate_table import calibration_notes
-    from roofline.render.hosts import figure_host_table
+    from roofline.measurement.multi.measure import bug_details
+    from roofline.render.tables.calibrate import calibration_notes
+    from roofline.render.tables.hosts import figure_host_table
 
     from roofline.cli.multi import with_progress
 
@@ -75,20 +75,20 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
         write_output(output, text)
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         doc = calibration_document(figures, datasheet, host_device, spec_doc, wall)
         doc.update(devices=[calibration_document(p["figures"], datasheet, p["device"], None) for p in parts],
                    hosts=rows, interconnect=link_doc, device_errors=failures, outliers=slow)
         click.echo(dumps(doc), nl=False, err=to_stdout)
     else:
-        from roofline.clockstate import CAPPED_FRACTION
-        from roofline.render.calibrate_table import comparison_table
+        from roofline.records.clockstate import CAPPED_FRACTION
+        from roofline.render.tables.calibrate import comparison_table
 
         tables: list[Any] = [comparison_table(comparison, datasheet, host_device, wall, quick, CAPPED_FRACTION),
                              figure_host_table(rows, outlier)]
         if link_doc is not None:
-            from roofline.render.interconnect import interconnect_table
+            from roofline.render.charts.interconnect import interconnect_table
 
             tables.append(interconnect_table(link_doc))
         print_tables(tables, None, stderr=to_stdout)

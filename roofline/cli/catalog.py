@@ -24,12 +24,12 @@ def specs(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from roofline.render.catalog import spec_rows, specs_table
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.catalog import spec_rows, specs_table
+    from roofline.load.specs import SpecCatalog
 
     catalog = SpecCatalog.bundled()
     if fmt == "json":
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         emit(dumps(spec_rows(catalog.specs)), None)
     else:
@@ -46,8 +46,8 @@ def specs_show(spec: str) -> None:
     Example:
       roofline specs show h200
     """
-    from roofline.render.catalog import spec_detail
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.catalog import spec_detail
+    from roofline.load.specs import SpecCatalog
 
     machine = SpecCatalog.bundled().resolve(spec)
     print_tables(spec_detail(machine), None)
@@ -70,8 +70,8 @@ def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
     ctx.obj = kernel_paths
     if ctx.invoked_subcommand is not None:
         return
-    from roofline.kernels import KernelCatalog
-    from roofline.render.catalog import kernels_table
+    from roofline.load.kernels import KernelCatalog
+    from roofline.render.tables.catalog import kernels_table
 
     print_tables([kernels_table(KernelCatalog.load(kernel_paths).descriptors)], None)
 
@@ -88,9 +88,9 @@ def kernels_show(kernel_paths: tuple[Path, ...], name: str, params: tuple[str, .
     Example:
       roofline kernels show layernorm_3pass -p rows=4096
     """
-    from roofline.selection import load_selection
-    from roofline.render.catalog import kernel_detail
-    from roofline.workload import evaluate
+    from roofline.load.selection import load_selection
+    from roofline.render.tables.catalog import kernel_detail
+    from roofline.model.workload import evaluate
 
     selected, overrides = load_selection([name], kernel_paths or (), params)
     d = selected[0]

@@ -9,8 +9,8 @@ from typing import Callable, Sequence
 import click
 
 from roofline.errors import InputError
-from roofline.model import MachineSpec
-from roofline.specs import DEFAULT_SPEC
+from roofline.model.types import MachineSpec
+from roofline.load.specs import DEFAULT_SPEC
 
 F = Callable[..., object]
 AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read cheaply, no CUDA), otherwise {DEFAULT_SPEC}; "
@@ -75,9 +75,9 @@ def emit(text: str, output: Path | None) -> None:
 
 
 def write_output(output: Path | None, data: str | bytes) -> None:
-    """The one -o writer (roofline.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
+    """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
     FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
-    from roofline.jsonio import write_stdout, write_text_atomic
+    from roofline.load.jsonio import write_stdout, write_text_atomic
 
     if is_stdout(output):
         write_stdout(data)  # a broken pipe stays BrokenPipeError: the CLI exits 0 on it, as `| head` expects
@@ -98,18 +98,18 @@ def note(message: str) -> None:
 
 def say_auto_spec(spec_names: Sequence[str]) -> None:
     """The header line of a command given --spec auto (the default): which spec it became, and why."""
-    from roofline.autospec import AUTO, auto_spec
-    from roofline.specs import SpecCatalog
+    from roofline.load.autospec import AUTO, auto_spec
+    from roofline.load.specs import SpecCatalog
 
     if any(n.strip().lower() == AUTO for n in spec_names):
         note(auto_spec(SpecCatalog.bundled()).line())
 
 
 def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
-    """The soft invariants each spec breaks (roofline.invariants: a roof far from its family, a bandwidth above its
+    """The soft invariants each spec breaks (roofline.model.invariants: a roof far from its family, a bandwidth above its
     bus), one warning line per finding naming the file and field, once per spec. Hard ones never get here: the
     loader refuses those specs."""
-    from roofline.invariants import soft_violations
+    from roofline.model.invariants import soft_violations
 
     seen: set[object] = set()
     for machine in machines:
@@ -155,13 +155,13 @@ def table_width(console_width: int | None = None) -> int | None:
 
 def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = False) -> None:
     """Rich tables to the terminal (or standard error), or as plain text to the -o file, each fitted to the width
-    (roofline.render.fit: least important columns left out, numbers and ids never cut; --wide keeps all).
+    (roofline.render.tables.fit: least important columns left out, numbers and ids never cut; --wide keeps all).
 
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
     from rich.console import Console
 
-    from roofline.render.fit import fit, natural_width
+    from roofline.render.tables.fit import fit, natural_width
 
     if is_stdout(output) or stderr:
         stream = sys.stderr if stderr else sys.stdout
@@ -190,8 +190,8 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     """The end of every command that makes a results document: write -o atomically, print JSON or the table,
     then the notes (failures, warnings) on standard error. With -o - the JSON is standard output, once, and the
     table goes to standard error so standard output stays one JSON document."""
-    from roofline.jsonio import dumps
-    from roofline.resultfiles import MAX_RESULTS_BYTES
+    from roofline.load.jsonio import dumps
+    from roofline.records.files import MAX_RESULTS_BYTES
 
     text = dumps(doc)
     size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
@@ -278,10 +278,10 @@ def output_option_for(what: str) -> Callable[[F], F]:
 
 
 def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
-    """An option's output file that the writer can write (roofline.jsonio.cannot_write), else a usage error (exit 2)."""
+    """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error (exit 2)."""
     if value is None:
         return value
-    from roofline.jsonio import cannot_write
+    from roofline.load.jsonio import cannot_write
 
     why = cannot_write(value)
     if why is not None:
@@ -290,13 +290,13 @@ def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | No
 
 
 class Fraction(click.ParamType):
-    """A fraction option: 0.05, 5% (gateconfig.parse_fraction); a bad one is click's usage error, exit 2."""
+    """A fraction option: 0.05, 5% (gates.config.parse_fraction); a bad one is click's usage error, exit 2."""
 
     name = "FRACTION"
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
         from roofline.errors import InputError
-        from roofline.gateconfig import parse_fraction
+        from roofline.gates.config import parse_fraction
 
         if isinstance(value, float):
             return value

@@ -46,8 +46,8 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     from roofline.measurement.backend_cupy import CupyBackend
     from roofline.measurement.selftest import run_doctor
     from roofline.measurement.session import choose_machine
-    from roofline.render.doctor_table import doctor_notes, doctor_table
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.doctor import doctor_notes, doctor_table
+    from roofline.load.specs import SpecCatalog
 
     try:
         backend = CupyBackend(device_id)
@@ -60,7 +60,7 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
     if fmt == "json":
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         click.echo(dumps(verdict.to_dict()), nl=False)
     else:

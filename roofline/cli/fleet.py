@@ -61,7 +61,7 @@ def _finish(outcomes: Any, size: int, output: Path | None, fmt: str, timeout: fl
     from roofline.cli.common import emit_results
     from roofline.errors import GateFailed
     from roofline.fleet.merge import failure_lines, fleet_document
-    from roofline.render.measure import problems, results_table
+    from roofline.render.tables.measure import problems, results_table
 
     doc = fleet_document(outcomes, size, timeout)
     emit_results(doc, output, fmt, results_table, problems(doc))

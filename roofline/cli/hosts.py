@@ -11,10 +11,10 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     device on its own (and a several-GPU baseline is compared GPU by GPU); the host rows put the GPUs of each file
     side by side, and --outlier fails the ones too far below their host's median."""
     from roofline.errors import InputError
-    from roofline.gates import apply_outlier, build_report
-    from roofline.hosts import host_rows
-    from roofline.measurement.multi import split_devices
-    from roofline.resultfiles import device_labels
+    from roofline.gates.report import apply_outlier, build_report
+    from roofline.gates.hosts import host_rows
+    from roofline.measurement.multi.pool import split_devices
+    from roofline.records.files import device_labels
 
     expanded: list[dict[str, Any]] = []
     groups: list[list[int]] = []

@@ -78,8 +78,8 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     from roofline.ncu.group import add_groups
     from roofline.ncu.importer import import_csv, summary_line
     from roofline.ncu.readback import check_import
-    from roofline.render.grouped import grouped_table
-    from roofline.render.imported import imported_table
+    from roofline.render.tables.grouped import grouped_table
+    from roofline.render.tables.imported import imported_table
 
     doc, notes = import_csv(report, spec_name)
     notes += add_groups(doc, group_by)

@@ -35,7 +35,7 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
     from roofline.cli.multi import choose_devices
     from roofline.errors import InputError
     from roofline.measurement import interconnect as ic
-    from roofline.units import parse_quantity
+    from roofline.model.units import parse_quantity
 
     devices = choose_devices(device_text)
     try:
@@ -52,8 +52,8 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
 
     doc = ic.links_document(devices, spec, size, [s for s in ic.ALLREDUCE_SIZES if s <= largest], on_step)
     from roofline.cli.common import write_output
-    from roofline.jsonio import dumps
-    from roofline.render.interconnect import interconnect_table
+    from roofline.load.jsonio import dumps
+    from roofline.render.charts.interconnect import interconnect_table
 
     if output is not None:
         write_output(output, dumps(doc))
@@ -68,7 +68,7 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
 
 
 def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
-    from roofline.specs import SpecCatalog
+    from roofline.load.specs import SpecCatalog
 
     catalog = SpecCatalog.bundled()
     if spec_name != "auto":

@@ -10,8 +10,8 @@ def load_interconnect(path: Path) -> dict[str, Any]:
     """Read and check a roofline/interconnect/v1 file; InputError naming the file and field otherwise."""
     from roofline.measurement.interconnect import SCHEMA
     from roofline.errors import at
-    from roofline.inputs import read_json
-    from roofline.resultfiles import MAX_RESULTS_BYTES
+    from roofline.load.inputs import read_json
+    from roofline.records.files import MAX_RESULTS_BYTES
 
     doc = read_json(path, MAX_RESULTS_BYTES, "an interconnect JSON file")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -34,6 +34,6 @@ def load_interconnect(path: Path) -> dict[str, Any]:
 
 
 def interconnect_chart(path: Path, title: str | None) -> Any:
-    from roofline.render.interconnect import interconnect_figure
+    from roofline.render.charts.interconnect import interconnect_figure
 
     return interconnect_figure(load_interconnect(path), title)

@@ -46,17 +46,17 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.errors import GateFailed, InputError, RooflineError
     from roofline.measurement.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
                                           runnable, skipped_entry)
-    from roofline.selection import load_selection
-    from roofline.specs import SpecCatalog
+    from roofline.load.selection import load_selection
+    from roofline.load.specs import SpecCatalog
 
     policy = measure_policy(min_time, min_repeats, seed)
     selected, overrides = load_selection(names, kernel_paths, params)
     from roofline.fleet.launch import under_mpi
-    from roofline.measurement.multi import parse_devices
+    from roofline.measurement.multi.pool import parse_devices
 
     if under_mpi():
         from roofline.cli.fleet import measure_fleet
-        from roofline.measurement.multi_measure import MeasureRequest
+        from roofline.measurement.multi.measure import MeasureRequest
 
         if device_text != "0" or profile:
             raise InputError(f"{'--profile' if profile else '--device'} under mpirun/srun: each rank measures its "
@@ -69,7 +69,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
         from roofline.cli.multi import choose_devices, measure_many
-        from roofline.measurement.multi_measure import MeasureRequest
+        from roofline.measurement.multi.measure import MeasureRequest
 
         if backend == "numpy" or profile:
             raise InputError(f"--device {device_text}: several devices are measured on the GPU backend, without "
@@ -107,7 +107,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
             note(line)
     doc = results_document(engine, machine, entries + not_run, policy)
 
-    from roofline.render.measure import problems, results_table
+    from roofline.render.tables.measure import problems, results_table
 
     emit_results(doc, output, fmt, results_table, problems(doc))
     failed = [e["name"] for e in doc["kernels"] if e["status"] == "FAILED"]
@@ -119,7 +119,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
     """A kernel stopped the run: the kernels measured before it are written to the -o file, and the note says so."""
     from roofline.cli.common import is_stdout, write_output
-    from roofline.jsonio import dumps
+    from roofline.load.jsonio import dumps
 
     if is_stdout(output):
         return

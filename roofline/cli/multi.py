@@ -19,7 +19,7 @@ def device_count() -> int:
 
 def choose_devices(text: str) -> list[int]:
     """--device as given → the ordinals to run on (a single number is one device, as before)."""
-    from roofline.measurement.multi import parse_devices, resolve_devices
+    from roofline.measurement.multi.pool import parse_devices, resolve_devices
 
     wanted = parse_devices(text)
     if wanted is not None and len(wanted) == 1:
@@ -82,8 +82,8 @@ def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str
     """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
     device whose worker failed (after writing the others' results)."""
     from roofline.cli.common import emit_results
-    from roofline.measurement.multi_measure import bug_details, measure_devices
-    from roofline.render.measure import problems, results_table
+    from roofline.measurement.multi.measure import bug_details, measure_devices
+    from roofline.render.tables.measure import problems, results_table
 
     doc, failures, outcomes = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
     emit_results(doc, output, fmt, results_table, problems(doc))
@@ -96,12 +96,12 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
     """Sweep on every device at once: each device's table and model lines, then the sizes side by side (median
     time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
     from roofline.cli.common import emit_results
-    from roofline.hosts import host_rows
-    from roofline.measurement.multi import split_devices
-    from roofline.measurement.multi_measure import bug_details
-    from roofline.measurement.multi_sweep import sweep_devices
-    from roofline.render.hosts import host_table
-    from roofline.render.sweep_table import explanation, sweep_table
+    from roofline.gates.hosts import host_rows
+    from roofline.measurement.multi.pool import split_devices
+    from roofline.measurement.multi.measure import bug_details
+    from roofline.measurement.multi.sweep import sweep_devices
+    from roofline.render.tables.hosts import host_table
+    from roofline.render.tables.sweep import explanation, sweep_table
 
     doc, failures, outcomes = with_progress("sweep", devices, lambda on: sweep_devices(devices, args, on))
     parts = split_devices(doc)

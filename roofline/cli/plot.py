@@ -85,10 +85,10 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --hierarchy --results profiled.json -o hierarchy.png
     """
     from roofline.errors import InputError
-    from roofline.render import plot as render
-    from roofline.render.points import collect_points
-    from roofline.render.sweep_chart import sweep_figure
-    from roofline.resultfiles import load_results
+    from roofline.render.charts import plot as render
+    from roofline.render.charts.points import collect_points
+    from roofline.render.charts.sweep import sweep_figure
+    from roofline.records.files import load_results
 
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
@@ -99,7 +99,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     alone = not any((names, kernel_paths, params, spec_names, sweep_path, hierarchy, interconnect_path))
     profile = _profile_doc(results_paths, group_by) if alone and len(results_paths) == 1 else None
     if profile is not None:
-        return _profile_chart(profile, results_paths[0], output, fmt, title, dpi)  # roofline/render/html.py
+        return _profile_chart(profile, results_paths[0], output, fmt, title, dpi)  # roofline/render/charts/html.py
     measured = _machines(measured_specs)
     if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None):
         raise InputError("--roofs picks the compute roofs of the roofline chart; leave it out with --sweep, "
@@ -112,7 +112,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     elif hierarchy:
         if not results_paths or sweep_path is not None:
             raise InputError("--hierarchy draws --results files that carry ncu counters; give --results and no --sweep")
-        from roofline.render.hierarchy import hierarchy_figure
+        from roofline.render.charts.hierarchy import hierarchy_figure
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
@@ -138,7 +138,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             note(f"note: {len(points)} points are too many to label readably; name the kernels to draw "
                  "(roofline plot KERNEL... --results FILE), or for an ncu import plot it with --group-by op|kernel")
         if fmt == "html":
-            from roofline.render.html import POINT_COLUMNS, figure_html, point_rows
+            from roofline.render.charts.html import POINT_COLUMNS, figure_html, point_rows
 
             heading = title or " · ".join(dict.fromkeys(
                 [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
@@ -148,7 +148,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes))
 
     if fmt == "html":
-        from roofline.render.html import figure_html
+        from roofline.render.charts.html import figure_html
 
         return _write(output, figure_html(fig, title or "roofline chart"))
     _write(output, render.figure_bytes(fig, fmt, dpi))
@@ -163,8 +163,8 @@ def _write(output: Path, data: str | bytes) -> None:
 def _machines(spec_names: tuple[str, ...]) -> list[dict]:
     if not spec_names:
         return []
-    from roofline.analysis import machine_summary
-    from roofline.selection import resolve_specs
+    from roofline.model.analysis import machine_summary
+    from roofline.load.selection import resolve_specs
 
     return [machine_summary(m) for m in resolve_specs(spec_names)]
 
@@ -174,8 +174,8 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     """The model documents to draw hollow; none when only --results were asked for."""
     if results_docs and not (names or kernel_paths or spec_names or params):
         return []
-    from roofline.autospec import AUTO
-    from roofline.selection import analysis_documents, load_selection, resolve_specs
+    from roofline.load.autospec import AUTO
+    from roofline.load.selection import analysis_documents, load_selection, resolve_specs
 
     if not spec_names:
         ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
@@ -194,7 +194,7 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
     A profile is a file with groups, or an ncu import: grouped here by --group-by, and automatically past
     AUTO_GROUP_POINTS launches (by op with NVTX ranges, else by kernel), saying so on standard error and in the
     chart's title. A plain `measure` file is not a profile: its kernels were timed one by one."""
-    from roofline.resultfiles import load_results
+    from roofline.records.files import load_results
 
     doc = load_results(results_paths[0])
     if doc.get("groups"):
@@ -217,16 +217,16 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
 def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | None, dpi: int) -> None:
     """A profile (groups, or an ncu import) as the interactive page (-o NAME.html) or as PNG/SVG/PDF."""
     from roofline.errors import InputError
-    from roofline.render.plot import figure_bytes
+    from roofline.render.charts.plot import figure_bytes
 
     if doc.get("machine") is None:
         raise InputError(f"{path}: machine: is null (measured without a spec): no ceiling to draw")
     if fmt == "html":
-        from roofline.render.html import profile_html
+        from roofline.render.charts.html import profile_html
 
         data: str | bytes = profile_html(doc, title)
     else:
-        from roofline.render.profile_chart import profile_figure
+        from roofline.render.charts.profile import profile_figure
 
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
     _write(output, data)
@@ -239,7 +239,7 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
     """L1/L2/DRAM bandwidths from the first --measured-spec that gives a cache bandwidth; None keeps the results'."""
     if not spec_names:
         return None
-    from roofline.selection import resolve_specs
+    from roofline.load.selection import resolve_specs
 
     for spec in resolve_specs(spec_names):
         found = {level: spec.caches[level].bandwidth if level in spec.caches else None for level in ("l1", "l2")}
@@ -252,7 +252,7 @@ def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], .
     """The first --measured-spec's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
     if not spec_names:
         return (), None
-    from roofline.selection import resolve_specs
+    from roofline.load.selection import resolve_specs
 
     for spec in resolve_specs(spec_names):
         l2 = spec.caches.get("l2")

@@ -145,9 +145,9 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
     from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
     from roofline.ncu.readback import check_import
     from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
-    from roofline.render.grouped import grouped_table
-    from roofline.render.imported import imported_table
-    from roofline.specs import SpecCatalog
+    from roofline.render.tables.grouped import grouped_table
+    from roofline.render.tables.imported import imported_table
+    from roofline.load.specs import SpecCatalog
 
     exe, why = find_ncu(ncu_path)
     if exe is None:

@@ -67,9 +67,9 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from dataclasses import replace
 
     from roofline.errors import GateFailed, InputError
-    from roofline.gateconfig import GateConfig, load_gates
-    from roofline.gates import build_report, failure_message
-    from roofline.resultfiles import load_results
+    from roofline.gates.config import GateConfig, load_gates
+    from roofline.gates.report import build_report, failure_message
+    from roofline.records.files import load_results
 
     docs = [load_results(p) for p in results]
     if any(d.get("groups") for d in docs) or fail_below_program is not None:
@@ -86,15 +86,14 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from roofline.cli.hosts import host_report
 
     doc, hosts = host_report(docs, baseline_docs, config, outlier)
-    from roofline.render.hosts import host_markdown, host_table
+    from roofline.render.tables.hosts import host_markdown, host_table
 
     if fmt == "table":
-        from roofline.render.report import rich_table
+        from roofline.render.tables.report import rich_table
 
         print_tables([rich_table(doc), *([host_table(hosts, outlier)] if hosts else [])], output)
     else:
-        from roofline.render import report as render
-
+        from roofline.render.tables import report as render
         writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
                    "github-benchmark": render.to_github_benchmark}
         text = writers[fmt](doc)
@@ -106,12 +105,11 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
 def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float | None,
                    fail_below_program: float | None, **kernel_only: object) -> None:
-    """Issue 11: a grouped profile is reported and gated by group (roofline.profile_gates), ranked by
+    """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
     from roofline.errors import GateFailed, InputError
-    from roofline.profile_gates import group_failure_message, group_report
-    from roofline.render import grouped as render
-
+    from roofline.gates.groups import group_failure_message, group_report
+    from roofline.render.tables import grouped as render
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
@@ -125,7 +123,7 @@ def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float 
     if fmt == "table":
         print_tables(render.report_tables(doc), output)
     else:
-        from roofline.jsonio import dumps
+        from roofline.load.jsonio import dumps
 
         writers = {"markdown": render.report_markdown, "json": lambda d: dumps(d), "junit": render.report_junit,
                    "github-benchmark": render.report_github_benchmark}

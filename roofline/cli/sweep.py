@@ -81,9 +81,9 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     """
     from roofline.cli.progress import Steps
     from roofline.errors import InputError
-    from roofline.measurement.multi import parse_devices
-    from roofline.measurement.multi_sweep import SweepArgs, sweep_args_request, sweep_on
-    from roofline.render.sweep_table import explanation, sweep_table
+    from roofline.measurement.multi.pool import parse_devices
+    from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
+    from roofline.render.tables.sweep import explanation, sweep_table
 
     fixed = tuple(p for p in params if "=" in p) + set_alias
     named = [p for p in params if "=" not in p]  # --param NAME: the old spelling of --over

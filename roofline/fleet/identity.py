@@ -29,12 +29,12 @@ def host_name() -> str:
 
 
 def device_identity(backend: Any) -> dict[str, Any]:
-    """The measured device's identity: a GPU's name, UUID, PCI bus id and serial (roofline.measurement.multi_measure),
+    """The measured device's identity: a GPU's name, UUID, PCI bus id and serial (roofline.measurement.multi.measure),
     or for the host backend its CPU model (a CPU has no UUID or bus id: those stay null)."""
     if backend.name == "numpy":
         return {"name": backend.device_info().get("name"), "uuid": None, "pci_bus_id": None, "serial": None,
                 "cpu": cpu_model()}
-    from roofline.measurement.multi_measure import identity
+    from roofline.measurement.multi.measure import identity
 
     out = identity(backend)
     out.pop("index", None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from roofline.errors import InputError
-from roofline.measurement.multi_measure import MeasureRequest
+from roofline.measurement.multi.measure import MeasureRequest
 from roofline.measurement.progress import SILENT, Progress
 
 
@@ -21,8 +21,8 @@ def measure_selection(request: MeasureRequest, backend_name: str, device: int, p
     from roofline.fleet.identity import device_identity
     from roofline.measurement.session import (choose_machine, measure_all, open_backend, results_document, runnable,
                                               skipped_entry)
-    from roofline.selection import load_selection
-    from roofline.specs import SpecCatalog
+    from roofline.load.selection import load_selection
+    from roofline.load.specs import SpecCatalog
 
     selected, overrides = load_selection(request.names, request.kernel_paths, request.params)
     engine = open_backend(backend_name, device)

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import machine_summary, timed_elsewhere
+from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.errors import InputError
-from roofline.model import MachineSpec
+from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
 from roofline.ncu.importer import short_name
 from roofline.ncu.placement import DTYPE, roof_for
-from roofline.resultfields import MAX_FRACTION
-from roofline.resultgroups import group_figures, program_totals
-from roofline.specs import SpecCatalog
+from roofline.records.fields import MAX_FRACTION
+from roofline.records.groups import group_figures, program_totals
+from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
 from roofline.kineto.reader import Op, Trace
 
@@ -276,7 +276,7 @@ def straggler(ranks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def straggler_line(s: Mapping[str, Any] | None) -> str | None:
     if s is None:
         return None
-    from roofline.units import format_time
+    from roofline.model.units import format_time
 
     spread = f"max/min {s['max_over_min']:.2f}x" if s.get("max_over_min") else "max/min n/a"
     if not s["outlier"]:
@@ -362,7 +362,7 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
         notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 not imported")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
-        from roofline.units import format_time
+        from roofline.model.units import format_time
 
         notes.append("note: ops without a model (their time is in 'unmodelled'): "
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
@@ -380,7 +380,7 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
 
 def summary_line(doc: Mapping[str, Any]) -> str:
     """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'."""
-    from roofline.units import format_time
+    from roofline.model.units import format_time
 
     src = doc["source"]
     done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]

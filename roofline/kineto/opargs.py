@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from roofline.model import ITEMSIZE as _MODEL_ITEMSIZE
+from roofline.model.types import ITEMSIZE as _MODEL_ITEMSIZE
 
 # Kineto's "Input type" of a tensor -> roofline's dtype name.
 DTYPES = {
@@ -55,7 +55,7 @@ class OpWork:
 
     flops: float | None  # None: not modelled
     bytes: float | None  # the minimum DRAM traffic; None: not modelled (an unknown dtype, a missing shape)
-    roof: str | None  # a name in roofline.model.ROOF_NAMES; None where there is no floating-point work
+    roof: str | None  # a name in roofline.model.types.ROOF_NAMES; None where there is no floating-point work
     dtype: str | None  # float32, float16, bfloat16, float64, ...
     # gemm, conv, attention, elementwise, reduction, norm, softmax, embedding, copy, index, loss, optimizer
     op_class: str

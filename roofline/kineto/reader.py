@@ -1,6 +1,6 @@
 """A PyTorch profiler (Kineto) Chrome trace -> the events an import needs, each in SI units.
 
-The trace is read as any input is (roofline.inputs: a regular file, at most MAX_TRACE_BYTES), a .json.gz is
+The trace is read as any input is (roofline.load.inputs: a regular file, at most MAX_TRACE_BYTES), a .json.gz is
 inflated to at most MAX_TRACE_TEXT bytes (a small file may inflate to gigabytes), and parsed once with the C JSON
 parser; every event is reduced at once to the few fields kept here, so nothing else of the trace stays in memory.
 What is not a Kineto trace (no traceEvents list) is refused naming the file. Kept:
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.errors import InputError, at
-from roofline.inputs import read_input_bytes
+from roofline.load.inputs import read_input_bytes
 
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
 MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to

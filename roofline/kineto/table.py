@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from roofline.render.fit import droppable
+from roofline.render.tables.fit import droppable
 from roofline.render.text import literal
-from roofline.units import format_bytes, format_count, format_fraction, format_time
+from roofline.model.units import format_bytes, format_count, format_fraction, format_time
 
 
 def launch_table(doc: Mapping[str, Any]) -> Any:
@@ -26,7 +26,7 @@ def launch_table(doc: Mapping[str, Any]) -> Any:
 
 def tables(doc: Mapping[str, Any]) -> list[Any]:
     """Each rank's grouped table, then the merged one (or the launch table without groups)."""
-    from roofline.render.grouped import grouped_table
+    from roofline.render.tables.grouped import grouped_table
 
     if not doc.get("groups"):
         return [launch_table(doc)]

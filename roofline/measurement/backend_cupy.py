@@ -13,13 +13,13 @@ import numpy as np
 
 from roofline.errors import BackendUnavailable, first_line
 from roofline.measurement.context import KernelContext
-from roofline.caveats import warning
+from roofline.records.caveats import warning
 from roofline.measurement.gpustate import open_monitor
 from roofline.measurement.harness import Run, Timing
 from roofline.measurement.implementation import Implementation
 from roofline.measurement.policy import MeasurePolicy, done as _done
 from roofline.measurement.verify import check_outputs, poison_value
-from roofline.model import KernelDescriptor
+from roofline.model.types import KernelDescriptor
 
 # roofline is installed from a checkout (the gpu-roofline distribution is not on PyPI): name CuPy's own wheels.
 CUPY_INSTALL = ("install CuPy for your CUDA version: pip install cupy-cuda12x (CUDA 12) or cupy-cuda13x (CUDA 13); "
@@ -126,7 +126,7 @@ class CupyBackend:
         return KernelContext(folder, self.info, self.cp, self._compile)
 
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
-        from roofline.inputs import read_input_text
+        from roofline.load.inputs import read_input_text
         from roofline.measurement.cuda_includes import expand_includes
 
         def read(path: Path) -> str:  # a regular file under the size limit: a FIFO would block

@@ -16,7 +16,7 @@ from roofline.measurement.harness import Run, Timing
 from roofline.measurement.implementation import Implementation
 from roofline.measurement.policy import MeasurePolicy, done as _done
 from roofline.measurement.verify import check_outputs, poison_value
-from roofline.model import KernelDescriptor
+from roofline.model.types import KernelDescriptor
 
 HOST_CACHE_BYTES = 64 << 20  # a generous last-level cache; rotation defeats it for small kernels
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from roofline.model import MachineSpec, Source
-from roofline.specs import SpecCatalog
+from roofline.model.types import MachineSpec, Source
+from roofline.load.specs import SpecCatalog
 
 # FP32 lanes per SM by compute capability major.minor (CUDA C++ Programming Guide, arithmetic throughput table).
 FP32_LANES = {"7.0": 64, "7.2": 64, "7.5": 64, "8.0": 64, "8.6": 128, "8.7": 128, "8.9": 128, "9.0": 128,

@@ -11,15 +11,15 @@ from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
 
 import numpy as np
 
-from roofline.analysis import KernelAnalysis, traffic_fields
+from roofline.model.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
-from roofline.caveats import warning
-from roofline.clockstate import throttle_warning
+from roofline.records.caveats import warning
+from roofline.records.clockstate import throttle_warning
 from roofline.measurement.implementation import Implementation, numpy_dtype
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
-from roofline.model import KernelDescriptor, Workload
-from roofline.resultdoc import KernelResult, Status, model_error_warning
+from roofline.model.types import KernelDescriptor, Workload
+from roofline.records.document import KernelResult, Status, model_error_warning
 
 Run = Callable[..., None]
 
@@ -43,7 +43,7 @@ class Timing:
     samples: list[float]  # seconds per kernel execution, one per sample
     repeats: int  # kernel executions timed in all
     mode: str  # "events", "graph" or "wall"
-    notes: list[dict[str, Any]] = field(default_factory=list)  # warning records (roofline.caveats)
+    notes: list[dict[str, Any]] = field(default_factory=list)  # warning records (roofline.records.caveats)
     gpu_state: dict[str, Any] | None = None  # clocks and power over the timed window (gpustate.window_state)
 
 
@@ -198,7 +198,7 @@ def _verified_timing(
     sets = buffer_sets(working_set, backend.cache_bytes, policy)
     free = backend.free_bytes()
     if free is not None and sets * working_set > free:
-        from roofline.units import format_bytes
+        from roofline.model.units import format_bytes
 
         raise InputError(
             f"{d.name}: needs {format_bytes(sets * working_set)} of device memory for inputs and outputs "

@@ -209,7 +209,7 @@ def allreduce(devices: Sequence[int], sizes: Sequence[int] = ALLREDUCE_SIZES, re
         return {"skipped": why}
     from cupy.cuda import nccl
 
-    from roofline.measurement.multi import failure_lines, run_workers
+    from roofline.measurement.multi.pool import failure_lines, run_workers
 
     uid = nccl.get_unique_id()
     outcomes = run_workers(list(devices), allreduce_worker, (tuple(devices), uid, tuple(sizes), repeats))
@@ -242,7 +242,7 @@ def links_document(devices: Sequence[int], spec: Any, size: int = 1 << 30,
     import datetime as _dt
 
     from roofline import __version__
-    from roofline.measurement.multi_measure import identity
+    from roofline.measurement.multi.measure import identity
     from roofline.measurement.session import open_backend
 
     steps: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""`roofline doctor` on the GPU: the measurements behind its verdicts (roofline.doctor judges them).
+"""`roofline doctor` on the GPU: the measurements behind its verdicts (roofline.gates.doctor judges them).
 
 Every figure comes from a verified run: the known-traffic and known-FLOP kernels go through the same harness as
 `roofline measure` (bundled kernels, checked against NumPy), the cache and latency figures through calibrate's
@@ -13,8 +13,8 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
-from roofline import doctor as judge
-from roofline.model import MachineSpec
+from roofline.gates import doctor as judge
+from roofline.model.types import MachineSpec
 from roofline.measurement.progress import SILENT, Progress
 
 
@@ -46,7 +46,7 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
                use_ncu: bool = True, ncu_path: str | None = None) -> judge.Verdict:
     """Every check of `roofline doctor` on the backend's GPU, against `spec` (its datasheet)."""
     from roofline.measurement.calibrate.jobs import Job, run_jobs
-    from roofline.invariants import FigureContext, l1_bound
+    from roofline.model.invariants import FigureContext, l1_bound
     from roofline.measurement.calibrate.l1 import l1_bandwidth
     from roofline.measurement.calibrate.plan import QUICK, load_module
     from roofline.measurement.calibrate.probes import current, dram_latency, l2_bandwidth
@@ -157,7 +157,7 @@ def _ncu(results: Mapping[str, Any], use_ncu: bool, ncu_path: str | None, plan: 
     """Replay the verified timer copy and the GEMM under Nsight Compute: (copy duration, why not, counters)."""
     if not use_ncu:
         return None, "--no-ncu", {}
-    from roofline.kernels import KernelCatalog
+    from roofline.load.kernels import KernelCatalog
     from roofline.ncu.profile import add_profile, find_ncu
 
     exe, why = find_ncu(ncu_path)

@@ -11,19 +11,19 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import analyze, lacks, machine_summary
+from roofline.model.analysis import analyze, lacks, machine_summary
 from roofline.errors import InputError
-from roofline.expr import Expr
+from roofline.model.expr import Expr
 from roofline.measurement.harness import analysis_free, measure_kernel, prepare_host
 from roofline.measurement.implementation import host_dtype_problem, load_implementation
 from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import SILENT, Progress
-from roofline.resultdoc import KernelResult, Status
-from roofline.resultfiles import params_text
-from roofline.model import KernelDescriptor, MachineSpec
-from roofline.resultschema import RESULTS_SCHEMA
-from roofline.specs import SpecCatalog
-from roofline.workload import evaluate
+from roofline.records.document import KernelResult, Status
+from roofline.records.files import params_text
+from roofline.model.types import KernelDescriptor, MachineSpec
+from roofline.records.schema import RESULTS_SCHEMA
+from roofline.load.specs import SpecCatalog
+from roofline.model.workload import evaluate
 
 
 
@@ -70,7 +70,7 @@ def check_fits(d: KernelDescriptor, work: Any, limit: float | None, where: str) 
     """Refuse, before anything is allocated, sizes the kernel cannot take: parameters that are not whole numbers
     (they size arrays), and data larger than the memory it must live in. The largest stage's modelled traffic is
     the estimate: every byte a stage moves from DRAM is in an array that must exist."""
-    from roofline.workload import resolve_params
+    from roofline.model.workload import resolve_params
 
     defaults = resolve_params(d)
     for name, value in work.params.items():

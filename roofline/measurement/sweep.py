@@ -2,7 +2,7 @@
 and the results document with its 'sweep' block.
 
 It exists so the command only parses options and renders (roofline.cli.sweep); the model itself is pure
-(roofline.sweep). CuPy is reached only through the backend object passed in.
+(roofline.sizes.fitted). CuPy is reached only through the backend object passed in.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import SILENT, Progress
-from roofline.model import MachineSpec
-from roofline.sweep_request import SweepRequest
+from roofline.model.types import MachineSpec
+from roofline.sizes.request import SweepRequest
 
 MEASUREMENT_NOTE = (
     "Each size is measured as 'roofline measure' does: checked against the NumPy reference, then timed as "
@@ -33,11 +33,12 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     'sweep' block (the model's inputs and their sources, the overheads, the summary). A size that cannot run is a
     FAILED entry; the sweep goes on. The launch geometry of every size is evaluated before anything runs, so a
     descriptor whose `threads` cannot be evaluated is an input error, not a failure after minutes of measuring."""
-    from roofline.expr import compile_expr
+    from roofline.model.expr import compile_expr
     from roofline.measurement.session import results_document
-    from roofline.predict import FIRST_PRINCIPLES, launch_shapes
-    from roofline.sweep import summary
-    from roofline.workload import evaluate
+    from roofline.model.geometry import launch_shapes
+    from roofline.sizes.predict import FIRST_PRINCIPLES
+    from roofline.sizes.fitted import summary
+    from roofline.model.workload import evaluate
 
     d, param = request.kernel, request.param
     source = request.calibrated if request.calibrated is not None else machine
@@ -70,8 +71,8 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
 def annotate_entries(entries: list[dict[str, Any]], shapes: list[Any], source: MachineSpec,
                      overheads: dict[str, Any], request: SweepRequest) -> dict[str, Any]:
     """Set each entry's prediction by the request's model; returns the model's inputs for the 'sweep' block."""
-    from roofline import predict, sweep
-
+    from roofline.sizes import predict
+    from roofline.sizes import fitted as sweep
     if request.model == predict.FIRST_PRINCIPLES:
         figures = predict.machine_figures(source, overheads)
         predict.annotate(entries, shapes, figures)
@@ -124,11 +125,11 @@ def measure_size(d: Any, overrides: dict[str, Any], engine: Any, machine: Machin
                  policy: MeasurePolicy) -> dict[str, Any]:
     """One size through the harness; a size that cannot run (too large for the device, say) becomes a FAILED entry
     rather than ending the sweep."""
-    from roofline.analysis import analyze
+    from roofline.model.analysis import analyze
     from roofline.errors import RooflineError
     from roofline.measurement.session import measure_all
-    from roofline.resultdoc import KernelResult
-    from roofline.workload import evaluate
+    from roofline.records.document import KernelResult
+    from roofline.model.workload import evaluate
 
     try:
         return measure_all([d], overrides, engine, machine, policy)[0]

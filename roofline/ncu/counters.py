@@ -159,7 +159,7 @@ def traffic_flag(c: Mapping[str, Any], model_bytes: float | None, threshold: flo
     if r is None or r <= threshold:
         return None
     read, write = c.get("dram_read") or 0.0, c.get("dram_write") or 0.0
-    from roofline.units import format_bytes
+    from roofline.model.units import format_bytes
 
     detail = f"{format_bytes(read)} read + {format_bytes(write)} written vs {format_bytes(model_bytes)} modelled"
     if read >= write:

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 from roofline.ncu.importer import short_name
 from roofline.ncu.nvtx import op_name, shapes
 from roofline.ncu.opmodel import op_model, program_itemsize
-from roofline.resultgroups import TOP, group_figures, parse_group_by, program_totals
+from roofline.records.groups import TOP, group_figures, parse_group_by, program_totals
 
 __all__ = ["NO_RANGE", "TOP", "add_groups", "group_entries", "group_name", "parse_group_by", "program_totals"]
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline import __version__
-from roofline.analysis import machine_summary, timed_elsewhere
-from roofline.caveats import warning
+from roofline.model.analysis import machine_summary, timed_elsewhere
+from roofline.records.caveats import warning
 from roofline.errors import InputError
-from roofline.model import MachineSpec
+from roofline.model.types import MachineSpec
 from roofline.ncu.counters import counters
 from roofline.ncu.halfprec import AMBIGUOUS, AMBIGUOUS_ROOF, HalfKind, half_kind
 from roofline.ncu.metrics import DRAM_READ, DRAM_WRITE, FLOP_METRICS, IMPORT_METRICS, TIME, metrics_argument
@@ -34,8 +34,8 @@ from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
 from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable,
                                 TooManyLaunches, diagnose, parse_csv_file)
-from roofline.specs import SpecCatalog
-from roofline.units import format_flops
+from roofline.load.specs import SpecCatalog
+from roofline.model.units import format_flops
 
 RESULTS_SCHEMA = "roofline/results/v1"
 STATUS = "IMPORTED"

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from roofline.caveats import warning
+from roofline.records.caveats import warning
 from roofline.ncu.counters import compare, counters, sum_counters
 from roofline.ncu.metrics import METRICS, metrics_argument
 from roofline.ncu.placement import place

@@ -14,9 +14,9 @@ import math
 from typing import Any, Mapping
 
 from roofline.errors import InputError
-from roofline.resultdoc import require_results
-from roofline.resultschema import MAX_FRACTION
-from roofline.units import format_flops, format_rate
+from roofline.records.document import require_results
+from roofline.records.schema import MAX_FRACTION
+from roofline.model.units import format_flops, format_rate
 
 ABOVE_CEILING = 1.05  # above this share of its ceiling an imported launch beat the spec's GPU
 IMPOSSIBLE = 1000.0  # no GPU is this many times another (a T4's 320 GB/s to a B200's 8 TB/s is 25x): not a wrong spec

@@ -273,7 +273,7 @@ def parse_csv(text: str) -> NcuTable:
 
 MAX_CSV_BYTES = 512 << 20  # the largest capture read (`import ncu`, `profile`'s read-back)
 # The most launches one import takes: a launch's results entry is about 3 KB of JSON, so this many stay under the
-# 256 MiB a results file may be for `report` and `plot` (roofline.resultfiles.MAX_RESULTS_BYTES), and what is held
+# 256 MiB a results file may be for `report` and `plot` (roofline.records.files.MAX_RESULTS_BYTES), and what is held
 # while they are made stays bounded (a 200 MB capture is ~300,000 launches: 11 GB when it was taken whole).
 MAX_LAUNCHES = 50_000
 
@@ -281,7 +281,7 @@ MAX_LAUNCHES = 50_000
 def parse_csv_file(path: Path | str, max_bytes: int = MAX_CSV_BYTES) -> NcuTable:
     """Every launch in an `ncu --csv --page raw` file, read line by line: the file is never held whole, and a
     launch keeps only its numbers and descriptive cells. InputError (naming the file) when it cannot be read."""
-    from roofline.inputs import input_lines
+    from roofline.load.inputs import input_lines
 
     return parse_lines(input_lines(path, max_bytes, "the CSV that 'ncu --csv --page raw' writes"), max_bytes)
 

@@ -30,7 +30,7 @@ def _profiler(cp: Any) -> tuple[Any, Any]:
 
 
 def _is_bundled(folder: Path) -> bool:
-    from roofline.bundled import bundled_dir
+    from roofline.load.bundled import bundled_dir
 
     try:
         return folder.resolve() == bundled_dir("kernels").resolve()
@@ -42,13 +42,13 @@ def run_target(plan: Sequence[Mapping[str, Any]], device_id: int = 0) -> dict[st
     """Launch each planned kernel once between markers, under cudaProfilerStart/Stop."""
     import numpy as np
 
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
     from roofline.measurement.backend_cupy import CupyBackend
     from roofline.measurement.harness import prepare_host
     from roofline.measurement.implementation import load_implementation
     from roofline.measurement.policy import MeasurePolicy
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     backend = CupyBackend(device_id)
     cp = backend.cp

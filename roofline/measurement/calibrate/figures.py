@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from roofline.clockstate import describe, throttle_warning
-from roofline.model import MachineSpec
+from roofline.records.clockstate import describe, throttle_warning
+from roofline.model.types import MachineSpec
 
 OK = "OK"
 FAILED = "FAILED"
@@ -175,10 +175,10 @@ def calibration_document(figures: Sequence[Figure], datasheet: MachineSpec | Non
 
 def enforce_bounds(figures: Sequence[Figure], datasheet: MachineSpec | None,
                    device: Mapping[str, Any]) -> list[Figure]:
-    """Every OK figure held to its physical bounds (roofline.invariants); one outside them becomes FAILED with the
+    """Every OK figure held to its physical bounds (roofline.model.invariants); one outside them becomes FAILED with the
     reason and never reaches the spec or a chart. Why here and not only in the probes: an 11 PB/s L2 figure was
     once checked, timed and written, because its probe's result was right and its timer wrong."""
-    from roofline.invariants import FigureContext, impossible_figure
+    from roofline.model.invariants import FigureContext, impossible_figure
 
     by = {f.field: f for f in figures}
 

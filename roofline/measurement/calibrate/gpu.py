@@ -4,7 +4,7 @@ into CuPy itself (the TF32 compute type, the bfloat16 probe).
 Bandwidth and compute peaks go through the same harness as `roofline measure` (bundled kernels, verified against
 their NumPy references, CUDA-event / graph timing): copy and triad for DRAM bandwidth, fma_peak / fma_peak_fp64 for
 the FP32 / FP64 roofs, cuBLAS through cupy.matmul for the tensor roofs. L2 bandwidth and DRAM latency use the small
-kernels in roofline/calibrate_kernels.cu, and so does L1 / shared-memory bandwidth, each checked before its figure
+kernels in roofline/measurement/calibrate/kernels.cu, and so does L1 / shared-memory bandwidth, each checked before its figure
 is reported. The parts: plan (sizes, the kernels' loader), jobs (the harness runner), peaks (figures from harness
 results), probes (L2, latency), l1 (L1 and shared memory).
 

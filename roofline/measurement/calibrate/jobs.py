@@ -34,11 +34,11 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
              progress: Progress = SILENT) -> dict[str, dict[str, Any]]:
     """Each job through the harness (prepare_host → measure_kernel); the next job's host inputs and reference are
     made on another thread while the GPU times the current one. Returns key → result entry (status OK or FAILED)."""
-    from roofline.expr import compile_expr
-    from roofline.kernels import KernelCatalog
+    from roofline.model.expr import compile_expr
+    from roofline.load.kernels import KernelCatalog
     from roofline.measurement.harness import measure_kernel, prepare_host
     from roofline.measurement.implementation import load_implementation
-    from roofline.workload import evaluate
+    from roofline.model.workload import evaluate
 
     catalog = {d.name: d for d in KernelCatalog.load().descriptors}
     prepared: list[tuple[Job, Any, Any, Any] | tuple[Job, str]] = []

@@ -1,7 +1,7 @@
 """The L1 / shared-memory bandwidth probe of the calibration: every SM reads a 32 KiB working set of its own many
 times, once through L1 (l1_read: 16-byte ld.global.ca loads of one global buffer that every SM caches) and once
 from shared memory (smem_read: the same 32 KiB copied into each block's shared memory, then 16-byte ld.shared
-loads). Both run from roofline/calibrate_kernels.cu and are checked against the host (every word summed) before
+loads). Both run from roofline/measurement/calibrate/kernels.cu and are checked against the host (every word summed) before
 their figure counts; the figure is the faster of the two, and its note says which and gives both.
 
 It exists because no datasheet quotes an L1 bandwidth, and the hierarchical roofline (`plot --hierarchy`) needs one
@@ -23,9 +23,9 @@ from roofline.measurement.calibrate.probes import l2_expected_sum, timed_read
 from roofline.measurement.policy import MeasurePolicy
 
 FIELD = "caches.l1.bandwidth"
-THREADS = 256  # L1_THREADS in calibrate_kernels.cu
+THREADS = 256  # L1_THREADS in kernels.cu
 WORKING_SET = 2048 * 16  # L1_VECS 16-byte vectors: the 32 KiB every block reads
-ROTATE = 256  # vectors each repeat's loads move on by (a multiple of THREADS): see calibrate_kernels.cu
+ROTATE = 256  # vectors each repeat's loads move on by (a multiple of THREADS): see kernels.cu
 MAX_BLOCKS_PER_SM = 4  # __launch_bounds__(256, 4): at most 64 registers, so four blocks fit by registers
 SHARED_RESERVED = 1024  # bytes of shared memory the driver reserves per block (sm_80 and later)
 BYTES_PER_CLOCK = 128  # an SM's L1 / shared-memory data path per clock (Volta and later), for the sanity figure
@@ -110,7 +110,7 @@ def l1_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
         per_sm = blocks_per_sm(smem, uses_shared=name == "smem_read")
         runs[name] = _variant(backend, module, plan, policy, name, words, sms * per_sm)
     per_sm = {n: r["blocks"] // sms for n, r in runs.items()}
-    method = (f"l1_read and smem_read kernels (roofline/calibrate_kernels.cu): one wave of {THREADS}-thread blocks "
+    method = (f"l1_read and smem_read kernels (roofline/measurement/calibrate/kernels.cu): one wave of {THREADS}-thread blocks "
               f"({per_sm['l1_read']} per SM through L1, {per_sm['smem_read']} per SM from shared memory), each "
               f"reading a {WORKING_SET // 1024} KiB per-SM working set repeatedly with 16-byte loads: ld.global.ca of "
               "one buffer that every SM caches in its L1, and ld.shared of a copy in each block's shared memory; "

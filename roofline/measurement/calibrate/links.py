@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping
 
-from roofline.units import quantity_text
+from roofline.model.units import quantity_text
 
 
 def link_figures(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

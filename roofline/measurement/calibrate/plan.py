@@ -1,5 +1,5 @@
 """What every step of the GPU calibration shares: the Plan (sizes and repeat counts; FULL and QUICK), the
-measurement policy it implies, the calibration kernels (roofline/calibrate_kernels.cu) and their loader,
+measurement policy it implies, the calibration kernels (roofline/measurement/calibrate/kernels.cu) and their loader,
 and a float median.
 
 It exists so the harness jobs, the peak figures, the custom probes, the launch overheads and the orchestration in
@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from roofline.measurement.policy import MeasurePolicy
 
-KERNELS_FILE = Path(__file__).resolve().parents[2] / "calibrate_kernels.cu"
+KERNELS_FILE = Path(__file__).resolve().parent / "kernels.cu"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The custom probes of the calibration: L2 bandwidth (l2_read) and DRAM latency (a single-thread pointer chase),
-each run from roofline/calibrate_kernels.cu and checked against the host before its figure is reported, with the
+each run from roofline/measurement/calibrate/kernels.cu and checked against the host before its figure is reported, with the
 pure helpers (chase order, chain filling, expected sum and slot) that the tests check on the host.
 
 It exists because these two figures do not go through the kernel harness: they build their own buffers, launch
@@ -65,7 +65,7 @@ def _timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tupl
 
 MIB = 1 << 20
 SLICE = 512 << 10  # bytes each l2_read block reads (RRZE gpu-l2-cache's 512 kB per block)
-L2_THREADS = 1024  # L2_THREADS in calibrate_kernels.cu
+L2_THREADS = 1024  # L2_THREADS in kernels.cu
 
 
 def l2_working_sets(l2_size: int) -> list[int]:
@@ -99,7 +99,7 @@ def l2_bandwidth(backend: Any, module: Any, plan: Plan, policy: MeasurePolicy,
         return skipped(field, "the device reports no L2 size")
     sets = l2_working_sets(l2)
     point_policy = replace(policy, min_time=min(policy.min_time, plan.l2_point_time))
-    method = (f"l2_read kernel (roofline/calibrate_kernels.cu): blocks of {L2_THREADS} threads each read one "
+    method = (f"l2_read kernel (roofline/measurement/calibrate/kernels.cu): blocks of {L2_THREADS} threads each read one "
               f"{SLICE >> 10} KiB slice of the working set with 16-byte ld.global.cg loads (L2, not L1; RRZE "
               f"gpu-l2-cache's layout), at {len(sets)} working sets from {sets[0] / MIB:.3g} MiB to "
               f"{sets[-1] / MIB:.3g} MiB (2 × L2); every slice read equally often, about "
@@ -189,7 +189,7 @@ def dram_latency(backend: Any, module: Any, plan: Plan, seed: int = MeasurePolic
     total_steps = warm + plan.chase_passes * plan.chase_steps
     if total_steps > slots:
         return failed(field, f"{total_steps} steps would revisit the chain of {slots} slots")
-    method = (f"pointer_chase kernel (roofline/calibrate_kernels.cu): one thread, dependent 8-byte ld.global.cg "
+    method = (f"pointer_chase kernel (roofline/measurement/calibrate/kernels.cu): one thread, dependent 8-byte ld.global.cg "
               f"loads, one {LINE}-byte line per step, a random cycle over {footprint / 2**30:.2f} GiB "
               f"({footprint / l2:.0f}× L2); {plan.chase_passes} timed passes of {plan.chase_steps} steps, each starting "
               "where the previous ended (a new part of the chain every pass), median ns per step by %globaltimer; "

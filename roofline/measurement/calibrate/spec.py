@@ -11,8 +11,8 @@ from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError
 from roofline.measurement.calibrate.figures import KIND_BY_FIELD, KINDS, METHOD, REQUIRED_FIELDS, Figure, datasheet_value
-from roofline.model import MachineSpec
-from roofline.units import quantity_text
+from roofline.model.types import MachineSpec
+from roofline.model.units import quantity_text
 
 
 def spec_id(datasheet: MachineSpec | None, device_name: str) -> str:
@@ -147,7 +147,7 @@ def _notes(figures: Sequence[Figure], datasheet: MachineSpec | None) -> str:
 
 
 def spec_yaml(doc: Mapping[str, Any]) -> str:
-    """The spec document as YAML text (roofline.specs.load_spec reads it back)."""
+    """The spec document as YAML text (roofline.load.specs.load_spec reads it back)."""
     import yaml
 
     header = (
@@ -166,7 +166,7 @@ def check_loads(text: str) -> None:
     import tempfile
     from pathlib import Path
 
-    from roofline.specs import load_spec
+    from roofline.load.specs import load_spec
 
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "measured.yaml"

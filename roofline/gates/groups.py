@@ -1,0 +1,67 @@
+"""`roofline report` of a grouped profile (results with `groups`): the CI gates on groups, not launches.
+
+  --fail-below F          a group whose time-weighted fraction of ceiling (its speed-of-light time over its time)
+                          is below F fails
+  --fail-below-program F  the program fails when its own time-weighted fraction (all groups) is below F
+
+Imported launches were never verified by roofline, so no verification gate applies. Only numbers and verdicts
+here; roofline.render.tables.grouped formats them. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from roofline.records.files import device_labels
+from roofline.records.groups import verified_program
+
+PROFILE_REPORT_SCHEMA = "roofline/profile-report/v1"
+
+
+def _below(fraction: float | None, limit: float | None) -> bool:
+    return limit is not None and fraction is not None and fraction < limit
+
+
+def group_report(docs: Sequence[Mapping[str, Any]], fail_below: float | None = None,
+                 fail_below_program: float | None = None) -> dict[str, Any]:
+    """One row per group of each grouped document (ranked as the document ranks them) and one program row per
+    document, each with its verdict."""
+    rows: list[dict[str, Any]] = []
+    programs: list[dict[str, Any]] = []
+    for label, doc in zip(device_labels(list(docs)), docs):
+        for rank, g in enumerate(doc.get("groups") or [], 1):
+            fraction = g["fraction_of_ceiling"]
+            failures = ([f"{fraction:.1%} of ceiling (time-weighted), below the {fail_below:.0%} gate"]
+                        if _below(fraction, fail_below) else [])
+            rows.append({**{k: v for k, v in g.items() if k != "kernels"}, "device": label, "rank": rank,
+                         "verdict": "fail" if failures else "pass", "failures": failures})
+        totals = verified_program(doc)  # from the groups, never the stored copy (checked equal on reading)
+        fraction = totals.get("fraction_of_ceiling")
+        failures = ([f"program at {fraction:.1%} of ceiling (time-weighted), below the {fail_below_program:.0%} "
+                     "gate"] if _below(fraction, fail_below_program) else [])
+        programs.append({**totals, "device": label, "source": doc.get("_source"),
+                         "machine": (doc.get("machine") or {}).get("id"),
+                         "verdict": "fail" if failures else "pass", "failures": failures})
+    failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]
+    return {
+        "schema": PROFILE_REPORT_SCHEMA,
+        "gates": {"fail_below": fail_below, "fail_below_program": fail_below_program},
+        "summary": {"groups": len(rows), "failed_groups": sum(r["verdict"] == "fail" for r in rows),
+                    "failed_programs": sum(p["verdict"] == "fail" for p in programs), "ok": not failed},
+        "programs": programs,
+        "rows": rows,
+    }
+
+
+def group_failure_message(report: Mapping[str, Any]) -> str:
+    """One line for the exit-1 error."""
+    groups = [r for r in report["rows"] if r["verdict"] == "fail"]
+    progs = [p for p in report["programs"] if p["verdict"] == "fail"]
+    parts = []
+    if groups:
+        names = ", ".join(f"{r['name']} on {r['device']}" for r in groups[:3])
+        parts.append(f"{len(groups)} of {len(report['rows'])} group(s) below the gate: {names}"
+                     + (f" and {len(groups) - 3} more" if len(groups) > 3 else ""))
+    for p in progs:
+        parts.append(p["failures"][0] + f" on {p['device']}")
+    return "; ".join(parts)

@@ -1,0 +1,245 @@
+"""CI gates, pure: thresholds from options or a YAML file, and results + baseline in → report rows with verdicts.
+
+Gates:
+  verified       a kernel that failed verification (status FAILED, or verified false) always fails;
+  fail_below     a verified kernel achieving less than this fraction of its ceiling fails;
+  max_regression a kernel whose median time is more than this fraction slower than the baseline's fails, when
+                 (the default 'ci' test) the 95 % bootstrap intervals of the two medians do not overlap too.
+  model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
+A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) fails
+the fail_below gate it cannot be judged by, unless unknown ceilings are allowed (--allow-unknown-ceiling); a kernel
+without a baseline entry passes the regression gate, and the row says so. Fractions are in (0, 1].
+Per-kernel entries must name kernels in the results: a misspelt name would otherwise switch a gate off silently.
+The thresholds (options and the gates file) are roofline.gates.config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+
+from roofline.records import caveats
+from roofline.records.clockstate import throttle_warning
+from roofline.gates.config import GateConfig, Thresholds
+from roofline.records.document import MODEL_ERROR_FRACTION, model_error_warning
+from roofline.records.schema import RESULTS_SCHEMA
+from roofline.records.files import ceiling_of, device_labels, kernel_key, params_text
+
+REPORT_SCHEMA = "roofline/report/v1"
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+
+def _baseline_index(baseline: Sequence[dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+    index: dict[tuple[str, ...], dict[str, Any]] = {}
+    for doc in baseline:
+        for kernel in doc["kernels"]:
+            name, params = kernel_key(kernel)
+            index.setdefault(("device", str(doc["device"]["name"]), name, params), kernel)
+            if _machine_id(doc) is not None:
+                index.setdefault(("machine", str(_machine_id(doc)), name, params), kernel)
+    return index
+
+
+def _fraction_text(fraction: float | None) -> str:
+    return "–" if fraction is None else f"{fraction:.1%}"
+
+
+def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None,
+                    device_in_baseline: bool = True, allow_unknown_ceiling: bool = False,
+                    strict_model: bool = False, regression_test: str = "ci") -> dict[str, Any]:
+    """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
+    status = kernel["status"]
+    fraction = kernel.get("fraction_of_ceiling")
+    time = kernel.get("time_median")
+    failures: list[str] = []
+    failed_gates: list[str] = []
+    notes: list[str] = []
+    change = None
+    base_time = base.get("time_median") if base else None
+    if time is not None and base_time:
+        change = time / base_time - 1.0
+
+    if status == "SKIPPED":
+        return {"verdict": "skip", "failures": [], "failed_gates": [], "notes": [kernel.get("error") or "skipped"], "change": change,
+                "baseline_time": base_time}
+    imported = status == "IMPORTED" and kernel["verified"] is None  # from `roofline import ncu`: not ours to check
+    if imported:
+        notes.append("imported: not verified by roofline")
+    if status == "FAILED" or (not kernel["verified"] and not imported):
+        reason = "not verified" if status != "FAILED" else "FAILED verification"
+        error = kernel.get("error")
+        failures.append(f"{reason}: {error}" if error else reason)
+        failed_gates.append("verified")
+    else:
+        if thresholds.fail_below is not None:
+            if fraction is None and allow_unknown_ceiling:
+                notes.append("ceiling unknown: fail-below not checked (--allow-unknown-ceiling)")
+            elif fraction is None:
+                failures.append("ceiling unknown, so the fail-below gate cannot hold (measure with a spec, or "
+                                "pass --allow-unknown-ceiling)")
+                failed_gates.append("fail_below")
+            elif fraction < thresholds.fail_below:
+                failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
+                failed_gates.append("fail_below")
+        if fraction is not None and fraction > MODEL_ERROR_FRACTION and not imported:
+            text = caveats.line(model_error_warning(fraction))
+            if strict_model:
+                failures.append(text)
+                failed_gates.append("model")
+            else:
+                notes.append(text)
+        if thresholds.max_regression is not None:
+            if base is None:
+                notes.append("not in baseline" if device_in_baseline else "no baseline for this device")
+            elif change is None:
+                notes.append("baseline has no time")
+            elif change > thresholds.max_regression:
+                verdict = regression_verdict(kernel.get("time_ci"), base.get("time_ci"), regression_test)
+                text = f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit{verdict[1]}"
+                if verdict[0]:
+                    failures.append(text)
+                    failed_gates.append("max_regression")
+                else:
+                    notes.append(text)
+    return {"verdict": "fail" if failures else "pass", "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
+            "baseline_time": base_time}
+
+
+def _interval_text(ci: Any) -> str:
+    from roofline.model.units import format_time
+
+    return f"{format_time(ci[0])}–{format_time(ci[1])}"
+
+
+def regression_verdict(current: Any, base: Any, test: str) -> tuple[bool, str]:
+    """(fails, detail) for a median over the regression limit. With the 'ci' test it fails only when the two
+    medians' bootstrap intervals do not overlap: a slowdown inside the noise of two runs is not a regression."""
+    if test == "median":
+        return True, ""
+    if not current or not base:
+        return True, " (no confidence interval in one file: compared medians)"
+    intervals = f" (95% CI {_interval_text(current)} vs baseline {_interval_text(base)})"
+    if current[0] <= base[1]:
+        return False, intervals + ": the intervals overlap, so within noise"
+    return True, intervals
+
+
+def _machine_id(doc: dict[str, Any]) -> str | None:
+    """The spec a results file was measured against; None for a file measured without one (ceiling unknown)."""
+    return doc["machine"]["id"] if doc.get("machine") else None
+
+
+def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig(),
+                 baseline: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
+
+    Only numbers and verdicts; renderers format them.
+    """
+    config.check_names({str(k["name"]) for doc in docs for k in doc["kernels"]})
+    index = _baseline_index(baseline)
+    rows = []
+    devices = []
+    for label, doc in zip(device_labels(docs), docs):
+        device = doc["device"]
+        devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
+                        "machine": _machine_id(doc), "backend": doc["backend"], "created": doc["created"],
+                        "source": doc.get("_source")})
+        for kernel in doc["kernels"]:
+            name, params = kernel_key(kernel)
+            # The same device name, else the same machine spec: never a kernel measured on another GPU.
+            base = index.get(("device", str(device["name"]), name, params)) or index.get(
+                ("machine", str(_machine_id(doc)), name, params))
+            thresholds = config.for_kernel(name)
+            if not baseline:  # nothing to regress against
+                thresholds = replace(thresholds, max_regression=None)
+            device_in_baseline = any(
+                str(b["device"]["name"]) == str(device["name"])
+                or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
+                for b in baseline)
+            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
+                                   config.allow_unknown_ceiling, config.strict_model, config.regression_test)
+            fraction = kernel.get("fraction_of_ceiling")
+            ceiling = ceiling_of(kernel)
+            # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
+            throttled = throttle_warning(kernel.get("gpu_state"))
+            rows.append({
+                "device": label,
+                "kernel": name,
+                "params": kernel["params"],
+                "params_text": params_text(kernel["params"]),
+                "dtype": kernel["dtype"],
+                "roof": kernel["roof"],
+                "bound": kernel["bound"],
+                "status": kernel["status"],
+                "verified": kernel["verified"],
+                "error": kernel.get("error"),
+                "time_median": kernel.get("time_median"),
+                "time_ci": kernel.get("time_ci"),
+                "baseline_ci": base.get("time_ci") if base else None,
+                "sol_time": kernel["sol_time"],
+                "achieved_bandwidth": kernel.get("achieved_bandwidth"),
+                "achieved_flops": kernel.get("achieved_flops"),
+                "attainable": ceiling[0],
+                "attainable_unit": ceiling[1],
+                "fraction_of_ceiling": fraction,
+                "gap": None if fraction is None else 1.0 - fraction,
+                "slowdown": None if not fraction else 1.0 / fraction,
+                "baseline_time": gate["baseline_time"],
+                "device_in_baseline": device_in_baseline,
+                "change": gate["change"],
+                "thresholds": {"fail_below": thresholds.fail_below, "max_regression": thresholds.max_regression},
+                "verdict": gate["verdict"],
+                "failures": gate["failures"],
+                "failed_gates": gate["failed_gates"],
+                "notes": gate["notes"] + ([throttled] if throttled else []),
+                "throttled": throttled,
+            })
+    failed = [r for r in rows if r["verdict"] == "fail"]
+    return {
+        "schema": REPORT_SCHEMA,
+        "results_schema": RESULTS_SCHEMA,
+        "devices": devices,
+        "gates": {"fail_below": config.default.fail_below, "max_regression": config.default.max_regression,
+                  "kernels": {k: dict(v) for k, v in config.kernels.items()}, "source": config.source,
+                  "baseline": [d.get("_source") for d in baseline] or None,
+                  "description": config.describe()},
+        "summary": {"kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
+                    "failed": len(failed), "skipped": sum(r["verdict"] == "skip" for r in rows),
+                    "ok": not failed},
+        "rows": rows,
+    }
+
+
+def failure_message(report: dict[str, Any]) -> str:
+    """One line for the exit-1 error: how many gates failed and the first few kernels."""
+    failed = [r for r in report["rows"] if r["verdict"] == "fail"]
+    names = ", ".join(f"{r['kernel']} on {r['device']}" for r in failed[:3])
+    more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+    return f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"
+
+
+def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], limit: float) -> dict[str, Any]:
+    """The node-acceptance gate (`report --outlier 5%`): fail each row whose device is more than `limit` below its
+    host's median on that kernel (roofline.gates.hosts), naming the device by index and PCI bus id. Returns the report
+    with those rows failed, an `outliers` list, and the summary recounted."""
+    from roofline.gates.hosts import device_name, outliers
+
+    found = outliers(rows, limit)
+    by_row = {(o["label"], o["kernel"], params_text(o["params"])): o for o in found}
+    new_rows = []
+    for row in report["rows"]:
+        o = by_row.get((row["device"], row["kernel"], row["params_text"]))
+        if o is not None and row["verdict"] != "skip":
+            where = o.get("where") or device_name(o["index"], o["pci_bus_id"])
+            text = (f"{-o['deviation']:.1%} below the {'fleet' if o.get('where') else 'host'} median on {where}, "
+                    f"over the {limit:.0%} outlier limit")
+            row = {**row, "verdict": "fail", "failures": [*row["failures"], text],
+                   "failed_gates": [*row["failed_gates"], "outlier"]}
+        new_rows.append(row)
+    failed = [r for r in new_rows if r["verdict"] == "fail"]
+    summary = {**report["summary"], "passed": sum(r["verdict"] == "pass" for r in new_rows), "failed": len(failed),
+               "ok": not failed}
+    gates = {**report["gates"], "outlier": limit}
+    return {**report, "rows": new_rows, "summary": summary, "gates": gates, "outliers": found}

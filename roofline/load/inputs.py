@@ -1,0 +1,311 @@
+"""The one reader for every input file (specs, descriptors, results, baselines, gates, ncu CSV, sweeps).
+
+Files in CI come from pull requests, so nothing here trusts its input: only regular files are read (a FIFO would
+block, /dev/zero would never end), never more than the size limit plus one byte, UTF-8 or a clear message; YAML
+without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) and JSON, both at most
+MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal is one
+InputError naming the file (and the line, where there is one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any, Iterator
+
+from roofline.errors import at, first_line
+from roofline.model.units import MAX_DIGITS
+
+MAX_DEPTH = 64  # levels of nested lists and mappings; real inputs use fewer than ten
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, words in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                        (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                        (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+@contextlib.contextmanager
+def _opening(path: Path) -> Iterator[None]:
+    """The OS errors of opening and statting `path` as one InputError naming it (exit 2, never a traceback)."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise at(path, None, "no such file") from None
+    except PermissionError:
+        raise at(path, None, "cannot read: permission denied") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise at(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _refuse_not_regular(path: Path, what: str | None, kind: str) -> None:
+    """A folder, FIFO, device or socket where a file of `kind` was expected: refused, naming what it is."""
+    if what == "a folder":
+        raise at(path, None, f"is a folder, expected {kind}")
+    if what is not None:
+        raise at(path, None, f"is {what}, not a regular file; expected {kind}")
+
+
+def read_input_bytes(path: object, max_bytes: int, kind: str) -> bytes:
+    """The bytes of a regular file of at most max_bytes, or one InputError naming it.
+
+    The type is checked before opening (opening some devices has effects) and again on the open descriptor
+    (the path may have been swapped in between); the size is enforced by reading at most max_bytes + 1 bytes,
+    never by trusting st_size. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer.
+    """
+    path = Path(str(path))
+    with _opening(path):
+        what = _not_regular(os.stat(path).st_mode)
+        if what is None:
+            fd = os.open(path, _OPEN_FLAGS)
+            with os.fdopen(fd, "rb", buffering=0) as handle:
+                what = _not_regular(os.fstat(handle.fileno()).st_mode)
+                data = b"" if what else _read_at_most(handle, max_bytes + 1)
+    _refuse_not_regular(path, what, kind)
+    if len(data) > max_bytes:
+        raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
+    return data
+
+
+def _read_at_most(handle: Any, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        chunk = handle.read(min(limit - total, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_input_text(path: object, max_bytes: int, kind: str) -> str:
+    """The UTF-8 text of a regular file of at most max_bytes (a leading byte-order mark is dropped)."""
+    data = read_input_bytes(path, max_bytes, kind)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise at(path, None, f"is not UTF-8 text (line {line}, byte {exc.start}); expected {kind}") from None
+
+
+# ---- YAML --------------------------------------------------------------------------------------------------
+
+
+def _yaml_loader() -> type:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ten times faster; same results
+
+
+def parse_yaml(text: str, source: object) -> Any:
+    """The data of one YAML document, checked node by node before any value is built.
+
+    Composing the node graph is cheap even for an alias bomb (aliases share nodes); the walk refuses a node
+    reached twice (an alias), nesting beyond MAX_DEPTH, whole numbers of more than MAX_DIGITS digits and
+    non-finite floats, each with its line. Scalars with a non-string tag are built during the walk, so a bad
+    date or number is reported at its line too; the loader keeps them for building the document.
+    """
+    import yaml
+
+    loader_class = _yaml_loader()
+    if not loader_class.__name__.startswith("C"):
+        _check_depth_by_events(text, source, loader_class)
+    loader = loader_class(text)
+    try:
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_nodes(loader, node, source, text)
+            return loader.construct_document(node)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            problem = exc.problem or exc.context or "malformed"
+            if "nesting depth" in problem and mark:  # libyaml's own limit (1000 levels) met before ours
+                raise at(source, f"line {mark.line + 1}", f"is nested more than {MAX_DEPTH} levels deep") from None
+            what = "YAML error" if isinstance(exc, yaml.constructor.ConstructorError) else "YAML syntax error"
+            raise at(source, None, f"{what}: {where}{problem}") from None
+        except yaml.YAMLError as exc:
+            raise at(source, None, f"YAML syntax error: {first_line(exc)}") from None
+        except RecursionError:  # the pure-Python composer recurses; libyaml stops at 1000 levels itself
+            raise at(source, None, f"is nested more than {MAX_DEPTH} levels deep") from None
+    finally:
+        loader.dispose()
+
+
+def _check_depth_by_events(text: str, source: object, loader_class: type) -> None:
+    """Without libyaml: stop at MAX_DEPTH from the event stream, before the recursive pure-Python composer (whose
+    scanner is also quadratic in flow depth: 1000 levels of '[' take seconds)."""
+    import yaml
+
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=loader_class):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = f"line {event.start_mark.line + 1}"
+                    raise at(source, line, f"is nested more than {MAX_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the loader reports syntax errors with their position
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+
+
+def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
+    import yaml
+
+    seen: set[int] = set()
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        line = node.start_mark.line + 1 if node.start_mark else 0
+        if id(node) in seen:
+            line = _first_alias_line(text) or line
+            message = "YAML anchors and aliases (&name, *name) are not allowed; write the values out"
+            raise at(source, f"line {line}", message)
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag != _STR_TAG:
+                _check_scalar(loader, node, source, line)
+            continue
+        if depth > MAX_DEPTH:
+            raise at(source, f"line {line}", f"is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+        else:
+            stack.extend((child, depth + 1) for child in node.value)
+
+
+def _first_alias_line(text: str) -> int | None:
+    """The line of the first alias (*name): the node graph keeps only where its anchor was."""
+    import yaml
+
+    for event in yaml.parse(text, Loader=_yaml_loader()):
+        if isinstance(event, yaml.AliasEvent):
+            return event.start_mark.line + 1
+    return None
+
+
+def _check_scalar(loader: Any, node: Any, source: object, line: int) -> None:
+    import yaml
+
+    if node.tag == _INT_TAG and sum(c.isalnum() for c in node.value) > MAX_DIGITS + 2:  # + 2 for a 0x prefix
+        raise at(source, f"line {line}", f"a whole number of more than {MAX_DIGITS} digits ({node.value[:20]}…)")
+    try:
+        value = loader.construct_object(node)
+    except yaml.MarkedYAMLError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - PyYAML's scalar builders raise anything: '!!bool x' is a KeyError
+        detail = f" ({first_line(exc, 80)})" if isinstance(exc, ValueError) else ""  # 'month must be in 1..12'
+        what = node.tag.rsplit(":", 1)[-1]
+        raise at(source, f"line {line}", f"cannot read {node.value[:40]!r} as {what}{detail}") from None
+    if node.tag == _FLOAT_TAG and isinstance(value, float) and not math.isfinite(value):
+        raise at(source, f"line {line}", f"{node.value[:40]!r} is not a finite number")
+
+
+def read_yaml(path: object, max_bytes: int, kind: str = "a YAML file") -> Any:
+    """The data of a YAML file read through read_input_text and parse_yaml."""
+    return parse_yaml(read_input_text(path, max_bytes, kind), path)
+
+
+# ---- JSON --------------------------------------------------------------------------------------------------
+
+
+class _NumberRefused(ValueError):
+    def __init__(self, text: str, why: str):
+        super().__init__(why)
+        self.text = text
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _NumberRefused(text, f"a whole number of more than {MAX_DIGITS} digits")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NumberRefused(text, "a number out of the finite range")
+    return value
+
+
+def _json_constant(text: str) -> float:
+    raise _NumberRefused(text, f"{text} is not JSON (write null for a missing number)")
+
+
+def parse_json(text: str, source: object) -> Any:
+    """A JSON document with finite numbers, whole numbers of at most MAX_DIGITS digits, at most MAX_DEPTH deep."""
+    import json
+
+    try:
+        doc = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+    except json.JSONDecodeError as exc:
+        raise at(source, None, f"is not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    except _NumberRefused as exc:
+        line = text.count("\n", 0, max(text.find(exc.text), 0)) + 1
+        raise at(source, f"line {line}", f"{exc} ({exc.text[:20]}{'…' if len(exc.text) > 20 else ''})") from None
+    except RecursionError:
+        raise at(source, None, f"is nested more than {MAX_DEPTH} levels deep") from None
+    stack = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise at(source, None, f"is nested more than {MAX_DEPTH} levels deep")
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return doc
+
+
+def read_json(path: object, max_bytes: int, kind: str = "a JSON file") -> Any:
+    """The document of a JSON file read through read_input_text and parse_json."""
+    return parse_json(read_input_text(path, max_bytes, kind), path)
+
+
+
+def input_lines(path: object, max_bytes: int, kind: str) -> Iterator[str]:
+    """The lines of a regular UTF-8 file of at most max_bytes, one at a time (split at \\n only, a \\r before it
+    dropped, a leading byte-order mark dropped), checked as read_input_bytes checks a file: a large capture is
+    read without holding it. One InputError naming the file (and the line) when it cannot be."""
+    path = Path(str(path))
+    with _opening(path):
+        what = _not_regular(os.stat(path).st_mode)
+        handle = None if what else os.fdopen(os.open(path, _OPEN_FLAGS), "rb")
+    if handle is not None:
+        what = _not_regular(os.fstat(handle.fileno()).st_mode)
+        if what:
+            handle.close()
+    _refuse_not_regular(path, what, kind)
+    assert handle is not None
+    with handle:
+        total = 0
+        for number, raw in enumerate(handle, 1):
+            total += len(raw)
+            if total > max_bytes:
+                raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
+            try:
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise at(path, None, f"is not UTF-8 text (line {number}, byte {total - len(raw) + exc.start}); "
+                                     f"expected {kind}") from None
+            yield line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line

@@ -1,0 +1,211 @@
+"""The roofline model as pure functions: machine + workload in, figures in SI base units out.
+
+The analysis document (roofline/analysis/v1) is defined here; its history:
+  v1  first version: schema, machine (id, name, bandwidth, latency, bytes_in_flight, resident_threads, roofs),
+      kernels (the fields of KernelAnalysis). `bytes` is DRAM traffic. Added within v1 (older readers ignore it,
+      older files simply lack it): a kernel's "traffic", {level: {"bytes", "intensity"}} for each cache level
+      (l1, l2) its descriptor gives, intensity = flops / that level's bytes (null when those bytes are 0); {} when
+      none is given; the machine's "caches", {level: {size, bandwidth, latency}} with the figures its spec gives,
+      so a results file carries what the hierarchical chart draws. A kernel's "links", {link: {"bytes",
+      "bandwidth", "time", "intensity"}} for each interconnect link its descriptor sends bytes over (bandwidth is
+      the spec's one-direction roof, time = bytes / bandwidth); {} when none. Such a kernel's sol_time is the
+      largest of its compute, memory and link times, and its bound "interconnect (nvlink)" when a link's is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+from roofline.errors import InputError
+from roofline.model.types import KernelDescriptor, MachineSpec, Workload
+
+ANALYSIS_SCHEMA = "roofline/analysis/v1"
+
+
+def ridge_point(peak_flops: float, bandwidth: float) -> float:
+    """Machine balance in FLOP/B: below it a kernel is memory-bound."""
+    return peak_flops / bandwidth
+
+
+def intensity(flops: float, bytes_: float) -> float:
+    return flops / bytes_
+
+
+def attainable(ai: float, peak_flops: float, bandwidth: float) -> float:
+    return min(peak_flops, ai * bandwidth)
+
+
+def sol_time(flops: float, bytes_: float, peak_flops: float, bandwidth: float) -> float:
+    """Speed-of-light time: the larger of the compute and memory times."""
+    return max(flops / peak_flops, bytes_ / bandwidth)
+
+
+def timed_elsewhere(flops: float, bytes_: float, time: float, peak: float, machine: MachineSpec,
+                    compute_time: float | None = None) -> dict[str, Any]:
+    """The analysis and measured fields of one launch timed by another tool (ncu, a profiler trace): one run of
+    `time` seconds, judged against `peak` and the machine's bandwidth. `compute_time` replaces flops / peak where
+    the work is spread over several roofs (ncu's placement)."""
+    bw = machine.bandwidth
+    ai, ridge = intensity(flops, bytes_), ridge_point(peak, bw)
+    memory_time = bytes_ / bw
+    compute_time = flops / peak if compute_time is None else compute_time
+    sol = max(memory_time, compute_time)
+    return {"flops": flops, "bytes": bytes_, "intensity": ai, "peak_flops": peak, "bandwidth": bw, "ridge": ridge,
+            "bound": "memory" if ai < ridge else "compute", "attainable_flops": attainable(ai, peak, bw),
+            "memory_time": memory_time, "compute_time": compute_time, "sol_time": sol,
+            "latency_bound": bytes_ < machine.bytes_in_flight, "time_median": time, "time_min": time,
+            "time_max": time, "repeats": 1, "achieved_bandwidth": bytes_ / time, "achieved_flops": flops / time,
+            "fraction_of_ceiling": sol / time}
+
+
+@dataclass(frozen=True)
+class StageAnalysis:
+    name: str
+    flops: float
+    bytes: float
+    sol_time: float
+
+
+@dataclass(frozen=True)
+class LevelTraffic:
+    """The bytes a kernel requests at one cache level and its intensity there (the hierarchical roofline)."""
+
+    bytes: float
+    intensity: float | None  # None where the kernel requests nothing at that level (JSON has no infinity)
+
+
+def level_traffic(flops: float, traffic: Mapping[str, float]) -> dict[str, LevelTraffic]:
+    """Per-level bytes and intensity, in the order the descriptor gives the levels."""
+    return {level: LevelTraffic(b, intensity(flops, b) if b else None) for level, b in traffic.items()}
+
+
+def traffic_fields(flops: float, traffic: Mapping[str, float]) -> dict[str, dict[str, float | None]]:
+    """The JSON form of level_traffic: {level: {"bytes", "intensity"}}; it needs no machine."""
+    return {level: asdict(t) for level, t in level_traffic(flops, traffic).items()}
+
+
+@dataclass(frozen=True)
+class LinkTraffic:
+    """The bytes a kernel sends over one interconnect link, the link's one-direction roof and the time they take."""
+
+    bytes: float
+    bandwidth: float  # B/s, one direction (a ring sends and receives at once, each at this rate)
+    time: float
+    intensity: float | None  # FLOPs per byte over the link; None when nothing is sent
+
+
+def link_traffic(machine: MachineSpec, work: Workload) -> dict[str, LinkTraffic]:
+    """Per link the descriptor names: its bytes against the spec's link roof. A spec without that link cannot bound
+    the kernel, which is an input error naming both."""
+    out = {}
+    for link, b in work.interconnect.items():
+        roof = machine.interconnect.get(link)
+        if roof is None:
+            raise InputError(f"kernel '{work.name}' sends bytes over {link}, and {machine.id} gives no "
+                             f"interconnect.{link} bandwidth (it gives: {', '.join(machine.interconnect) or 'none'})")
+        out[link] = LinkTraffic(b, roof.per_direction, b / roof.per_direction, intensity(work.flops, b) if b else None)
+    return out
+
+
+def lacks(machine: MachineSpec, d: KernelDescriptor) -> str | None:
+    """What a kernel needs that the spec does not give ('the bf16_tensor roof', 'interconnect.nvlink'), or None:
+    such a kernel is skipped on that machine, by analyze and measure alike."""
+    if d.roof not in machine.roofs:
+        return f"the {d.roof} roof"
+    missing = [link for link in d.interconnect if link not in machine.interconnect]
+    return f"interconnect.{missing[0]}" if missing else None
+
+
+@dataclass(frozen=True)
+class KernelAnalysis:
+    name: str
+    params: dict[str, int | float]
+    dtype: str
+    roof: str
+    launches: int
+    stages: list[StageAnalysis]
+    flops: float
+    bytes: float
+    intensity: float
+    peak_flops: float
+    bandwidth: float
+    ridge: float
+    bound: str
+    attainable_flops: float
+    memory_time: float
+    compute_time: float
+    sol_time: float
+    access_bytes: float
+    threads_needed: float
+    latency_bound: bool
+    traffic: dict[str, LevelTraffic] = field(default_factory=dict)
+    links: dict[str, LinkTraffic] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def machine_summary(machine: MachineSpec) -> dict[str, Any]:
+    return {
+        "id": machine.id,
+        "name": machine.name,
+        "bandwidth": machine.bandwidth,
+        "latency": machine.latency,
+        "bytes_in_flight": machine.bytes_in_flight,
+        "resident_threads": machine.resident_threads,
+        "roofs": dict(machine.roofs),
+        "caches": {level: {k: v for k, v in (("size", c.size), ("bandwidth", c.bandwidth), ("latency", c.latency))
+                           if v is not None} for level, c in machine.caches.items()},
+    }
+
+
+def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
+    if work.roof not in machine.roofs:
+        raise InputError(
+            f"kernel '{work.name}' needs the {work.roof} roof, which {machine.id} does not have "
+            f"(it has {', '.join(machine.roofs)})"
+        )
+    peak = machine.roofs[work.roof]
+    bw = machine.bandwidth
+    ai = intensity(work.flops, work.bytes)
+    ridge = ridge_point(peak, bw)
+    memory_time = work.bytes / bw
+    compute_time = work.flops / peak
+    links = link_traffic(machine, work)
+    link_name, link_time = max(((k, t.time) for k, t in links.items()), key=lambda kt: kt[1], default=("", 0.0))
+    link_bound = link_time > max(memory_time, compute_time)
+    sol = max(memory_time, compute_time, link_time)
+    return KernelAnalysis(
+        name=work.name,
+        params=dict(work.params),
+        dtype=work.dtype,
+        roof=work.roof,
+        launches=work.launches,
+        stages=[StageAnalysis(s.name, s.flops, s.bytes, sol_time(s.flops, s.bytes, peak, bw)) for s in work.stages],
+        flops=work.flops,
+        bytes=work.bytes,
+        intensity=ai,
+        peak_flops=peak,
+        bandwidth=bw,
+        ridge=ridge,
+        bound=f"interconnect ({link_name})" if link_bound else ("memory" if ai < ridge else "compute"),
+        attainable_flops=work.flops / sol if link_bound else attainable(ai, peak, bw),
+        memory_time=memory_time,
+        compute_time=compute_time,
+        sol_time=sol,
+        access_bytes=work.access_bytes,
+        threads_needed=machine.bytes_in_flight / work.access_bytes,
+        latency_bound=work.bytes < machine.bytes_in_flight,
+        traffic=level_traffic(work.flops, work.traffic),
+        links=links,
+    )
+
+
+def analysis_document(machine: MachineSpec, kernels: list[KernelAnalysis]) -> dict[str, Any]:
+    """The analysis JSON contract (roofline/analysis/v1) that plot and report read."""
+    return {
+        "schema": ANALYSIS_SCHEMA,
+        "machine": machine_summary(machine),
+        "kernels": [k.to_dict() for k in kernels],
+    }

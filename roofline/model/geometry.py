@@ -1,0 +1,68 @@
+"""A descriptor's launches at concrete parameters, as the first-principles size model sees them.
+
+Pure physics of the descriptor (its `geometry:` block evaluated), so loading a descriptor can check its geometry
+without the size model, and the size model (roofline.sizes.predict) builds on it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping
+
+from roofline.errors import at
+from roofline.model.expr import Expr, FormulaError
+from roofline.model.types import KernelDescriptor, Workload
+
+EPS = 1e-9  # a whole number of windows computed in floating point must not round up to one more
+
+
+@dataclass(frozen=True)
+class LaunchShape:
+    """One launch as the model sees it: DRAM bytes, threads, bytes in flight per thread."""
+
+    bytes: float
+    threads: float
+    bytes_per_thread: float
+    reductions: int = 0  # block-wide reductions in series in each block
+
+
+
+def _geometry_value(d: KernelDescriptor, field: str, expr: Expr, env: Mapping[str, float]) -> float:
+    if "sm_count" in expr.names and "sm_count" not in env:
+        raise at(d.path or d.name, field, f"'{expr.source}' uses sm_count, which the spec does not give")
+    try:
+        value = float(expr.evaluate(env))
+    except FormulaError as exc:
+        raise at(d.path or d.name, field, f"{exc} (in '{expr.source}')") from None
+    if not math.isfinite(value) or value <= 0:
+        raise at(d.path or d.name, field, f"'{expr.source}' gives {value:g}; it must be a positive number")
+    return value
+
+
+def launch_shapes(d: KernelDescriptor, work: Workload, sm_count: int | None) -> tuple[LaunchShape, ...]:
+    """The launches of `d` at the parameters of `work`: one per stage, or the main launch (all the bytes) followed by
+    `launches − 1` launches of one block that move nothing the model counts (a reduction's second pass).
+
+    Defaults: with threads but no bytes_per_thread, each thread moves its share once (B / T); with neither, one
+    access_bytes access per thread (T = B / access_bytes), the reading `analyze` uses for threads_needed."""
+    g = d.geometry
+    env: dict[str, float] = dict(work.params)
+    if d.itemsize is not None:
+        env["itemsize"] = d.itemsize
+    if sm_count:
+        env["sm_count"] = sm_count
+    threads = _geometry_value(d, "threads", g.threads, env) if g.threads else None
+    per_thread = _geometry_value(d, "bytes_per_thread", g.bytes_per_thread, env) if g.bytes_per_thread else None
+    shapes = []
+    for b in [s.bytes for s in work.stages] or [work.bytes]:
+        if threads is None:
+            b_t = per_thread or work.access_bytes
+            shapes.append(LaunchShape(b, max(1.0, math.ceil(b / b_t - EPS)), b_t))
+        else:
+            shapes.append(LaunchShape(b, threads, per_thread if per_thread is not None else b / threads))
+    if g.reductions:
+        shapes[0] = LaunchShape(shapes[0].bytes, shapes[0].threads, shapes[0].bytes_per_thread, g.reductions)
+    if not work.stages:
+        shapes += [LaunchShape(0.0, 1.0, 0.0)] * ((g.launches or 1) - 1)
+    return tuple(shapes)

@@ -1,0 +1,205 @@
+"""Validated, immutable model objects. Loaders build them; analysis reads them; nothing here does I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from roofline.model.expr import Expr
+
+# Compute roofs a spec may name. Dense figures only: never the 2:4-sparse ones, which no dense kernel reaches.
+ROOF_NAMES = (
+    "fp64",
+    "fp64_tensor",
+    "fp32",
+    "fp16",
+    "bf16",
+    "tf32_tensor",
+    "fp16_tensor",
+    "bf16_tensor",
+    "fp8_tensor",
+    "int8_tensor",
+    "fp4_tensor",
+    "int4_tensor",
+)
+
+# Bytes per element for the dtypes a descriptor may name.
+ITEMSIZE = {
+    "float64": 8,
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "float8_e4m3": 1,
+    "float8_e5m2": 1,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "complex64": 8,
+    "complex128": 16,
+}
+
+CACHE_LEVELS = ("l1", "shared", "l2", "l3")
+
+# Levels a descriptor's `traffic:` may give bytes for. DRAM is not one of them: DRAM traffic is `bytes` itself.
+TRAFFIC_LEVELS = ("l1", "l2")
+# What a descriptor that leaves them out gets: a minimal descriptor is name, flops and bytes.
+DEFAULT_PATTERN = "custom"
+NO_DTYPE = "unspecified"  # no dtype given: formulas may not use itemsize, and the kernel cannot be measured
+DEFAULT_ACCESS_BYTES = 4  # one 32-bit load per thread, for Little's Law, when neither dtype nor access_bytes says
+
+
+@dataclass(frozen=True)
+class Source:
+    cite: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    size: float | None = None  # B
+    bandwidth: float | None = None  # B/s
+    latency: float | None = None  # s
+    # (working set B, read bandwidth B/s) by increasing working set, as calibrate measures it for the L2: where the
+    # plateau ends and the bandwidth falls to DRAM's. Empty for a datasheet spec.
+    curve: tuple[tuple[float, float], ...] = ()
+
+
+LINK_NAMES = ("nvlink", "pcie")
+
+
+@dataclass(frozen=True)
+class Link:
+    """A GPU's link to its peers (nvlink) or its host (pcie), as the datasheet prints it: `bandwidth` is both
+    directions together (NVIDIA's 900 GB/s NVLink 4 is 450 GB/s each way), so one direction's roof is half of it."""
+
+    bandwidth: float  # B/s, both directions summed
+    links: int | None = None  # NVLink links per GPU; PCIe lanes
+
+    @property
+    def per_direction(self) -> float:
+        return self.bandwidth / 2.0
+
+
+@dataclass(frozen=True)
+class MachineSpec:
+    """A GPU as the roofline model sees it. All figures in SI base units (B/s, s, B, FLOP/s, Hz)."""
+
+    id: str
+    name: str
+    bandwidth: float
+    latency: float
+    roofs: Mapping[str, float]
+    capacity: float | None = None
+    sm_count: int | None = None
+    max_threads_per_sm: int | None = None
+    caches: Mapping[str, CacheLevel] = field(default_factory=dict)
+    clocks: Mapping[str, float] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    device_names: tuple[str, ...] = ()
+    architecture: str | None = None
+    compute_capability: str | None = None
+    notes: str | None = None
+    sources: tuple[Source, ...] = ()
+    measured: bool = False
+    derived: bool = False
+    measurement: Mapping[str, str] = field(default_factory=dict)
+    path: Path | None = None
+    interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie
+    memory_bus_width: int | None = None  # bits; with memory_clock, a cross-check of bandwidth (roofline.model.invariants)
+    memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
+
+    @property
+    def bytes_in_flight(self) -> float:
+        """Little's Law: the bytes that must be outstanding to sustain the bandwidth."""
+        return self.bandwidth * self.latency
+
+    @property
+    def resident_threads(self) -> int | None:
+        if self.sm_count is None or self.max_threads_per_sm is None:
+            return None
+        return self.sm_count * self.max_threads_per_sm
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One launch of a pipeline; its bytes are DRAM traffic like the kernel's."""
+
+    name: str
+    flops: Expr
+    bytes: Expr
+
+
+@dataclass(frozen=True)
+class LaunchGeometry:
+    """How a kernel launches, for the first-principles size model (roofline.sizes.predict): formulas over the params,
+    `itemsize` and `sm_count`; None where the descriptor leaves a field out (predict derives a default)."""
+
+    threads: Expr | None = None  # threads per launch
+    bytes_per_thread: Expr | None = None  # bytes one thread has in flight at once
+    launches: int | None = None  # launches in series, for a kernel without stages (a reduction's second pass)
+    reductions: int | None = None  # block-wide reductions on the critical path, in series, over all launches
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches, self.reductions))
+
+
+@dataclass(frozen=True)
+class KernelDescriptor:
+    """A kernel as written in its YAML file: formulas not yet evaluated. `bytes` (and each stage's) is DRAM traffic,
+    the roofline's denominator; `traffic` holds what the kernel requests from the caches, for the hierarchical
+    roofline."""
+
+    name: str
+    description: str
+    pattern: str
+    dtype: str
+    params: Mapping[str, Expr]
+    roof: str
+    flops: Expr | None = None
+    bytes: Expr | None = None
+    stages: tuple[StageSpec, ...] = ()
+    access_bytes: Expr | None = None
+    implementation: Path | None = None
+    path: Path | None = None
+    traffic: Mapping[str, Expr] = field(default_factory=dict)  # level (TRAFFIC_LEVELS) -> bytes requested there
+    family: Path | None = None  # module whose names the implementation falls back on (docs/kernel-interface.md)
+    test_params: Mapping[str, Expr] = field(default_factory=dict)  # small, awkward sizes for the GPU tests
+    geometry: LaunchGeometry = field(default_factory=LaunchGeometry)  # threads, bytes in flight, launches
+    interconnect: Mapping[str, Expr] = field(default_factory=dict)  # link (LINK_NAMES) -> bytes one GPU sends on it
+
+    @property
+    def itemsize(self) -> int | None:
+        """Bytes per element of the dtype; None when the descriptor gives no dtype."""
+        return ITEMSIZE.get(self.dtype)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    flops: float
+    bytes: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A descriptor evaluated at concrete parameters: the FLOPs and bytes the model counts."""
+
+    name: str
+    pattern: str
+    dtype: str
+    roof: str
+    params: Mapping[str, int | float]
+    flops: float
+    bytes: float
+    access_bytes: float
+    stages: tuple[Stage, ...] = ()
+    traffic: Mapping[str, float] = field(default_factory=dict)  # bytes at other levels than DRAM, where given
+    declared_launches: int | None = None  # the descriptor's `launches` (a kernel without stages)
+    interconnect: Mapping[str, float] = field(default_factory=dict)  # link -> bytes one GPU sends over it
+
+    @property
+    def launches(self) -> int:
+        return len(self.stages) or self.declared_launches or 1

@@ -1,0 +1,199 @@
+"""The typed results core: a measured (or imported) kernel is a KernelResult, a results file a ResultsDocument.
+
+`from_json` checks exactly what a reader may rely on (the rules are roofline.records.schema) and names the file and
+field of the first problem;
+`to_json` writes the on-disk form (roofline/results/v1, history in roofline/records/files.py). Blocks that later stages
+add to an entry (the timing mode, phases, GPU state, Nsight Compute counters, a sweep's prediction, per-level
+traffic) are kept as written in `extra`, so a file round-trips whatever wrote it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from roofline.records.caveats import warning
+from roofline.errors import InputError
+from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
+
+MODEL_ERROR_FRACTION = 1.02  # a verified kernel above this share of its ceiling means the model under-counts
+
+
+class Status(str, Enum):
+    OK = "OK"  # verified and timed
+    FAILED = "FAILED"  # wrong output, or it raised: never timed
+    SKIPPED = "SKIPPED"  # not run (reported, never gated)
+    IMPORTED = "IMPORTED"  # from another tool's capture: timed there, not verified by roofline
+
+
+# ---- one kernel ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """The analysis fields of one kernel at its parameters, plus what was measured. SI base units throughout."""
+
+    name: str
+    params: Mapping[str, Any]
+    dtype: str
+    roof: str
+    flops: float
+    bytes: float
+    intensity: float
+    status: Status
+    verified: bool | None  # None: imported from another tool, not checked by roofline
+    launches: int = 1
+    stages: tuple[Mapping[str, Any], ...] = ()
+    access_bytes: float | None = None
+    # the ceiling (null when measured without a spec)
+    peak_flops: float | None = None
+    bandwidth: float | None = None
+    ridge: float | None = None
+    bound: str | None = None
+    attainable_flops: float | None = None
+    memory_time: float | None = None
+    compute_time: float | None = None
+    sol_time: float | None = None
+    threads_needed: float | None = None
+    latency_bound: bool | None = None
+    # the measurement
+    time_median: float | None = None
+    time_min: float | None = None
+    time_max: float | None = None
+    time_ci: tuple[float, float] | None = None  # 95 % bootstrap interval of the median time
+    repeats: int | None = None
+    achieved_bandwidth: float | None = None
+    achieved_flops: float | None = None
+    fraction_of_ceiling: float | None = None
+    error: str | None = None
+    warnings: tuple[Mapping[str, Any] | str, ...] = ()  # {code, text, fix} records (roofline.records.caveats)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    omitted: frozenset[str] = frozenset()  # optional keys the source did not have, so to_json leaves them out
+
+    @property
+    def failed(self) -> bool:
+        """Wrong output, or not verified when roofline should have verified it: always fails a gate."""
+        if self.status is Status.FAILED:
+            return True
+        return self.status is not Status.SKIPPED and self.verified is False
+
+    @property
+    def imported(self) -> bool:
+        return self.status is Status.IMPORTED and self.verified is None
+
+    @property
+    def model_error(self) -> bool:
+        """Verified and faster than its ceiling allows, beyond noise: the model under-counts (or the spec is low)."""
+        return (self.verified is True and self.fraction_of_ceiling is not None
+                and self.fraction_of_ceiling > MODEL_ERROR_FRACTION)
+
+    @classmethod
+    def failure(cls, analysis: Mapping[str, Any], error: str, **extra: Any) -> "KernelResult":
+        """The one place a FAILED entry is made: the analysis fields, no time, the reason."""
+        measured = dict.fromkeys(("time_median", "time_min", "time_max", "achieved_bandwidth", "achieved_flops",
+                                  "fraction_of_ceiling"))
+        result = cls.from_fields({**analysis, **measured, "repeats": 0, "status": Status.FAILED, "verified": False,
+                                  "error": error, "warnings": ()}, extra)
+        return replace(result, omitted=frozenset())
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> "KernelResult":
+        known = {f.name for f in fields(cls)} - {"extra", "omitted"}
+        values = {k: v for k, v in data.items() if k in known}
+        values["omitted"] = frozenset(k for k in known if k not in data)
+        values["status"] = Status(values["status"])
+        values["stages"] = tuple(values.get("stages") or ())
+        values["warnings"] = tuple(values.get("warnings") or ())
+        if values.get("time_ci") is not None:
+            values["time_ci"] = tuple(values["time_ci"])
+        rest = {k: v for k, v in data.items() if k not in known}
+        return cls(**values, extra={**rest, **(extra or {})})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name in ("extra", "omitted") or f.name in self.omitted:
+                continue
+            value = getattr(self, f.name)
+            if f.name in ("stages", "warnings") or (f.name == "time_ci" and value is not None):
+                value = list(value)
+            out[f.name] = value.value if isinstance(value, Status) else value
+        out.update(self.extra)
+        return out
+
+
+def model_error_warning(fraction: float) -> dict[str, Any]:
+    """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
+    return warning("model-under-counts",
+                   f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
+                   f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success)",
+                   "count only DRAM traffic in the descriptor's bytes (data the caches served is not DRAM traffic) "
+                   "and every FLOP, or check the spec's figure")
+
+
+
+# ---- one file --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResultsDocument:
+    """One results file: where it was measured, against which ceilings, and each kernel's result."""
+
+    created: str
+    tool_version: str
+    backend: str
+    device: Mapping[str, Any]
+    machine: Mapping[str, Any] | None
+    kernels: tuple[KernelResult, ...]
+    policy: Mapping[str, Any] | None = None
+    sweep: Mapping[str, Any] | None = None
+    groups: tuple[Mapping[str, Any], ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, doc: Any, path: Path | str = "<results>") -> "ResultsDocument":
+        """Validate a parsed results document (roofline.records.schema); InputError naming the file and field of the
+        first problem."""
+        path = Path(path)
+        check_document(path, doc, [s.value for s in Status])
+        named = {"schema", *TOP_FIELDS}
+        return cls(created=doc["created"], tool_version=doc["tool_version"], backend=doc["backend"],
+                   device=doc["device"], machine=doc["machine"],
+                   kernels=tuple(KernelResult.from_fields(k) for k in doc["kernels"]), policy=doc.get("policy"),
+                   sweep=doc.get("sweep"), groups=tuple(doc.get("groups", ())),
+                   extra={k: v for k, v in doc.items() if k not in named})
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema": RESULTS_SCHEMA, "created": self.created, "tool_version": self.tool_version,
+                               "backend": self.backend, "device": dict(self.device),
+                               "machine": None if self.machine is None else dict(self.machine)}
+        if self.policy is not None:
+            out["policy"] = dict(self.policy)
+        out["kernels"] = [k.to_json() for k in self.kernels]
+        if self.sweep is not None:
+            out["sweep"] = dict(self.sweep)
+        if self.groups:
+            out["groups"] = [dict(g) for g in self.groups]
+        out.update(self.extra)
+        return out
+
+    def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
+        return replace(self, kernels=tuple(kernels))
+
+    def write(self, path: Path | str) -> None:
+        """Write the file `roofline report` and `roofline plot` read, atomically, after checking it as they will."""
+        from roofline.load.jsonio import write_json_atomic
+
+        doc = self.to_json()
+        ResultsDocument.from_json(doc, path)
+        write_json_atomic(Path(path), doc)
+
+
+def require_results(doc: Any, path: Path | str) -> ResultsDocument:
+    """The same check for a document already in memory (an importer's output, a test's)."""
+    try:
+        return ResultsDocument.from_json(doc, path)
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be a results document") from None

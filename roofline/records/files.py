@@ -1,0 +1,130 @@
+"""Results files (roofline/results/v1, written by `roofline measure`): strict reading, merging, iterating.
+
+Format history:
+  v1  first version: schema, created, tool_version, backend, device, machine (the analysis machine block),
+      kernels (every analysis kernel field plus time_median/min/max, repeats, achieved_bandwidth,
+      achieved_flops, fraction_of_ceiling, verified, status, error); an optional top-level "sweep"
+      marker {"kernel", "param"} for a kernel measured at several sizes. Added within v1 (optional, so older
+      files still read): a kernel's "gpu_state" (SM clock at the start and end of its timed window, the maximum,
+      mean power, the power limit, the fractions of the window held down by the power or thermal policy, the
+      clock-event reasons at the end) and the device's "clock_monitor" (what read them, or why nothing did);
+      a kernel's "warnings" (strings at first, now {code, text, fix} records: roofline.records.caveats); a top-level
+      "groups" list (a profile's kernels grouped: name, by, launches, time, share, flops, bytes, intensity,
+      roof, fraction_of_ceiling (time-weighted), sol_time, recoverable_time, model_flops/model_bytes where
+      known; from roofline profile and import ncu --group-by), the "program" totals beside it, and an imported
+      launch's "nvtx" (its NVTX range stack, outermost first).
+      Checked since 0.x (issue 15), as readers always assumed: at least one kernel; each (name, params, device)
+      once; times positive; flops and bytes not negative; fraction_of_ceiling from 0 to 10; status one of
+      OK, FAILED, SKIPPED, IMPORTED. The typed form is roofline.records.document (KernelResult, ResultsDocument).
+      Checked since issue 23: a time_ci holds its time_median; counters and gpu_state fields are numbers (or
+      null), not negative; a grouped file's groups list their launches in `kernels` (each launch in one group),
+      and every group and program figure equals what its launches give (roofline.records.groups), else the file is
+      refused naming the field. Added then (optional): a group's "dtype", an imported launch's "half_precision"
+      {dtype, from} and ncu.capture, and source.dropped / dropped_rows / captures.
+
+Values are SI base units (s, B, B/s, FLOP, FLOP/s). A reader refuses another schema version with a message that
+says which side is newer, and names the file and the field for anything else it cannot use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+from roofline.errors import at
+from roofline.load.inputs import parse_json, read_input_text
+from roofline.records.document import require_results
+from roofline.records.schema import RESULTS_SCHEMA
+
+MAX_RESULTS_BYTES = 256 << 20
+
+
+def validate_results(doc: Any, path: Path | str = "<results>") -> dict[str, Any]:
+    """Check a parsed results document (ResultsDocument.from_json); the same document back, for dict readers."""
+    require_results(doc, path)
+    return doc
+
+
+def load_results(path: Path | str) -> dict[str, Any]:
+    """Read and validate one results file. Every problem is an InputError (exit 2) naming the file."""
+    path = Path(path)
+    text = read_input_text(path, MAX_RESULTS_BYTES, "a results JSON file")
+    if not text.strip():
+        raise at(path, None, "is empty (expected a results JSON file from 'roofline measure -o FILE')")
+    doc = parse_json(text, path)  # depth-limited, bounded numbers, never a RecursionError
+    validate_results(doc, path)
+    doc.setdefault("_source", str(path))
+    return doc
+
+
+# ---- iterating and merging ---------------------------------------------------------------------
+
+
+def ceiling_of(kernel: dict[str, Any]) -> tuple[float | None, str]:
+    """(value, unit) of the roof that bounds a results entry, in its own unit: the bandwidth when memory-bound, the
+    attainable FLOP/s when compute-bound. One meaning of 'ceiling' for measure, report and the pytest plugin."""
+    if kernel.get("bound") == "memory":
+        return kernel.get("bandwidth"), "B/s"
+    return kernel.get("attainable_flops"), "FLOP/s"
+
+
+def params_text(params: dict[str, Any]) -> str:
+    """Short parameters: 'n=2^28', 'rows=8192 cols=8192'."""
+    return " ".join(f"{k}={_short_number(v)}" for k, v in params.items())
+
+
+def _short_number(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, int):
+        if v >= 1024 and v & (v - 1) == 0:
+            return f"2^{v.bit_length() - 1}"
+        return str(v)
+    return f"{v:.4g}"
+
+
+def kernel_key(kernel: dict[str, Any]) -> tuple[str, str]:
+    """(name, parameters): a kernel's identity within one device's results."""
+    return kernel["name"], json.dumps(kernel.get("params", {}), sort_keys=True)
+
+
+def device_labels(docs: Sequence[dict[str, Any]]) -> list[str]:
+    """A readable label per document: the device name, with the file name added where two files share a device."""
+    names = [str(d["device"]["name"]) for d in docs]
+    labels = []
+    for doc, name in zip(docs, names):
+        if names.count(name) > 1:
+            labels.append(f"{name} ({Path(str(doc.get('_source', '?'))).name})")
+        else:
+            labels.append(name)
+    if len(set(labels)) < len(labels):  # same device and same file name in different folders
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    return labels
+
+
+def iter_kernels(docs: Sequence[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(device label, document, kernel) over every kernel of every file, files in the order given."""
+    for label, doc in zip(device_labels(docs), docs):
+        for kernel in doc["kernels"]:
+            yield label, doc, kernel
+
+
+def sweep_groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Kernels measured at several sizes: name -> entries sorted by bytes (only names with 2+ distinct sizes)."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    several = bool(doc.get("devices"))
+    for kernel in doc["kernels"]:  # a several-GPU sweep: one series per device
+        key = f"{kernel['name']} (GPU {kernel['device']})" if several and "device" in kernel else kernel["name"]
+        groups.setdefault(key, []).append(kernel)
+    out = {}
+    for name, entries in groups.items():
+        if len({k["bytes"] for k in entries}) >= 2:
+            out[name] = sorted(entries, key=lambda k: k["bytes"])
+    marker = doc.get("sweep")
+    if isinstance(marker, dict) and marker.get("kernel"):  # the marked kernel first (each of its devices)
+        first = [k for k in out if k == marker["kernel"] or k.startswith(f"{marker['kernel']} (GPU ")]
+        out = {**{k: out[k] for k in first}, **{k: v for k, v in out.items() if k not in first}}
+    return out

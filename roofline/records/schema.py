@@ -1,0 +1,203 @@
+"""The rules a results document (roofline/results/v1) must meet before anything reads it: the fields and their
+types, and what the numbers may be. Pure: parsed JSON in, an InputError naming the file and field out.
+The typed objects built from a checked document are in roofline.records.document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from roofline.records import caveats
+from roofline.errors import at
+from roofline.records.fields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
+from roofline.records.fields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
+from roofline.records.groups import check_groups
+
+RESULTS_SCHEMA = "roofline/results/v1"
+RESULTS_VERSION = 1
+_OPT_NUMBER, _OPT_STRING, _OPT_MAPPING, _LIST = "number or null", "string or null", "mapping or null", "list"
+_TOP = {"created": _STRING, "tool_version": _STRING, "backend": _STRING, "device": _MAPPING,
+        "machine": _OPT_MAPPING, "kernels": _LIST}
+_TOP_OPTIONAL = {"policy": _OPT_MAPPING, "sweep": _OPT_MAPPING, "groups": _LIST}
+_DEVICE = {"name": _STRING}
+_DEVICE_OPTIONAL = {"spec_id": _OPT_STRING, "spec_derived": _BOOL}
+_MACHINE = {"id": _STRING, "name": _STRING, "bandwidth": _NUMBER, "latency": _NUMBER, "bytes_in_flight": _NUMBER,
+            "roofs": _MAPPING}
+_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER, "caches": _MAPPING}
+# A file measured without a spec (the NumPy backend, say) has machine null and these ceiling fields null.
+_CEILING_FIELDS = ("peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "sol_time", "memory_time",
+                   "compute_time", "threads_needed", "latency_bound")
+_KERNEL = {
+    "name": _STRING, "params": _MAPPING, "dtype": _STRING, "roof": _STRING, "flops": _NUMBER, "bytes": _NUMBER,
+    "intensity": _NUMBER, "peak_flops": _NUMBER, "bandwidth": _NUMBER, "ridge": _NUMBER, "bound": _STRING,
+    "attainable_flops": _NUMBER, "sol_time": _NUMBER, "time_median": _OPT_NUMBER, "achieved_bandwidth": _OPT_NUMBER,
+    "achieved_flops": _OPT_NUMBER, "fraction_of_ceiling": _OPT_NUMBER, "verified": "boolean or null", "status": _STRING,
+}
+_KERNEL_OPTIONAL = {
+    "launches": _NUMBER, "stages": _LIST, "memory_time": _NUMBER, "compute_time": _NUMBER,
+    "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
+    "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
+    "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING, "counters": _OPT_MAPPING, "work": "list or null",
+}
+# The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
+# never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
+# state over the timed window (roofline.measurement.gpustate; the throttle warning reads it).
+_COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
+                   "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
+_GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max", "power_mean", "power_limit",
+                     "power_capped", "thermal_capped")
+_HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
+
+
+def check_schema(path: Path, doc: Mapping[str, Any]) -> None:
+    """Refuse another schema, saying which side is newer."""
+    schema = doc.get("schema")
+    if schema is None:
+        raise at(path, "schema", f"is missing; expected '{RESULTS_SCHEMA}' (is this a results file written by "
+                                  "'roofline measure'?)")
+    if schema == RESULTS_SCHEMA:
+        return
+    match = re.fullmatch(r"roofline/results/v(\d{1,6})", str(schema))
+    if match:
+        if int(match.group(1)) > RESULTS_VERSION:
+            raise at(path, "schema", f"is '{schema}', newer than this roofline reads ('{RESULTS_SCHEMA}'): "
+                                      "upgrade roofline")
+        raise at(path, "schema", f"is '{schema}', older than this roofline reads ('{RESULTS_SCHEMA}'): "
+                                  "measure again with this roofline")
+    if str(schema).startswith("roofline/analysis/"):
+        raise at(path, "schema", f"is '{schema}': an analysis, not measured results; "
+                                  "write results with 'roofline measure -o FILE'")
+    raise at(path, "schema", f"is {str(schema)!r:.80}; expected '{RESULTS_SCHEMA}'")
+
+TOP_FIELDS = (*_TOP, *_TOP_OPTIONAL)
+
+
+def check_kernel(path: Path, index: int, data: Any, has_machine: bool, statuses: Sequence[str]) -> None:
+    """One entry of kernels[]: types, then what the numbers may be."""
+    if not isinstance(data, dict):
+        raise at(path, f"kernels[{index}]", f"expected a mapping, got {_kind(data)}")
+    name = data.get("name")
+    label = f"kernels[{index}]" + (f" ({name})" if isinstance(name, str) else "")
+    required, optional = _KERNEL, _KERNEL_OPTIONAL
+    if not has_machine:
+        required = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL.items()}
+        optional = {k: (f"{v} or null" if k in _CEILING_FIELDS else v) for k, v in _KERNEL_OPTIONAL.items()}
+    _check(path, f"{label}.", data, required, optional)
+    if data["status"] not in statuses:
+        raise at(path, f"{label}.status", f"is {data['status']!r:.40}; expected one of {', '.join(statuses)}")
+    _check_values(path, label, data)
+
+
+def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
+    """The numbers a reader divides by and gates on: what they may be, not just their types."""
+    for key in ("flops", "bytes"):
+        if data[key] < 0:
+            raise at(path, f"{label}.{key}", f"is {data[key]!r}; a count cannot be negative")
+    for key in ("time_median", "time_min", "time_max", "sol_time"):
+        value = data.get(key)
+        if value is not None and value <= 0:
+            raise at(path, f"{label}.{key}", f"is {value!r}; a time must be positive")
+    fraction = data.get("fraction_of_ceiling")
+    if fraction is not None and not 0 <= fraction <= MAX_FRACTION:
+        raise at(path, f"{label}.fraction_of_ceiling", f"is {fraction!r}; expected a share of the ceiling from 0 to "
+                                                        f"{MAX_FRACTION:g} (a measurement this far off is not one)")
+    if data["status"] == "OK" and data.get("time_median") is None:
+        raise at(path, f"{label}.time_median", "is null but the status is OK: a timed kernel has a time")
+    if data.get("stages") is not None and not all(isinstance(s, dict) for s in data["stages"]):
+        raise at(path, f"{label}.stages", "expected a list of mappings")
+    interval = data.get("time_ci")
+    if interval is not None and not (len(interval) == 2 and all(_fits(v, _NUMBER) and v > 0 for v in interval)
+                                     and interval[0] <= interval[1]):
+        raise at(path, f"{label}.time_ci", f"expected [low, high] seconds with 0 < low <= high, got {interval!r:.60}")
+    median = data.get("time_median")
+    if interval is not None and median is not None and not (
+            interval[0] * (1 - 1e-9) <= median <= interval[1] * (1 + 1e-9)):
+        raise at(path, f"{label}.time_ci", f"is [{interval[0]:.6g}, {interval[1]:.6g}] s, which does not contain "
+                                           f"time_median ({median:.6g} s): an interval of the median holds it")
+    if data.get("warnings") is not None and not all(caveats.valid(w) for w in data["warnings"]):
+        raise at(path, f"{label}.warnings", "expected a list of {code, text, fix} records (or strings)")
+    if data.get("work") is not None and not all(isinstance(w, dict) for w in data["work"]):
+        raise at(path, f"{label}.work", "expected a list of mappings (the parts of an imported launch's work)")
+    _check_block(path, f"{label}.counters", data.get("counters"), _COUNTER_FIELDS)
+    _check_block(path, f"{label}.gpu_state", data.get("gpu_state"), _GPU_STATE_FIELDS)
+    state = data.get("gpu_state") or {}
+    for key in _HELD_FIELDS:
+        if state.get(key) is not None and state[key] > 1:
+            raise at(path, f"{label}.gpu_state.{key}", f"is {state[key]!r}; expected a share of the window, 0 to 1")
+    reasons = state.get("reasons_end")
+    if reasons is not None and not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
+        raise at(path, f"{label}.gpu_state.reasons_end", f"expected a list of reason names, got {_kind(reasons)}")
+
+
+def _check_block(path: Path, label: str, block: Mapping[str, Any] | None, numbers: Sequence[str]) -> None:
+    """The numeric fields of an entry's block that readers use: each a number or null, not negative."""
+    if block is None:
+        return
+    _check(path, f"{label}.", block, {}, {key: _OPT_NUMBER for key in numbers})
+    for key in numbers:
+        if block.get(key) is not None and block[key] < 0:
+            raise at(path, f"{label}.{key}", f"is {block[key]!r}; it cannot be negative")
+
+
+def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
+    """A several-GPU file (measure --device all): each `devices` entry has an index and a name, and each kernel
+    names one of those indices in `device`. Files without `devices` are single-device and need neither. The list is
+    kept in `extra`, so it round-trips as written."""
+    if "devices" not in doc:
+        return
+    if not isinstance(doc["devices"], list) or not doc["devices"]:
+        raise at(path, "devices", f"expected a non-empty list of devices, got {_kind(doc['devices'])}")
+    indices = []
+    for i, dev in enumerate(doc["devices"]):
+        if not isinstance(dev, dict):
+            raise at(path, f"devices[{i}]", f"expected a mapping, got {_kind(dev)}")
+        _check(path, f"devices[{i}].", dev, {"index": _NUMBER, "name": _STRING}, {})
+        indices.append(dev["index"])
+    for i, k in enumerate(doc["kernels"]):
+        if k.get("device") not in indices:
+            raise at(path, f"kernels[{i}].device", f"is {k.get('device')!r:.20}; expected one of the devices' "
+                                                    f"indices {indices}")
+
+
+def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(name, parameters, device): a kernel entry's identity; a document holds each once."""
+    params = json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
+    return str(kernel.get("name")), params, str(kernel.get("device", ""))
+
+
+def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
+    """A whole results document, as parsed JSON: schema, top-level blocks, every kernel, devices, groups, and
+    each (name, params, device) once."""
+    if not isinstance(doc, dict):
+        raise at(path, None, f"expected a JSON object at the top, got {_kind(doc)}")
+    check_schema(path, doc)
+    _check(path, "", doc, _TOP, _TOP_OPTIONAL)
+    _check(path, "device.", doc["device"], _DEVICE, _DEVICE_OPTIONAL)
+    machine = doc["machine"]
+    if machine is not None:
+        _check(path, "machine.", machine, _MACHINE, _MACHINE_OPTIONAL)
+        for roof, value in machine["roofs"].items():
+            if not _fits(value, _NUMBER) or value <= 0:
+                raise at(path, f"machine.roofs.{roof}", f"expected a positive number (FLOP/s), got {value!r:.40}")
+        for key in ("bandwidth", "latency"):
+            if machine[key] <= 0:
+                raise at(path, f"machine.{key}", f"expected a positive number, got {machine[key]!r}")
+    if not doc["kernels"]:
+        raise at(path, "kernels", "is empty: a results file holds at least one kernel")
+    for i, kernel in enumerate(doc["kernels"]):
+        check_kernel(path, i, kernel, machine is not None, statuses)
+    _check_devices(path, doc)
+    seen: dict[tuple[str, str, str], int] = {}
+    for i, raw in enumerate(doc["kernels"]):
+        key = kernel_identity(raw)
+        if key in seen:
+            raise at(path, f"kernels[{i}] ({key[0]})", f"repeats kernels[{seen[key]}]: the same kernel, "
+                                                       "parameters and device appear twice")
+        seen[key] = i
+    sweep = doc.get("sweep")
+    if sweep is not None and not isinstance(sweep.get("kernel"), str):
+        raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
+    check_groups(path, doc)

@@ -1,0 +1,1 @@
+"""Charts (matplotlib PNG/SVG and the HTML page) from results and analysis; no physics."""

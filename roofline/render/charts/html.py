@@ -1,0 +1,171 @@
+"""One self-contained HTML page for a profile: the roofline as inline SVG (matplotlib's, the same Figure as the PNG),
+a small script for hovering and toggling groups, and the table of groups ranked by recoverable time.
+
+Why matplotlib's SVG and forty lines of script rather than a plotting library: matplotlib is already a dependency,
+the page needs no network and no extra package to write or to open, it looks like the PNG the other commands make,
+and the few interactions wanted (a tooltip, a legend that hides groups) need no framework. Each point is an SVG
+group with id `pt-N`; the hover data sits in a JSON block (every `<` escaped, so no name can end the script), and
+the script fills the tooltip with textContent, never HTML. Every text the page shows is html.escape'd.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any, Mapping
+
+from roofline.ncu.halfprec import roof_text
+from roofline.render.charts.profile import chart_points, profile_figure, roof_colors
+from roofline.render.text import clean, html_text
+from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+#chart svg{max-width:100%;height:auto}
+#chart g[id^="pt-"]{cursor:pointer}
+#tooltip{position:fixed;display:none;background:#fff;border:1px solid #888;padding:.4em .6em;font-size:12px;
+ white-space:pre;pointer-events:none;box-shadow:2px 2px 6px rgba(0,0,0,.2)}
+#legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.3em .8em;font-size:13px}
+#legend li{cursor:pointer;user-select:none}
+#legend li.off{opacity:.35;text-decoration:line-through}
+#legend .swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.3em}
+table{border-collapse:collapse;font-size:13px}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}
+td.num{text-align:right}tr.off{opacity:.35}
+"""
+
+_SCRIPT = """
+(function () {
+  var data = JSON.parse(document.getElementById('roofline-data').textContent);
+  var tip = document.getElementById('tooltip');
+  function show(p, ev) {
+    tip.textContent = p.tooltip;
+    tip.style.display = 'block';
+    tip.style.left = (ev.clientX + 14) + 'px';
+    tip.style.top = (ev.clientY + 14) + 'px';
+  }
+  data.points.forEach(function (p) {
+    var g = document.getElementById(p.id);
+    if (!g) { return; }
+    g.addEventListener('mouseenter', function (ev) { show(p, ev); });
+    g.addEventListener('mousemove', function (ev) { show(p, ev); });
+    g.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+  });
+  document.querySelectorAll('#legend li').forEach(function (li) {
+    li.addEventListener('click', function () {
+      var off = li.classList.toggle('off');
+      var g = document.getElementById(li.dataset.point);
+      if (g) { g.style.display = off ? 'none' : ''; }
+      var row = document.getElementById('row-' + li.dataset.point);
+      if (row) { row.classList.toggle('off', off); }
+    });
+  });
+})();
+"""
+
+
+def _tooltip(p: Mapping[str, Any]) -> str:
+    lines = [clean(p["name"], newlines=False), f"launches: {p['launches']}",
+             f"time: {format_time(p['time'])} ({p['share']:.1%} of GPU time)",
+             "intensity: " + ("-" if not p["intensity"] else f"{p['intensity']:.3g} FLOP/B"),
+             f"achieved: {format_flops(p['achieved'])}, {format_rate(p['bandwidth'])}",
+             "roof: " + clean(roof_text(p["roof"], p.get("dtype")), newlines=False),
+             f"fraction of ceiling: {format_fraction(p['fraction'])}",
+             f"recoverable: {format_time(p['recoverable'])}"]
+    if p.get("flag"):
+        lines.append("! " + clean(p["flag"], newlines=False))
+    return "\n".join(lines)
+
+
+def _svg(doc: Mapping[str, Any], title: str | None) -> str:
+    """The chart as an inline <svg> element (no XML prologue, no fixed pixel size)."""
+    return _figure_svg(profile_figure(doc, title))
+
+
+def _json_for_script(value: Any) -> str:
+    """JSON that is safe inside <script>: '<', '>' and '&' as \\u escapes, so '</script>' cannot occur."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return re.sub(r"[<>&\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
+    """The page. Points with no FLOPs are in the table (marked) but not on the log-log chart."""
+    points = chart_points(doc)
+    colors = roof_colors(points)
+    by = (doc.get("groups") or [{}])[0].get("by")
+    heading = title or (f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
+                        + (f" · {len(doc['kernels'])} launches grouped by {by}" if by else ""))
+    legend = "".join(
+        f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
+        f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'
+        for p in points if p["plotted"])
+    rows = []
+    for i, p in enumerate(points, 1):
+        cells = [str(i), html_text(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
+                 str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", format_count(p["flops"]),
+                 format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
+                 format_flops(p["achieved"]), html_text(roof_text(p["roof"], p.get("dtype"))),
+                 format_fraction(p["fraction"]),
+                 format_time(p["sol_time"]),
+                 format_time(p["recoverable"]), html_text(p.get("flag") or "")]
+        tds = "".join(f'<td class="num">{c}</td>' if j not in (1, 9, 13) else f"<td>{c}</td>"
+                      for j, c in enumerate(cells))
+        rows.append(f'<tr id="row-{p["id"]}">{tds}</tr>')
+    head = "".join(f"<th>{h}</th>" for h in ("#", "name", "launches", "time", "share", "FLOPs", "DRAM bytes",
+                                              "intensity", "achieved", "roof", "of ceiling", "SOL time",
+                                              "recoverable", "flag"))
+    from roofline.render.tables.grouped import footer
+
+    data = {"points": [{"id": p["id"], "name": p["name"], "tooltip": _tooltip(p)} for p in points if p["plotted"]]}
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html_text(heading)}</title><style>{_STYLE}</style></head><body>\n"
+        f"<h1 style=\"font-size:1.2em\">{html_text(heading)}</h1>\n"
+        f"<div id=\"chart\">{_svg(doc, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
+        f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
+        f"<p>{html_text(footer(doc))}</p>\n"
+        f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
+        f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
+        f"<script>{_SCRIPT}</script>\n</body></html>\n"
+    )
+
+
+def _figure_svg(fig: Any) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "roofline"}, facecolor="white")
+    svg = buffer.getvalue()
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", svg[svg.index("<svg"):], flags=re.S)
+
+
+POINT_COLUMNS = ("#", "kernel", "parameters", "point", "intensity", "FLOP/s", "ceiling", "of ceiling")
+
+
+def point_rows(points: Any) -> list[list[str]]:
+    """The numbered points of a roofline chart (roofline.render.charts.points.Point) as table cells: what a model point
+    attains, what a measured one achieved, and how much of its ceiling that is. Measure wording: no GPU-time share,
+    no recoverable time (kernels timed one by one are not parts of one program's time)."""
+    what = {"model": "model (attainable)", "measured": "measured (achieved)", "failed": "FAILED verification"}
+    rows = []
+    for p in points:
+        rows.append([str(p.number), p.name, p.params, what.get(p.kind, p.kind), f"{p.x:.3g} FLOP/B",
+                     format_flops(p.y), format_flops(p.ceiling),
+                     "–" if p.fraction is None or p.kind != "measured" else format_fraction(p.fraction)])
+    return rows
+
+
+def figure_html(fig: Any, heading: str, columns: Any = (), rows: Any = (), notes: Any = ()) -> str:
+    """Any chart as one self-contained page: its SVG, an optional table under it, notes. For charts that are not
+    a profile (model points, several results files, sweeps): every cell and note escaped and cleaned here."""
+    head = "".join(f"<th>{html_text(h)}</th>" for h in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows)
+    table = f"<table id=\"points\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n" if rows else ""
+    paragraphs = "".join(f"<p>{html_text(n)}</p>\n" for n in notes)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{html_text(heading)}</title><style>{_STYLE}</style></head><body>\n"
+        f"<h1 style=\"font-size:1.2em\">{html_text(heading)}</h1>\n"
+        f"<div id=\"chart\">{_figure_svg(fig)}</div>\n{paragraphs}{table}</body></html>\n"
+    )

@@ -1,0 +1,98 @@
+"""The roofline of a profiled program: one point per group (or per kernel), sized by its share of GPU time and
+coloured by the roof that bounds it. The same Figure is the PNG/SVG/PDF of a grouped profile and the chart inside
+the HTML page (roofline.render.charts.html), where each point's SVG group id (`pt-N`) ties it to the hover data.
+Pure: a results document in, a Figure out."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from roofline.render.charts.roofs import COLORS, log_bounds, require_matplotlib, roof_label, roofline_axes
+from roofline.render.text import mpl
+
+MEMORY_COLOR = "#444444"
+
+
+def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One row per group (the document's `groups`) or, without groups, per kernel with a time, ranked by
+    recoverable time; each with what the hover and the table show. `plotted` is False for 0 FLOPs (no place on
+    a log-log chart)."""
+    if doc.get("groups"):
+        rows = [dict(name=g["name"], launches=g["launches"], time=g["time"], share=g["share"], flops=g["flops"],
+                     bytes=g["bytes"], intensity=g.get("intensity"), achieved=g["achieved_flops"],
+                     bandwidth=g["achieved_bandwidth"], roof=g["roof"], dtype=g.get("dtype"),
+                     fraction=g["fraction_of_ceiling"],
+                     sol_time=g["sol_time"], recoverable=g["recoverable_time"], flag=g.get("flag"))
+                for g in doc["groups"]]
+    else:
+        timed = [k for k in doc["kernels"] if k.get("time_median") and k.get("sol_time") is not None]
+        total = sum(k["time_median"] for k in timed) or 1.0
+        rows = [dict(name=k["name"], launches=k.get("launches", 1), time=k["time_median"],
+                     share=k["time_median"] / total, flops=k["flops"], bytes=k["bytes"], intensity=k["intensity"],
+                     achieved=k["achieved_flops"], bandwidth=k["achieved_bandwidth"], roof=k["roof"],
+                     dtype=k.get("dtype"),
+                     fraction=k["fraction_of_ceiling"], sol_time=k["sol_time"],
+                     recoverable=k["time_median"] - k["sol_time"], flag=None) for k in timed]
+        rows.sort(key=lambda r: -r["recoverable"])
+    for i, r in enumerate(rows):
+        r["id"] = f"pt-{i}"
+        r["plotted"] = bool(r["flops"] and r["bytes"] and r["achieved"] and r["intensity"])
+    return rows
+
+
+def roof_colors(points: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    roofs = sorted({p["roof"] for p in points})
+    return {roof: COLORS[i % len(COLORS)] for i, roof in enumerate(roofs)}
+
+
+def marker_size(share: float) -> float:
+    """Marker area (points^2) for a share of GPU time: 20 for nothing, 1220 for all of it."""
+    return 20.0 + 1200.0 * max(0.0, min(1.0, share))
+
+
+def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
+    """The Figure: the memory roof, the compute roofs the points sit under, and the points."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    machine = doc["machine"]
+    points = chart_points(doc)
+    plotted = [p for p in points if p["plotted"]]
+    colors = roof_colors(points)
+    roofs = {r: machine["roofs"][r] for r in colors if r in machine["roofs"]}
+    bw = machine["bandwidth"]
+    xs = [p["intensity"] for p in plotted] + [r / bw for r in roofs.values()] or [1.0]
+    ys = [p["achieved"] for p in plotted] + list(roofs.values()) or [1e12]
+    xlim = log_bounds(xs, 1.0, 1.0)
+    ylim = log_bounds(ys, 1.0, 0.3)
+    fig = Figure(figsize=(10, 6.2))
+    ax = roofline_axes(fig, (0.12, 0.1, 0.58, 0.8), xlim, ylim)
+    ax.set_xlabel("arithmetic intensity (FLOP/B, DRAM)")
+    ax.set_ylabel("achieved FLOP/s")
+    top = max(roofs.values()) if roofs else ylim[1]
+    ax.plot([xlim[0], top / bw], [xlim[0] * bw, top], color=MEMORY_COLOR, linewidth=1.4, gid="roof-memory")
+    for roof, peak in roofs.items():
+        ax.plot([peak / bw, xlim[1]], [peak, peak], color=colors[roof], linewidth=1.4, gid=f"roof-{roof}")
+        ax.text(xlim[1], peak, " " + mpl(roof_label(roof)), color=colors[roof], va="center", ha="left",
+                fontsize=8, clip_on=False)
+    for rank, p in enumerate(points, 1):
+        if not p["plotted"]:
+            continue
+        ax.scatter([p["intensity"]], [p["achieved"]], s=marker_size(p["share"]), color=colors[p["roof"]],
+                   alpha=0.75, edgecolors="black", linewidths=0.5, gid=p["id"], zorder=3)
+        ax.annotate(str(rank), (p["intensity"], p["achieved"]), xytext=(4, 4), textcoords="offset points",
+                    fontsize=7, zorder=4)
+    handles = [Line2D([], [], marker="o", linestyle="", color=c, label=mpl(roof_label(r))) for r, c in colors.items()]
+    ax.legend(handles=handles, loc="lower right", fontsize=8, title="roof", title_fontsize=8)
+    name = machine.get("name") or machine["id"]
+    by = (doc.get("groups") or [{}])[0].get("by")
+    ax.set_title(mpl(title or f"{doc['device']['name']} · ceilings of {name}"
+                     + (f" · grouped by {by}" if by else "")), fontsize=10, loc="left")
+    side = fig.add_axes((0.8, 0.1, 0.19, 0.8))
+    side.axis("off")
+    lines = ["point area: share of GPU time", "", "largest recoverable time:"]
+    for i, p in enumerate(points[:12], 1):
+        lines.append(mpl(f"{i}. {p['name'][:28]}"))
+    side.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace")
+    return fig

@@ -1,0 +1,1 @@
+"""Tables for the terminal, Markdown, JSON and JUnit, from results and analysis; no physics."""

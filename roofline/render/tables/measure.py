@@ -1,0 +1,81 @@
+"""The table `roofline measure` prints after measuring: one row per kernel."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from roofline.records import caveats
+from roofline.render.tables.fit import droppable
+from roofline.render.text import literal, styled
+from roofline.records.files import ceiling_of
+from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
+
+
+def _fraction(value: float | None) -> str:
+    return "unknown" if value is None else format_fraction(value)
+
+
+def _spread(k: dict[str, Any]) -> str:
+    if not k.get("time_min"):
+        return "–"
+    return f"{k['time_min'] / k['time_median']:.2f}–{k['time_max'] / k['time_median']:.2f}×"
+
+
+def results_table(doc: dict[str, Any]) -> Any:
+    device = doc["device"]
+    machine = doc.get("machine")
+    if doc["backend"] == "numpy":
+        title = f"Measured on the HOST CPU with NumPy ({device['name']}), not a GPU"
+    else:
+        title = f"Measured on {device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"
+    if machine:
+        derived = " [derived from device properties]" if device.get("spec_derived") else ""
+        title += f"; ceilings from spec {machine['id']}{derived}"
+    else:
+        title += "; no spec given, so the ceiling is unknown"
+    return kernel_table(doc["kernels"], title)
+
+
+def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
+    """The rows of measured kernels under a title (the API's Result.show() prints one)."""
+    from rich.table import Table
+
+    table = Table(title=literal(title), title_justify="left")
+    per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
+    if per_gpu:
+        table.add_column("GPU", justify="right")
+    for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
+                "ceiling", "of ceiling", "timing"):
+        table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
+    for k in kernels:
+        status = k["status"]
+        style = "yellow" if status == "SKIPPED" or (status == "OK" and k.get("warnings")) else (
+            "green" if status == "OK" else "bold red")
+        table.add_row(
+            *([literal(str(k.get("device", "–")))] if per_gpu else []),
+            literal(k["name"]),
+            styled(status, style),
+            format_time(k["time_median"]),
+            _spread(k),
+            format_rate(k["achieved_bandwidth"]),
+            format_flops(k["achieved_flops"]),
+            format_si(*ceiling_of(k)),
+            _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
+            literal(f"{k.get('timing') or '–'}"
+                    + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
+        )
+    return droppable(table, "timing", "spread min–max", "achieved FLOP/s", "ceiling", "achieved BW",
+                     whole=("kernel",))
+
+
+def problems(doc: dict[str, Any]) -> list[str]:
+    """One line per failure or warning, for standard error under the table."""
+    lines = []
+    for k in doc["kernels"]:
+        if k["status"] == "SKIPPED":
+            lines.append(f"SKIPPED {k['name']}: {k['error']}")
+        elif k["status"] != "OK":
+            lines.append(f"FAILED {k['name']}: {k['error']}")
+        for w in k.get("warnings") or []:
+            lines.append(f"warning {k['name']}: {caveats.line(w)}")
+    return lines

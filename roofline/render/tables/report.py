@@ -1,0 +1,215 @@
+"""Report documents (roofline/report/v1, built by roofline.gates.report.build_report) as a table, Markdown, JSON or JUnit.
+
+Pure functions: a report document in, text out. Nothing here computes a gate or a ceiling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from roofline.render.tables.fit import droppable
+from roofline.render.text import literal, md, md_code, xml
+from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
+
+COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
+           "of ceiling", "gap", "vs baseline", "gate")
+_LEFT = {0, 1, 2, 3, 11}
+
+
+def _fraction(x: float | None) -> str:
+    return format_fraction(x)
+
+
+def _gap(row: dict[str, Any]) -> str:
+    fraction = row["fraction_of_ceiling"]
+    if fraction is None:
+        return "–"
+    if fraction < 0.5 and fraction > 0:
+        return f"×{row['slowdown']:.1f} slower"
+    return f"{row['gap']:.1%}"
+
+
+def _change(row: dict[str, Any], has_baseline: bool) -> str:
+    change = row["change"]
+    if change is None:
+        new = has_baseline and row["device_in_baseline"] and row["baseline_time"] is None
+        return "new" if new and row["time_median"] is not None else "–"
+    if abs(change) < 0.0005:
+        return "±0.0%"
+    return f"{abs(change):.1%} {'slower' if change > 0 else 'faster'}"
+
+
+_SHORT = {"verified": "unverified", "fail_below": "below {fail_below:.0%}", "max_regression": "regressed",
+          "outlier": "below host median"}
+
+
+def _gate(row: dict[str, Any]) -> str:
+    """Short verdict for a table cell; the full reasons are listed under the table."""
+    if row["verdict"] == "fail":
+        return "FAIL: " + ", ".join(_SHORT[g].format(**row["thresholds"]) for g in row["failed_gates"])
+    if row["verdict"] == "skip":
+        return "skip"
+    return "pass" + (" *" if row["notes"] else "")
+
+
+def _attainable(row: dict[str, Any]) -> str:
+    return format_si(row["attainable"], row["attainable_unit"])
+
+
+def cells(row: dict[str, Any], has_baseline: bool) -> list[str]:
+    return [
+        row["device"], row["kernel"], row["params_text"], row["status"], format_time(row["time_median"]),
+        format_rate(row["achieved_bandwidth"]), format_flops(row["achieved_flops"]), _attainable(row),
+        _fraction(row["fraction_of_ceiling"]), _gap(row), _change(row, has_baseline), _gate(row),
+    ]
+
+
+def summary_line(report: dict[str, Any]) -> str:
+    s = report["summary"]
+    devices = len(report["devices"])
+    where = f"{s['kernels']} kernel result(s) on {devices} device(s)"
+    if s["ok"]:
+        verdict = "all gates hold"
+    else:
+        verdict = f"{s['failed']} failed"
+    skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
+    return f"{where}: {verdict}{skipped}"
+
+
+def _gates_line(report: dict[str, Any]) -> str:
+    g = report["gates"]
+    text = f"Gates: {g['description']}"
+    if g.get("baseline"):
+        text += f"; baseline {', '.join(str(b) for b in g['baseline'])}"
+    return text
+
+
+def _fail_text(row: dict[str, Any]) -> list[str]:
+    """A failed gate's reasons, and whether the GPU was held down by its power or thermal limit meanwhile."""
+    return list(row["failures"]) + ([row["throttled"]] if row.get("throttled") else [])
+
+
+def _footer(report: dict[str, Any]) -> str:
+    lines = [_gates_line(report)]
+    for r in report["rows"]:
+        if r["verdict"] == "fail":
+            lines.append(f"FAIL {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(_fail_text(r))}")
+    for r in report["rows"]:
+        if r["verdict"] != "fail" and r["notes"]:
+            lines.append(f"* {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(r['notes'])}")
+    return "\n".join(lines)
+
+
+def rich_table(report: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    has_baseline = bool(report["gates"].get("baseline"))
+    table = Table(title=literal(f"roofline report: {summary_line(report)}"), caption=literal(_footer(report)),
+                  title_justify="left", caption_justify="left")
+    for i, col in enumerate(COLUMNS):
+        table.add_column(col, justify="left" if i in _LEFT else "right", )
+    for row in report["rows"]:
+        values = cells(row, has_baseline)
+        style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
+        table.add_row(*(literal(v) for v in values), style=style)
+    return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
+                     "vs baseline", "device",
+                     whole=("kernel",))
+
+
+def _md_where(row: dict[str, Any]) -> str:
+    return f"{md_code(row['kernel'])} ({md(row['params_text'])}) on {md(row['device'])}"
+
+
+def to_markdown(report: dict[str, Any]) -> str:
+    """GitHub-flavoured Markdown, ready to append to $GITHUB_STEP_SUMMARY. Deterministic."""
+    has_baseline = bool(report["gates"].get("baseline"))
+    mark = "✅" if report["summary"]["ok"] else "❌"
+    lines = [f"### {mark} roofline report: {summary_line(report)}", "", md(_gates_line(report)) + ".", ""]
+    lines.append("| " + " | ".join(COLUMNS) + " |")
+    lines.append("|" + "|".join(" :--- " if i in _LEFT else " ---: " for i in range(len(COLUMNS))) + "|")
+    for row in report["rows"]:
+        values = cells(row, has_baseline)
+        values = [md(v) for v in values]
+        if row["verdict"] == "fail":
+            values[-1] = f"**{values[-1]}**"
+        lines.append("| " + " | ".join(values) + " |")
+    failed = [r for r in report["rows"] if r["verdict"] == "fail"]
+    if failed:
+        lines += ["", "**Failed gates**", ""]
+        for r in failed:
+            lines.append(f"- {_md_where(r)}: {md('; '.join(_fail_text(r)))}")
+    noted = [r for r in report["rows"] if r["verdict"] != "fail" and r["notes"]]
+    if noted:
+        lines += ["", "**Notes**", ""]
+        for r in noted:
+            lines.append(f"- \\* {_md_where(r)}: {md('; '.join(r['notes']))}")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def to_json(report: dict[str, Any]) -> str:
+    from roofline.load.jsonio import dumps
+
+    return dumps(report)
+
+
+def to_github_benchmark(report: dict[str, Any]) -> str:
+    """The `customSmallerIsBetter` JSON that github-action-benchmark charts: one entry per timed kernel and device,
+    the median in microseconds (readable on its axis), the 95 % interval as its range, the ceiling share as extra."""
+    from roofline.load.jsonio import dumps
+
+    entries = []
+    for r in report["rows"]:
+        if r["time_median"] is None:
+            continue
+        entry: dict[str, Any] = {"name": f"{r['kernel']} {r['params_text']} on {r['device']}".replace("  ", " "),
+                                 "unit": "us", "value": round(r["time_median"] * 1e6, 4)}
+        ci = r.get("time_ci")
+        if ci:
+            entry["range"] = f"{ci[0] * 1e6:.4g}-{ci[1] * 1e6:.4g}"
+        if r["fraction_of_ceiling"] is not None:
+            entry["extra"] = f"{r['fraction_of_ceiling']:.1%} of ceiling; {r['verdict']}"
+        entries.append(entry)
+    return dumps(entries)
+
+
+def to_junit(report: dict[str, Any]) -> str:
+    """JUnit XML: one testsuite per device, one testcase per kernel, <failure> per failed gate."""
+    s = report["summary"]
+    root = ET.Element("testsuites", name="roofline", tests=str(s["kernels"]), failures=str(s["failed"]),
+                      skipped=str(s["skipped"]))
+    for device in report["devices"]:
+        rows = [r for r in report["rows"] if r["device"] == device["label"]]
+        suite = ET.SubElement(
+            root, "testsuite", name=device["label"], tests=str(len(rows)),
+            failures=str(sum(r["verdict"] == "fail" for r in rows)),
+            skipped=str(sum(r["verdict"] == "skip" for r in rows)),
+            time=f"{sum(r['time_median'] or 0.0 for r in rows):.9f}",
+        )
+        props = ET.SubElement(suite, "properties")
+        for key in ("name", "spec_id", "machine", "backend", "created"):
+            if device.get(key) is not None:
+                ET.SubElement(props, "property", name=key, value=str(device[key]))
+        classname = f"roofline.{device.get('machine') or device['label']}"
+        for r in rows:
+            name = f"{r['kernel']}[{r['params_text']}]" if r["params_text"] else r["kernel"]
+            case = ET.SubElement(suite, "testcase", classname=classname, name=name,
+                                 time=f"{r['time_median'] or 0.0:.9f}")
+            detail = (f"status {r['status']}; time {format_time(r['time_median'])}; "
+                      f"{_fraction(r['fraction_of_ceiling'])} of ceiling ({_attainable(r)})")
+            if r["verdict"] == "fail":
+                failure = ET.SubElement(case, "failure", message="; ".join(_fail_text(r)), type="roofline.gate")
+                failure.text = detail
+            elif r["verdict"] == "skip":
+                ET.SubElement(case, "skipped", message="; ".join(r["notes"]))
+            else:
+                out = ET.SubElement(case, "system-out")
+                out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+    for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
+        element.attrib.update({key: xml(value) for key, value in element.attrib.items()})
+        if element.text:
+            element.text = xml(element.text)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
