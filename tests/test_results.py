@@ -133,3 +133,22 @@ def test_sweep_groups_without_marker():
     sizes = [k["bytes"] for k in groups["vector_add"]]
     assert sizes == sorted(sizes) and len(sizes) == 10
     assert sweep_groups(load_results(DATA / "h100.json")) == {}
+
+
+@pytest.mark.parametrize("status, verified, failed", [
+    ("FAILED", False, True), ("FAILED", None, True), ("OK", True, False), ("OK", False, True),
+    ("OK", None, True),  # timed but never checked: nothing unverified passes as verified
+    ("SKIPPED", False, False), ("SKIPPED", None, False), ("IMPORTED", None, False), ("IMPORTED", False, True),
+])
+def test_one_rule_decides_whether_a_kernel_failed(status, verified, failed):
+    """Issue 22: the gates, the charts and the exit codes all ask records.document whether an entry failed."""
+    from roofline.gates.report import evaluate_kernel
+    from roofline.gates.config import Thresholds
+    from roofline.records.document import KernelResult, entry_failed
+
+    entry = {"name": "k", "params": {}, "dtype": "float32", "roof": "fp32", "flops": 1.0, "bytes": 4.0,
+             "intensity": 0.25, "status": status, "verified": verified}
+    assert entry_failed(entry) is failed
+    assert KernelResult.from_fields(entry).failed is failed
+    row = evaluate_kernel(entry, Thresholds(), None)
+    assert ("verified" in row["failed_gates"]) is failed

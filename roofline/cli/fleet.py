@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from roofline.cli.common import note
+from roofline.records.document import entry_failed
 
 
 def fleet_progress(size: int) -> Any:
@@ -72,6 +73,6 @@ def _finish(outcomes: Any, size: int, output: Path | None, fmt: str, timeout: fl
     if failures:
         raise GateFailed(f"{len(failures)} of {size} rank(s) failed or hung; the others' results were kept: "
                          + "; ".join(failures))
-    failed = sorted({k["name"] for k in doc["kernels"] if k["status"] == "FAILED"})
+    failed = sorted({k["name"] for k in doc["kernels"] if entry_failed(k)})
     if failed:
         raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")

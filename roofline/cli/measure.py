@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for, wide_option)
+from roofline.records.document import entry_failed
 
 
 @click.command()
@@ -110,7 +111,7 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.render.tables.measure import problems, results_table
 
     emit_results(doc, output, fmt, results_table, problems(doc))
-    failed = [e["name"] for e in doc["kernels"] if e["status"] == "FAILED"]
+    failed = [e["name"] for e in doc["kernels"] if entry_failed(e)]
     if failed:
         raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}"
                          + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""))

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from roofline.cli.common import note
+from roofline.records.document import entry_failed
 
 
 def device_count() -> int:
@@ -123,7 +124,7 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
 def _fail_if(doc: dict[str, Any], failures: list[str], count: int) -> None:
     from roofline.errors import GateFailed
 
-    failed = [k["name"] for k in doc["kernels"] if k["status"] == "FAILED"]
+    failed = [k["name"] for k in doc["kernels"] if entry_failed(k)]
     if failures:
         raise GateFailed(f"{len(failures)} of {count} device(s) failed; the others' results were kept: "
                          + "; ".join(failures))

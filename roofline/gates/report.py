@@ -24,6 +24,7 @@ from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import MODEL_ERROR_FRACTION, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.files import ceiling_of, device_labels, kernel_key, params_text
+from roofline.records.document import entry_failed
 
 REPORT_SCHEMA = "roofline/report/v1"
 
@@ -67,7 +68,7 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
     imported = status == "IMPORTED" and kernel["verified"] is None  # from `roofline import ncu`: not ours to check
     if imported:
         notes.append("imported: not verified by roofline")
-    if status == "FAILED" or (not kernel["verified"] and not imported):
+    if entry_failed(kernel):
         reason = "not verified" if status != "FAILED" else "FAILED verification"
         error = kernel.get("error")
         failures.append(f"{reason}: {error}" if error else reason)

@@ -43,7 +43,7 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     d, param = request.kernel, request.param
     source = request.calibrated if request.calibrated is not None else machine
     sm_count = source.sm_count or machine.sm_count
-    overrides = [{**request.fixed, param: compile_expr(str(size))} for size in request.sizes]
+    overrides = [{**request.fixed, param: compile_expr(size)} for size in request.sizes]
     shapes = [launch_shapes(d, evaluate(d, o), sm_count) for o in overrides] \
         if request.model == FIRST_PRINCIPLES else []
     progress.start("launch overheads")

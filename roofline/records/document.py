@@ -31,6 +31,22 @@ class Status(str, Enum):
 # ---- one kernel ------------------------------------------------------------------------------------------------
 
 
+def failed_status(status: str, verified: bool | None) -> bool:
+    """The one rule for "did this kernel fail": FAILED, or not verified when roofline should have verified it. A
+    SKIPPED entry never ran (not a failure); an IMPORTED one with verified null was timed by another tool and was
+    never ours to check."""
+    if status == Status.FAILED.value:
+        return True
+    if status == Status.SKIPPED.value or (status == Status.IMPORTED.value and verified is None):
+        return False
+    return verified is not True
+
+
+def entry_failed(entry: Mapping[str, Any]) -> bool:
+    """failed_status of a results entry as read from a file (a dict)."""
+    return failed_status(str(entry.get("status")), entry.get("verified"))
+
+
 @dataclass(frozen=True)
 class KernelResult:
     """The analysis fields of one kernel at its parameters, plus what was measured. SI base units throughout."""
@@ -75,9 +91,7 @@ class KernelResult:
     @property
     def failed(self) -> bool:
         """Wrong output, or not verified when roofline should have verified it: always fails a gate."""
-        if self.status is Status.FAILED:
-            return True
-        return self.status is not Status.SKIPPED and self.verified is False
+        return failed_status(self.status.value, self.verified)
 
     @property
     def imported(self) -> bool:

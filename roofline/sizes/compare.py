@@ -56,7 +56,7 @@ def compare(doc: Mapping[str, Any], d: KernelDescriptor, source: MachineSpec) ->
                                   inputs.launch_floor) for e in entries]
     rows = []
     for i, e in enumerate(entries):
-        work = evaluate(d, {k: compile_expr(repr(v)) for k, v in e["params"].items() if k in d.params})
+        work = evaluate(d, {k: compile_expr(v) for k, v in e["params"].items() if k in d.params})
         total, _, regime = predict(launch_shapes(d, work, figures.sm_count), figures)
         measured = measured_time(e)
         rows.append(Row(

@@ -50,7 +50,7 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
         if job.dtype is not None:
             d = replace(d, name=f"{d.name}[{job.dtype}]", dtype=job.dtype)
         try:
-            work = evaluate(d, {k: compile_expr(str(v)) for k, v in job.overrides.items() if k in d.params})
+            work = evaluate(d, {k: compile_expr(v) for k, v in job.overrides.items() if k in d.params})
             impl = load_implementation(d)
             if job.tolerance is not None:
                 impl = replace(impl, tolerance=dict(job.tolerance))

@@ -22,6 +22,7 @@ from roofline.render.charts.roofs import COLORS, GID, require_matplotlib, roof_l
 from roofline.render.text import mpl
 from roofline.records.files import params_text
 from roofline.model.units import format_rate, format_si, quantity_text
+from roofline.records.document import entry_failed
 
 LEVELS = ("l1", "l2", "dram")
 _LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
@@ -68,7 +69,7 @@ def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[Hi
         for k in doc["kernels"]:
             counters = k.get("counters")
             flops, time = kernel_flops(k), kernel_time(k)
-            if not counters or k.get("status") == "FAILED" or not flops or not time:
+            if not counters or entry_failed(k) or not flops or not time:
                 skipped.append(k["name"])
                 continue
             key = (k["name"], params_text(k.get("params") or {}))

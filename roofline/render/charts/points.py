@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID
 from roofline.render.text import mpl
 from roofline.records.files import params_text
+from roofline.records.document import entry_failed
 
 STATUS_WIDTH = 10  # the side table's "of ceiling" column: "35%", "FAILED", or "35% FAILED" for a kernel twice
 
@@ -55,7 +56,7 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
         for k in doc["kernels"]:
             if k["status"] == "SKIPPED":  # not run here: nothing measured, and not a failure to mark
                 continue
-            failed = k["status"] == "FAILED" or k["verified"] is False or k.get("achieved_flops") is None
+            failed = entry_failed(k) or k.get("achieved_flops") is None
             y = k["attainable_flops"] if failed else k["achieved_flops"]
             if k["intensity"] <= 0 or not y or y <= 0:
                 unplottable.append(k["name"])

@@ -14,6 +14,7 @@ from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, log_bounds, 
 from roofline.render.text import mpl
 from roofline.records.files import sweep_groups
 from roofline.model.units import format_bytes, format_rate
+from roofline.records.document import entry_failed
 
 
 def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
@@ -86,7 +87,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     handles = []
     for i, (name, entries) in enumerate(groups.items()):
         color = COLORS[(i + 1) % len(COLORS)]
-        ok = [k for k in entries if k.get("achieved_bandwidth") and k["status"] != "FAILED" and k["verified"] is not False]
+        ok = [k for k in entries if k.get("achieved_bandwidth") and not entry_failed(k)]
         bad = [k for k in entries if k not in ok]
         ax.plot([k["bytes"] for k in ok], [k["achieved_bandwidth"] for k in ok], "-o", color=color, markersize=6,
                 linewidth=1.6, gid=GID + "sweep-line")
@@ -105,7 +106,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
                     color=color, linewidth=1.4, alpha=0.8, gid=GID + "sweep-prediction")
             model = (predicted[0].get("prediction") or {}).get("model", "model")
             handles.append(Line2D([], [], linestyle="--", color=color, label=mpl(f"{name} predicted ({model})")))
-    if any(k["status"] == "FAILED" or k["verified"] is False for g in groups.values() for k in g):
+    if any(entry_failed(k) for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
     return fig
