@@ -82,7 +82,7 @@ def measure_kernel(
     phases: dict[str, float] = {}
     try:
         prepared = host() if callable(host) else host
-        with _current(backend):
+        with current(backend):
             timing, sets_used = _verified_timing(d, work, impl, backend, policy, phases, prepared)
     except KernelFailure as failure:
         return KernelResult.failure(base, str(failure), timing=None, buffer_sets=1, gpu_state=None,
@@ -91,10 +91,11 @@ def measure_kernel(
                         phases).to_json()
 
 
-def _current(backend: Backend) -> ContextManager[Any]:
+def current(backend: Backend) -> ContextManager[Any]:
     """The backend's device and stream made current for a kernel's build, checked run and timing, where it has
     them (CupyBackend.current): a kernel launches on whatever stream is current, so another backend made in the
-    same process must not leave its own stream there."""
+    same process must not leave its own stream there. The calibration probes enter it too; a no-op for a backend
+    without one (NumPy, the emulated device of the tests)."""
     enter = getattr(backend, "current", None)
     return enter() if enter is not None else contextlib.nullcontext()
 

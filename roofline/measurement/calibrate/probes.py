@@ -9,15 +9,15 @@ backend object passed in (backend.cp); the helpers take an array module (cupy, o
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
-from typing import Any, ContextManager, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from roofline.measurement.calibrate.figures import FAILED, OK, Figure, failed, measured, skipped
 from roofline.errors import first_line
 from roofline.measurement.calibrate.plan import Plan, median
+from roofline.measurement.harness import current
 from roofline.measurement.policy import MeasurePolicy
 
 LINE = 128  # bytes per pointer-chase slot: one cache line per step
@@ -33,13 +33,6 @@ def timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple
     compiler reduced to less than the reads it claims would still pass the first."""
     with current(backend):
         return _timed_read(backend, kernel, blocks, threads, args, out, expected, policy)
-
-
-def current(backend: Any) -> ContextManager[Any]:
-    """The backend's device and stream current (CupyBackend.current), so every launch, check and event of a probe
-    is on one stream; a no-op for a backend without one (the emulated device of the tests)."""
-    enter = getattr(backend, "current", None)
-    return enter() if enter is not None else contextlib.nullcontext()
 
 
 def _timed_read(backend: Any, kernel: Any, blocks: int, threads: int, args: tuple, out: Any, expected: int,
