@@ -6,6 +6,7 @@ while it recorded, so the tests see which part of the program was profiled."""
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import signal
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from roofline.errors import InputError
-from roofline.kineto.program import capture_range, python_program
+from roofline.kineto.program import Running, capture_range, python_program
 from roofline.ncu.program import GRACE, counter_access
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -422,3 +423,17 @@ def test_sigterm_ends_everything(faketorch: Path, tmp_path: Path) -> None:
     assert "the PyTorch capture and the program were ended" in err and "Traceback" not in err
     assert gone([int(p) for p in record.read_text().split()]), "the program or its child outlived roofline"
     assert not out.exists() and list(faketorch.iterdir()) == []
+
+
+def test_the_running_line_only_on_a_terminal() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    plain, tty = io.StringIO(), Tty()
+    for stream in (plain, tty):
+        running = Running(stream)
+        running(0, 3.2)
+        running.end()
+    assert plain.getvalue() == ""  # a CI log gets the one 'ran under torch.profiler' line at the end
+    assert tty.getvalue() == "\rprofile: running under torch.profiler (3 s)\x1b[K\r\x1b[K"

@@ -109,13 +109,14 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     """Run PROGRAM under Nsight Compute or the PyTorch profiler and put every kernel it launches on the roofline,
     grouped and ranked.
 
-    With ncu (--with ncu; the default where ncu is found and may read the counters), ncu collects exactly the metrics the roofline needs (those of 'roofline import ncu --list-metrics'), with
-    NVTX stacks (--nvtx), the raw CSV page in base units and the clocks left alone (--clock-control none). Each
-    group shows its launches, time and share of the program's GPU time, FLOPs and DRAM bytes, intensity,
-    achieved rates, the roof that bounds it, its time-weighted fraction of ceiling, its speed-of-light time and
-    the recoverable time (time - speed-of-light time); groups are ranked by recoverable time. With
-    emit_nvtx(record_shapes=True), matmul-like ops get the model 2*M*N*K beside the counters, and ops whose
-    counted DRAM traffic is more than 1.5x their model's are flagged.
+    With ncu (--with ncu; the default where ncu is found and may read the counters), ncu collects exactly the
+    metrics the roofline needs (those of 'roofline import ncu --list-metrics'), with NVTX stacks (--nvtx), the
+    raw CSV page in base units and the clocks left alone (--clock-control none). Each group shows its launches,
+    time and share of the program's GPU time, FLOPs and DRAM bytes, intensity, achieved rates, the roof that
+    bounds it, its time-weighted fraction of ceiling, its speed-of-light time and the recoverable time (time -
+    speed-of-light time); groups are ranked by recoverable time. With emit_nvtx(record_shapes=True), matmul-like
+    ops get the model 2*M*N*K beside the counters, and ops whose counted DRAM traffic is more than 1.5x their
+    model's are flagged.
 
     ncu replays each kernel for every metric pass: profile one step, not a whole run.
 
@@ -255,7 +256,7 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
     except subprocess.TimeoutExpired:
         raise TimedOut(f"--timeout {timeout:g}: the program did not finish under torch.profiler in time; it and what "
                        "it started were ended and nothing was written",
-                       fix="profile less of it or give it longer") from None
+                       fix="profile one step (--range start-stop or --range NAME) or give it longer") from None
     except ProgramFailed as exc:
         own = "\n".join(exc.stderr.splitlines()[-40:])
         if own:
