@@ -1,5 +1,7 @@
 """`roofline profile -- PROGRAM ARGS`: a whole program on the roofline, grouped by op and ranked by the time it
-leaves on the table (recoverable time = time - speed-of-light time)."""
+leaves on the table (recoverable time = time - speed-of-light time). Two sources: Nsight Compute's counters
+(`--with ncu`, roofline.ncu.program) or a PyTorch profiler trace and op shape models (`--with torch`,
+roofline.kineto.program); `--with auto` picks ncu where it is found and may read the counters."""
 
 from __future__ import annotations
 
@@ -34,6 +36,23 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
     return value
 
 
+def _check_profile_group_by(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    if value == "module":  # the trace's nn.Module ranges: --with torch only (checked with --with)
+        return value
+    try:
+        return _check_group_by(ctx, param, value)
+    except click.BadParameter:
+        raise click.BadParameter(f"'{value:.40}' is not one of op, kernel, module, range:N (N >= 1), none") from None
+
+
+WITH_HELP = ("Where the FLOPs and bytes come from. 'ncu': Nsight Compute's counters (what each kernel really moved; "
+             "replays every kernel, needs counter permission). 'torch': the PyTorch profiler, for a Python program "
+             "('python3 script.py ARGS'): op shape models from the trace, at about the program's own speed, no "
+             "permission needed. 'auto': ncu where it is found and the driver lets this user read the counters, "
+             "else torch for a Python program; options of one source (--kernel-name, --save-trace, ...) choose it.")
+NCU_ONLY = ("--kernel-name", "--launch-skip", "--launch-count", "--ncu", "--save-csv")
+
+
 def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
     import math
 
@@ -49,12 +68,18 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @output_option_for("the results JSON (roofline/results/v1, with the groups)")
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
-                   "device_names lists the GPU ncu names.")
-@group_by_option("op")
+                   "device_names lists the GPU ncu (or the trace) names.")
+@click.option("--with", "source", type=click.Choice(["auto", "ncu", "torch"]), default="auto", show_default=True,
+              help=WITH_HELP)
+@click.option("--group-by", "group_by", default="op", show_default=True, metavar="op|kernel|module|range:N|none",
+              callback=_check_profile_group_by,
+              help=GROUP_BY_HELP + " With --with torch: 'op' is the innermost ATen op, 'module' the innermost "
+                   "nn.Module (recorded with_stack; slower), and range:N does not apply.")
 @click.option("--range", "ranges", multiple=True, metavar="NAME|start-stop",
-              help="Profile only inside the NVTX push/pop range NAME (ncu --nvtx-include NAME/), or with "
-                   "'start-stop' only between cudaProfilerStart and cudaProfilerStop (torch.cuda.profiler."
-                   "start()/stop()). Repeatable.")
+              help="Profile only inside the NVTX push/pop range NAME (ncu --nvtx-include NAME/; with torch the first "
+                   "torch.cuda.nvtx range of that name), or with 'start-stop' only between cudaProfilerStart and "
+                   "cudaProfilerStop (torch.cuda.profiler.start()/stop(); with torch the first such pair). "
+                   "Repeatable with ncu; one with torch. Default: the whole run.")
 @click.option("--kernel-name", "kernel_regex", default=None, metavar="REGEX",
               help="Profile only kernels whose name matches REGEX (ncu --kernel-name regex:REGEX).")
 @click.option("--kernel", "kernel_alias", default=None, metavar="REGEX", hidden=True,
@@ -67,30 +92,44 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @click.option("--save-csv", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
               callback=writable_path,
               help="Also keep ncu's CSV capture, for 'roofline import ncu FILE' later.")
+@click.option("--save-trace", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
+              callback=writable_path,
+              help="With torch: also keep the PyTorch profiler trace (gzipped when FILE ends .gz), for 'roofline "
+                   "import torch FILE', Perfetto or TensorBoard.")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS", callback=_check_timeout,
-              help="End ncu, the program and everything it started after this long (the profile and ncu's "
-                   "read-back together; at least 1, finite; default: no limit); exit 5.")
+              help="End the profiler, the program and everything it started after this long (the profile and "
+                   "ncu's read-back together; at least 1, finite; default: no limit); exit 5.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
 @click.pass_context
 def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, spec_name: str | None,
-            group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
+            source: str, group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
             launch_skip: int, launch_count: int | None, ncu_path: str | None, save_csv: Path | None,
-            timeout: float | None, fmt: str) -> None:
-    """Run PROGRAM under Nsight Compute and put every kernel it launches on the roofline, grouped and ranked.
+            save_trace: Path | None, timeout: float | None, fmt: str) -> None:
+    """Run PROGRAM under Nsight Compute or the PyTorch profiler and put every kernel it launches on the roofline,
+    grouped and ranked.
 
-    ncu collects exactly the metrics the roofline needs (those of 'roofline import ncu --list-metrics'), with
-    NVTX stacks (--nvtx), the raw CSV page in base units and the clocks left alone (--clock-control none). Each
-    group shows its launches, time and share of the program's GPU time, FLOPs and DRAM bytes, intensity,
-    achieved rates, the roof that bounds it, its time-weighted fraction of ceiling, its speed-of-light time and
-    the recoverable time (time - speed-of-light time); groups are ranked by recoverable time. With
-    emit_nvtx(record_shapes=True), matmul-like ops get the model 2*M*N*K beside the counters, and ops whose
-    counted DRAM traffic is more than 1.5x their model's are flagged.
+    With ncu (--with ncu; the default where ncu is found and may read the counters), ncu collects exactly the
+    metrics the roofline needs (those of 'roofline import ncu --list-metrics'), with NVTX stacks (--nvtx), the
+    raw CSV page in base units and the clocks left alone (--clock-control none). Each group shows its launches,
+    time and share of the program's GPU time, FLOPs and DRAM bytes, intensity, achieved rates, the roof that
+    bounds it, its time-weighted fraction of ceiling, its speed-of-light time and the recoverable time (time -
+    speed-of-light time); groups are ranked by recoverable time. With emit_nvtx(record_shapes=True), matmul-like
+    ops get the model 2*M*N*K beside the counters, and ops whose counted DRAM traffic is more than 1.5x their
+    model's are flagged.
 
-    ncu replays each kernel for every metric pass: profile one step, not a whole run. ncu and the program run in
-    a process group of their own, ended as a whole (SIGTERM, then SIGKILL) on --timeout, Ctrl-C or SIGTERM, with
-    ncu's temporary report and any partial output removed. The program's output is not kept (the last lines of
-    its standard error are shown if it fails).
+    ncu replays each kernel for every metric pass: profile one step, not a whole run.
+
+    With torch (--with torch; what 'auto' picks for a Python program where ncu is missing or the driver keeps the
+    counters to administrators), PROGRAM must be 'python3 script.py ARGS' (or script.py): it runs unchanged in
+    its own Python under torch.profiler (record_shapes), emit_nvtx made a no-op, and the trace is read as 'roofline
+    import torch' reads one: each kernel under its innermost ATen op, FLOPs and bytes from the op's input shapes
+    (shape models, not counters), time with no model listed apart. The program's Python needs torch, not
+    roofline. The output says which source was used.
+
+    The profiler and the program run in a process group of their own, ended as a whole (SIGTERM, then SIGKILL)
+    on --timeout, Ctrl-C or SIGTERM, with temporary files and any partial output removed. The program's output is
+    not kept (the last lines of its standard error are shown if it fails).
 
     \b
     Exit codes beside the common ones: 4 the program failed (its status and
@@ -101,6 +140,7 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     Examples:
       roofline profile -o gpt2.json -- python3 my_model.py --batch 4
       roofline profile --range start-stop --group-by op -o step.json -- python3 train.py
+      roofline profile --with torch --range start-stop --save-trace step.json.gz -o step.json -- python3 train.py
       roofline profile --kernel-name 'gemm|attention' --launch-count 20 -- ./a.out
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
@@ -121,22 +161,126 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         if kernel_regex is not None and kernel_regex != kernel_alias:
             raise click.UsageError("--kernel is the old spelling of --kernel-name: give one of them")
         kernel_regex = kernel_alias
+    ncu_options = [name for name, given in zip(NCU_ONLY, (kernel_regex, launch_skip, launch_count, ncu_path,
+                                                          save_csv)) if given]
+    chosen, why = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
     try:
-        _profile(program, output, spec_name, group_by, ranges, kernel_regex, launch_skip, launch_count, ncu_path,
-                 save_csv, timeout, fmt)
+        if chosen == "torch":
+            _profile_torch(program, output, spec_name, group_by, ranges, save_trace, timeout, fmt, why)
+        else:
+            _profile(program, output, spec_name, group_by, ranges, kernel_regex, launch_skip, launch_count,
+                     ncu_path, save_csv, timeout, fmt, why)
     except Terminated:
-        note("error: terminated (SIGTERM): ncu and the program were ended; nothing was written")
+        note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the program "
+             "were ended; nothing was written")
         ctx.exit(EXIT_TERMINATED)
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
+def choose_source(source: str, program: tuple[str, ...], ncu_options: list[str], save_trace: Path | None,
+                  group_by: str, ranges: tuple[str, ...] = ()) -> tuple[str, str]:
+    """('ncu' or 'torch', why): --with as given, its options checked against it; for 'auto', the options of one
+    source choose it, else ncu where it is found and the driver lets this user read the counters, else torch for
+    a Python program. A usage error (exit 2) for options of the other source."""
+    from roofline.kineto.program import runs_as_python
+    from roofline.ncu.profile import find_ncu
+    from roofline.ncu.program import counter_access
+
+    torch_options = [name for name, given in (("--save-trace", save_trace is not None),
+                                              ("--group-by module", group_by == "module")) if given]
+    ncu_options = ncu_options + (["--group-by " + group_by] if group_by.startswith("range:") else []) + (
+        [f"{len(ranges)} --range options"] if len(ranges) > 1 else [])
+    if source == "torch" and ncu_options:
+        raise click.UsageError(f"{', '.join(ncu_options)}: options of ncu, not of --with torch (which records every "
+                               "launch in the range, grouped by op, kernel, module or none): leave them out")
+    if source == "ncu" and torch_options:
+        raise click.UsageError(f"{', '.join(torch_options)}: options of --with torch, not of ncu (keep ncu's capture "
+                               "with --save-csv; group module ranges with --group-by range:N)")
+    if source != "auto":
+        return source, f"--with {source}"
+    if ncu_options and torch_options:
+        raise click.UsageError(f"{', '.join(ncu_options)} (ncu) and {', '.join(torch_options)} (torch) belong to "
+                               "different sources: choose one with --with ncu or --with torch")
+    if ncu_options or torch_options:
+        chosen = "ncu" if ncu_options else "torch"
+        return chosen, f"auto: {', '.join(ncu_options or torch_options)} given"
+    if not runs_as_python(program):
+        return "ncu", "auto: not a Python script"
+    exe, _ = find_ncu(None)
+    if exe is None:
+        why = "auto: ncu is not on PATH"
+    else:
+        no_counters = counter_access()
+        if no_counters is None:
+            return "ncu", "auto: ncu found"
+        why = f"auto: {no_counters}"
+    note(f"profile: with torch.profiler ({why[6:]}): FLOPs and bytes from op shape models, not counters; --with ncu "
+         "to insist on counters")
+    return "torch", why
+
+
+def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
+                   ranges: tuple[str, ...], save_trace: Path | None, timeout: float | None, fmt: str,
+                   why: str) -> None:
+    """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
+    no process and no temporary file."""
+    from roofline.cli.common import write_output
+    from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
+    from roofline.kineto.document import import_traces, summary_line
+    from roofline.kineto.program import Running, capture, capture_range, python_program
+    from roofline.kineto.table import launch_table
+    from roofline.ncu.program import ProgramFailed
+    from roofline.ncu.readback import check_import
+    from roofline.render.tables.grouped import grouped_table
+    from roofline.model.units import format_bytes, format_time
+
+    prog = python_program(program)
+    range_ = capture_range(ranges)
+    progress = Running(sys.stderr)
+    gz = save_trace is not None and save_trace.name.endswith(".gz")
+    try:
+        with capture(prog, range_, group_by == "module", timeout, gz, progress) as (trace, run):
+            note(f"profile: ran under torch.profiler in {run.seconds:.1f} s (profiled range "
+                 f"{format_time(run.range_seconds)}, trace {format_bytes(run.trace_bytes)}, torch {run.torch})")
+            if save_trace is not None:
+                write_output(save_trace, trace.read_bytes())
+                note(f"wrote {save_trace}")
+            doc, notes = import_traces([trace], spec_name, group_by)
+    except OSError as exc:
+        raise BackendUnavailable(f"cannot run {prog.python}: {exc.strerror or exc}",
+                                 fix="give the program's Python by its path: python3 SCRIPT.py") from None
+    except subprocess.TimeoutExpired:
+        raise TimedOut(f"--timeout {timeout:g}: the program did not finish under torch.profiler in time; it and what "
+                       "it started were ended and nothing was written",
+                       fix="profile one step (--range start-stop or --range NAME) or give it longer") from None
+    except ProgramFailed as exc:
+        own = "\n".join(exc.stderr.splitlines()[-40:])
+        if own:
+            click.echo(own, err=True)
+        raise ProgramError(f"the program exited with status {exc.status} under torch.profiler; nothing was "
+                           "written") from None
+    kept = str(save_trace) if save_trace is not None else None
+    for k in doc["kernels"]:
+        k["kineto"]["file"] = kept  # not the temporary file, gone by now
+    doc["source"].update(files=[kept] if kept else [], command=list(program), profile_seconds=run.seconds,
+                         program_seconds=run.program_seconds, range_seconds=run.range_seconds,
+                         range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
+    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
+    lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}"]
+    emit_results(doc, output, fmt, grouped_table if doc.get("groups") else launch_table, lines)
+
+
+NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
+TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}
+
+
 def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
              ranges: tuple[str, ...], kernel_regex: str | None, launch_skip: int, launch_count: int | None,
-             ncu_path: str | None, save_csv: Path | None, timeout: float | None, fmt: str) -> None:
+             ncu_path: str | None, save_csv: Path | None, timeout: float | None, fmt: str, chosen_by: str) -> None:
     """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
     from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
     from roofline.ncu.group import add_groups
@@ -152,7 +296,8 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
     exe, why = find_ncu(ncu_path)
     if exe is None:
         raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
-                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH")
+                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH; a PyTorch "
+                                 "program can be profiled without it: --with torch -- python3 SCRIPT.py")
     progress = ProgressLine(sys.stderr)
     try:
         with capture(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count), progress,
@@ -187,9 +332,8 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
         raise ProgramError(f"the program exited with status {exc.status} under ncu; nothing was written") from None
     machine = choose_spec(table, spec_name, SpecCatalog.bundled())
     doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
-    doc["source"]["command"] = list(program)
-    doc["source"]["profile_seconds"] = run.seconds
+    doc["source"].update(command=list(program), profile_seconds=run.seconds, chosen_by=chosen_by, **NCU_SOURCE)
     notes += add_groups(doc, group_by)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "profiled")]
+    lines = [*notes, summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)

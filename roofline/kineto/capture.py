@@ -14,7 +14,10 @@ capture the shapes come from the Kineto profiler itself (record_shapes=True).
 
 The trace is written atomically only when the range was seen; a program that never entered its range exits 2
 naming the range, and the program's own exit status is passed on. What this prints goes to stderr, prefixed
-`roofline:`; the program's own output is untouched.
+`roofline:`; the program's own output is untouched. Since a program's own status may be 2 or 3 too, `--status FILE`
+also writes the outcome as JSON for the caller (`roofline profile --with torch`): "outcome" is "traced",
+"no-range", "no-torch", "no-trace" or "running" (left so when the program ended the process itself: os._exit, a
+signal), with the program's "status", "cuda", "torch", "program_seconds", "range_seconds" and "trace_bytes".
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import json
 import os
 import runpy
 import sys
@@ -32,6 +36,7 @@ from typing import Any, Iterator
 
 EXIT_NO_RANGE = 2
 EXIT_NO_TORCH = 3
+EXIT_NO_TRACE = 1
 
 
 def _say(line: str) -> None:
@@ -129,6 +134,15 @@ def _write_trace(profiler: Any, out: Path) -> int:
     return out.stat().st_size
 
 
+def _write_status(path: Path | None, **fields: Any) -> None:
+    """The outcome for the caller, written atomically (a half-written status must not read as an outcome)."""
+    if path is None:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(fields, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def _run_program(argv: list[str]) -> int:
     """runpy the script as __main__ with its own argv; its exit status, 1 for an uncaught exception."""
     script = argv[0]
@@ -143,7 +157,7 @@ def _run_program(argv: list[str]) -> int:
         if code is None:
             return 0
         if isinstance(code, int):
-            return code
+            return int(code)  # SystemExit(True) is 1
         sys.stderr.write(f"{code}\n")
         return 1
     except BaseException:  # the program's own error: shown as Python would show it, then its status
@@ -161,6 +175,8 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--range", dest="range_", default="all", metavar="all|start-stop|NVTX_NAME")
     parser.add_argument("--modules", action="store_true",
                         help="record the nn.Module ranges (with_stack; slower) for --group-by module")
+    parser.add_argument("--status", type=Path, default=None, metavar="FILE",
+                        help="also write the outcome here as JSON (the program's own status may be 2 or 3 too)")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     ns = parser.parse_args(args)
     program = ns.program[1:] if ns.program[:1] == ["--"] else ns.program
@@ -174,6 +190,7 @@ def main(args: list[str] | None = None) -> int:
         from torch.profiler import ProfilerActivity, profile
     except ImportError as exc:
         _say(f"cannot import torch ({exc}); --with torch needs PyTorch in the program's Python")
+        _write_status(ns.status, outcome="no-torch", status=EXIT_NO_TORCH, why=str(exc))
         return EXIT_NO_TORCH
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():
@@ -190,17 +207,27 @@ def main(args: list[str] | None = None) -> int:
         _hook_start_stop(torch, window)
     elif ns.range_ != "all":
         _hook_nvtx(torch, window, ns.range_)
+    _write_status(ns.status, outcome="running")  # left as it is if the program ends the process itself
     t0 = time.perf_counter()
     if ns.range_ == "all":
         window.start()
     status = _run_program(program)
     window.stop()
     wall = time.perf_counter() - t0
+    done = {"status": status, "cuda": bool(torch.cuda.is_available()), "torch": str(getattr(torch, "__version__", "")),
+            "program_seconds": wall}
     if window.state == "waiting":
         what = ("torch.cuda.profiler.start()" if ns.range_ == "start-stop" else f"an NVTX range named {ns.range_!r}")
         _say(f"the program never reached {what}; nothing was recorded and no trace was written")
+        _write_status(ns.status, outcome="no-range", **done)
         return status or EXIT_NO_RANGE
-    size = _write_trace(profiler, ns.trace)
+    try:
+        size = _write_trace(profiler, ns.trace)
+    except Exception as exc:  # export or disk trouble: say so, never as the program's own failure
+        _say(f"the trace could not be written to {ns.trace}: {type(exc).__name__}: {exc}")
+        _write_status(ns.status, outcome="no-trace", why=f"{type(exc).__name__}: {exc}", **done)
+        return status or EXIT_NO_TRACE
+    _write_status(ns.status, outcome="traced", range_seconds=window.seconds, trace_bytes=size, **done)
     _say(f"trace {ns.trace} ({size} bytes): program {wall:.2f} s, profiled range {window.seconds:.3f} s, "
          f"exit {status}")
     return status

@@ -378,15 +378,17 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
     return notes
 
 
-def summary_line(doc: Mapping[str, Any]) -> str:
-    """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'."""
+def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | None = None) -> str:
+    """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'
+    (`origin` in place of 'from 1 trace(s)': 'with torch.profiler' for `profile --with torch`)."""
     from roofline.model.units import format_time
 
     src = doc["source"]
     done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
     share = lost / everything if everything else 0.0
-    return (f"imported {done} of {total} GPU event(s) from {len(src['files'])} trace(s) on {doc['machine']['id']}; "
+    origin = origin or f"from {len(src['files'])} trace(s)"
+    return (f"{verb} {done} of {total} GPU event(s) {origin} on {doc['machine']['id']}; "
             f"{share:.1%} of GPU time ({format_time(lost)}) has no model"
             + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else ""))
 

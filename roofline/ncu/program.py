@@ -70,6 +70,38 @@ def import_command(ncu_exe: str, report: str) -> list[str]:
     return [ncu_exe, "--import", report, "--csv", "--page", "raw", "--print-units", "base"]
 
 
+NO_COUNTERS_FIX = ("profile without counters: 'roofline profile --with torch -- python3 SCRIPT.py' runs a PyTorch "
+                   "program under torch.profiler (FLOPs and bytes from op shape models); or have an administrator "
+                   "allow counter access (RmProfilingAdminOnly=0)")
+PARAMS = Path("/proc/driver/nvidia/params")  # the loaded driver's settings, RmProfilingAdminOnly among them
+CAP_SYS_ADMIN, CAP_PERFMON = 21, 38  # either lets a process read them (CAP_PERFMON from driver R565)
+
+
+def counter_access(params: Path = PARAMS, status: Path = Path("/proc/self/status")) -> str | None:
+    """Why this process cannot read the GPU performance counters, or None when it may (or this cannot tell): the
+    driver's RmProfilingAdminOnly: 1 and neither CAP_SYS_ADMIN (root has it) nor CAP_PERFMON is what makes ncu fail
+    with ERR_NVGPUCTRPERM. Two small file reads, no GPU call: cheap enough to choose a profiler with. Where the
+    driver's file is not visible (some containers) it cannot tell, and ncu's own error says what to do."""
+    try:
+        text = params.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"^RmProfilingAdminOnly:\s*(\d+)", text, re.MULTILINE)
+    if m is None or m.group(1) == "0":
+        return None
+    try:
+        caps = re.search(r"^CapEff:\s*([0-9a-fA-F]+)", status.read_text(encoding="utf-8", errors="replace"),
+                         re.MULTILINE)
+    except OSError:
+        caps = None
+    admin = (any(int(caps.group(1), 16) >> bit & 1 for bit in (CAP_SYS_ADMIN, CAP_PERFMON)) if caps
+             else os.geteuid() == 0)
+    if admin:
+        return None
+    return ("the NVIDIA driver allows GPU performance counters to administrators only (RmProfilingAdminOnly: 1) "
+            "and this process has neither CAP_SYS_ADMIN nor CAP_PERFMON")
+
+
 GRACE = 2.0  # seconds between SIGTERM and SIGKILL when a process group is ended
 LEFTOVER = 2.0  # seconds ncu's output may stay open after ncu exited (a program's background child holds it)
 KEEP_LINES = 200  # lines of each stream kept (the last ones): what messages quote, never the whole output
@@ -289,7 +321,7 @@ def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
                 hint = ("check --range, --kernel-name and --launch-skip" if scope != Scope() else
                         "does the program launch CUDA kernels?")
                 raise InputError(f"{problem or 'ncu profiled no kernel launches'}; {hint}")
-            raise BackendUnavailable(problem)
+            raise BackendUnavailable(problem, fix=NO_COUNTERS_FIX if "ERR_NVGPUCTRPERM" in problem else None)
         csv_path = Path(tmp) / "profile.csv"
         left = None if timeout is None else timeout - run.seconds
         if left is not None and left <= 0:

@@ -48,12 +48,18 @@ def footer(doc: Mapping[str, Any]) -> str:
                "and is not in these groups" if p.get("unmodelled_share") is not None else ""))
 
 
+SOURCES = {"ncu": "ncu counters", "torch": "torch trace, op shape models"}
+
+
 def grouped_table(doc: Mapping[str, Any]) -> Any:
     from rich.table import Table
 
     by = doc["groups"][0]["by"] if doc.get("groups") else "?"
     title = (f"{doc['device']['name']} · {len(doc['kernels'])} launches grouped by {by}, ranked by recoverable "
              f"time · ceilings of {doc['machine']['id']}")
+    source = (doc.get("source") or {}).get("with")  # `profile`: counted or modelled figures
+    if source in SOURCES:
+        title += f" · {SOURCES[source]}"
     table = Table(title=literal(title), title_justify="left", caption=literal(footer(doc)),
                   caption_justify="left")
     for col in COLUMNS:

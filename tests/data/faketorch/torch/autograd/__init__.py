@@ -1,0 +1,5 @@
+"""torch.autograd, faked: only its profiler module."""
+
+from torch.autograd import profiler
+
+__all__ = ["profiler"]
