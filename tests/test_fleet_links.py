@@ -230,6 +230,7 @@ class FakeNccl:
         assert (kind_a, kind_b, peer_a, peer_b, n_a) == ("send", "recv", 0, 0, n_b)
         ctypes.memmove(ptr_b, ptr_a, n_a * 4)
         self.group = None
+        _Context.ops += 1
 
     def NcclCommunicator(self, ndev, uid, rank):
         assert (ndev, rank, len(uid)) == (1, 0, 128)
@@ -241,14 +242,17 @@ class FakeComm:
         self.nccl = nccl
 
     def allReduce(self, send, recv, count, dtype, op, stream):
+        _Context.ops += 1
         self.nccl.calls.append("allReduce")
         ctypes.memmove(recv, send, count * 4)
 
     def allGather(self, send, recv, count, dtype, stream):
+        _Context.ops += 1
         self.nccl.calls.append("allGather")
         ctypes.memmove(recv, send, count * 4)
 
     def reduceScatter(self, send, recv, recvcount, dtype, op, stream):
+        _Context.ops += 1
         self.nccl.calls.append("reduceScatter")
         ctypes.memmove(recv, send, recvcount * 4)
 
@@ -267,8 +271,12 @@ class FakeComm:
 
 
 class _Context:
+    """A device, stream or event: an event records how many collectives the stand-in NCCL had run by then."""
+
+    ops = 0  # collectives run so far (FakeComm counts them)
+
     def __init__(self, *_a, **_k):
-        self.ptr = 1
+        self.ptr, self.at = 1, None
 
     def __enter__(self):
         return self
@@ -283,11 +291,15 @@ class _Context:
         pass
 
     def record(self, _stream=None):
-        pass
+        self.at = _Context.ops
+
+
+RUN_MS = 0.002  # each stand-in collective takes 2 us of "GPU time"
 
 
 def fake_modules():
-    cuda = SimpleNamespace(Device=_Context, Stream=_Context, Event=_Context, get_elapsed_time=lambda a, b: 0.25,
+    cuda = SimpleNamespace(Device=_Context, Stream=_Context, Event=_Context,
+                           get_elapsed_time=lambda a, b: (b.at - a.at) * RUN_MS,
                            runtime=SimpleNamespace(deviceGetPCIBusId=lambda d: "0000:1B:00.0",
                                                    getDeviceProperties=lambda d: {"uuid": bytes(range(16))}))
     cp = SimpleNamespace(cuda=cuda, get_default_memory_pool=lambda: SimpleNamespace(free_all_blocks=lambda: None),
@@ -323,14 +335,24 @@ def test_one_rank_of_nccl_runs_every_collective_checked(fake_nccl, run_cli, tmp_
     (scope,) = doc["scopes"]
     assert scope["scope"] == "intra-node" and scope["link"] == "nvlink" and scope["ranks"] == [0]
     assert len(scope["points"]) == 4 * 4 and all(p["status"] == "OK" for p in scope["points"])
-    assert all(p["time"] == 0.25e-3 for p in scope["points"])  # CUDA events' milliseconds, in seconds
+    # 2 us a run: 50 runs a sample (100 us), and the time per run is the events' milliseconds / 50, in seconds
+    assert all(p["time"] == pytest.approx(2e-6) for p in scope["points"])
     sendrecv = [p for p in scope["points"] if p["collective"] == "send_recv"]
-    assert sendrecv[0]["busbw"] == pytest.approx(1024 / 0.25e-3)
-    assert {"allReduce", "allGather", "reduceScatter", "destroy"} <= set(fake_nccl.calls)
+    assert sendrecv[0]["busbw"] == pytest.approx(1024 / 2e-6)
+    per_size = 1 + 1 + 3 * 50  # the checked run, the warm-up, 3 samples of 50
+    assert fake_nccl.calls.count("allReduce") == 4 * per_size
+    assert {"allGather", "reduceScatter", "destroy"} <= set(fake_nccl.calls)
     assert len(doc["skipped"]) == 1 and doc["skipped"][0].startswith("inter-node: every rank is on one node")
     assert link_roofs(doc) == {}  # one rank crossed no link: nothing for a spec
     r = run_cli("fleet", "link-roofs", out, "--into", MEASURED_SPEC)
     assert r.code == 2 and "no link was crossed" in r.err
+
+
+def test_batch_size_fills_a_sample():
+    from roofline.fleet.nccl import batch_size
+
+    assert batch_size(2e-6) == 50 and batch_size(3e-6) == 34  # ceil(100 / 3)
+    assert batch_size(1e-3) == 1 and batch_size(1e-9) == 64 and batch_size(0.0) == 64
 
 
 def test_without_cupy_or_nccl_it_exits_3_with_the_fix(run_cli, monkeypatch):
@@ -356,7 +378,7 @@ def _has_cupy() -> bool:
     return importlib.util.find_spec("cupy") is not None
 
 
-# ---- 2 and 4 MPI ranks on localhost, NumPy engine ---------------------------------------------------------------------
+# ---- 2 and 4 MPI ranks on localhost, NumPy engine -----------------------------------------------------------------
 
 @pytest.fixture
 def mpi():
@@ -599,7 +621,7 @@ def test_the_table_lists_every_point_and_failures_by_rank():
     console = Console(width=200, record=True)
     console.print(links_table(nccl_doc()))
     text = console.export_text()
-    assert "intra-node (node-0, 8 ranks)" in text and "inter-node (3 nodes, 24 ranks)" in text
+    assert "node-0, 8 ranks" in text and "3 nodes, 24 ranks" in text and "inter-node" in text
     assert "FAILED: rank 5 on x: y" in text and "370 GB/s" in text
     assert summary_lines(nccl_doc())[-1] == ("inter-node (3 nodes, 24 ranks): best busbw 45 GB/s (network roof), "
                                              "all-reduce at 1 GiB")

@@ -36,8 +36,9 @@ def with_link_roofs(spec_doc: Mapping[str, Any], roofs: Mapping[str, Mapping[str
         field = f"interconnect.{link}.bandwidth"
         old = block.get(link, {}).get("bandwidth")
         if old is not None:
-            notes.append(f"interconnect.{link}: {old} replaced by NCCL's {quantity_text(2 * roof['busbw'], 'bandwidth')}"
-                         f" (2 x busbw {format_rate(roof['busbw'])})")
+            new = quantity_text(2 * roof["busbw"], "bandwidth")
+            one_way = format_rate(roof["busbw"])
+            notes.append(f"interconnect.{link}: {old} replaced by NCCL's {new} (2 x busbw {one_way})")
         block[link] = {**{k: v for k, v in block.get(link, {}).items() if k != "bandwidth"},
                        "bandwidth": quantity_text(2 * roof["busbw"], "bandwidth")}
         for s in sources:  # the old figure's citation no longer holds

@@ -23,7 +23,8 @@ from roofline.fleet.identity import host_name
 from roofline.fleet.links_doc import INTER, INTRA, SCHEMA, scope_link
 
 BACKENDS = ("cupy", "numpy")
-TIMING = ("CUDA events around each run", "host clock from a barrier to the end of each run")
+TIMING = ("CUDA event pairs around back-to-back runs (as many as make a sample last 100 us, at most 64), per run",
+          "host clock from a barrier to the end of each run")
 
 
 class SetupFailed(RooflineError):

@@ -8,7 +8,8 @@
                   hosts, ranks, points}. intra-node: the ranks of one node (one scope per node); inter-node: every
                   rank of a job that spans nodes, so its figures are bound by the network between them.
     points        {collective, bytes (nccl-tests' S), requested_bytes, count (float32 elements in S), ranks,
-                  status OK | FAILED, time (s, the slowest rank's median), algbw and busbw (B/s), iters; error when FAILED}
+                  status OK | FAILED, time (s, the slowest rank's median), algbw and busbw (B/s), iters;
+                  error when FAILED}
     skipped       why a scope was not measured (one rank per node: no intra-node link; one node: no network)
 
 History: v1 (this), the first.

@@ -2,13 +2,15 @@
 of ranks, its unique id made by the group's rank 0 and broadcast over the control channel (MPI, or nothing for a
 single rank: NCCL runs with one rank too, so one GPU exercises this whole path).
 
-Buffers are float32 CuPy arrays on this rank's GPU; every collective runs on one non-blocking stream, timed with a
-CUDA event pair per run (warm-up first, the ranks lined up by a barrier before the timed runs). CuPy is imported
-here only (and through roofline.measurement.backend_cupy), when --backend cupy asks for it.
+Buffers are float32 CuPy arrays on this rank's GPU; every collective runs on one non-blocking stream, timed with
+CUDA event pairs (warm-up first, the ranks lined up by a barrier before the timed samples; a short collective is
+queued several times per pair, so the host's launch gap is not its time). CuPy is imported here only (and through
+roofline.measurement.backend_cupy), when --backend cupy asks for it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from roofline.errors import BackendUnavailable
@@ -44,6 +46,17 @@ def nccl_version(nccl: Any) -> str | None:
     return f"{v // 10000}.{v // 100 % 100}.{v % 100}" if v >= 10000 else f"{v // 1000}.{v // 100 % 10}.{v % 100}"
 
 
+SAMPLE_S = 100e-6  # a timed sample lasts at least this long: the host's gap before its first run is then small
+MAX_BATCH = 64
+
+
+def batch_size(seconds_per_run: float, sample: float = SAMPLE_S, cap: int = MAX_BATCH) -> int:
+    """Runs per event pair: enough that a sample lasts `sample` seconds, 1 for a run that long, at most `cap`."""
+    if not seconds_per_run > 0:
+        return cap
+    return max(1, min(cap, math.ceil(sample / seconds_per_run - 1e-9)))  # 100 us / 2 us is 50, not 51
+
+
 def pointer(array: Any) -> int:
     """A CuPy array's device address, which NCCL's calls take."""
     return int(array.data.ptr)
@@ -60,9 +73,11 @@ class NcclEngine:
     def __init__(self, device: int, modules: tuple[Any, Any, Any] | None = None):
         """`modules`: (cupy, cupy.cuda.nccl, a CupyBackend) to use instead of loading them (tests)."""
         if modules is None:
-            from roofline.measurement.backend_cupy import CupyBackend
+            from roofline.measurement.backend_cupy import CupyBackend, import_cupy
 
             nccl = nccl_module()
+            if import_cupy().cuda.runtime.getDeviceCount() == 1:
+                device = 0  # each rank sees its own GPU (srun --gpus-per-task=1, CUDA_VISIBLE_DEVICES per rank)
             backend = CupyBackend(device)  # selects the device; its identity names the GPU
             modules = (backend.cp, nccl, backend)
         self.cp, self.nccl, self.backend = modules
@@ -130,22 +145,27 @@ class NcclEngine:
         return self.recv
 
     def timed(self, iters: int, warmup: int) -> list[float]:
-        """CUDA events around each run on the collective's stream; the runs are queued back to back after a
-        warm-up and a barrier, then read once the last has ended."""
+        """Seconds per collective, `iters` samples. The warm-up (at least one run) is timed as a whole to estimate
+        one run; each sample is then a CUDA event pair around `batch` runs queued back to back (batch_size), so a
+        short collective is not charged the host's launch gap. The ranks line up at a barrier before the samples."""
         cp = self.cp
         with cp.cuda.Device(self.device):
-            for _ in range(warmup):
+            first, last = cp.cuda.Event(), cp.cuda.Event()
+            first.record(self.stream)
+            for _ in range(max(warmup, 1)):
                 self._op()
+            last.record(self.stream)
             self.sync()
+            batch = batch_size(cp.cuda.get_elapsed_time(first, last) * 1e-3 / max(warmup, 1))
             self.control.barrier()
             events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(iters)]
             for start, end in events:
                 start.record(self.stream)
-                self._op()
+                for _ in range(batch):
+                    self._op()
                 end.record(self.stream)
-            events[-1][1].synchronize()
             self.sync()
-            return [cp.cuda.get_elapsed_time(start, end) * 1e-3 for start, end in events]
+            return [cp.cuda.get_elapsed_time(start, end) * 1e-3 / batch for start, end in events]
 
     def release(self) -> None:
         self.send = self.recv = self._op = None

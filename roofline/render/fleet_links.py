@@ -16,10 +16,14 @@ from roofline.render.fit import droppable
 from roofline.units import format_bytes, format_rate, format_time
 
 
-def _group(scope: Mapping[str, Any]) -> str:
+def _where(scope: Mapping[str, Any]) -> str:
     hosts = scope.get("hosts") or []
     where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} nodes"
-    return f"{scope['scope']} ({where}, {len(scope.get('ranks') or [])} ranks)"
+    return f"{where}, {len(scope.get('ranks') or [])} ranks"
+
+
+def _group(scope: Mapping[str, Any]) -> str:
+    return f"{scope['scope']} ({_where(scope)})"
 
 
 def links_table(doc: Mapping[str, Any]) -> Any:
@@ -32,10 +36,14 @@ def links_table(doc: Mapping[str, Any]) -> Any:
                         f"{doc.get('nodes')} node(s) (nccl-tests' algbw and busbw)", caption=caption)
     for name in ("group", "collective", "size", "time", "algbw", "busbw", "status"):
         table.add_column(name, justify="left" if name in ("group", "collective", "status") else "right")
-    for scope in doc.get("scopes", []):
+    for n, scope in enumerate(doc.get("scopes", [])):
+        if n:
+            table.add_section()
+        label = [scope["scope"], _where(scope)]  # one line each, so a narrow terminal does not wrap them
         for i, p in enumerate(scope.get("points", [])):
             ok = p.get("status") == "OK"
-            table.add_row(Text(_group(scope) if i == 0 else ""), cv.LABELS[p["collective"]], format_bytes(p["bytes"], binary=True),
+            table.add_row(Text(label[i] if i < len(label) else ""), cv.LABELS[p["collective"]],
+                          format_bytes(p["bytes"], binary=True),
                           format_time(p.get("time")) if ok else "–", format_rate(p.get("algbw")) if ok else "–",
                           format_rate(p.get("busbw")) if ok else "–",
                           Text("OK" if ok else f"FAILED: {p.get('error')}"))
@@ -106,7 +114,10 @@ def links_figure(doc: Mapping[str, Any], roofs: Sequence[Mapping[str, Any]] = ()
         if highest:
             ax.set_ylim(top=max(highest) * 1.6)
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: format_bytes(v, binary=True)))
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: format_rate(v)))
+        rate = FuncFormatter(lambda v, _p: format_rate(v))
+        ax.yaxis.set_major_formatter(rate)
+        ax.yaxis.set_minor_formatter(rate)  # a panel within one decade has only minor ticks
+        ax.tick_params(axis="y", which="both", labelsize=7)
         ax.tick_params(axis="x", labelrotation=45, labelsize=7)
         ax.set_xlabel("size S (nccl-tests: all-gather and reduce-scatter count the whole buffer)")
         ax.set_ylabel("bus bandwidth (one direction)")
