@@ -462,6 +462,18 @@ def test_a_corrupted_result_on_one_rank_fails_that_collective_on_all(mpi, tmp_pa
     assert [p.name for p in tmp_path.iterdir()] == ["links.json"]  # written whole
 
 
+def test_one_rank_without_a_launcher_uses_mpi_alone(mpi, tmp_path):
+    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "roofline", "fleet", "links", "--backend", "numpy", "--max-bytes", "4KiB",
+           "--collectives", "all_reduce,send_recv", "--iters", "3", "--format", "json"]
+    result = subprocess.run(cmd, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["size"] == 1 and [s["ranks"] for s in doc["scopes"]] == [[0]]
+    assert all(p["status"] == "OK" for p in doc["scopes"][0]["points"])
+    assert "1 rank): one rank crosses no link" in result.stderr
+
+
 def test_every_rank_without_its_backend_stops_together(mpi, tmp_path):
     if _has_cupy():
         pytest.skip("CuPy is installed: the ranks would measure")

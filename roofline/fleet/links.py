@@ -27,10 +27,6 @@ TIMING = ("CUDA event pairs around back-to-back runs (as many as make a sample l
           "host clock from a barrier to the end of each run")
 
 
-class SetupFailed(RooflineError):
-    """A rank could not open its engine: raised on every rank alike, with the exit code of the ranks' errors."""
-
-
 def _attempt(step: Callable[[], Any]) -> tuple[Any, tuple[str, str] | None]:
     try:
         return step(), None
@@ -50,9 +46,11 @@ def _agree(control: Control, who: str, error: tuple[str, str] | None) -> None:
     kinds = {kind for _, kind, _ in errors}
     text = "; ".join(f"{w}: {m}" for w, _, m in errors[:4]) + (
         f"; and {len(errors) - 4} more rank(s)" if len(errors) > 4 else "")
-    exc = (BackendUnavailable if kinds == {"BackendUnavailable"} else InputError if kinds == {"InputError"}
-           else GateFailed)(f"{len(errors)} of {control.size} rank(s) could not set up: {text}")
-    raise exc
+    kind = (BackendUnavailable if kinds == {"BackendUnavailable"} else InputError if kinds == {"InputError"}
+            else GateFailed)
+    if control.size == 1:
+        raise kind(errors[0][2])
+    raise kind(f"{len(errors)} of {control.size} rank(s) could not set up: {text}")
 
 
 def _open(backend: str, control: Control, device: int) -> Any:

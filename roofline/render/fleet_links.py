@@ -19,7 +19,8 @@ from roofline.units import format_bytes, format_rate, format_time
 def _where(scope: Mapping[str, Any]) -> str:
     hosts = scope.get("hosts") or []
     where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} nodes"
-    return f"{where}, {len(scope.get('ranks') or [])} ranks"
+    n = len(scope.get("ranks") or [])
+    return f"{where}, {n} rank{'s' if n != 1 else ''}"
 
 
 def _group(scope: Mapping[str, Any]) -> str:
@@ -57,6 +58,10 @@ def summary_lines(doc: Mapping[str, Any]) -> list[str]:
         best = peak(scope)
         if best is None:
             lines.append(f"{_group(scope)}: no size passed its check")
+            continue
+        if best["ranks"] < 2:
+            lines.append(f"{_group(scope)}: one rank crosses no link (its send/recv to itself, a copy: "
+                         f"{format_rate(best['busbw'])} at {format_bytes(best['bytes'], binary=True)})")
             continue
         link = f" ({scope['link']} roof)" if scope.get("link") and best["ranks"] > 1 else ""
         lines.append(f"{_group(scope)}: best busbw {format_rate(best['busbw'])}{link}, "
