@@ -64,7 +64,7 @@ def pointer(array: Any) -> int:
 
 class NcclEngine:
     """Collectives through NCCL among the GPUs of a group, one GPU per rank. Built in two steps so that every rank
-    can agree between them: open() loads CuPy and NCCL and selects the GPU (a rank without NCCL fails here, before
+    can agree between them: the constructor loads CuPy and NCCL and selects the GPU (a rank without NCCL fails here, before
     anyone waits in NCCL's initialisation); connect() makes the communicator, which blocks until every rank of the
     group has joined."""
 
