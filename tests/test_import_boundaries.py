@@ -31,7 +31,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "roofline"
 
-CUPY_HOMES = {"roofline.measurement.backend_cupy", "roofline.measurement.calibrate.gpu", "roofline.measurement.interconnect"}
+CUPY_HOMES = {"roofline.measurement.backend_cupy", "roofline.measurement.calibrate.gpu", "roofline.measurement.interconnect",
+              "roofline.fleet.nccl"}  # fleet.nccl: the NCCL engine of `fleet links`, cupy.cuda.nccl is CuPy's NCCL
 EDGES_OF_THE_CORE = {
     "roofline.api": "the Python API verifies and times callables: it is the measurement stage's entry from Python",
 }

@@ -42,7 +42,8 @@ def _register() -> None:
     cli.add_command(analyze.analyze)
     cli.add_command(catalog.specs)
     cli.add_command(catalog.kernels)
-    for module_name in ("measure", "plot", "report", "calibrate", "doctor", "sweep", "importer", "interconnect"):
+    for module_name in ("measure", "plot", "report", "calibrate", "doctor", "sweep", "importer", "interconnect",
+                        "fleet_links"):
         try:
             module = __import__(f"roofline.cli.{module_name}", fromlist=["COMMANDS"])
         except ModuleNotFoundError as exc:

@@ -44,6 +44,9 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--interconnect", "interconnect_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
+@click.option("--links", "links_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
+                   "scope, under the link roofs of --spec and --measured-spec (one direction) and the best measured.")
 @click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
                    "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
@@ -62,7 +65,8 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
          sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
-         interconnect_path: Path | None = None, roof_choice: str | None = None, group_by: str = "auto") -> None:
+         interconnect_path: Path | None = None, roof_choice: str | None = None, group_by: str = "auto",
+         links_path: Path | None = None) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -83,6 +87,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --results h200.json --measured-spec h200-measured.yaml --title "H200, measured roofs"
       roofline plot --sweep sweep.json -o sweep.pdf
       roofline plot --hierarchy --results profiled.json -o hierarchy.png
+      roofline plot --links links.json --spec h200 --measured-spec h200-measured.yaml -o links.png
     """
     from roofline.errors import InputError
     from roofline.render.charts import plot as render
@@ -96,16 +101,27 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if fmt not in (*render.FORMATS, "html"):
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
                          "or .html")
-    alone = not any((names, kernel_paths, params, spec_names, sweep_path, hierarchy, interconnect_path))
+    alone = not any((names, kernel_paths, params, spec_names, sweep_path, hierarchy, interconnect_path, links_path))
     profile = _profile_doc(results_paths, group_by) if alone and len(results_paths) == 1 else None
     if profile is not None:
         return _profile_chart(profile, results_paths[0], output, fmt, title, dpi)  # roofline/render/charts/html.py
     measured = _machines(measured_specs)
-    if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None):
+    if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None
+                                    or links_path is not None):
         raise InputError("--roofs picks the compute roofs of the roofline chart; leave it out with --sweep, "
-                         "--hierarchy and --interconnect")
+                         "--hierarchy, --interconnect and --links")
 
-    if interconnect_path is not None:
+    if links_path is not None:
+        if results_paths or sweep_path is not None or hierarchy or interconnect_path is not None or names:
+            raise InputError("--links draws one fleet links file; give only --spec and --measured-spec beside it")
+        from roofline.fleet.links_doc import load_links
+        from roofline.render.charts.fleet_links import links_figure
+        from roofline.load.selection import resolve_specs
+
+        roofs = [{"label": f"{m.id} {link}", "link": link, "bandwidth": roof.per_direction}
+                 for m in resolve_specs(spec_names + measured_specs) for link, roof in m.interconnect.items()]
+        fig = links_figure(load_links(links_path), roofs, title)
+    elif interconnect_path is not None:
         from roofline.cli.interconnect_plot import interconnect_chart
 
         fig = interconnect_chart(interconnect_path, title)

@@ -67,16 +67,17 @@ class CacheLevel:
     curve: tuple[tuple[float, float], ...] = ()
 
 
-LINK_NAMES = ("nvlink", "pcie")
+LINK_NAMES = ("nvlink", "pcie", "network")
 
 
 @dataclass(frozen=True)
 class Link:
-    """A GPU's link to its peers (nvlink) or its host (pcie), as the datasheet prints it: `bandwidth` is both
-    directions together (NVIDIA's 900 GB/s NVLink 4 is 450 GB/s each way), so one direction's roof is half of it."""
+    """A GPU's link to its peers (nvlink), its host (pcie) or other nodes (network: the fabric between nodes, per
+    GPU, as `roofline fleet link-roofs` writes it), as the datasheet prints it: `bandwidth` is both directions
+    together (NVIDIA's 900 GB/s NVLink 4 is 450 GB/s each way), so one direction's roof is half of it."""
 
     bandwidth: float  # B/s, both directions summed
-    links: int | None = None  # NVLink links per GPU; PCIe lanes
+    links: int | None = None  # NVLink links per GPU; PCIe lanes; network ports
 
     @property
     def per_direction(self) -> float:
@@ -107,7 +108,7 @@ class MachineSpec:
     derived: bool = False
     measurement: Mapping[str, str] = field(default_factory=dict)
     path: Path | None = None
-    interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie
+    interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie, network
     memory_bus_width: int | None = None  # bits; with memory_clock, a cross-check of bandwidth (roofline.model.invariants)
     memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
 

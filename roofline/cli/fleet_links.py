@@ -1,0 +1,204 @@
+"""`roofline fleet`: the links between the ranks of an MPI job. `fleet links` measures nccl-tests' bus bandwidth
+of the collectives (intra-node and inter-node), `fleet link-roofs` writes the best of it into a measured spec."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+from roofline.cli.common import format_option, note, output_option_for, print_tables, wide_option, write_output
+
+NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
+
+
+@click.group()
+def fleet() -> None:
+    """The links between the ranks of an MPI job (mpirun, srun): collective bus bandwidth, and the link roofs a
+    measured spec takes from it.
+
+    \b
+    Examples:
+      mpirun -n 16 roofline fleet links -o links.json
+      roofline fleet link-roofs links.json --into h200-measured.yaml -o h200-measured.yaml
+      roofline plot --links links.json --spec h200 -o links.png
+    """
+
+
+@fleet.command()
+@wide_option
+@click.option("--backend", type=click.Choice(["cupy", "numpy"]), default="cupy", show_default=True,
+              help="cupy: NCCL between the ranks' GPUs (CuPy's cupy.cuda.nccl); numpy: MPI between host buffers "
+                   "(the host transport's roof; runs without a GPU).")
+@click.option("--collectives", "collectives_text", default="all", show_default=True,
+              metavar="all|all_reduce,all_gather,reduce_scatter,send_recv", help="Which collectives to sweep.")
+@click.option("--min-bytes", "min_text", default="1 KiB", show_default=True, help="Smallest size (nccl-tests' -b).")
+@click.option("--max-bytes", "max_text", default=None,
+              help=f"Largest size (nccl-tests' -e); sizes double from --min-bytes. [default: 4 GiB with cupy, "
+                   f"{NUMPY_MAX} with numpy]")
+@click.option("--iters", type=click.IntRange(1, 100000), default=20, show_default=True,
+              help="Timed runs per size; each rank's median counts.")
+@click.option("--warmup", type=click.IntRange(0, 100000), default=5, show_default=True,
+              help="Untimed runs per size before the timed ones.")
+@output_option_for("the links JSON (roofline/fleet-links/v1; rank 0 writes it)")
+@format_option(["table", "json"], help="What rank 0 prints on standard output.")
+def links(backend: str, collectives_text: str, min_text: str, max_text: str | None, iters: int, warmup: int,
+          output: Path | None, fmt: str) -> None:
+    """All-reduce, all-gather, reduce-scatter and send/recv between the ranks of the job, at sizes doubling from
+    --min-bytes to --max-bytes, with nccl-tests' algorithm and bus bandwidth (busbw = algbw x 2(n-1)/n for
+    all-reduce, x (n-1)/n for all-gather and reduce-scatter, x 1 for send/recv).
+
+    Intra-node (the ranks of each node, from MPI's shared-memory split) and inter-node (every rank, when the job
+    spans nodes) are measured and reported apart. Every result is checked against the exact expected values
+    before it is timed, and again after; a wrong result on any rank fails that size on all of them (FAILED in the
+    file, exit 1, naming the rank and host). Rank 0 writes one file, atomically.
+
+    Without mpirun it runs as one rank: NCCL with one GPU exercises the whole path (its reductions cross no link,
+    so their busbw is 0).
+
+    \b
+    Examples:
+      mpirun -n 8 roofline fleet links -o links.json                 # NCCL between 8 GPUs
+      srun --mpi=pmix -N 4 --ntasks-per-node=8 roofline fleet links -o links.json
+      mpirun -n 4 roofline fleet links --backend numpy --max-bytes 4MiB -o host-links.json
+      roofline fleet links --max-bytes 1GiB -o one-gpu.json            # one rank, one GPU
+    """
+    from roofline.errors import GateFailed, InputError, RooflineError
+    from roofline.fleet import collectives as cv
+    from roofline.fleet.collective_sweep import Plan
+    from roofline.fleet.links import run_links
+    from roofline.fleet.links_doc import failures
+    from roofline.model.units import parse_quantity
+
+    try:
+        low = int(parse_quantity(min_text, "bytes"))
+        high = int(parse_quantity(max_text or ("4 GiB" if backend == "cupy" else NUMPY_MAX), "bytes"))
+    except RooflineError as exc:
+        raise InputError(f"--min-bytes/--max-bytes: {exc.message}") from None
+    plan = Plan(cv.parse_collectives(collectives_text), cv.sizes(low, high), iters, warmup)
+    world, node, launched = _controls(backend)
+
+    def on_point(scope: str, p: dict[str, Any]) -> None:
+        from roofline.model.units import format_bytes, format_rate
+
+        what = f"fleet links: {scope} {cv.LABELS[p['collective']]} {format_bytes(p['bytes'], binary=True)}"
+        note(f"{what}: busbw {format_rate(p['busbw'])}" if p["status"] == "OK" else f"{what}: FAILED: {p['error']}")
+
+    try:
+        doc = run_links(backend, plan, world, node, on_point, note)
+    except RooflineError:
+        if world.rank != 0:
+            return  # every rank raised the same agreed error; rank 0 reports it for the job
+        raise
+    except Exception:  # noqa: BLE001 - one rank's bug must not leave the others waiting in a collective
+        if launched and world.size > 1:
+            traceback.print_exc()
+            click.echo(f"error: internal error on rank {world.rank}; aborting the job", err=True)
+            from roofline.fleet.mpi_links import abort
+
+            abort(101)
+        raise
+    if doc is None:
+        return
+    from roofline.load.jsonio import dumps
+    from roofline.render.charts.fleet_links import links_table, summary_lines
+
+    if output is not None:
+        write_output(output, dumps(doc))
+    if fmt == "json":
+        write_output(None, dumps(doc))
+    else:
+        print_tables([links_table(doc)], None)
+    for line in summary_lines(doc):
+        note(line)
+    if output is not None and str(output) != "-":
+        note(f"wrote {output}")
+    failed = failures(doc)
+    if failed:
+        raise GateFailed(f"{len(failed)} size(s) FAILED their check (kept out of the figures): "
+                         + "; ".join(failed[:3]) + (" ..." if len(failed) > 3 else ""))
+
+
+def _controls(backend: str) -> tuple[Any, Any, bool]:
+    """(world, node group, launched): MPI under a launcher (or for --backend numpy, which moves its data with
+    MPI even on one rank); for NCCL on one rank without a launcher, no MPI at all."""
+    from roofline.errors import BackendUnavailable
+    from roofline.fleet.collective_sweep import Solo
+    from roofline.fleet.launch import mpi4py_installed, under_mpi
+
+    if under_mpi():
+        from roofline.fleet.mpi import require_mpi4py
+
+        require_mpi4py()
+    elif backend != "numpy":
+        return Solo(), Solo(), False
+    elif not mpi4py_installed():
+        raise BackendUnavailable("--backend numpy moves its buffers with MPI, and mpi4py is not installed",
+                                 fix="pip install 'roofline[mpi]' (mpi4py, built against the cluster's MPI)")
+    from roofline.fleet import mpi_links
+
+    world = mpi_links.world()
+    return world, mpi_links.node_group(world), under_mpi()
+
+
+@fleet.command("link-roofs")
+@click.argument("links_path", type=click.Path(path_type=Path, dir_okay=False), metavar="LINKS.json")
+@click.option("--into", "spec_path", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              metavar="SPEC.yaml", help="The measured spec (measured: true, as 'roofline calibrate -o' writes) to "
+                                        "add the link roofs to.")
+@click.option("--intra-link", type=click.Choice(["nvlink", "pcie"]), default="nvlink", show_default=True,
+              help="The spec link the intra-node figures are a roof for: pcie where the GPUs talk over PCIe.")
+@output_option_for("the spec with the link roofs (YAML; the same path as --into updates it in place)")
+def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path | None) -> None:
+    """Write the best NCCL bus bandwidth of a 'fleet links' file into a measured spec as link roofs:
+    interconnect.nvlink from the intra-node groups, interconnect.network from the inter-node run.
+
+    A spec's link bandwidth is both directions summed, as datasheets print it, so each link gets 2 x busbw and
+    analyze's one-direction roof for it is the busbw itself. Descriptors whose 'interconnect:' bytes go over
+    nvlink or network then analyze against what the links carry. Without -o the spec goes to standard output.
+
+    \b
+    Examples:
+      roofline fleet link-roofs links.json --into h200-measured.yaml -o h200-measured.yaml
+      roofline analyze allreduce_ring --spec h200-measured.yaml
+    """
+    import yaml
+
+    from roofline.errors import InputError, at
+    from roofline.fleet.link_spec import where, with_link_roofs
+    from roofline.fleet.links_doc import link_roofs as roofs_of, load_links
+    from roofline.measurement.calibrate.spec import check_loads
+    from roofline.load.specs import load_spec
+    from roofline.load.yamlio import read_yaml_mapping
+
+    doc = load_links(links_path)
+    spec = load_spec(spec_path)
+    if not spec.measured:
+        raise at(spec_path, "measured", "is not true: link roofs go into a measured spec (write one with "
+                                        "'roofline calibrate -o FILE.yaml'), never into a datasheet")
+    if doc["backend"] != "cupy":
+        raise at(links_path, "backend", "is 'numpy': MPI between host buffers is not a GPU link; measure with "
+                                        "--backend cupy (NCCL) to write link roofs")
+    roofs = roofs_of(doc, intra_link)
+    if not roofs:
+        raise InputError(f"{links_path}: no link was crossed (a scope needs two ranks and a size that passed its "
+                         "check); nothing to write")
+    spec_doc, notes = with_link_roofs(read_yaml_mapping(spec_path), roofs, where(doc))
+    text = ("# Link roofs from " + where(doc) + " ('roofline fleet link-roofs').\n"
+            + yaml.safe_dump(spec_doc, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False))
+    check_loads(text)
+    write_output(output if output is not None else Path("-"), text)
+    for line in notes:
+        note(f"note: {line}")
+    for link, roof in roofs.items():
+        from roofline.model.units import format_rate
+
+        note(f"interconnect.{link}: {format_rate(2 * roof['busbw'])} both ways (busbw {format_rate(roof['busbw'])} "
+             f"one way, {roof['scope']})")
+    if output is not None and str(output) != "-":
+        note(f"wrote {output}")
+
+
+COMMANDS = [fleet]
