@@ -16,8 +16,9 @@ Steps (each a subprocess of the CLI or of Python, with its own time limit, its o
   sweep         copy over 2^16..2^28 (every 4th power): every size verified, the model within 25 % at each
   profile-ncu   `measure --profile ncu` of vector_add and the FP16 GEMM: counters attached, DRAM bytes and tensor
                 FLOPs within 10 % of the model
-  profile       `roofline profile` of a small PyTorch program (benchmarks/acceptance_program.py): groups written,
-                the program within its ceiling
+  profile       `roofline profile --with ncu` of a small PyTorch program (benchmarks/acceptance_program.py): groups
+                written, the program within its ceiling
+  profile-torch the same program with `--with torch` (the PyTorch profiler's trace and the shape models)
   api           roofline.measure of a torch callable with a check: verified, within its ceiling; its results file
                 read back by `roofline report`
   plugin        pytest with the plugin on a torch callable (benchmarks/acceptance_plugin_test.py): passes, and
@@ -217,11 +218,13 @@ def step_profile_ncu(out: Path) -> Step:
     return s
 
 
-def step_profile(out: Path) -> Step:
-    s = Step("profile")
-    res = out / "program.json"
-    code, _, stderr, s.wall = run(roofline("profile", "--range", "start-stop", "-o", str(res), "--",
-                                           PY, "benchmarks/acceptance_program.py"), out, "profile", 150)
+def _profile_with(out: Path, source: str) -> Step:
+    """`roofline profile --with SOURCE` of the small PyTorch program: groups written, the source named in the file,
+    the program within its ceiling."""
+    s = Step("profile" if source == "ncu" else f"profile-{source}")
+    res = out / f"program-{source}.json"
+    code, _, stderr, s.wall = run(roofline("profile", "--with", source, "--range", "start-stop", "-o", str(res), "--",
+                                           PY, "benchmarks/acceptance_program.py"), out, s.name, 150)
     if code != 0 or not res.exists():
         s.fail(f"exit {code}: {stderr.strip()[-300:]}")
         return s
@@ -231,11 +234,21 @@ def step_profile(out: Path) -> Step:
     f = prog.get("fraction_of_ceiling")
     if not groups:
         s.fail("no groups")
+    if (doc.get("source") or {}).get("with") != source:
+        s.fail(f"the file names source {(doc.get('source') or {}).get('with')!r}, not {source!r}")
     if f is not None and f > MAX_FRACTION:
         s.fail(f"program at {f:.1%} of its ceiling")
     s.figures = f"{len(doc['kernels'])} launches, {len(groups)} groups, program {f:.1%} of ceiling" if f else \
         f"{len(doc['kernels'])} launches, {len(groups)} groups"
     return s
+
+
+def step_profile(out: Path) -> Step:
+    return _profile_with(out, "ncu")
+
+
+def step_profile_torch(out: Path) -> Step:
+    return _profile_with(out, "torch")
 
 
 API = r'''
@@ -293,7 +306,8 @@ def step_plugin(out: Path) -> Step:
 
 STEPS: dict[str, Callable[[Path], Step]] = {
     "doctor": step_doctor, "calibrate": step_calibrate, "measure": step_measure, "sweep": step_sweep,
-    "profile-ncu": step_profile_ncu, "profile": step_profile, "api": step_api, "plugin": step_plugin,
+    "profile-ncu": step_profile_ncu, "profile": step_profile, "profile-torch": step_profile_torch, "api": step_api,
+    "plugin": step_plugin,
 }
 
 
