@@ -521,6 +521,21 @@ def test_fill_writes_only():
     check(model_op("aten::zero_", [T((10, 10))]), 0.0, 400.0, None, "copy")
 
 
+def test_arange_writes_its_elements():
+    # arange.start_out(0, 1024, 1, out=int64 (0,)), as on the H200 traces: 1024 * 8 = 8192 B written
+    args = [S("0"), S("1024"), S("1"), T((0,), "long int")]
+    check(model_op("aten::arange", args), 0.0, 8192.0, None, "copy", "int64")
+    # arange.start_step(1.5, 4, 0.5, dtype=float32 (code 6), layout, device, pin_memory): ceil(2.5 / 0.5) = 5
+    # floats = 20 B
+    args = [S("1.5"), S("4"), S("0.5"), S("6"), NONE, NONE, NONE]
+    check(model_op("aten::arange", args), 0.0, 20.0, None, "copy", "float32")
+    # arange(4096, dtype=int64 (code 4), layout 0, ...), as the training trace records it: 32768 B
+    check(model_op("aten::arange", [S("4096"), S("4"), S("0"), NONE, NONE]), 0.0, 32768.0, None, "copy", "int64")
+    # arange(1024) without a dtype: integers, int64
+    assert model_op("aten::arange", [S("1024"), NONE, NONE, NONE, S("False")]).bytes == 8192.0
+    assert model_op("aten::arange", [S("0"), S("10"), S("1")]).bytes is None  # three arguments: no overload
+
+
 # ---------------------------------------------------------------------------------------------------------- index
 
 def test_index_select_gathers_rows():

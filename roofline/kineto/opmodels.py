@@ -17,7 +17,8 @@ written once. Kineto records no outputs, so their shapes and dtypes follow from 
   softmax      softmax, log_softmax and their backwards (SOFTMAX_FLOPS per element)
   pool         max_pool2d(_with_indices) and its backward, avg_pool2d: the input read where the windows reach it
   embedding    embedding (the gathered rows) and its dense backward
-  copy, index  cat, stack, copy_, _to_copy/to, clone, fill_, zero_; index, index_select, gather, scatter, index_put_
+  copy, index  cat, stack, copy_, _to_copy/to, clone, fill_, zero_, arange; index, index_select, gather, scatter,
+               index_put_
   loss         nll_loss (forward, backward), cross_entropy_loss, mse_loss
   optimizer    _fused_adam(w)_, _fused_sgd_, _foreach_* (tensor lists: the element dtype from the kernel name)
 
@@ -921,6 +922,31 @@ def _copy(op: _Op) -> OpWork:
     return op.work("copy", 0.0, _total(_read(x) + [_size(x.numel, out_dtype)]), None, x.dtype)
 
 
+# arange's overloads by how many arguments Kineto records: positions of (start, end, step, dtype or out)
+_ARANGE = {2: (None, 0, None, 1), 4: (0, 1, 2, 3), 5: (None, 0, None, 1), 6: (0, 1, None, 2), 7: (0, 1, 2, 3)}
+
+
+def _arange(op: _Op) -> OpWork:
+    """arange (end | start, end[, step], dtype=, ... or out=): ceil((end - start) / step) elements written, never
+    read. The overload is told by the argument count (out: 2 and 4, the dtype= forms: 5, 6, 7); the dtype comes
+    from the out tensor or dtype=, else int64 when every bound is an integer and float32 otherwise (PyTorch's
+    default)."""
+    where = _ARANGE.get(len(op.inputs))
+    if where is None:
+        return op.partial("copy", f"{len(op.inputs)} arguments: not an arange overload")
+    start_i, end_i, step_i, dtype_i = where
+    start, end = (0 if start_i is None else op.v(start_i)), op.v(end_i)
+    step = 1 if step_i is None else op.v(step_i)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (start, end, step)) or step == 0:
+        return op.partial("copy", "start, end or step not recorded")
+    out = op.t(dtype_i)
+    dtype = out.dtype if out is not None else scalar_type(op.v(dtype_i))
+    if dtype is None and op.v(dtype_i) is None and out is None:
+        dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else "float32"
+    count = max(0, math.ceil((end - start) / step))  # type: ignore[operator]
+    return op.work("copy", 0.0, _size(count, dtype), None, dtype)
+
+
 # ---------------------------------------------------------------------------------------------------------- index
 
 def _index(op: _Op) -> OpWork:
@@ -1127,6 +1153,7 @@ _MODELS: dict[str, Callable[[_Op], OpWork]] = {
     "embedding": _embedding,
     **dict.fromkeys(("embedding_backward", "embedding_dense_backward"), _embedding_backward),
     **dict.fromkeys(("cat", "stack", "copy_", "_to_copy", "to", "clone", "contiguous", "fill_", "zero_"), _copy),
+    "arange": _arange,
     **dict.fromkeys(("index", "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
                      "index_put_", "index_put"), _index),
     **dict.fromkeys(("nll_loss", "nll_loss_forward", "nll_loss_nd", "nll_loss_backward", "cross_entropy_loss",
