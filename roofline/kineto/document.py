@@ -6,11 +6,13 @@ duration; its FLOPs and bytes are its op's modelled work (roofline.kineto.opmode
 dtypes, strides and concrete arguments) split across the op's kernels in proportion to their GPU time, which the
 entry's `model.note` says; the FLOPs of a matrix op (a tensor-core roof) go to its matrix kernels alone (by name:
 GEMM, convolution, attention), not to the helpers beside them (cuDNN's channel padding, split-K reductions,
-attention's dO.O pre-pass), which the split by time would make look compute-heavy. A copy or fill moves the bytes Kineto recorded. Work no model covers (an op without a
-model, a CUDA-graph replay, a kernel launched outside any op) cannot be placed on a roofline: it is listed in the
-document's `unmodelled` (with its time and why) instead of `kernels`, and the program line says what share of the
-GPU time it holds. Several traces (one per rank) go into one document: each entry has its `rank`, `ranks` holds
-each rank's groups and time, and `straggler` names the rank whose GPU time is an outlier, with the spread.
+attention's dO.O pre-pass), which the split by time would make look compute-heavy. A memory-bound kernel whose
+modelled bytes moved faster than DRAM allows warns l2-reuse. A copy or fill moves the bytes Kineto recorded. Work
+no model covers (an op without a model, a CUDA-graph replay, a kernel launched outside any op) cannot be placed on
+a roofline: it is listed in the document's `unmodelled` (with its time and why) instead of `kernels`, and the
+program line says what share of the GPU time it holds. Several traces (one per rank) go into one document: each
+entry has its `rank`, `ranks` holds each rank's groups and time, and `straggler` names the rank whose GPU time is an
+outlier, with the spread.
 """
 
 from __future__ import annotations
