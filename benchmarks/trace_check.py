@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,9 @@ ATTENTION_TOLERANCE = 0.15
 BAND = (0.5, 2.0)  # model bytes / counted DRAM bytes
 MEMORY_TARGET = 0.70  # of memory-bound time in band
 JUDGED = 0.01  # a GEMM or attention group with less of its class's model FLOPs is shown but not judged
+# ops of a class with a target, by name, so that one without a model fails its class rather than going unseen
+CLASS_BY_NAME = {"gemm": re.compile(r"::(mm|addmm|bmm|baddbmm|matmul|linear|_scaled_mm|_int_mm)$"),
+                 "attention": re.compile(r"attention")}
 PROGRAMS = ("gpt2", "resnet50", "train")
 
 
@@ -314,6 +318,7 @@ class ClassCheck:
     rows: list[Row]
     model_flops: float
     ncu_flops: float
+    unmodelled: dict[str, float]  # op -> time of its launches that are of this class by name but have no model
 
     @property
     def ratio(self) -> float | None:
@@ -322,7 +327,8 @@ class ClassCheck:
     @property
     def ok(self) -> bool:
         r = self.ratio
-        return r is not None and abs(r - 1) <= self.tolerance and all(row.flops_ok for row in self.rows if row.judged)
+        return (r is not None and abs(r - 1) <= self.tolerance and not self.unmodelled
+                and all(row.flops_ok for row in self.rows if row.judged))
 
 
 @dataclass
@@ -354,10 +360,14 @@ def summarise(check: Check, table: Sequence[Row]) -> Summary:
     classes = []
     for cls, tolerance in (("gemm", GEMM_TOLERANCE), ("attention", ATTENTION_TOLERANCE)):
         members = [m for m in check.launches if m.op_class == cls]
-        if members:
+        missing: dict[str, float] = {}
+        for m in check.launches:
+            if m.op_class is None and CLASS_BY_NAME[cls].search(m.op):
+                missing[m.op] = missing.get(m.op, 0.0) + m.time
+        if members or missing:
             classes.append(ClassCheck(cls, tolerance, [r for r in table if r.op_class == cls],
                                       sum(m.model_flops or 0.0 for m in members),
-                                      sum(m.ncu_flops or 0.0 for m in members)))
+                                      sum(m.ncu_flops or 0.0 for m in members), missing))
     memory = [m for m in check.launches if m.memory_bound]
     band: dict[str, float] = {}
     for m in memory:
@@ -438,12 +448,17 @@ def summary_lines(check: Check, s: Summary) -> list[str]:
     out = []
     for c in s.classes:
         judged = [r for r in c.rows if r.judged]
-        worst = max(judged, key=lambda r: abs((r.flops_ratio or 0) - 1))
         skipped = [f"{r.op} {_x(r.flops_ratio)}" for r in c.rows if not r.judged]
-        out.append(f"- {c.name} FLOPs (target within {c.tolerance:.0%}): {_verdict(c.ok)}; all launches "
-                   f"{_x(c.ratio)}, furthest of {len(judged)} judged group(s) {worst.op} at {_x(worst.flops_ratio)}"
-                   + (f"; not judged (under {JUDGED:.0%} of the class's FLOPs): {', '.join(skipped)}"
-                      if skipped else ""))
+        line = f"- {c.name} FLOPs (target within {c.tolerance:.0%}): {_verdict(c.ok)}"
+        if judged:
+            worst = max(judged, key=lambda r: abs((r.flops_ratio or 0) - 1))
+            line += (f"; all launches {_x(c.ratio)}, furthest of {len(judged)} judged group(s) {worst.op} at "
+                     f"{_x(worst.flops_ratio)}")
+        if skipped:
+            line += f"; not judged (under {JUDGED:.0%} of the class's FLOPs): {', '.join(skipped)}"
+        if c.unmodelled:
+            line += "; no model for " + ", ".join(f"{op} ({format_time(t)})" for op, t in c.unmodelled.items())
+        out.append(line)
     if s.memory_time:
         rest = ", ".join(f"{v} {s.share(v):.1%}" for v in VERDICT_ORDER[1:] if s.share(v))
         out.append(f"- memory-bound launches (by ncu's counters): {format_time(s.memory_time)} "

@@ -104,6 +104,17 @@ def test_attention_counts_the_diagonal_tiles_the_kernel_computes_whole(checks) -
         assert 0.85 < attention.ratio < 32 / 36
 
 
+def test_an_attention_op_without_a_model_fails_its_class(checks) -> None:
+    check, _, _ = checks["gpt2"]
+    blind = [tc.Matched(**{**vars(m), "op_class": None, "model_flops": None, "model_bytes": None, "why": "no model"})
+             if "attention" in m.op else m for m in check.launches]
+    blind_check = tc.Check(**{**vars(check), "launches": blind})
+    s = tc.summarise(blind_check, tc.rows(blind_check))
+    attention = next(c for c in s.classes if c.name == "attention")
+    assert not attention.ok and not s.ok and "aten::_cudnn_attention_forward" in attention.unmodelled
+    assert "no model for aten::_cudnn_attention_forward" in "\n".join(tc.summary_lines(blind_check, s))
+
+
 def test_a_k1_gemm_is_shown_but_not_judged(checks) -> None:
     # the training step's rotary-embedding bmm (1, 32, 1) x (1, 1, 1024) in float32: K = 1 padded to the TF32
     # MMA's K = 8 plus an epilogue FLOP per output: 2*32*1024*8 + 32*1024 = 557056 counted against 65536
