@@ -1,5 +1,5 @@
 """`roofline import torch`: Kineto traces -> results that `report` and `plot` read (synthetic traces made to the
-Kineto format; not yet checked against a trace captured on the H200)."""
+Kineto format; the traces captured on the H200 are in test_kineto_h200.py and test_trace_check.py)."""
 
 from __future__ import annotations
 
