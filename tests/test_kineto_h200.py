@@ -53,6 +53,8 @@ def test_gpt2_gemm_and_attention_flops_are_the_hand_counted_ones(docs) -> None:
     groups = {g["name"] for g in docs["gpt2"]["groups"]}
     assert {"aten::mm", "aten::addmm", "aten::_cudnn_attention_forward", "aten::native_layer_norm", "aten::mul",
             "aten::add", "aten::pow", "aten::tanh", "aten::cat", "aten::gather", "aten::arange"} == groups
+    # the key/value cat's tensor list records no dtype (the kernel name says OpaqueType<2>): bytes, not float32
+    assert {k["dtype"] for k in docs["gpt2"]["kernels"] if k["op"] == "aten::cat"} == {"bytes"}
     attention = [k for k in docs["gpt2"]["kernels"] if k["op"] == "aten::_cudnn_attention_forward"]
     assert {k["roof"] for k in attention if k["kineto"]["kind"] == "kernel"} == {"bf16_tensor"}
 

@@ -226,7 +226,8 @@ class _Builder:
                 roof_from = f"the {op_work.op_class} model" + (f" ({note})" if note else "")
             else:
                 roof, roof_from = roof_from_name(e.name, self.machine.roofs)
-            dtype = op_work.dtype or DTYPE.get(roof, "unknown")
+            # a copy whose element type no argument records (cat's tensor list): bytes, as a memcpy's
+            dtype = op_work.dtype or ("bytes" if not flops else DTYPE.get(roof, "unknown"))
             note = SPLIT_NOTE.format(n=split.kernels) + (
                 f"; {MATRIX_NOTE.format(n=split.matrix)}" if split.matrix else "")
             model = {"from": "op model", "op_class": op_work.op_class, "share": share,
