@@ -1,5 +1,5 @@
 """`roofline import torch`: Kineto traces -> results that `report` and `plot` read (synthetic traces made to the
-Kineto format; not yet checked against a trace captured on the H200)."""
+Kineto format; the traces captured on the H200 are in test_kineto_h200.py and test_trace_check.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,11 @@ def test_model_split_by_time_and_unmodelled_time() -> None:
     gemm = [k for k in doc["kernels"] if k["op"] == "aten::addmm"]
     assert len(gemm) == 2
     assert sum(k["flops"] for k in gemm) == pytest.approx(GEMM_FLOPS)
-    assert gemm[0]["flops"] / gemm[1]["flops"] == pytest.approx(10.5 / 2.0)
+    assert gemm[0]["bytes"] / gemm[1]["bytes"] == pytest.approx(10.5 / 2.0)  # bytes by time
+    # the FLOPs on the GEMM kernel, none on the split-K reduction beside it (its roof from its name, not the model's)
+    assert gemm[0]["flops"] == pytest.approx(GEMM_FLOPS) and gemm[1]["flops"] == 0
+    assert gemm[0]["model"]["flops_share"] == 1.0 and "1 matrix kernel" in gemm[0]["model"]["note"]
+    assert gemm[1]["roof"] == "bf16" and gemm[1]["bound"] == "memory"
     assert gemm[0]["roof"] == "bf16_tensor" and "proportion to their GPU time" in gemm[0]["model"]["note"]
     assert gemm[0]["time_median"] == pytest.approx(10.5e-6) and gemm[0]["status"] == "IMPORTED"
     assert gemm[0]["verified"] is None and gemm[0]["op_inputs"]["dims"][1] == [64, 128]
@@ -86,6 +90,8 @@ def test_roof_from_kernel_name() -> None:
     assert roof_from_name("ampere_sgemm_tf32_128x64_nn", roofs)[0] == "tf32_tensor"
     assert roof_from_name("void at::native::reduce_kernel<float>", roofs)[0] == "fp32"
     assert roof_from_name("cutlass_80_tensorop_f16_s16816gemm_relu_f16_256x128", roofs)[0] == "fp16_tensor"
+    # a cast is no convolution: cuDNN attention's dQ conversion runs on the CUDA cores
+    assert roof_from_name("void cudnn::fusion::convert_dq_to_16bits<__nv_bfloat16>(float*)", roofs)[0] == "bf16"
 
 
 def test_gzip_and_two_ranks_with_a_straggler() -> None:

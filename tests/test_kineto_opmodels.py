@@ -145,6 +145,35 @@ def test_cudnn_convolution_takes_padding_before_stride():
     check(model_op("aten::cudnn_convolution", args), 90000.0, 16488.0, "fp32", "conv")
 
 
+def test_strided_pointwise_convolution_reads_only_the_rows_and_pixels_it_reaches():
+    # x (1, 64, 8, 8) float, w (16, 64, 1, 1), stride 2, no padding: output (1, 16, 4, 4);
+    # FLOPs 2 * 16 * 16 * 64 = 32768; weight 4096 B, output 256 * 4 = 1024 B
+    w = T((16, 64, 1, 1))
+    args = lambda x: [x, w, S("[0, 0]"), S("[2, 2]"), S("[1, 1]"), S("1"), S("False"), S("False"), S("True")]  # noqa
+    # contiguous NCHW: every other row skipped (a row is 32 B, a sector), but not every other element of a row:
+    # the input 16384 B * 4/8 = 8192
+    nchw = model_op("aten::cudnn_convolution", args(T((1, 64, 8, 8), strides=(4096, 64, 8, 1))))
+    check(nchw, 32768.0, 8192.0 + 4096.0 + 1024.0, "fp32", "conv")
+    assert "0.5 of the input" in nchw.note
+    # channels-last (a pixel is 64 * 4 = 256 B): every other row and every other pixel: 16384 / 4 = 4096
+    nhwc = model_op("aten::cudnn_convolution", args(T((1, 64, 8, 8), strides=(4096, 1, 512, 64))))
+    check(nhwc, 32768.0, 4096.0 + 4096.0 + 1024.0, "fp32", "conv")
+    # a 3x3 stride-2 window overlaps the next one: the whole input read (16384 + 16 * 64 * 9 * 4 + 1024 B)
+    w3 = T((16, 64, 3, 3))
+    x = T((1, 64, 8, 8), strides=(4096, 1, 512, 64))
+    args3 = [x, w3, S("[1, 1]"), S("[2, 2]"), S("[1, 1]"), S("1"), S("False"), S("False"), S("True")]
+    assert model_op("aten::cudnn_convolution", args3).bytes == 16384.0 + 36864.0 + 1024.0
+
+
+def test_window_cover_counts_the_positions_windows_reach():
+    from roofline.kineto.opmodels import _window_cover
+
+    assert _window_cover(56, 28, 1, 2, 0, 1) == 28  # 1x1 stride 2: every other position
+    assert _window_cover(112, 56, 3, 2, 1, 1) == 112  # 3x3 stride 2 pad 1: overlapping windows cover it all
+    assert _window_cover(10, 3, 2, 4, 1, 1) == 5  # windows [-1, 0], [3, 4], [7, 8]: 0, 3, 4, 7, 8
+    assert _window_cover(10, 0, 1, 2, 0, 1) == 0
+
+
 def test_transposed_convolution():
     # conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation): x (1, 4, 5, 5),
     # w (4, 2, 3, 3), stride 2, padding 1, output_padding 1: out = (5-1)*2 - 2*1 + 1*(3-1) + 1 + 1 = 10, K = 2
@@ -178,6 +207,39 @@ def test_convolution_backward_costs_the_forward_per_gradient():
 def test_convolution_without_its_concrete_arguments_is_partial():
     work = model_op("aten::convolution", [T((2, 8, 17, 17)), T((16, 2, 3, 3)), NONE])
     assert work.op_class == "conv" and work.flops is None and "not recorded" in work.note
+
+
+# ------------------------------------------------------------------------------------------------------------ pool
+
+def test_max_pool_with_indices_as_resnet50_records_it():
+    # the ResNet-50 stem on the H200 trace: (64, 64, 112, 112) bf16 channels-last, 3x3, stride 2, padding 1:
+    # output (64, 64, 56, 56) = 12845056 elements; input 51380224 * 2 = 102760448 B (overlapping windows read it
+    # all), output 12845056 * 2 = 25690112 B, int64 indices 12845056 * 8 = 102760448 B: 231211008 B;
+    # FLOPs 9 compares per output element = 115605504
+    x = T((64, 64, 112, 112), "c10::BFloat16", (802816, 1, 7168, 64))
+    args = [x, S("[3, 3]", "ScalarList"), S("[2, 2]", "ScalarList"), S("[1, 1]", "ScalarList"),
+            S("[1, 1]", "ScalarList"), S("False")]
+    check(model_op("aten::max_pool2d_with_indices", args), 115605504.0, 231211008.0, "fp32", "pool", "bfloat16")
+    # max_pool2d writes no indices: 102760448 + 25690112
+    assert model_op("aten::max_pool2d", args).bytes == 128450560.0
+
+
+def test_avg_pool_with_the_default_stride_and_ceil_mode():
+    # (2, 3, 7, 7) float, kernel 2, stride [] (= kernel), ceil_mode: output ceil(6 / 2) + 1 = 4 per side, the last
+    # window starting at 6 < 7 + 0 kept: (2, 3, 4, 4) = 96 elements, 4 adds + 1 divide each = 480 FLOPs; input
+    # 294 * 4 = 1176 B (the last column and row are reached by the ceil window), output 384 B
+    args = [T((2, 3, 7, 7)), S("[2, 2]", "ScalarList"), S("[]", "ScalarList"), S("[0, 0]", "ScalarList"),
+            S("True"), S("True"), NONE]
+    check(model_op("aten::avg_pool2d", args), 480.0, 1176.0 + 384.0, "fp32", "pool")
+
+
+def test_max_pool_backward():
+    # grad_output (2, 4, 5, 5) float = 200 elements (800 B), indices int64 (1600 B); grad_input (2, 4, 10, 10) written
+    # 800 * 4 = 3200 B: 5600 B; one add per grad_output element
+    g = T((2, 4, 5, 5))
+    args = [g, T((2, 4, 10, 10)), S("[2, 2]"), S("[2, 2]"), S("[0, 0]"), S("[1, 1]"), S("False"),
+            T((2, 4, 5, 5), "long int")]
+    check(model_op("aten::max_pool2d_with_indices_backward", args), 200.0, 5600.0, "fp32", "pool")
 
 
 # ------------------------------------------------------------------------------------------------------- attention
@@ -222,6 +284,33 @@ def test_flash_attention_forward_with_grouped_kv_heads_in_blhd_layout():
     kv = T((2, 256, 2, 64), "c10::Half")
     args = [q, kv, kv, NONE, NONE, S("128"), S("256"), S("0."), S("False"), S("False")]
     check(model_op("aten::_flash_attention_forward", args), 134217728.0, 786432.0, "fp16_tensor", "attention")
+
+
+def test_cudnn_attention_forward_as_torch_2_11_records_it():
+    # _cudnn_attention_forward(q, k, v, attn_bias, cum_seq_q, cum_seq_k, max_q, max_k, compute_log_sumexp,
+    # dropout_p, is_causal, return_debug_mask, scale), as on the H200 training trace: (B=4, H=16, L=1024, D=64) bf16,
+    # causal: 4*4*16*1024*1024*64 / 2 = 8589934592; bytes Q, K, V, O: 4 * 4194304 * 2 = 33554432
+    q = T((4, 16, 1024, 64), "c10::BFloat16", (1048576, 64, 1024, 1))
+    kv = T((4, 16, 1024, 64), "c10::BFloat16", (1048576, 65536, 64, 1))
+    args = [q, kv, kv, NONE, NONE, NONE, S("1024"), S("1024"), S("True"), S("0."), S("True"), S("False"),
+            S("0.125")]
+    work = model_op("aten::_cudnn_attention_forward", args, ["cudnn_generated_fort_native_sdpa_sm90_flash_fprop"])
+    check(work, 8589934592.0, 33554432.0, "bf16_tensor", "attention", "bfloat16")
+    assert "causal" in work.note
+    # not causal (index 10 False): twice the FLOPs, the same bytes
+    args[10] = S("False")
+    assert model_op("aten::_cudnn_attention_forward", args).flops == 2 * 8589934592.0
+
+
+def test_cudnn_attention_backward_as_torch_2_11_records_it():
+    # _cudnn_attention_backward(grad_out, q, k, v, out, logsumexp, philox_seed, philox_offset, attn_bias,
+    # cum_seq_q, cum_seq_k, max_q, max_k, dropout_p, is_causal, scale): causal forward 8589934592 * 2.5 =
+    # 21474836480; dO, Q, K, V, O read and dQ, dK, dV written: 8 * 8388608 = 67108864
+    x = T((4, 16, 1024, 64), "c10::BFloat16")
+    args = [x, x, x, x, x, T((4, 16, 1024, 1)), T((), "long int"), T((), "long int"), NONE, NONE, NONE,
+            S("1024"), S("1024"), S("0."), S("True"), S("0.125")]
+    work = model_op("aten::_cudnn_attention_backward", args)
+    check(work, 21474836480.0, 67108864.0, "bf16_tensor", "attention")
 
 
 def test_sdpa_reads_its_mask_and_names_the_kernel():
@@ -390,11 +479,17 @@ def test_embedding_reads_only_the_gathered_rows():
     check(model_op("aten::embedding", args), 0.0, 3149824.0, None, "embedding")
 
 
-def test_embedding_dense_backward_writes_the_whole_weight_gradient():
-    # grad (4, 128, 768) float = 393216, indices (4, 128) int64, num_weights 50000:
-    # bytes 393216 * 4 + 512 * 8 + 50000 * 768 * 4 = 1572864 + 4096 + 153600000 = 155176960; 393216 adds
+def test_embedding_dense_backward_writes_only_the_touched_rows():
+    # grad (4, 128, 768) float = 393216, indices (4, 128) int64, num_weights 50000: at most 512 rows touched:
+    # bytes 393216 * 4 + 512 * 8 + 512 * 768 * 4 = 1572864 + 4096 + 1572864 = 3149824; 393216 adds. The zeros of the
+    # other 49488 rows are the nested fill_'s (on the H200 trace: a fill_ kernel of 32000 x 1024 inside the op)
     args = [T((4, 128, 768)), T((4, 128), "long int"), S("50000"), S("-1"), S("False")]
-    check(model_op("aten::embedding_dense_backward", args), 393216.0, 155176960.0, "fp32", "embedding")
+    work = model_op("aten::embedding_dense_backward", args)
+    check(work, 393216.0, 3149824.0, "fp32", "embedding")
+    assert "fill_" in work.note
+    # fewer rows than indices: num_weights 100 bounds the rows written: 100 * 768 * 4 = 307200
+    args = [T((4, 128, 768)), T((4, 128), "long int"), S("100"), S("-1"), S("False")]
+    assert model_op("aten::embedding_dense_backward", args).bytes == 1572864.0 + 4096.0 + 307200.0
 
 
 # ----------------------------------------------------------------------------------------------------------- copy
@@ -424,6 +519,21 @@ def test_cat_takes_its_element_size_from_the_kernel_name():
 def test_fill_writes_only():
     check(model_op("aten::fill_", [T((100,), "c10::Half"), S("0")]), 0.0, 200.0, None, "copy")
     check(model_op("aten::zero_", [T((10, 10))]), 0.0, 400.0, None, "copy")
+
+
+def test_arange_writes_its_elements():
+    # arange.start_out(0, 1024, 1, out=int64 (0,)), as on the H200 traces: 1024 * 8 = 8192 B written
+    args = [S("0"), S("1024"), S("1"), T((0,), "long int")]
+    check(model_op("aten::arange", args), 0.0, 8192.0, None, "copy", "int64")
+    # arange.start_step(1.5, 4, 0.5, dtype=float32 (code 6), layout, device, pin_memory): ceil(2.5 / 0.5) = 5
+    # floats = 20 B
+    args = [S("1.5"), S("4"), S("0.5"), S("6"), NONE, NONE, NONE]
+    check(model_op("aten::arange", args), 0.0, 20.0, None, "copy", "float32")
+    # arange(4096, dtype=int64 (code 4), layout 0, ...), as the training trace records it: 32768 B
+    check(model_op("aten::arange", [S("4096"), S("4"), S("0"), NONE, NONE]), 0.0, 32768.0, None, "copy", "int64")
+    # arange(1024) without a dtype: integers, int64
+    assert model_op("aten::arange", [S("1024"), NONE, NONE, NONE, S("False")]).bytes == 8192.0
+    assert model_op("aten::arange", [S("0"), S("10"), S("1")]).bytes is None  # three arguments: no overload
 
 
 # ---------------------------------------------------------------------------------------------------------- index
@@ -461,10 +571,14 @@ def test_nll_loss_forward_gathers_one_sector_per_row():
     check(model_op("aten::nll_loss_forward", args), 16.0, 648.0, "fp32", "loss")
 
 
-def test_nll_loss_backward_writes_the_dense_gradient():
-    # grad_output () 4 + target 128 + total_weight () 4 read; grad_input (16, 1000) written 64000: 64136 B
+def test_nll_loss_backward_writes_one_sector_per_row():
+    # grad_output () 4 + target 128 + total_weight () 4 read; one element of each of the 16 rows written, a 32-byte
+    # sector each: 512; 648 B. The zeros of grad_input (16, 1000) are the nested zero_/fill_'s (on the H200 trace the
+    # dense write put this op at 11.6x the DRAM roof)
     args = [T((), "float"), T((16, 1000)), T((16,), "long int"), NONE, S("1"), S("-100"), T((), "float")]
-    check(model_op("aten::nll_loss_backward", args), 16.0, 64136.0, "fp32", "loss")
+    work = model_op("aten::nll_loss_backward", args)
+    check(work, 16.0, 648.0, "fp32", "loss")
+    assert "fill_" in work.note
 
 
 def test_cross_entropy_loss_as_one_pass():

@@ -4,11 +4,15 @@
 Each GPU kernel is one entry (status IMPORTED, verified null: roofline did not run it). Its time is the trace's
 duration; its FLOPs and bytes are its op's modelled work (roofline.kineto.opmodels, from the op's input shapes,
 dtypes, strides and concrete arguments) split across the op's kernels in proportion to their GPU time, which the
-entry's `model.note` says. A copy or fill moves the bytes Kineto recorded. Work no model covers (an op without a
-model, a CUDA-graph replay, a kernel launched outside any op) cannot be placed on a roofline: it is listed in the
-document's `unmodelled` (with its time and why) instead of `kernels`, and the program line says what share of the
-GPU time it holds. Several traces (one per rank) go into one document: each entry has its `rank`, `ranks` holds
-each rank's groups and time, and `straggler` names the rank whose GPU time is an outlier, with the spread.
+entry's `model.note` says; the FLOPs of a matrix op (a tensor-core roof) go to its matrix kernels alone (by name:
+GEMM, convolution, attention), not to the helpers beside them (cuDNN's channel padding, split-K reductions,
+attention's dO.O pre-pass), which the split by time would make look compute-heavy. A memory-bound kernel whose
+modelled bytes moved faster than DRAM allows warns l2-reuse. A copy or fill moves the bytes Kineto recorded. Work
+no model covers (an op without a model, a CUDA-graph replay, a kernel launched outside any op) cannot be placed on
+a roofline: it is listed in the document's `unmodelled` (with its time and why) instead of `kernels`, and the
+program line says what share of the GPU time it holds. Several traces (one per rank) go into one document: each
+entry has its `rank`, `ranks` holds each rank's groups and time, and `straggler` names the rank whose GPU time is an
+outlier, with the spread.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
+from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
@@ -37,8 +43,10 @@ STATUS = "IMPORTED"
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
 SPLIT_NOTE = "the op's modelled work split across its {n} kernel(s) in proportion to their GPU time"
+MATRIX_NOTE = "its FLOPs on its {n} matrix kernel(s) alone"
 _TF32 = re.compile(r"(?<![a-z])tf32", re.IGNORECASE)
-_TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgrad|fprop|conv", re.IGNORECASE)
+# a matrix (tensor-core) kernel by its name; "conv" but not "convert" (cuDNN's convert_dq_to_16bits is a cast)
+_TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgrad|fprop|conv(?!ert)", re.IGNORECASE)
 _HOST = re.compile(r"HtoD|DtoH|PtoP|HtoH", re.IGNORECASE)
 
 Model = Callable[..., Any]  # model_op(name, inputs, kernel_names) -> OpWork | None
@@ -108,6 +116,31 @@ def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCat
     return matched, gpu
 
 
+@dataclass(frozen=True)
+class Split:
+    """One kernel's part of its op's modelled work."""
+    work: Any  # the op's OpWork (None: no model)
+    share: float  # of the op's bytes (and FLOPs, unless matrix): this kernel's share of the op's kernel time
+    flops_share: float
+    kernels: int  # the op's kernels
+    matrix: int  # of them the matrix kernels that take all the FLOPs (0: FLOPs split like the bytes)
+
+
+def shares(work: Any, events: Sequence[Any]) -> list[Split]:
+    """Each of an op's kernels' shares of its work, by GPU time; a matrix op's FLOPs on its matrix kernels only
+    (when some, not all, of its kernels are matrix kernels by name)."""
+    total = sum(e.dur for e in events)
+    time = [e.dur / total if total > 0 else 0.0 for e in events]
+    matrix = [bool(_TENSOR.search(e.name)) for e in events]
+    on_matrix = (work is not None and bool(work.flops) and str(work.roof or "").endswith("_tensor")
+                 and 0 < sum(matrix) < len(events))
+    if not on_matrix:
+        return [Split(work, t, t, len(events), 0) for t in time]
+    matrix_time = sum(e.dur for e, m in zip(events, matrix) if m)
+    return [Split(work, t, (e.dur / matrix_time if m and matrix_time > 0 else 0.0), len(events), sum(matrix))
+            for e, t, m in zip(events, time, matrix)]
+
+
 class _Builder:
     """The entries of one document, numbered across its traces."""
 
@@ -136,11 +169,10 @@ class _Builder:
     def add(self, trace: Trace, rank: int) -> None:
         items = attribute(trace)
         work = self._work(items)
-        split: dict[int, tuple[Any, float, int]] = {}  # position -> (OpWork, share of the op's kernel time, kernels)
+        split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
-            total = sum(items[m].event.dur for m in members)
-            for m in members:
-                split[m] = (op_work, items[m].event.dur / total if total > 0 else 0.0, len(members))
+            for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
+                split[m] = share
         for i, a in enumerate(items):
             if a.event.dur <= 0:
                 self.skipped += 1
@@ -154,7 +186,7 @@ class _Builder:
         if base["op"] not in (GRAPH_OP, NO_OP):
             self.no_model_ops[base["op"]] = self.no_model_ops.get(base["op"], 0.0) + base["time_median"]
 
-    def _one(self, trace: Trace, rank: int, a: Attributed, split: tuple[Any, float, int] | None) -> None:
+    def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
         e, time = a.event, a.event.dur * 1e-6
         base: dict[str, Any] = {"name": short_name(e.name), "kernel_name": e.name, "params": {"launch": self.number},
                                 "rank": rank, "op": a.op_name, "time_median": time}
@@ -182,21 +214,26 @@ class _Builder:
                 why = ("its launch is not in the trace" if a.launch is None
                        else f"its launch ({a.launch.name}) is inside no ATen op")
                 return self._unmodelled(base, why)
-            op_work, share, count = split if split is not None else (None, 0.0, 1)
-            if op_work is None:
+            op_work = split.work if split is not None else None
+            if op_work is None or split is None:
                 return self._unmodelled(base, f"no model for {a.op.name}")
+            share = split.share
             if not op_work.bytes or op_work.bytes <= 0 or share <= 0:
                 return self._unmodelled(base, f"the model of {a.op.name} gives no bytes")
-            flops, bytes_ = float(op_work.flops or 0.0) * share, float(op_work.bytes) * share
-            if op_work.roof and op_work.roof in DTYPE:
+            flops, bytes_ = float(op_work.flops or 0.0) * split.flops_share, float(op_work.bytes) * share
+            if op_work.roof and op_work.roof in DTYPE and (split.flops_share > 0 or not op_work.flops):
                 roof, note = roof_for(op_work.roof, self.machine.roofs)
                 roof_from = f"the {op_work.op_class} model" + (f" ({note})" if note else "")
             else:
                 roof, roof_from = roof_from_name(e.name, self.machine.roofs)
-            dtype = op_work.dtype or DTYPE.get(roof, "unknown")
+            # a copy whose element type no argument records (cat's tensor list): bytes, as a memcpy's
+            dtype = op_work.dtype or ("bytes" if not flops else DTYPE.get(roof, "unknown"))
+            note = SPLIT_NOTE.format(n=split.kernels) + (
+                f"; {MATRIX_NOTE.format(n=split.matrix)}" if split.matrix else "")
             model = {"from": "op model", "op_class": op_work.op_class, "share": share,
-                     "note": SPLIT_NOTE.format(n=count) + (f"; {op_work.note}" if op_work.note else ""),
-                     "roof_from": roof_from}
+                     "note": note + (f"; {op_work.note}" if op_work.note else ""), "roof_from": roof_from}
+            if split.matrix:
+                model["flops_share"] = split.flops_share
             if op_work.flops is None:
                 warnings.append({"code": "flops-unknown", "text": f"the {op_work.op_class} model gives bytes but "
                                  "no FLOPs: counted as 0", "fix": "give the op class a FLOP model"})
@@ -204,6 +241,11 @@ class _Builder:
         if figures["fraction_of_ceiling"] > MAX_FRACTION:
             return self._unmodelled(base, f"its model puts it at {figures['fraction_of_ceiling']:.3g}x its ceiling: "
                                           "the model or the spec is wrong for it")
+        if e.kind == "kernel" and figures["bound"] == "memory" and figures["fraction_of_ceiling"] > 1:
+            warnings.append(warning("l2-reuse", f"moved its modelled bytes at {figures['fraction_of_ceiling']:.2f}x "
+                                    "the DRAM roof: some of its inputs came from the L2, where the kernel before "
+                                    "left them, which a shape model cannot know",
+                                    "read its bytes as the DRAM traffic it would need without that reuse"))
         self.kernels.append({
             **base, "dtype": dtype, "roof": roof, "launches": 1, "stages": [], **figures,
             "verified": None, "status": STATUS, "error": None, "timing": "kineto kernel duration", "model": model,

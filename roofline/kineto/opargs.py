@@ -57,7 +57,7 @@ class OpWork:
     bytes: float | None  # the minimum DRAM traffic; None: not modelled (an unknown dtype, a missing shape)
     roof: str | None  # a name in roofline.model.types.ROOF_NAMES; None where there is no floating-point work
     dtype: str | None  # float32, float16, bfloat16, float64, ...
-    # gemm, conv, attention, elementwise, reduction, norm, softmax, embedding, copy, index, loss, optimizer
+    # gemm, conv, attention, elementwise, reduction, norm, softmax, pool, embedding, copy, index, loss, optimizer
     op_class: str
     note: str = ""  # the assumptions made
 

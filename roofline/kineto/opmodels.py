@@ -7,15 +7,18 @@ written once. Kineto records no outputs, so their shapes and dtypes follow from 
   gemm         mm, addmm, bmm, baddbmm, matmul, linear, mv, dot, _scaled_mm, _int_mm: 2*M*N*K (times the batch);
                the tensor-core roof by dtype, float32 on TF32 only where a kernel name says so
   conv         convolution, _convolution, cudnn_convolution(_transpose), conv1d/2d/3d, conv_transpose1d/2d/3d,
-               convolution_backward: 2*N*K*P*Q*(C/groups)*R*S (forward); depthwise on the CUDA cores
+               convolution_backward: 2*N*K*P*Q*(C/groups)*R*S (forward); depthwise on the CUDA cores; a stride
+               wider than the kernel (1x1 stride 2) reads only the input rows and pixels its windows reach
   attention    scaled_dot_product_attention and its flash, efficient and cuDNN ops, forward and backward:
                4*B*H*Lq*Lk*D forward (QK^T and PV), halved when causal; backward 2.5x the forward
   elementwise  the map ops and their in-place forms: FLOPs per output element from ELEMENTWISE_FLOPS
   reduction    sum, mean, amax, max, min, var, std, norm, ...: FLOPs per input element from REDUCTIONS
   norm         layer, RMS, batch and group normalisation, forward and backward (FLOPs per element in NORM_FLOPS)
   softmax      softmax, log_softmax and their backwards (SOFTMAX_FLOPS per element)
+  pool         max_pool2d(_with_indices) and its backward, avg_pool2d: the input read where the windows reach it
   embedding    embedding (the gathered rows) and its dense backward
-  copy, index  cat, stack, copy_, _to_copy/to, clone, fill_, zero_; index, index_select, gather, scatter, index_put_
+  copy, index  cat, stack, copy_, _to_copy/to, clone, fill_, zero_, arange; index, index_select, gather, scatter,
+               index_put_
   loss         nll_loss (forward, backward), cross_entropy_loss, mse_loss
   optimizer    _fused_adam(w)_, _fused_sgd_, _foreach_* (tensor lists: the element dtype from the kernel name)
 
@@ -240,6 +243,43 @@ def _conv_roof(op: _Op, dtype: str | None, in_per_group: int, groups: int) -> st
     return matrix_roof(dtype, op.kernels, op.notes)
 
 
+def _window_cover(size: int, out: int, k: int, s: int, p: int, d: int) -> int:
+    """Positions of an input dimension of `size` that some of the `out` windows (k taps, dilation d, stride s,
+    padding p) read. Windows that meet or overlap (k >= s) cover the span from the first to the last; with dilation
+    the span is taken too (an over-count); windows further apart than their width (a 1x1 stride-2 convolution, a
+    pooling with stride > kernel) leave the gaps unread."""
+    if out <= 0 or size <= 0:
+        return 0
+    if d != 1 or k >= s:
+        return max(0, min(size - 1, (out - 1) * s - p + d * (k - 1)) - max(0, -p) + 1)
+    covered = out * k
+    o = 0
+    while o < out and o * s - p < 0:  # windows that start in the padding on the left
+        covered -= min(k, p - o * s)
+        o += 1
+    o = out - 1
+    while o >= 0 and o * s - p + k - 1 > size - 1:  # ... and end in it on the right
+        covered -= min(k, o * s - p + k - 1 - (size - 1))
+        o -= 1
+    return max(0, covered)
+
+
+def _read_share(arg: OpInput | None, x: Tensor, out_sp: Sequence[int], ks: Sequence[int], stride: Sequence[int],
+                pads: Sequence[int], dilation: Sequence[int]) -> float:
+    """The share of a convolution's or pooling's input its windows read from DRAM. A skipped position saves
+    traffic only where one position of that dimension spans a whole sector (its stride times the element size is
+    at least SECTOR bytes): rows of a contiguous NCHW input, pixels of a channels-last one; never single elements."""
+    itemsize = x.itemsize or 0
+    strides = arg.strides if arg is not None and arg.strides is not None and len(arg.strides) == len(x.shape) \
+        else tuple(math.prod(x.shape[i + 1:]) for i in range(len(x.shape)))  # contiguous when not recorded
+    share = 1.0
+    for i, (size, out, k, s, p, d) in enumerate(zip(x.shape[2:], out_sp, ks, stride, pads, dilation)):
+        step = strides[2 + i]
+        if isinstance(step, int) and abs(step) * itemsize >= SECTOR and size > 0:
+            share *= _window_cover(size, out, k, s, p, d) / size
+    return share
+
+
 def _conv(op: _Op) -> OpWork:
     x, w = op.t(0), op.t(1)
     if x is None or w is None or len(x.shape) < 3 or len(w.shape) != len(x.shape):
@@ -258,6 +298,7 @@ def _conv(op: _Op) -> OpWork:
         return op.partial("conv", f"stride {list(stride)}, padding {padding}, dilation {list(dilation)} impossible")
     n, c, in_sp = x.shape[0], x.shape[1], x.shape[2:]
     ks = w.shape[2:]
+    share = 1.0  # of the input the windows read
     if not transposed:
         k, c_per_group = w.shape[0], w.shape[1]
         if c_per_group * groups != c:
@@ -270,6 +311,10 @@ def _conv(op: _Op) -> OpWork:
                            for i, p, d, r, s in zip(in_sp, pads, dilation, ks, stride))  # type: ignore[arg-type]
         flops = 2.0 * n * k * math.prod(out_sp) * c_per_group * math.prod(ks)
         roof = _conv_roof(op, x.dtype, c_per_group, groups)
+        if padding != "same":
+            share = _read_share(op.arg(0), x, out_sp, ks, stride, pads, dilation)  # type: ignore[arg-type]
+            if share < 1:
+                op.note(f"the windows read {share:.3g} of the input (stride wider than the kernel)")
     else:  # weight (C_in, K/groups, R, S): every input element meets K/groups x R x S weights
         if w.shape[0] != c or not isinstance(padding, tuple):
             return op.partial("conv", f"weight {list(w.shape)} does not fit input {list(x.shape)}")
@@ -284,7 +329,8 @@ def _conv(op: _Op) -> OpWork:
         return op.partial("conv", f"output size {list(out_sp)} is empty")
     bias = op.t(bias_i)
     op.check_dtypes(x, w, bias)
-    nbytes = _total(_read(x, w, bias) + [_size(n * k * math.prod(out_sp), x.dtype)])
+    x_read = None if x.nbytes is None else x.nbytes * share
+    nbytes = _total([x_read] + _read(w, bias) + [_size(n * k * math.prod(out_sp), x.dtype)])
     return op.work("conv", _flops_if_floating(flops, x.dtype, op), nbytes, roof, x.dtype)
 
 
@@ -311,6 +357,88 @@ def _conv_backward(op: _Op) -> OpWork:
     return op.work("conv", _flops_if_floating(flops, x.dtype, op), _total(reads + writes), roof, x.dtype)
 
 
+# ---------------------------------------------------------------------------------------------------------- pool
+
+# name: positions of (kernel_size, stride, padding, dilation (None: 1), ceil_mode); FLOPs per window element
+_POOL: dict[str, tuple[int, int, int, int | None, int]] = {
+    "max_pool2d": (1, 2, 3, 4, 5),
+    "max_pool2d_with_indices": (1, 2, 3, 4, 5),
+    "avg_pool2d": (1, 2, 3, None, 4),
+}
+
+
+def _pool_out(size: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """PyTorch's pooling output size: floor (or ceil) of the window count, a last window that would start in the
+    right padding dropped."""
+    span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    out = span // s + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _pool_geometry(op: _Op, x: Tensor, first: int, dil_i: int | None, ceil_i: int):
+    """(kernel, stride, padding, dilation, output spatial shape) of a 2-D pooling, or None when not recorded."""
+    ks = int_tuple(op.v(first), 2)
+    stride_value = op.v(first + 1)
+    stride = ks if stride_value in (None, []) else int_tuple(stride_value, 2)  # stride=[]: the kernel size
+    pads = int_tuple(op.v(first + 2), 2)
+    dilation = (1, 1) if dil_i is None else int_tuple(op.v(dil_i), 2)
+    ceil = op.v(ceil_i) is True
+    if ks is None or stride is None or pads is None or dilation is None or len(x.shape) not in (3, 4) \
+            or min(ks + stride + dilation) < 1 or min(pads) < 0:
+        return None
+    out_sp = tuple(_pool_out(i, k, s, p, d, ceil) for i, k, s, p, d in zip(x.shape[-2:], ks, stride, pads, dilation))
+    return ks, stride, pads, dilation, out_sp
+
+
+def _pool(op: _Op) -> OpWork:
+    """max_pool2d(_with_indices) / avg_pool2d (self, kernel_size, stride, padding, [dilation,] ceil_mode, ...): the
+    input read once where the windows reach it, the output (and for _with_indices the int64 indices) written; one
+    FLOP per window element (a compare or an add; avg adds the divide)."""
+    x = op.t(0)
+    if x is None or len(x.shape) not in (3, 4):
+        return op.partial("pool", "input shape not recorded")
+    k_i, _, _, dil_i, ceil_i = _POOL[op.name]
+    geometry = _pool_geometry(op, x, k_i, dil_i, ceil_i)
+    if geometry is None:
+        return op.partial("pool", "kernel_size, stride, padding or dilation not recorded")
+    ks, stride, pads, dilation, out_sp = geometry
+    if min(out_sp) <= 0:
+        return op.partial("pool", f"output size {list(out_sp)} is empty")
+    lead = x.shape[:-2]
+    out = math.prod(lead) * math.prod(out_sp)
+    per = math.prod(ks) + (1 if op.name == "avg_pool2d" else 0)
+    op.note(f"{per} FLOPs per output element")
+    # _read_share takes (N, C, spatial...): a 3-D (C, H, W) input is one sample
+    full = x if len(x.shape) == 4 else Tensor((1,) + x.shape, x.dtype, x.raw, x.stored)
+    arg = op.arg(0)
+    if arg is not None and arg.strides is not None and len(x.shape) == 3:
+        arg = OpInput(full.shape, arg.dtype, (x.numel,) + tuple(arg.strides), arg.value)
+    share = _read_share(arg, full, out_sp, ks, stride, pads, dilation)
+    if share < 1:
+        op.note(f"the windows read {share:.3g} of the input (stride wider than the kernel)")
+    op.check_dtypes(x)
+    parts = [None if x.nbytes is None else x.nbytes * share, _size(out, x.dtype)]
+    if op.name == "max_pool2d_with_indices":
+        parts.append(_size(out, "int64"))
+    return op.work("pool", _flops_if_floating(out * per, x.dtype, op), _total(parts), vector_roof(x.dtype),
+                   x.dtype)
+
+
+def _max_pool_backward(op: _Op) -> OpWork:
+    """max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+    indices): the output gradient and the indices read, every element of the input gradient written once (each
+    gathers from the windows that chose it); one add per output-gradient element."""
+    g, x, idx = op.t(0), op.t(1), op.t(7)
+    if g is None or x is None:
+        return op.partial("pool", "grad_output and input shapes not recorded")
+    idx_bytes = idx.nbytes if idx is not None else _size(g.numel, "int64")
+    op.check_dtypes(g, x)
+    parts = _read(g) + [idx_bytes, _size(x.numel, x.dtype)]
+    return op.work("pool", _flops_if_floating(g.numel, g.dtype, op), _total(parts), vector_roof(g.dtype), g.dtype)
+
+
 # ----------------------------------------------------------------------------------------------------- attention
 
 # name: (position of query, layout, position of is_causal (or custom_mask_type), backward, position of a mask/bias)
@@ -319,11 +447,17 @@ _ATTENTION: dict[str, tuple[int, str, int, bool, int | None]] = {
     "_scaled_dot_product_flash_attention": (0, "BHLD", 4, False, None),
     "_scaled_dot_product_efficient_attention": (0, "BHLD", 6, False, 3),
     "_scaled_dot_product_cudnn_attention": (0, "BHLD", 6, False, 3),
+    # what SDPA's cuDNN path calls in torch 2.9 and later: (query, key, value, attn_bias, cum_seq_q, cum_seq_k, max_q,
+    # max_k, compute_log_sumexp, dropout_p, is_causal, return_debug_mask, scale)
+    "_cudnn_attention_forward": (0, "BHLD", 10, False, 3),
     "_flash_attention_forward": (0, "BLHD", 8, False, None),
     "_efficient_attention_forward": (0, "BLHD", 9, False, 3),
     "_scaled_dot_product_flash_attention_backward": (1, "BHLD", 11, True, None),
     "_scaled_dot_product_efficient_attention_backward": (1, "BHLD", 11, True, 4),
     "_scaled_dot_product_cudnn_attention_backward": (1, "BHLD", 14, True, 8),
+    # (grad_out, query, key, value, out, logsumexp, philox_seed, philox_offset, attn_bias, cum_seq_q, cum_seq_k, max_q,
+    # max_k, dropout_p, is_causal, scale)
+    "_cudnn_attention_backward": (1, "BHLD", 14, True, 8),
     "_flash_attention_backward": (1, "BLHD", 11, True, None),
     "_efficient_attention_backward": (1, "BLHD", 14, True, 4),
 }
@@ -729,14 +863,16 @@ def _embedding(op: _Op) -> OpWork:
 
 
 def _embedding_backward(op: _Op) -> OpWork:
-    """embedding_backward / embedding_dense_backward (grad, indices, num_weights, ...): the dense weight gradient
-    (num_weights x dim, zero rows included) written once; one add per gradient element."""
+    """embedding_backward / embedding_dense_backward (grad, indices, num_weights, ...): the gradient and the indices
+    read, the rows the indices touch (at most one per index, at most num_weights) written; one add per gradient
+    element. The zeros of the other rows are written by the zero_/fill_ op inside it (its own kernel in the trace),
+    not by this op's kernels."""
     g, idx, num = op.t(0), op.t(1), op.v(2)
     if g is None or idx is None or not g.shape or not isinstance(num, int) or isinstance(num, bool):
         return op.partial("embedding", "grad, indices or num_weights not recorded")
     op.check_dtypes(g, idx)
-    op.note("the dense weight gradient written once")
-    parts = _read(g, idx) + [_size(num * g.shape[-1], g.dtype)]
+    op.note("the touched rows of the weight gradient written once; its zero fill is the fill_ op's")
+    parts = _read(g, idx) + [_size(min(idx.numel, num) * g.shape[-1], g.dtype)]
     return op.work("embedding", _flops_if_floating(g.numel, g.dtype, op), _total(parts), vector_roof(g.dtype),
                    g.dtype)
 
@@ -784,6 +920,31 @@ def _copy(op: _Op) -> OpWork:
     if out_dtype != x.dtype:
         op.note(f"cast {x.dtype} to {out_dtype}")
     return op.work("copy", 0.0, _total(_read(x) + [_size(x.numel, out_dtype)]), None, x.dtype)
+
+
+# arange's overloads by how many arguments Kineto records: positions of (start, end, step, dtype or out)
+_ARANGE = {2: (None, 0, None, 1), 4: (0, 1, 2, 3), 5: (None, 0, None, 1), 6: (0, 1, None, 2), 7: (0, 1, 2, 3)}
+
+
+def _arange(op: _Op) -> OpWork:
+    """arange (end | start, end[, step], dtype=, ... or out=): ceil((end - start) / step) elements written, never
+    read. The overload is told by the argument count (out: 2 and 4, the dtype= forms: 5, 6, 7); the dtype comes
+    from the out tensor or dtype=, else int64 when every bound is an integer and float32 otherwise (PyTorch's
+    default)."""
+    where = _ARANGE.get(len(op.inputs))
+    if where is None:
+        return op.partial("copy", f"{len(op.inputs)} arguments: not an arange overload")
+    start_i, end_i, step_i, dtype_i = where
+    start, end = (0 if start_i is None else op.v(start_i)), op.v(end_i)
+    step = 1 if step_i is None else op.v(step_i)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (start, end, step)) or step == 0:
+        return op.partial("copy", "start, end or step not recorded")
+    out = op.t(dtype_i)
+    dtype = out.dtype if out is not None else scalar_type(op.v(dtype_i))
+    if dtype is None and op.v(dtype_i) is None and out is None:
+        dtype = "int64" if all(isinstance(v, int) for v in (start, end, step)) else "float32"
+    count = max(0, math.ceil((end - start) / step))  # type: ignore[operator]
+    return op.work("copy", 0.0, _size(count, dtype), None, dtype)
 
 
 # ---------------------------------------------------------------------------------------------------------- index
@@ -872,9 +1033,13 @@ def _loss(op: _Op) -> OpWork:
         flops = SOFTMAX_FLOPS["log_softmax"] * x.numel + rows
         parts = _read(x, target, weight) + [_size(out, x.dtype)]
     elif backward:  # (grad_output, self, target, weight, reduction, ignore_index, total_weight)
-        op.note("the dense input gradient written once")
+        # the input gradient is zeroed by the zero_/fill_ op inside this one (its own kernel): this op's kernel
+        # writes one element per row, a sector each
+        op.note(f"one element per row written, a {SECTOR}-byte sector each; the zero fill is the fill_ op's")
         flops = rows
-        parts = _read(op.t(0), target, weight, op.t(6)) + [_size(x.numel, x.dtype)]
+        itemsize = x.itemsize
+        parts = _read(op.t(0), target, weight, op.t(6)) \
+            + [None if itemsize is None else float(rows * max(itemsize, SECTOR))]
     else:  # nll_loss(self, target, weight, reduction, ignore_index): one element of each row gathered
         op.note(f"one element per row gathered, a {SECTOR}-byte sector each")
         out = rows if reduction == 0 else 2  # the loss and total_weight
@@ -972,6 +1137,8 @@ _MODELS: dict[str, Callable[[_Op], OpWork]] = {
                     _gemm),
     **dict.fromkeys(_CONV, _conv),
     "convolution_backward": _conv_backward,
+    **dict.fromkeys(_POOL, _pool),
+    "max_pool2d_with_indices_backward": _max_pool_backward,
     **dict.fromkeys(_ATTENTION, _attention),
     **dict.fromkeys(REDUCTIONS, _reduction),
     **dict.fromkeys(("layer_norm", "native_layer_norm", "rms_norm", "_fused_rms_norm"), _layer_norm),
@@ -986,6 +1153,7 @@ _MODELS: dict[str, Callable[[_Op], OpWork]] = {
     "embedding": _embedding,
     **dict.fromkeys(("embedding_backward", "embedding_dense_backward"), _embedding_backward),
     **dict.fromkeys(("cat", "stack", "copy_", "_to_copy", "to", "clone", "contiguous", "fill_", "zero_"), _copy),
+    "arange": _arange,
     **dict.fromkeys(("index", "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
                      "index_put_", "index_put"), _index),
     **dict.fromkeys(("nll_loss", "nll_loss_forward", "nll_loss_nd", "nll_loss_backward", "cross_entropy_loss",

@@ -20,6 +20,7 @@ CODES: dict[str, str] = {
     "roof-from-counters": "the counters put the kernel's work on another roof than its descriptor",
     "precision-ambiguous": "FP16 or BF16 work that neither the counters nor the kernel's name tell apart",
     "traffic-over-model": "the counters read more DRAM traffic than the model counts",
+    "l2-reuse": "an imported kernel moved its modelled bytes faster than DRAM allows: inputs were still in the L2",
     "legacy": "a warning from a file written before warnings carried a code",
 }
 
