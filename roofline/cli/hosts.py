@@ -21,7 +21,9 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
 
     expanded: list[dict[str, Any]] = []
     groups: list[list[int]] = []
+    fleets: list[bool] = []  # per group: a fleet file (mpirun), whose nodes are judged too
     for doc in docs:
+        fleets.append(bool(doc.get("fleet")))
         parts = split_devices(doc)
         groups.append(list(range(len(expanded), len(expanded) + len(parts))) if doc.get("devices") else [])
         expanded += parts
@@ -30,13 +32,13 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     labels = device_labels(expanded)
     rows: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []  # a fleet's nodes, each against the median of the node medians
-    for group in groups:
+    for group, fleet in zip(groups, fleets):
         group_rows = host_rows([{"label": labels[i], "index": expanded[i]["device"].get("index"),
                                  "pci_bus_id": expanded[i]["device"].get("pci_bus_id"),
                                  "where": expanded[i]["device"].get("label"), "host": expanded[i]["device"].get("host"),
                                  "kernels": expanded[i]["kernels"]} for i in group])
         rows += group_rows
-        nodes += node_rows(group_rows)
+        nodes += node_rows(group_rows) if fleet else []
     if outlier is not None:
         if not any(len(g) > 1 for g in groups):
             raise InputError("--outlier compares the GPUs of one host: give a results file measured with "
@@ -47,6 +49,6 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
             report = apply_node_outliers(report, outliers(nodes, outlier), host_of.get, outlier)
     if rows:
         report = {**report, "hosts": rows}
-    if any(doc.get("fleet") for doc in docs):
+    if any(fleets):
         report = {**report, "nodes": nodes, "fleet_summary": fleet_summary(rows, nodes, outlier)}
     return report, rows

@@ -268,7 +268,7 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
                         count(rank, _short(result))
                 stats.last_result_s = time.monotonic() - started
                 waiting.discard(source)
-        elif forward:
+        if forward and not root:
             sends.append(where.comm.isend(forward, dest=0, tag=TAG_EVENTS))
         now = time.monotonic()
         mine_done = all(outcomes[r].state is not None for r in where.members)
