@@ -174,3 +174,20 @@ def test_ranks_failing_the_same_way_are_named_in_one_line():
         "ranks 0-11 on n0, n1 and 1 more: calibrate measures a GPU: no CuPy",
         "rank 12 on n3: hung: no result within --timeout 30 s",
         "rank 13 on n3: RuntimeError: Xid 79"]
+
+
+def test_measure_under_mpirun_prints_a_line_per_kernel_past_eight_ranks():
+    import io
+
+    from rich.console import Console
+
+    from roofline.cli.fleet import _measure_table
+    from roofline.render.measure import results_table
+
+    big = _fleet()  # 16 ranks: a row per rank and kernel would be 16 rows of one kernel
+    console = Console(width=250, record=True, file=io.StringIO())
+    console.print(_measure_table(big)(big))
+    text = console.export_text()
+    assert "Across the fleet" in text and "rank 5 on node-1" in text and "node node-2" in text
+    small = _fleet(hosts=2, per_host=4)
+    assert _measure_table(small) is results_table

@@ -121,8 +121,8 @@ def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
     """What rank 0's gather, merge and write cost: the line the scale measurements read (docs/fleet.md)."""
     per = f", {stats.bytes / stats.messages / 1e3:.1f} kB each" if stats.messages else ""
     return (f"fleet: gather ({stats.mode}, {stats.groups} group(s)): {stats.results} result(s) in {stats.messages} "
-            f"message(s), {stats.bytes / 1e6:.3f} MB{per}, {stats.receive_s:.4f} s receiving, last result "
-            f"{stats.last_result_s:.2f} s after the start; merge {merge_s:.4f} s; write {write_s:.4f} s")
+            f"message(s), {stats.bytes / 1e6:.3f} MB{per}, {stats.receive_s * 1e3:.2f} ms receiving, last result "
+            f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
 
 
 def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None:
@@ -179,10 +179,28 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
         return measure_selection(request, backend, device, on_identity=on_identity)
 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (results_table, problems(d)))
+        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (_measure_table(d), problems(d)))
         _kernels_failed(doc)
 
     run_fleet(f"measuring {_what(backend)}", work, timeout, finish)
+
+
+def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """A row per rank and kernel for a small fleet; past COLUMNS_UP_TO ranks, a line per kernel naming the slowest
+    GPU and node (the rows are in the file: `roofline report FILE` shows them, `--outlier 5%` judges them)."""
+    from roofline.render.fleet_table import COLUMNS_UP_TO
+    from roofline.render.measure import results_table
+
+    if len(doc.get("devices") or ()) <= COLUMNS_UP_TO:
+        return results_table
+
+    def table(d: dict[str, Any]) -> Any:
+        from roofline.fleet.outliers import fleet_rows, fleet_summary
+        from roofline.render.fleet_table import fleet_table
+
+        return fleet_table(fleet_summary(*fleet_rows(d), None), None)
+
+    return table
 
 
 def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
