@@ -170,3 +170,17 @@ def test_the_fleet_doctor_has_a_row_per_rank_and_fails_naming_the_rank(capsys, m
     finish_doctor({r: o for r, o in outcomes.items() if r != 2}, 4, _stats(), "json", None)
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema"] == DOCTOR_FLEET_SCHEMA and doc["status"] == "PASS" and len(doc["ranks"]) == 3
+
+
+def test_a_fleet_figure_cites_eight_values_then_their_range():
+    from roofline.measurement.multi_calibrate import host_figures
+
+    parts = [{**_calibrated(r, f"n{r // 2}", 1.0 - 0.01 * r).document} for r in range(12)]
+    for r, part in enumerate(parts):
+        part["device"] = {**part["device"], "index": r}
+    dram = host_figures(parts, scope="a fleet of 6 node(s)", unit="rank")[0]
+    assert dram.method.startswith("median over 12 GPU(s) of a fleet of 6 node(s) (rank 0 4.3e+12, rank 1 4.257e+12")
+    assert "rank 7 " in dram.method and "rank 8 " not in dram.method
+    assert "… 4 more; all within 3.827e+12..4.3e+12)" in dram.method
+    two = host_figures(parts[:2])[0]  # one host: as before, every GPU listed
+    assert two.method.startswith("median over 2 GPU(s) of one host (GPU 0 4.3e+12, GPU 1 4.257e+12); each: copy")

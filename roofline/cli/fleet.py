@@ -173,7 +173,7 @@ def _what(backend: str) -> str:
 def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
     """The fleet `measure`; on ranks other than 0 it returns once rank 0 has its result (rank 0 speaks for the job)."""
     from roofline.fleet.work import measure_selection
-    from roofline.render.measure import problems, results_table
+    from roofline.render.measure import problems
 
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return measure_selection(request, backend, device, on_identity=on_identity)
