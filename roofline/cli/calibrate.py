@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, wide_option, write_output)
+from roofline.cli.fleet import timeout_option
 from roofline.errors import BackendUnavailable
 
 
@@ -27,8 +28,9 @@ from roofline.errors import BackendUnavailable
                    "copies, NCCL all-reduce) and write them into the spec's interconnect block.")
 @format_option(["table", "json"], help="What to print on standard output: the comparison table, or JSON with every "
                                        "figure, its method and raw numbers, and the spec.")
+@timeout_option
 def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str, outlier: float | None, links: bool,
-              fmt: str) -> None:
+              fmt: str, timeout: float | None = None) -> None:
     """Measure the ceilings of this GPU and compare them with its datasheet.
 
     \b
@@ -62,6 +64,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
       roofline analyze vector_add --spec h200 --spec h200-measured.yaml
       roofline plot --spec h200 --measured-spec h200-measured.yaml -o roofs.png
       roofline calibrate --device all --outlier 5% -o node-measured.yaml
+      mpirun -n 16 roofline calibrate --outlier 5% -o fleet-measured.yaml   # every rank its GPU; slow GPU, node
     """
     import datetime as dt
     import time
@@ -80,6 +83,17 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     from roofline.cli.multi import choose_devices
 
+    from roofline.fleet.launch import under_mpi
+
+    if under_mpi():  # each rank calibrates its node-local GPU; rank 0 writes the fleet's spec and judges
+        from roofline.cli.fleet import refuse_device
+        from roofline.cli.fleet_gpu import calibrate_fleet
+
+        refuse_device(device_text != "0")
+        return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
+    from roofline.cli.fleet import refuse_timeout
+
+    refuse_timeout(timeout)
     started = time.perf_counter()
     try:
         devices = choose_devices(device_text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables, wide_option
+from roofline.cli.fleet import timeout_option
 from roofline.errors import BackendUnavailable
 
 
@@ -19,7 +20,9 @@ from roofline.errors import BackendUnavailable
                                                                "usual folders).")
 @format_option(["table", "json"], help="The table with a line per WARN and FAIL, or JSON with every check's "
                                        "figure and bounds in SI units.")
-def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, fmt: str) -> None:
+@timeout_option
+def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, fmt: str,
+           timeout: float | None = None) -> None:
     """Check that this GPU and the measurement stack tell the truth, before any figure is trusted.
 
     \b
@@ -41,6 +44,7 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     Examples:
       roofline doctor
       roofline doctor --device 1 --format json > doctor.json
+      mpirun -n 16 roofline doctor --timeout 300    # every rank its GPU: a row per rank, exit 1 naming a FAIL
     """
     from roofline.cli.progress import Steps
     from roofline.measurement.backend_cupy import CupyBackend
@@ -49,6 +53,17 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     from roofline.render.tables.doctor import doctor_notes, doctor_table
     from roofline.load.specs import SpecCatalog
 
+    from roofline.fleet.launch import under_mpi
+
+    if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
+        from roofline.cli.fleet import refuse_device
+        from roofline.cli.fleet_gpu import doctor_fleet
+
+        refuse_device(device_id != 0)
+        return doctor_fleet(spec_name, use_ncu, ncu_path, fmt, timeout)
+    from roofline.cli.fleet import refuse_timeout
+
+    refuse_timeout(timeout)
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:

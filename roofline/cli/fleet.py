@@ -1,78 +1,245 @@
-"""`roofline measure` under mpirun/srun: every rank measures its node-local GPU, rank 0 prints and writes the one
-fleet document and judges the job (exit 1 naming each rank that failed or hung)."""
+"""`measure`, `sweep`, `calibrate` and `doctor` under mpirun/srun: every rank runs the command's work on its
+node-local GPU (roofline.fleet.work), rank 0 gathers the results (roofline.fleet.mpi), prints and writes the one
+file, and judges the job: exit 1 naming each rank that failed or hung (the others' results written); where every
+rank failed the same way, that error once (exit 2 for bad input, 3 with the fix where no rank has a GPU)."""
 
 from __future__ import annotations
 
+import time
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 import click
 
 from roofline.cli.common import note
 from roofline.records.document import entry_failed
 
+KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
+TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
 
-def fleet_progress(size: int) -> Any:
-    """Rank 0's progress on standard error: a line as each rank finishes, 'ranks done 3/4'."""
+
+def timeout_option(f: Any) -> Any:
+    return click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+        help="Under mpirun/srun: how long rank 0 waits for every rank's results, from the start; a rank still "
+             "running then is named as hung, the others' results are written and the job is aborted.")(f)
+
+
+def refuse_timeout(timeout: float | None) -> None:
+    """--timeout outside a launch: there is no rank to wait for."""
+    if timeout is not None:
+        from roofline.errors import InputError
+
+        raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
+                         "leave it out here")
+
+
+def refuse_device(given: bool) -> None:
+    """--device under a launch: each rank takes its node-local GPU (its local rank)."""
+    if given:
+        from roofline.errors import InputError
+
+        raise InputError("--device under mpirun/srun: each rank measures its node-local GPU (its local rank); "
+                         "leave the option out")
+
+
+def fleet_progress(size: int) -> Callable[[str, Any, int], None]:
+    """Rank 0's progress on standard error: a line as each rank finishes, 'ranks done 3/4'; an error seen before
+    is not repeated (a job whose every rank lacks CuPy says it once)."""
+    first: dict[str, int] = {}
 
     def on_event(kind: str, out: Any, finished: int) -> None:
-        if kind == "finished":
-            verdict = "done" if out.state == "done" else f"FAILED ({out.error})"
-            note(f"fleet: {out.label()} {verdict}; ranks done {finished}/{size}")
+        if kind != "finished":
+            return
+        if out.state == "done":
+            verdict = "done"
+        elif str(out.error) in first:
+            verdict = f"FAILED (as rank {first[str(out.error)]})"
+        else:
+            first[str(out.error)] = out.rank
+            verdict = f"FAILED ({out.error})"
+        note(f"fleet: {out.label()} {verdict}; ranks done {finished}/{size}")
 
     return on_event
 
 
-def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
-    """The fleet `measure`; on ranks other than 0 it returns once rank 0 has its result (rank 0 speaks for the job)."""
-    from roofline.errors import GateFailed, RooflineError
+Finish = Callable[[Mapping[int, Any], int, Any], None]
+
+
+def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: float | None, finish: Finish,
+              notes: tuple[str, ...] = ()) -> None:
+    """Run `work` on every rank; on rank 0, finish(outcomes, size, gather stats) prints, writes and raises the
+    verdict (`notes` go out first, from rank 0 only). When a rank hung, the job is aborted once rank 0 is done (the
+    launcher waits for every rank)."""
+    from roofline.errors import EXIT_INTERNAL, RooflineError
     from roofline.fleet import mpi
-    from roofline.fleet.launch import launched_size
     from roofline.fleet.merge import HUNG
-    from roofline.fleet.work import measure_selection
 
     mpi.require_mpi4py()
     where = mpi.place()
     if where.rank == 0:
-        note(f"fleet: {where.size} MPI ranks, each measuring its node-local "
-             f"{'GPU' if backend != 'numpy' else 'host CPU (--backend numpy)'}; rank 0 writes the results"
+        groups = f"{len(where.leaders) + 1} node leader(s) gather first" if where.gather == "node" else "flat gather"
+        note(f"fleet: {where.size} MPI ranks, each {what}; rank 0 writes the results ({groups})"
              + (f"; --timeout {timeout:g} s" if timeout is not None else ""))
-
-    def work(device: int, on_identity: Any) -> dict[str, Any]:
-        return measure_selection(request, backend, device, on_identity=on_identity)
-
-    _, outcomes = mpi.run(work, timeout, fleet_progress(where.size or launched_size()), where)
-    if outcomes is None:
-        return
-    hung = [o for o in outcomes.values() if o.state == HUNG]
+        for line in notes:
+            note(line)
+    hung: list[Any] = []
+    code = 0
     try:
-        _finish(outcomes, where.size, output, fmt, timeout)
+        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size), where)
+        if outcomes is None:
+            return
+        hung = [o for o in outcomes.values() if o.state == HUNG]
+        finish(outcomes, where.size, stats)
     except RooflineError as exc:
         if not hung:
             raise
         from roofline.render.text import clean
 
         click.echo(f"error: {clean(exc.message)}", err=True)
+        code = exc.exit_code
+    except BaseException:  # noqa: BLE001 - a bug: its traceback, then the abort, or the job would wait on a rank
+        # that waits for this one (MPI_Finalize waits for every rank)
+        traceback.print_exc()
+        note(f"fleet: aborting the job after an internal error on rank {where.rank}")
+        mpi.abort(EXIT_INTERNAL)
+    if hung:
         note(f"fleet: aborting the job: {len(hung)} rank(s) still running will not finish on their own")
-        mpi.abort(exc.exit_code)
-        raise GateFailed(exc.message) from None  # not reached: Abort ends the process
+        mpi.abort(code or 1)
 
 
-def _finish(outcomes: Any, size: int, output: Path | None, fmt: str, timeout: float | None) -> None:
-    from roofline.cli.common import emit_results
+def rank_bugs(outcomes: Mapping[int, Any]) -> None:
+    """The traceback of each rank that failed with something other than a user error (a bug), a few at most."""
+    bugs = [(r, o) for r, o in sorted(outcomes.items()) if o.detail and o.kind not in KNOWN_ERRORS]
+    for rank, out in bugs[:TRACEBACKS]:
+        click.echo(f"{out.label()}: {out.detail}", err=True)
+    if len(bugs) > TRACEBACKS:
+        note(f"fleet: {len(bugs) - TRACEBACKS} more rank(s) failed with a traceback; their errors are in the file")
+
+
+def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
+    """What rank 0's gather, merge and write cost: the line the scale measurements read (docs/fleet.md)."""
+    per = f", {stats.bytes / stats.messages / 1e3:.1f} kB each" if stats.messages else ""
+    return (f"fleet: gather ({stats.mode}, {stats.groups} group(s)): {stats.results} result(s) in {stats.messages} "
+            f"message(s), {stats.bytes / 1e6:.3f} MB{per}, {stats.receive_s * 1e3:.2f} ms receiving, last result "
+            f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
+
+
+def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None:
+    """Exit 1 naming the ranks that failed or hung (their results were not written; the others' were)."""
     from roofline.errors import GateFailed
-    from roofline.fleet.merge import failure_lines, fleet_document
-    from roofline.render.tables.measure import problems, results_table
+    from roofline.fleet.merge import grouped_failures
 
-    doc = fleet_document(outcomes, size, timeout)
-    emit_results(doc, output, fmt, results_table, problems(doc))
-    for rank, out in sorted(outcomes.items()):
-        if out.detail and out.kind not in ("InputError", "BackendUnavailable", "GateFailed", "RooflineError"):
-            click.echo(f"rank {rank}: {out.detail}", err=True)
-    failures = failure_lines(outcomes, timeout)
+    failures = grouped_failures(outcomes, timeout)
     if failures:
-        raise GateFailed(f"{len(failures)} of {size} rank(s) failed or hung; the others' results were kept: "
+        count = sum(o.state != "done" for o in outcomes.values())
+        raise GateFailed(f"{count} of {size} rank(s) failed or hung; the others' results were kept: "
                          + "; ".join(failures))
+
+
+def _results(outcomes: Mapping[int, Any], size: int, stats: Any, timeout: float | None, output: Path | None,
+             fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]]) -> dict[str, Any]:
+    """Merge the ranks' results documents, write and print them (shape(doc) → table function and notes), note the
+    gather's cost, and judge the ranks."""
+    from roofline.cli.common import emit_results
+    from roofline.fleet.merge import fleet_document
+
+    began = time.perf_counter()
+    doc = fleet_document(outcomes, size, timeout, stats.to_dict())
+    table, notes = shape(doc)
+    merged = time.perf_counter()
+    emit_results(doc, output, fmt, table, notes)
+    written = time.perf_counter()
+    rank_bugs(outcomes)
+    note(gather_note(stats, merged - began, written - merged))
+    judge(outcomes, size, timeout)
+    return doc
+
+
+def _kernels_failed(doc: dict[str, Any]) -> None:
+    from roofline.errors import GateFailed
+
     failed = sorted({k["name"] for k in doc["kernels"] if entry_failed(k)})
     if failed:
         raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")
+
+
+def _what(backend: str) -> str:
+    return "on its node-local " + ("GPU" if backend != "numpy" else "host CPU (--backend numpy)")
+
+
+# ---- the commands -----------------------------------------------------------------------------------------------
+
+def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
+    """The fleet `measure`; on ranks other than 0 it returns once rank 0 has its result (rank 0 speaks for the job)."""
+    from roofline.fleet.work import measure_selection
+    from roofline.render.tables.measure import problems
+
+    def work(device: int, on_identity: Any) -> dict[str, Any]:
+        return measure_selection(request, backend, device, on_identity=on_identity)
+
+    def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
+        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (_measure_table(d), problems(d)))
+        _kernels_failed(doc)
+
+    run_fleet(f"measuring {_what(backend)}", work, timeout, finish)
+
+
+def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
+    """A row per rank and kernel for a small fleet; past COLUMNS_UP_TO ranks, a line per kernel naming the slowest
+    GPU and node (the rows are in the file: `roofline report FILE` shows them, `--outlier 5%` judges them)."""
+    from roofline.render.tables.fleet import COLUMNS_UP_TO
+    from roofline.render.tables.measure import results_table
+
+    if len(doc.get("devices") or ()) <= COLUMNS_UP_TO:
+        return results_table
+
+    def table(d: dict[str, Any]) -> Any:
+        from roofline.fleet.outliers import fleet_rows, fleet_summary
+        from roofline.render.tables.fleet import fleet_table
+
+        return fleet_table(fleet_summary(*fleet_rows(d), None), None)
+
+    return table
+
+
+def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
+    """The fleet `sweep`: every rank sweeps the same sizes; one document with each rank's entries and model block
+    (`sweeps`), the sizes across the fleet, each rank's model lines (up to COLUMNS_UP_TO ranks)."""
+    from roofline.fleet.work import sweep_selection
+
+    def work(device: int, on_identity: Any) -> dict[str, Any]:
+        return sweep_selection(args, backend, device, on_identity=on_identity)
+
+    def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
+        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: _sweep_view(d, outcomes))
+        _kernels_failed(doc)
+
+    run_fleet(f"sweeping {_what(backend)}", work, timeout, finish)
+
+
+def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any]) -> tuple[Any, list[str]]:
+    """The fleet sweep's `sweeps` block, and what it prints: each rank's sweep table and model lines for a small
+    fleet, and for any fleet the sizes across it (the slowest GPU and node per size)."""
+    from roofline.fleet.outliers import fleet_rows, fleet_summary
+    from roofline.measurement.multi.pool import split_devices
+    from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
+    from roofline.render.tables.sweep import explanation, sweep_table
+
+    doc["sweeps"] = [{"device": r, **o.document["sweep"]} for r, o in sorted(outcomes.items())
+                     if o.state == "done" and o.document is not None and o.document.get("sweep")]
+    parts = split_devices(doc)
+    shown = parts if len(parts) <= COLUMNS_UP_TO else parts[:1]
+    summary = fleet_summary(*fleet_rows(doc), None)
+
+    def tables(_: Any) -> Any:
+        from rich.console import Group
+
+        return Group(*(sweep_table(p) for p in shown), *([fleet_table(summary, None)] if summary else []))
+
+    notes = [f"{p['device']['label']}: {line}" for p in shown for line in explanation(p)]
+    if len(parts) > len(shown):
+        notes.append(f"note: the sweep tables and model lines of the other {len(parts) - len(shown)} ranks are in "
+                     "the results (-o FILE, --format json)")
+    return tables, notes

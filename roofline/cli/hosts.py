@@ -9,16 +9,21 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
                 outlier: float | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(report, host rows). A several-GPU file becomes one document per GPU, so every existing gate judges each
     device on its own (and a several-GPU baseline is compared GPU by GPU); the host rows put the GPUs of each file
-    side by side, and --outlier fails the ones too far below their host's median."""
+    side by side, and --outlier fails the ones too far below their host's median. In a fleet file (roofline.fleet)
+    the host is the fleet, and --outlier also fails each node whose median is too far below the median of the node
+    medians (roofline.fleet.outliers); the report then carries `nodes` and the one-line-per-kernel `fleet_summary`."""
     from roofline.errors import InputError
+    from roofline.fleet.outliers import apply_node_outliers, fleet_summary, node_rows
     from roofline.gates.report import apply_outlier, build_report
-    from roofline.gates.hosts import host_rows
+    from roofline.gates.hosts import host_rows, outliers
     from roofline.measurement.multi.pool import split_devices
     from roofline.records.files import device_labels
 
     expanded: list[dict[str, Any]] = []
     groups: list[list[int]] = []
+    fleets: list[bool] = []  # per group: a fleet file (mpirun), whose nodes are judged too
     for doc in docs:
+        fleets.append(bool(doc.get("fleet")))
         parts = split_devices(doc)
         groups.append(list(range(len(expanded), len(expanded) + len(parts))) if doc.get("devices") else [])
         expanded += parts
@@ -26,16 +31,24 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     report = build_report(expanded, config, base)
     labels = device_labels(expanded)
     rows: list[dict[str, Any]] = []
-    for group in groups:
-        rows += host_rows([{"label": labels[i], "index": expanded[i]["device"].get("index"),
-                            "pci_bus_id": expanded[i]["device"].get("pci_bus_id"),
-                            "where": expanded[i]["device"].get("label"),
-                            "kernels": expanded[i]["kernels"]} for i in group])
+    nodes: list[dict[str, Any]] = []  # a fleet's nodes, each against the median of the node medians
+    for group, fleet in zip(groups, fleets):
+        group_rows = host_rows([{"label": labels[i], "index": expanded[i]["device"].get("index"),
+                                 "pci_bus_id": expanded[i]["device"].get("pci_bus_id"),
+                                 "where": expanded[i]["device"].get("label"), "host": expanded[i]["device"].get("host"),
+                                 "kernels": expanded[i]["kernels"]} for i in group])
+        rows += group_rows
+        nodes += node_rows(group_rows) if fleet else []
     if outlier is not None:
         if not any(len(g) > 1 for g in groups):
             raise InputError("--outlier compares the GPUs of one host: give a results file measured with "
                              "'roofline measure --device all'")
         report = apply_outlier(report, rows, outlier)
+        if nodes:
+            host_of = {labels[i]: expanded[i]["device"].get("host") for i in range(len(expanded))}
+            report = apply_node_outliers(report, outliers(nodes, outlier), host_of.get, outlier)
     if rows:
         report = {**report, "hosts": rows}
+    if any(fleets):
+        report = {**report, "nodes": nodes, "fleet_summary": fleet_summary(rows, nodes, outlier)}
     return report, rows

@@ -9,6 +9,7 @@ import click
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for, wide_option)
 from roofline.records.document import entry_failed
+from roofline.cli.fleet import timeout_option
 
 
 @click.command()
@@ -22,9 +23,7 @@ from roofline.records.document import entry_failed
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
                    "executed FLOPs) and their ratio to the model.")
 @click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
-              help="Under mpirun/srun: how long rank 0 waits for every rank's results, from the start; a rank "
-                   "still running then is named as hung, the others' results are written and the job is aborted.")
+@timeout_option
 def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
             backend: str, device_text: str, min_time: float, min_repeats: int, seed: int, output: Path | None,
             fmt: str, profile: str | None, ncu_path: str | None, timeout: float | None) -> None:
@@ -51,11 +50,10 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.load.specs import SpecCatalog
 
     policy = measure_policy(min_time, min_repeats, seed)
-    selected, overrides = load_selection(names, kernel_paths, params)
     from roofline.fleet.launch import under_mpi
     from roofline.measurement.multi.pool import parse_devices
 
-    if under_mpi():
+    if under_mpi():  # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
         from roofline.cli.fleet import measure_fleet
         from roofline.measurement.multi.measure import MeasureRequest
 
@@ -64,9 +62,10 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
                              "node-local GPU (its local rank), without --profile; leave the option out")
         return measure_fleet(MeasureRequest(names, kernel_paths, params, spec_name, policy), backend, output, fmt,
                              timeout)
-    if timeout is not None:
-        raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
-                         "leave it out here")
+    from roofline.cli.fleet import refuse_timeout
+
+    refuse_timeout(timeout)
+    selected, overrides = load_selection(names, kernel_paths, params)
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
         from roofline.cli.multi import choose_devices, measure_many

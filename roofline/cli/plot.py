@@ -6,10 +6,11 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
+from roofline.cli.common import Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
 
 
 AUTO_GROUP_POINTS = 40  # more points than this cannot be labelled readably on one chart
+FLEET_OUTLIER = 0.05  # the fleet chart's default outlier limit, as `report --outlier 5%` is commonly run
 
 
 def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
@@ -62,11 +63,15 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
               help=f"For one --results file imported from ncu: draw one point per group. auto groups (by op with NVTX "
                    f"ranges, else by kernel) past {AUTO_GROUP_POINTS} launches, which could not be labelled one by "
                    "one; none draws every launch.")
+@click.option("--outlier", type=Fraction(), default=None,
+              help=f"For one --results file from mpirun (a fleet): the limit below the median at which a GPU or a "
+                   f"node is drawn and named as slow, as 'report --outlier' judges it. [default: "
+                   f"{FLEET_OUTLIER:.0%}]")
 def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
          sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
          interconnect_path: Path | None = None, roof_choice: str | None = None, group_by: str = "auto",
-         links_path: Path | None = None) -> None:
+         links_path: Path | None = None, outlier: float | None = None) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -88,6 +93,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --sweep sweep.json -o sweep.pdf
       roofline plot --hierarchy --results profiled.json -o hierarchy.png
       roofline plot --links links.json --spec h200 --measured-spec h200-measured.yaml -o links.png
+      roofline plot --results fleet.json -o fleet.png  # mpirun's file: each GPU and node against the median
     """
     from roofline.errors import InputError
     from roofline.render.charts import plot as render
@@ -105,6 +111,12 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     profile = _profile_doc(results_paths, group_by) if alone and len(results_paths) == 1 else None
     if profile is not None:
         return _profile_chart(profile, results_paths[0], output, fmt, title, dpi)  # roofline/render/charts/html.py
+    fleet = _fleet_doc(results_paths) if alone and len(results_paths) == 1 else None
+    if fleet is not None:
+        return _fleet_chart(fleet, output, fmt, title, dpi, FLEET_OUTLIER if outlier is None else outlier)
+    if outlier is not None:
+        raise InputError("--outlier names the slow GPUs and nodes of a fleet: give one --results file written under "
+                         "mpirun/srun (it has a 'fleet' block), and no other drawing options")
     measured = _machines(measured_specs)
     if roof_choice is not None and (hierarchy or sweep_path is not None or interconnect_path is not None
                                     or links_path is not None):
@@ -246,6 +258,30 @@ def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | N
 
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
     _write(output, data)
+
+
+def _fleet_doc(results_paths: tuple[Path, ...]) -> dict | None:
+    """The one results file drawn as a fleet (each GPU a point per kernel), or None when it is not from mpirun."""
+    from roofline.records.files import load_results
+
+    doc = load_results(results_paths[0])
+    return doc if doc.get("fleet") and doc.get("devices") else None
+
+
+def _fleet_chart(doc: dict, output: Path, fmt: str, title: str | None, dpi: int, limit: float) -> None:
+    """A fleet as PNG/SVG/PDF, or as the HTML page with the slow GPUs and nodes in a table under the chart."""
+    from roofline.render.charts.fleet import fleet_figure, slow_table
+
+    fig = fleet_figure(doc, limit, title)
+    if fmt == "html":
+        from roofline.render.charts.html import figure_html
+
+        columns, rows = slow_table(doc, limit)
+        notes = [] if rows else [f"no GPU or node is more than {limit:.0%} below its median outside the noise"]
+        return _write(output, figure_html(fig, title or "fleet", columns, rows, notes))
+    from roofline.render.charts.plot import figure_bytes
+
+    _write(output, figure_bytes(fig, fmt, dpi))
 
 
 COMMANDS = [plot]

@@ -34,7 +34,9 @@ from roofline.cli.common import Fraction, emit, output_option, print_tables, wid
                    "intervals of the two medians do not overlap (noise-proof); median: the medians alone.")
 @click.option("--outlier", type=Fraction(), default=None,
               help="Node acceptance, for files measured with --device all: fail a GPU more than this fraction below "
-                   "its host's median on a kernel (5%), naming it by index and PCI bus id.")
+                   "its host's median on a kernel (5%), naming it by index and PCI bus id. For a fleet file (mpirun): "
+                   "each GPU against the fleet median and each node's median against the median of the node "
+                   "medians, named by rank and host; where the times have intervals, only when they do not overlap.")
 @click.option("--fail-below-program", type=Fraction(), default=None,
               help="For a grouped profile ('roofline profile', 'import ncu --group-by'): fail when the whole "
                    "program's time-weighted fraction of ceiling is below this (0.3 or 30%). There --fail-below "
@@ -86,21 +88,23 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from roofline.cli.hosts import host_report
 
     doc, hosts = host_report(docs, baseline_docs, config, outlier)
-    from roofline.render.tables.hosts import host_markdown, host_table
+    from roofline.render.tables.fleet import host_view, host_view_markdown
 
     if fmt == "table":
         from roofline.render.tables.report import rich_table
 
-        print_tables([rich_table(doc), *([host_table(hosts, outlier)] if hosts else [])], output)
+        print_tables([rich_table(doc), *host_view(doc, hosts, outlier)], output)
     else:
         from roofline.render.tables import report as render
         writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
                    "github-benchmark": render.to_github_benchmark}
         text = writers[fmt](doc)
-        emit(text + (host_markdown(hosts, outlier) if hosts and fmt == "markdown" else ""), output)
+        emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
 
     if not doc["summary"]["ok"]:
-        raise GateFailed(failure_message(doc))
+        from roofline.fleet.outliers import slow_nodes_text
+
+        raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 
 
 def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float | None,

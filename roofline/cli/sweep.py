@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for, wide_option)
+from roofline.cli.fleet import timeout_option
 
 
 @click.command()
@@ -44,10 +45,11 @@ from roofline.cli.common import (emit_results, format_option, kernel_paths_optio
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
                    "draws it)")
 @format_option(["table", "json"], help="What to print on standard output.")
+@timeout_option
 def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],
           kernel_paths: tuple[Path, ...], spec_name: str, calibrated_path: Path | None, model: str, efficiency: str,
           latency_setting: str, backend: str, device_text: str, min_time: float, min_repeats: int, seed: int,
-          output: Path | None, fmt: str) -> None:
+          output: Path | None, fmt: str, timeout: float | None = None) -> None:
     """Measure KERNEL at every size and set the model's prediction beside each measurement.
 
     The first-principles model (the default) needs nothing measured on the kernel:
@@ -78,6 +80,7 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
       roofline plot --sweep sweep.json -o sweep.png
       roofline sweep vector_add --backend numpy --spec h200 --sizes 2**10..2**14   # no GPU: the host CPU
       roofline sweep copy --device all --sizes 2**16..2**28:4    # every GPU at once, side by side
+      mpirun -n 16 roofline sweep copy --sizes 2**16..2**28:4 -o fleet-sweep.json   # every rank its GPU
     """
     from roofline.cli.progress import Steps
     from roofline.errors import InputError
@@ -96,6 +99,16 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     args = SweepArgs(kernel, kernel_paths, over or param_alias or "n", sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
+    from roofline.fleet.launch import under_mpi
+
+    if under_mpi():  # the options are checked on each rank, so a bad one comes back once, through rank 0
+        from roofline.cli.fleet import refuse_device, sweep_fleet
+
+        refuse_device(device_text != "0")
+        return sweep_fleet(args, backend, output, fmt, timeout)
+    from roofline.cli.fleet import refuse_timeout
+
+    refuse_timeout(timeout)
     request = sweep_args_request(args)  # bad options exit 2 here, before any device is touched
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:

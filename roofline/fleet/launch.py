@@ -48,3 +48,30 @@ def injected_fault(rank: int, environ: Mapping[str, str] | None = None) -> str |
         if str(rank) in wanted:
             return kind
     return None
+
+
+# How the results travel to rank 0 (roofline.fleet.mpi): 'node' (the default) gathers each node's ranks at its
+# leader first, 'flat' sends every rank's straight to rank 0; the same files either way (docs/fleet.md measures both).
+GATHER_VARIABLE = "ROOFLINE_FLEET_GATHER"
+GATHER_MODES = ("node", "flat")
+# Test and benchmark only: split one host's ranks into nodes of this many ranks (named host~n0, host~n1, ...), so
+# the two-level gather and the per-node outliers run on one machine. Not an interface for real jobs.
+TEST_NODE_SIZE = "ROOFLINE_FLEET_TEST_NODE_SIZE"
+
+
+def gather_mode(environ: Mapping[str, str] | None = None) -> str:
+    """'node' or 'flat' from ROOFLINE_FLEET_GATHER (default 'node'); another value is an input error."""
+    from roofline.errors import InputError
+
+    env = os.environ if environ is None else environ
+    value = env.get(GATHER_VARIABLE, "").strip().lower() or "node"
+    if value not in GATHER_MODES:
+        raise InputError(f"{GATHER_VARIABLE}={value[:40]!r}: expected one of {', '.join(GATHER_MODES)}")
+    return value
+
+
+def simulated_node_size(environ: Mapping[str, str] | None = None) -> int | None:
+    """The ranks per simulated node (TEST_NODE_SIZE), or None for the real nodes."""
+    env = os.environ if environ is None else environ
+    value = env.get(TEST_NODE_SIZE, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None

@@ -52,14 +52,21 @@ def failure_lines(outcomes: Mapping[int, RankOutcome], timeout: float | None = N
     return lines
 
 
-def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: float | None = None) -> dict[str, Any]:
+def raise_if_none(outcomes: Mapping[int, RankOutcome], timeout: float | None = None) -> None:
+    """No rank produced a result, so there is nothing to write: raise the ranks' own error class where they agree
+    (all InputError: exit 2; all BackendUnavailable: exit 3, with its fix), else GateFailed (exit 1); the ranks
+    that failed the same way are named in one line."""
+    if not any(o.state == DONE and o.document is not None for o in outcomes.values()):
+        raise_for_none(outcomes.values(), "; ".join(grouped_failures(outcomes, timeout)), "rank")
+
+
+def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: float | None = None,
+                   gather: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The one results file of the job. Ranks that failed are in `device_errors` (as `--device all` lists a failed
-    GPU) and, with those that hung, in the `fleet` block. With no rank's results there is nothing to write: the
-    ranks' own error class is raised where they agree (all InputError: exit 2), else GateFailed (exit 1)."""
+    GPU) and, with those that hung, in the `fleet` block, with what the gather cost (roofline.fleet.mpi.GatherStats).
+    With no rank's results there is nothing to write (raise_if_none)."""
+    raise_if_none(outcomes, timeout)
     parts = [_part(o) for _, o in sorted(outcomes.items()) if o.state == DONE and o.document is not None]
-    lines = failure_lines(outcomes, timeout)
-    if not parts:
-        raise_for_none(outcomes.values(), "; ".join(lines), "rank")
     failed = {r: Outcome(r, error=o.error if o.state == FAILED else "hung: no result", kind=o.kind,
                          identity=o.identity)
               for r, o in outcomes.items() if o.state != DONE}
@@ -74,4 +81,41 @@ def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: floa
         "hung": [{"rank": r, "host": o.identity.get("host")}
                  for r, o in sorted(outcomes.items()) if o.state in (HUNG, None)],
     }
+    if gather is not None:
+        doc["fleet"]["gather"] = dict(gather)
     return doc
+
+
+def rank_ranges(ranks: list[int]) -> str:
+    """[0, 1, 2, 3, 7, 9, 10] → '0-3, 7, 9-10': a set of ranks in a line, however many."""
+    spans: list[list[int]] = []
+    for r in sorted(set(ranks)):
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def grouped_failures(outcomes: Mapping[int, RankOutcome], timeout: float | None = None, hosts: int = 4) -> list[str]:
+    """failure_lines with the ranks that failed the same way in one line ('ranks 0-63 on node-1, node-2 and 14
+    more: calibrate measures a GPU: ...'), so a job whose every rank lacks CuPy says so once, not 10,000 times."""
+    within = f" within --timeout {timeout:g} s" if timeout is not None else ""
+    by_error: dict[str, list[RankOutcome]] = {}
+    for _, out in sorted(outcomes.items()):
+        if out.state == FAILED:
+            by_error.setdefault(str(out.error), []).append(out)
+        elif out.state in (HUNG, None):
+            by_error.setdefault(f"hung: no result{within}", []).append(out)
+    lines = []
+    for error, outs in by_error.items():
+        if len(outs) == 1:
+            lines.append(f"{outs[0].label()}: {error}")
+            continue
+        names = sorted({str(o.identity.get("host")) for o in outs if o.identity.get("host")})
+        on = ""
+        if names:
+            more = f" and {len(names) - hosts} more" if len(names) > hosts else ""
+            on = f" on {', '.join(names[:hosts])}{more}"
+        lines.append(f"ranks {rank_ranges([o.rank for o in outs])}{on}: {error}")
+    return lines

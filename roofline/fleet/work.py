@@ -1,4 +1,5 @@
-"""The per-GPU work of a fleet: one selection measured on one device, as a single-device results document.
+"""The per-GPU work of a fleet: what `measure`, `sweep`, `calibrate` and `doctor` do on one device, as the document
+each makes for one GPU (a results document, a sweep's results, calibrated figures, a doctor verdict).
 
 It knows nothing of the engine that runs it (MPI today): it takes the request as plain values and reports through
 callbacks, so another engine (a Ray task, a Kubernetes job) can call it unchanged."""
@@ -38,4 +39,70 @@ def measure_selection(request: MeasureRequest, backend_name: str, device: int, p
     not_run = [skipped_entry(d, overrides, machine, why) for d, why in chosen.not_run]
     doc = results_document(engine, machine, entries + not_run, request.policy)
     doc["device"].update({k: v for k, v in ident.items() if v is not None and k != "name"})
+    return doc
+
+
+def sweep_selection(args: Any, backend_name: str, device: int, progress: Progress = SILENT,
+                    on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
+    """`sweep` (roofline.measurement.multi.sweep.SweepArgs) on `device`: the results document with its `sweep`
+    block. The options are checked here, on the rank, so a bad one comes back as every rank's input error."""
+    from roofline.fleet.identity import device_identity
+    from roofline.measurement.multi.sweep import sweep_args_request, sweep_on
+    from roofline.measurement.session import open_backend
+
+    request = sweep_args_request(args)
+    engine = open_backend(backend_name, device)
+    ident = device_identity(engine)
+    on_identity(ident)
+    doc = sweep_on(request, engine, args.spec_name, args.policy, progress)
+    doc["device"].update({k: v for k, v in ident.items() if v is not None and k != "name"})
+    return doc
+
+
+def _gpu_backend(command: str, device: int) -> Any:
+    """The CuPy backend of `device`, or BackendUnavailable (exit 3) saying that `command` measures a GPU, with the fix
+    (the shared '--backend numpy' hint does not apply to calibrate and doctor)."""
+    from roofline.errors import BackendUnavailable
+    from roofline.measurement.backend_cupy import CUPY_INSTALL, CupyBackend
+
+    try:
+        return CupyBackend(device)
+    except BackendUnavailable as exc:
+        raise BackendUnavailable(f"{command} measures a GPU: {exc.reason}",
+                                 fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU") from None
+
+
+def calibrate_device(spec_name: str, quick: bool, device: int, progress: Progress = SILENT,
+                     on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
+    """`calibrate` of `device`: {device (info and identity), datasheet, figures}, as `--device all` gets it from
+    each GPU (roofline.measurement.multi.calibrate)."""
+    from roofline.fleet.identity import device_identity
+    from roofline.measurement.calibrate.gpu import calibrate
+    from roofline.measurement.calibrate.plan import FULL, QUICK
+    from roofline.measurement.session import choose_machine
+    from roofline.load.specs import SpecCatalog
+
+    backend = _gpu_backend("calibrate", device)
+    ident = device_identity(backend)
+    on_identity(ident)
+    datasheet = choose_machine(spec_name, backend, SpecCatalog.bundled())
+    figures = calibrate(backend, datasheet, QUICK if quick else FULL, progress)
+    return {"device": {**backend.device_info(), **ident}, "datasheet": datasheet, "figures": figures}
+
+
+def doctor_device(spec_name: str, use_ncu: bool, ncu_path: str | None, device: int, progress: Progress = SILENT,
+                  on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
+    """`doctor` of `device`: its verdict as the JSON `roofline doctor --format json` prints (roofline/doctor/v1)."""
+    from roofline.fleet.identity import device_identity
+    from roofline.measurement.selftest import run_doctor
+    from roofline.measurement.session import choose_machine
+    from roofline.load.specs import SpecCatalog
+
+    backend = _gpu_backend("doctor", device)
+    ident = device_identity(backend)
+    on_identity(ident)
+    spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
+    verdict = run_doctor(backend, spec, progress=progress, use_ncu=use_ncu, ncu_path=ncu_path)
+    doc = verdict.to_dict()
+    doc["device"] = {**doc["device"], **{k: v for k, v in ident.items() if v is not None}}
     return doc

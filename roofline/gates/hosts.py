@@ -34,7 +34,8 @@ def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             time = k.get("time_median") if k.get("status") == "OK" else None
             ci = k.get("time_ci") if time else None
             row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-                                   "where": dev.get("where"), "time": time, "status": k.get("status"),
+                                   "where": dev.get("where"), "host": dev.get("host"), "time": time,
+                                   "status": k.get("status"),
                                    "ci": list(ci) if _interval(ci) else None,
                                    "fraction_of_ceiling": k.get("fraction_of_ceiling")})
     rows = []
@@ -107,7 +108,8 @@ def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                                   "kind": fig.get("kind", "bandwidth"), "params": {}, "devices": []})
             value = fig.get("value") if fig.get("status") == "OK" else None
             row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-                                   "value": value, "status": fig.get("status")})
+                                   "where": dev.get("where"), "host": dev.get("host"), "value": value,
+                                   "status": fig.get("status")})
     rows = []
     for row in order.values():
         values = [d["value"] for d in row["devices"] if d["value"]]

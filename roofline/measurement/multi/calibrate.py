@@ -44,9 +44,13 @@ def calibrate_devices(devices: Sequence[int], request: CalibrateRequest,
     return run_workers(devices, calibrate_worker, request, on_message)
 
 
-def host_figures(parts: Sequence[Mapping[str, Any]]) -> list[Figure]:
-    """Per figure, the median of the devices' OK values, cited with every device's value; a figure no device
-    measured keeps the first device's FAILED/SKIPPED reason."""
+LISTED = 8  # devices whose values a figure's method lists one by one; a fleet's are summed up as a range
+
+
+def host_figures(parts: Sequence[Mapping[str, Any]], scope: str = "one host", unit: str = "GPU") -> list[Figure]:
+    """Per figure, the median of the devices' OK values, cited with every device's value (up to LISTED, then their
+    range); a figure no device measured keeps the first device's FAILED/SKIPPED reason. `scope` and `unit` word the
+    citation: 'one host' and 'GPU 1', or for a fleet 'a fleet of 4 nodes' and 'rank 5'."""
     from roofline.measurement.calibrate.figures import KINDS
 
     out = []
@@ -58,18 +62,23 @@ def host_figures(parts: Sequence[Mapping[str, Any]]) -> list[Figure]:
         if not good:
             out.append(per_device[0][1])
             continue
-        values = ", ".join(f"GPU {i} {f.value:.6g}" for i, f in good)
-        method = (f"median over {len(good)} GPU(s) of one host ({values}); each: {good[0][1].method}")
+        values = ", ".join(f"{unit} {i} {f.value:.6g}" for i, f in good[:LISTED])
+        if len(good) > LISTED:
+            low, high = min(f.value for _, f in good), max(f.value for _, f in good)
+            values += f", … {len(good) - LISTED} more; all within {low:.6g}..{high:.6g}"
+        method = (f"median over {len(good)} GPU(s) of {scope} ({values}); each: {good[0][1].method}")
         missing = [i for i, f in per_device if not f.ok]
-        note = f"not measured on GPU {', '.join(map(str, missing))}" if missing else None
+        note = f"not measured on {unit} {', '.join(map(str, missing))}" if missing else None
         out.append(Figure(kind.field, OK, statistics.median(f.value for _, f in good), method, note,
                           {"per_device": {str(i): f.value for i, f in good}}))
     return out or [failed("memory.bandwidth", "no device produced a figure")]
 
 
 def device_figure_lists(parts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The input of roofline.gates.hosts.figure_rows: one mapping per device with its figures as dicts."""
-    return [{"label": f"GPU {p['device']['index']}", "index": p["device"]["index"],
-             "pci_bus_id": p["device"].get("pci_bus_id"),
+    """The input of roofline.gates.hosts.figure_rows: one mapping per device with its figures as dicts (a fleet's device,
+    labelled 'rank 5 on node-2 (GPU 1)', keeps that label and its host)."""
+    return [{"label": p["device"].get("label") or f"GPU {p['device']['index']}", "index": p["device"]["index"],
+             "pci_bus_id": p["device"].get("pci_bus_id"), "where": p["device"].get("label"),
+             "host": p["device"].get("host"),
              "figures": [{**f.to_dict(), "kind": KIND_BY_FIELD[f.field].kind} for f in p["figures"]]}
             for p in parts]

@@ -41,7 +41,7 @@ def _change(row: dict[str, Any], has_baseline: bool) -> str:
 
 
 _SHORT = {"verified": "unverified", "fail_below": "below {fail_below:.0%}", "max_regression": "regressed",
-          "outlier": "below host median"}
+          "outlier": "below host median", "node_outlier": "slow node"}
 
 
 def _gate(row: dict[str, Any]) -> str:
