@@ -1,4 +1,4 @@
-"""The fleet's slow GPU and slow node (roofline.fleet.outliers), as `report --outlier` gates them and `plot` draws
+"""The fleet's slow GPU and slow node (roofline.gates.nodes), as `report --outlier` gates them and `plot` draws
 them, on fleet files written by hand: several hosts, one GPU slowed, one node slowed, intervals that hide a slowdown.
 And the pure helpers of the engine's messages (rank ranges, failures said once)."""
 
@@ -11,7 +11,7 @@ import pytest
 from test_fleet import _outcome
 
 from roofline.fleet.merge import FAILED, HUNG, RankOutcome, fleet_document, grouped_failures, rank_ranges
-from roofline.fleet.outliers import fleet_rows, fleet_summary, node_rows
+from roofline.gates.nodes import fleet_rows, fleet_summary, node_rows
 from roofline.gates.hosts import host_rows, outliers
 
 SLOW_GPU, SLOW_NODE = 5, "node-2"  # rank 5 (on node-1) 15 % slow; every GPU of node-2 8 % slow

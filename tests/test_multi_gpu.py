@@ -14,8 +14,8 @@ import pytest
 from roofline.errors import BackendUnavailable, GateFailed, InputError
 from roofline.gates.hosts import host_rows, outliers
 from roofline.measurement.interconnect import ALLREDUCE_SIZES, MiB, bus_bandwidth
-from roofline.measurement.multi.pool import (failure_lines, merge_documents, parse_devices, resolve_devices, run_workers,
-                                    split_devices)
+from roofline.measurement.multi.pool import failure_lines, parse_devices, resolve_devices, run_workers
+from roofline.records.devices import merge_documents, split_devices
 from roofline.measurement.multi.measure import merged_or_raise
 from roofline.records.document import ResultsDocument
 

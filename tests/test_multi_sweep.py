@@ -40,7 +40,7 @@ def _args(**kw: Any) -> SweepArgs:
 def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkeypatch, capsys) -> None:
     import roofline.measurement.multi.sweep as ms
     from roofline.cli.multi import sweep_many
-    from roofline.measurement.multi.pool import split_devices
+    from roofline.records.devices import split_devices
     from roofline.records.files import load_results, sweep_groups
 
     monkeypatch.setattr(ms, "sweep_worker", fake_sweep)

@@ -196,7 +196,7 @@ def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
         return results_table
 
     def table(d: dict[str, Any]) -> Any:
-        from roofline.fleet.outliers import fleet_rows, fleet_summary
+        from roofline.gates.nodes import fleet_rows, fleet_summary
         from roofline.render.tables.fleet import fleet_table
 
         return fleet_table(fleet_summary(*fleet_rows(d), None), None)
@@ -222,8 +222,8 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
 def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any]) -> tuple[Any, list[str]]:
     """The fleet sweep's `sweeps` block, and what it prints: each rank's sweep table and model lines for a small
     fleet, and for any fleet the sizes across it (the slowest GPU and node per size)."""
-    from roofline.fleet.outliers import fleet_rows, fleet_summary
-    from roofline.measurement.multi.pool import split_devices
+    from roofline.gates.nodes import fleet_rows, fleet_summary
+    from roofline.records.devices import split_devices
     from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
     from roofline.render.tables.sweep import explanation, sweep_table
 

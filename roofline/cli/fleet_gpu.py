@@ -70,7 +70,7 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
     from roofline.records.clockstate import CAPPED_FRACTION
     from roofline.errors import GateFailed
     from roofline.fleet.merge import grouped_failures, raise_if_none
-    from roofline.fleet.outliers import fleet_summary, node_failure, node_figure_rows
+    from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
     from roofline.gates.hosts import figure_rows, outliers
     from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
     from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml

@@ -98,7 +98,7 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
     time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
     from roofline.cli.common import emit_results
     from roofline.gates.hosts import host_rows
-    from roofline.measurement.multi.pool import split_devices
+    from roofline.records.devices import split_devices
     from roofline.measurement.multi.measure import bug_details
     from roofline.measurement.multi.sweep import sweep_devices
     from roofline.render.tables.hosts import host_table

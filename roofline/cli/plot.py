@@ -134,7 +134,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
                  for m in resolve_specs(spec_names + measured_specs) for link, roof in m.interconnect.items()]
         fig = links_figure(load_links(links_path), roofs, title)
     elif interconnect_path is not None:
-        from roofline.cli.interconnect_plot import interconnect_chart
+        from roofline.render.charts.interconnect import interconnect_chart
 
         fig = interconnect_chart(interconnect_path, title)
     elif hierarchy:

@@ -70,7 +70,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
     from roofline.errors import GateFailed, InputError
     from roofline.gates.config import GateConfig, load_gates
-    from roofline.gates.report import build_report, failure_message
+    from roofline.gates.report import failure_message
     from roofline.records.files import load_results
 
     docs = [load_results(p) for p in results]
@@ -85,7 +85,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
                      strict_model=strict_model, regression_test=regression_test)
 
-    from roofline.cli.hosts import host_report
+    from roofline.gates.devices import host_report
 
     doc, hosts = host_report(docs, baseline_docs, config, outlier)
     from roofline.render.tables.fleet import host_view, host_view_markdown
@@ -102,7 +102,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
 
     if not doc["summary"]["ok"]:
-        from roofline.fleet.outliers import slow_nodes_text
+        from roofline.gates.nodes import slow_nodes_text
 
         raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 

@@ -1,4 +1,4 @@
-"""Rank documents → one fleet document (pure): the `--device all` merge (roofline.measurement.multi.pool.merge_documents)
+"""Rank documents → one fleet document (pure): the `--device all` merge (roofline.records.devices.merge_documents)
 with the rank as the device key, every entry naming its host, rank, local rank, device and GPU, and a `fleet`
 block saying which ranks finished, failed or hung."""
 
@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from roofline.fleet.identity import rank_label
-from roofline.measurement.multi.pool import Outcome, merge_documents
+from roofline.measurement.multi.pool import Outcome
+from roofline.records.devices import merge_documents
 from roofline.measurement.multi.measure import raise_for_none
 
 DONE, FAILED, HUNG = "done", "failed", "hung"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from roofline.errors import GateFailed
 
-SCHEMA = "roofline/interconnect/v1"
+from roofline.records.interconnect import SCHEMA
 MiB = 1 << 20
 ALLREDUCE_SIZES = tuple(MiB * 4**k for k in range(7))  # 1 MiB, 4 MiB, ... 4 GiB
 _H2D, _D2H = 1, 2  # cudaMemcpyKind

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError, RooflineError
-from roofline.measurement.multi.pool import Outcome, Relay, failure_lines, merge_documents, run_workers
+from roofline.measurement.multi.pool import Outcome, Relay, failure_lines, run_workers
+from roofline.records.devices import merge_documents
 from roofline.measurement.policy import MeasurePolicy
 
 

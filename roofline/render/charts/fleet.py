@@ -3,7 +3,7 @@ each node's median against the median of the node medians; the outlier limit dra
 
 Why deviations and not a roofline: a fleet's question is which GPU or node is slower than its peers, and on a log-log
 roofline 64 points of one kernel within 2 % of each other are one dot. The deviations, the intervals and the outlier
-rule are roofline.gates.hosts' and roofline.fleet.outliers' (the ones `report --outlier` gates on); this module only
+rule are roofline.gates.hosts' and roofline.gates.nodes' (the ones `report --outlier` gates on); this module only
 places them. Pure: a document in, a Figure out (matplotlib's object API, no pyplot).
 """
 
@@ -94,7 +94,7 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None)
     from matplotlib.lines import Line2D
 
     from roofline.errors import InputError
-    from roofline.fleet.outliers import fleet_rows
+    from roofline.gates.nodes import fleet_rows
     from roofline.render.charts.roofs import require_matplotlib
 
     require_matplotlib()
@@ -143,7 +143,7 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None)
 
 def slow_table(doc: Mapping[str, Any], limit: float) -> tuple[tuple[str, ...], list[list[str]]]:
     """The slow GPUs and nodes as the HTML page's table: (columns, rows)."""
-    from roofline.fleet.outliers import fleet_rows
+    from roofline.gates.nodes import fleet_rows
     from roofline.gates.hosts import outliers
     from roofline.records.files import params_text
 

@@ -6,11 +6,11 @@ a one-way copy and nccl-tests' bus bandwidth compare with half of it, a both-way
 
 from __future__ import annotations
 
-from roofline.render.tables.fit import droppable
-
+from pathlib import Path
 from typing import Any, Mapping
 
 from roofline.model.units import format_bytes, format_rate
+from roofline.render.tables.fit import droppable
 
 
 def link_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -108,3 +108,10 @@ def interconnect_figure(doc: Mapping[str, Any], title: str | None = None) -> Any
     fig.suptitle(title or f"Interconnect ({doc.get('spec_id') or 'no spec'})")
     fig.tight_layout()
     return fig
+
+
+def interconnect_chart(path: Path, title: str | None) -> Any:
+    """The chart of an interconnect file, read and checked first (roofline.records.interconnect)."""
+    from roofline.records.interconnect import load_interconnect
+
+    return interconnect_figure(load_interconnect(path), title)

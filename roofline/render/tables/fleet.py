@@ -54,7 +54,7 @@ def _title(limit: float | None) -> str:
 
 
 def fleet_table(summary: Sequence[Mapping[str, Any]], limit: float | None) -> Any:
-    """roofline.fleet.outliers.fleet_summary as a rich table."""
+    """roofline.gates.nodes.fleet_summary as a rich table."""
     from rich.table import Table
     from rich.text import Text
 

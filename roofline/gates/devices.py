@@ -1,4 +1,5 @@
-"""`report` over files measured on several GPUs at once: split them per device, add the host view and gate."""
+"""`report` over files measured on several GPUs at once (`--device all`, a fleet under MPI): each device judged on
+its own, the GPUs of each file side by side, and the outliers among GPUs and among a fleet's nodes."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     device on its own (and a several-GPU baseline is compared GPU by GPU); the host rows put the GPUs of each file
     side by side, and --outlier fails the ones too far below their host's median. In a fleet file (roofline.fleet)
     the host is the fleet, and --outlier also fails each node whose median is too far below the median of the node
-    medians (roofline.fleet.outliers); the report then carries `nodes` and the one-line-per-kernel `fleet_summary`."""
+    medians (roofline.gates.nodes); the report then carries `nodes` and the one-line-per-kernel `fleet_summary`."""
     from roofline.errors import InputError
-    from roofline.fleet.outliers import apply_node_outliers, fleet_summary, node_rows
-    from roofline.gates.report import apply_outlier, build_report
+    from roofline.gates.nodes import apply_node_outliers, fleet_summary, node_rows
     from roofline.gates.hosts import host_rows, outliers
-    from roofline.measurement.multi.pool import split_devices
+    from roofline.gates.report import apply_outlier, build_report
+    from roofline.records.devices import split_devices
     from roofline.records.files import device_labels
 
     expanded: list[dict[str, Any]] = []

@@ -155,7 +155,7 @@ def fleet_rows(doc: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[
     """A fleet results document → (GPU rows, node rows): per kernel, each rank against the fleet median and each
     node against the median of the node medians (what `report --outlier` judges and `plot` draws)."""
     from roofline.gates.hosts import host_rows
-    from roofline.measurement.multi.pool import split_devices
+    from roofline.records.devices import split_devices
 
     parts = split_devices(doc)
     rows = host_rows([{"label": p["device"].get("label") or p["device"]["name"], "index": p["device"].get("index"),

@@ -1,17 +1,20 @@
-"""Reading an interconnect file for `plot --interconnect`: the schema and the fields the chart divides by."""
+"""The interconnect file (roofline/interconnect/v1, written by `roofline interconnect -o`) read back and checked for
+`plot --interconnect`: the schema and the fields the chart divides by."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from roofline.errors import at
+from roofline.load.inputs import read_json
+from roofline.records.files import MAX_RESULTS_BYTES
+
+SCHEMA = "roofline/interconnect/v1"
+
 
 def load_interconnect(path: Path) -> dict[str, Any]:
     """Read and check a roofline/interconnect/v1 file; InputError naming the file and field otherwise."""
-    from roofline.measurement.interconnect import SCHEMA
-    from roofline.errors import at
-    from roofline.load.inputs import read_json
-    from roofline.records.files import MAX_RESULTS_BYTES
 
     doc = read_json(path, MAX_RESULTS_BYTES, "an interconnect JSON file")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
@@ -31,9 +34,3 @@ def load_interconnect(path: Path) -> dict[str, Any]:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise at(path, f"host[{i}].{key}", f"expected a positive number (B/s), got {value!r:.40}")
     return doc
-
-
-def interconnect_chart(path: Path, title: str | None) -> Any:
-    from roofline.render.charts.interconnect import interconnect_figure
-
-    return interconnect_figure(load_interconnect(path), title)

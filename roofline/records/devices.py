@@ -1,0 +1,83 @@
+"""Several devices in one results document: one device's block, the merge of per-device documents (`--device all`,
+a fleet under MPI) and the split back into one document per device (report, plot). Pure: documents in and out."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any, Mapping, Sequence
+
+# Fields of a device's own block that identify it; the rest of its info is shared host-wide or per-GPU detail.
+IDENTITY = ("index", "name", "uuid", "pci_bus_id", "serial")
+SHARED = ("driver", "cuda_runtime", "cupy_version")
+
+
+def device_entry(info: Mapping[str, Any]) -> dict[str, Any]:
+    """One element of a document's `devices` list: identity first, then the rest of what the backend read."""
+    entry = {"index": info.get("device_id", info.get("index"))}
+    entry.update({k: info.get(k) for k in IDENTITY[1:]})
+    entry.update({k: v for k, v in info.items() if k not in entry and k != "device_id" and k not in SHARED})
+    return entry
+
+
+def merge_documents(parts: Sequence[Mapping[str, Any]], failed: Mapping[int, Any] | None = None) -> dict[str, Any]:
+    """Per-device results documents (each from one worker) → one document with a `devices` list.
+
+    `device` stays, as a summary every older reader understands (the common name, versions, spec); each kernel entry
+    names its device by index. Kernels are ordered kernel by kernel, each device in turn, so a table shows them side
+    by side. A sweep's per-device model blocks go in `sweeps` (roofline.measurement.multi.sweep); split_devices gives
+    each device its own back. Devices whose worker failed (`failed`: device → an outcome with ok, identity and error,
+    roofline.measurement.multi.pool.Outcome) are listed in `device_errors` (the file still holds the others)."""
+    if not parts:
+        raise ValueError("merge_documents needs at least one device's results")
+    parts = sorted(parts, key=lambda p: p["device"]["device_id"])
+    devices = [device_entry(p["device"]) for p in parts]
+    names = sorted({str(d["name"]) for d in devices})
+    first = parts[0]["device"]
+    summary: dict[str, Any] = {"name": names[0] if len(names) == 1 else " + ".join(names), "kind": "gpu",
+                               "count": len(devices), "indices": [d["index"] for d in devices]}
+    summary.update({k: first.get(k) for k in SHARED if k in first})
+    spec_ids = {p["device"].get("spec_id") for p in parts}
+    machines = {str(p.get("machine")) for p in parts}
+    summary["spec_id"] = first.get("spec_id") if len(spec_ids) == 1 else None
+    summary["spec_derived"] = any(p["device"].get("spec_derived") for p in parts)
+    order: dict[tuple[str, str], int] = {}
+    kernels = []
+    for rank, p in enumerate(parts):
+        for k in p["kernels"]:
+            key = (k["name"], json.dumps(k.get("params", {}), sort_keys=True, default=str))
+            order.setdefault(key, len(order))
+            kernels.append((order[key], rank, {**k, "device": p["device"]["device_id"]}))
+    kernels.sort(key=lambda t: (t[0], t[1]))
+    doc = {key: first_value for key, first_value in parts[0].items() if key not in ("device", "kernels", "machine")}
+    doc.update(device=summary, devices=devices, machine=parts[0].get("machine") if len(machines) == 1 else None,
+               kernels=[k for _, _, k in kernels])
+    doc["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    if failed:
+        doc["device_errors"] = [{"index": d, "pci_bus_id": o.identity.get("pci_bus_id"), "error": o.error}
+                                for d, o in sorted(failed.items()) if not o.ok]
+    return doc
+
+
+def split_devices(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A multi-device document → one single-device document per GPU (for the per-device report rows and gates).
+    Each device's name gets its index, 'NVIDIA H200 (GPU 1)', so rows, baselines and messages tell them apart.
+    A single-device document comes back as it is."""
+    devices = doc.get("devices")
+    if not devices:
+        return [dict(doc)]
+    out = []
+    shared = {k: v for k, v in doc["device"].items() if k not in ("name", "count", "indices")}
+    for dev in devices:
+        kernels = [k for k in doc["kernels"] if k.get("device") == dev["index"]]
+        if not kernels:
+            continue
+        where = dev.get("label") or f"GPU {dev['index']}"  # a fleet's device: 'rank 5 on node-2 (GPU 1)'
+        device = {**shared, **dev, "name": f"{dev['name']} ({where})", "base_name": dev["name"]}
+        part = {**{k: v for k, v in doc.items() if k not in ("devices", "device", "kernels", "sweeps")},
+                "device": device, "kernels": kernels, "host": doc.get("_source", "")}
+        own = [s for s in doc.get("sweeps") or () if s.get("device") == dev["index"]]
+        if own:  # a several-GPU sweep: each device's own model block (its launch overheads, its fit)
+            part["sweep"] = {k: v for k, v in own[0].items() if k != "device"}
+        out.append(part)
+    return out
