@@ -120,3 +120,16 @@ def run_cli(capsys: pytest.CaptureFixture[str]):
 def _no_inherited_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tables fit $COLUMNS (roofline.render.tables.fit); pytest-xdist workers inherit COLUMNS=80. Tests that care set it."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+@pytest.fixture
+def private_tmpdir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """An empty temporary folder for the command and every process it starts (TMPDIR and tempfile's own), so a
+    test can assert that nothing was left behind in it."""
+    import tempfile
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    return tmp

@@ -59,19 +59,13 @@ def gone(numbers: list[int], within: float = 5.0) -> bool:
 
 
 @pytest.fixture
-def fake_ncu(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def fake_ncu(monkeypatch: pytest.MonkeyPatch, private_tmpdir: Path) -> Path:
     """The fake ncu on PATH; the temporary folder (where ncu's report goes) is the returned one, empty."""
-    import tempfile
-
     monkeypatch.setenv("PATH", f"{FAKE}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_NCU_CSV", str(GPT2))
     monkeypatch.delenv("FAKE_NCU_ARGS", raising=False)
     monkeypatch.delenv("FAKE_NCU_STDERR", raising=False)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    return tmp
+    return private_tmpdir
 
 
 def test_timeout_ends_the_program_and_its_background_child(run_cli, fake_ncu: Path, tmp_path: Path) -> None:

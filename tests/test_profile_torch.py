@@ -219,19 +219,13 @@ def test_counter_access_from_the_drivers_params(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def faketorch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def faketorch(monkeypatch: pytest.MonkeyPatch, private_tmpdir: Path) -> Path:
     """The fake torch on the program's PYTHONPATH; no ncu anywhere; the temporary folder returned, empty."""
-    import tempfile
-
     monkeypatch.setenv("PYTHONPATH", f"{FAKE_TORCH}{os.pathsep}{ROOT}")
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin")
     monkeypatch.setattr("roofline.ncu.profile._CUDA_NCU", ())
     monkeypatch.delenv("FAKE_TORCH_CUDA", raising=False)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
-    return tmp
+    return private_tmpdir
 
 
 def test_profile_with_torch_writes_grouped_results(run_cli, faketorch: Path, tmp_path: Path) -> None:
