@@ -23,7 +23,7 @@ from roofline.records.clockstate import throttle_warning
 from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import MODEL_ERROR_FRACTION, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
-from roofline.records.files import ceiling_of, device_labels, kernel_key, params_text
+from roofline.records.files import ResultsFile, ceiling_of, device_labels, kernel_key, params_text
 from roofline.records.document import entry_failed
 
 REPORT_SCHEMA = "roofline/report/v1"
@@ -32,9 +32,9 @@ REPORT_SCHEMA = "roofline/report/v1"
 # ---- evaluation -------------------------------------------------------------------------------
 
 
-def _baseline_index(baseline: Sequence[dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
+def _baseline_index(baseline: Sequence[ResultsFile]) -> dict[tuple[str, ...], dict[str, Any]]:
     index: dict[tuple[str, ...], dict[str, Any]] = {}
-    for doc in baseline:
+    for doc in (b.doc for b in baseline):
         for kernel in doc["kernels"]:
             name, params = kernel_key(kernel)
             index.setdefault(("device", str(doc["device"]["name"]), name, params), kernel)
@@ -132,21 +132,22 @@ def _machine_id(doc: dict[str, Any]) -> str | None:
     return doc["machine"]["id"] if doc.get("machine") else None
 
 
-def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig(),
-                 baseline: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig(),
+                 baseline: Sequence[ResultsFile] = ()) -> dict[str, Any]:
     """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
 
     Only numbers and verdicts; renderers format them.
     """
-    config.check_names({str(k["name"]) for doc in docs for k in doc["kernels"]})
+    config.check_names({str(k["name"]) for f in files for k in f.doc["kernels"]})
     index = _baseline_index(baseline)
     rows = []
     devices = []
-    for label, doc in zip(device_labels(docs), docs):
+    for label, results in zip(device_labels(files), files):
+        doc = results.doc
         device = doc["device"]
         devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
                         "machine": _machine_id(doc), "backend": doc["backend"], "created": doc["created"],
-                        "source": doc.get("_source")})
+                        "source": results.source})
         for kernel in doc["kernels"]:
             name, params = kernel_key(kernel)
             # The same device name, else the same machine spec: never a kernel measured on another GPU.
@@ -156,8 +157,8 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
             device_in_baseline = any(
-                str(b["device"]["name"]) == str(device["name"])
-                or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
+                str(b.doc["device"]["name"]) == str(device["name"])
+                or (_machine_id(b.doc) is not None and _machine_id(b.doc) == _machine_id(doc))
                 for b in baseline)
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
@@ -204,7 +205,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
         "devices": devices,
         "gates": {"fail_below": config.default.fail_below, "max_regression": config.default.max_regression,
                   "kernels": {k: dict(v) for k, v in config.kernels.items()}, "source": config.source,
-                  "baseline": [d.get("_source") for d in baseline] or None,
+                  "baseline": [b.source for b in baseline] or None,
                   "description": config.describe()},
         "summary": {"kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
                     "failed": len(failed), "skipped": sum(r["verdict"] == "skip" for r in rows),
