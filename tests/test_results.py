@@ -139,6 +139,9 @@ def test_device_labels_and_iteration():
     assert device_labels([h100, base]) == ["NVIDIA H100 80GB HBM3 (h100.json)",
                                            "NVIDIA H100 80GB HBM3 (h100_baseline.json)"]
     assert len(list(iter_kernels([h100, a100]))) == 7
+    label, results, kernel = next(iter_kernels([h100, a100]))
+    assert (label, results, kernel) == ("NVIDIA H100 80GB HBM3", h100, h100.typed.kernels[0])
+    assert kernel.name == "vector_add" and kernel.time_median == h100.doc["kernels"][0]["time_median"]
     assert device_labels([ResultsFile.of(h100.doc), ResultsFile.of(h100.doc)]) == [
         "NVIDIA H100 80GB HBM3 (?) #1", "NVIDIA H100 80GB HBM3 (?) #2"]  # in memory: no file name to tell them by
 
@@ -186,5 +189,5 @@ def test_one_rule_decides_whether_a_kernel_failed(status, verified, failed):
              "intensity": 0.25, "status": status, "verified": verified}
     assert entry_failed(entry) is failed
     assert KernelResult.from_fields(entry).failed is failed
-    row = evaluate_kernel(entry, Thresholds(), None)
+    row = evaluate_kernel(KernelResult.from_fields(entry), Thresholds(), None)
     assert ("verified" in row["failed_gates"]) is failed

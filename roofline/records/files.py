@@ -36,7 +36,7 @@ from typing import Any, Iterator, Sequence
 from roofline.errors import at
 from roofline.load.inputs import parse_json, read_input_text
 from roofline.records.devices import split_devices
-from roofline.records.document import ResultsDocument, require_results
+from roofline.records.document import KernelResult, ResultsDocument, require_results
 from roofline.records.schema import RESULTS_SCHEMA
 
 MAX_RESULTS_BYTES = 256 << 20
@@ -132,10 +132,10 @@ def device_labels(files: Sequence[ResultsFile]) -> list[str]:
     return labels
 
 
-def iter_kernels(files: Sequence[ResultsFile]) -> Iterator[tuple[str, ResultsFile, dict[str, Any]]]:
-    """(device label, file, kernel) over every kernel of every file, files in the order given."""
+def iter_kernels(files: Sequence[ResultsFile]) -> Iterator[tuple[str, ResultsFile, KernelResult]]:
+    """(device label, file, typed kernel) over every kernel of every file, files in the order given."""
     for label, f in zip(device_labels(files), files):
-        for kernel in f.doc["kernels"]:
+        for kernel in f.typed.kernels:
             yield label, f, kernel
 
 
