@@ -191,3 +191,25 @@ def test_one_rule_decides_whether_a_kernel_failed(status, verified, failed):
     assert KernelResult.from_fields(entry).failed is failed
     row = evaluate_kernel(KernelResult.from_fields(entry), Thresholds(), None)
     assert ("verified" in row["failed_gates"]) is failed
+
+
+def test_the_format_name_and_the_importers_statuses_are_written_once():
+    """Issue 22: records.schema owns the results format's name and records.document its statuses; the importers
+    (ncu/, kineto/) take them from there instead of keeping copies that could drift."""
+    import ast
+
+    from roofline.records.document import Status
+
+    root = Path(__file__).parent.parent / "roofline"
+    statuses = {s.value for s in Status}
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Constant):
+                continue
+            if node.value == RESULTS_SCHEMA and where != "records/schema.py":
+                found.append(f"{where}:{node.lineno} {node.value}")
+            if node.value in statuses and where.startswith(("ncu/", "kineto/")):
+                found.append(f"{where}:{node.lineno} {node.value}")
+    assert found == []
