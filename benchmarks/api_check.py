@@ -27,6 +27,7 @@ import roofline
 from roofline.api import backend
 from roofline.gates.config import GateConfig
 from roofline.gates.report import build_report
+from roofline.records.files import ResultsFile
 from roofline.load.kernels import KernelCatalog
 from roofline.measurement.implementation import load_implementation
 
@@ -121,10 +122,10 @@ def part3() -> list[str]:
     def add(m: int):
         return lambda: torch.add(a[:m], b[:m], out=c[:m])
 
-    def one(m: int) -> dict:
+    def one(m: int) -> ResultsFile:
         r = roofline.measure(add(m), name="add", flops=n, bytes=12 * n, spec="h200", min_time=0.1,
                              check=lambda: bool(torch.equal(c[:m], a[:m] + b[:m])))
-        return roofline.results([r], spec="h200").to_json()
+        return ResultsFile.of(roofline.results([r], spec="h200").to_json())
 
     config = GateConfig().with_options(None, 0.03)
     same = slower = 0

@@ -157,7 +157,7 @@ def _ncu_side(directory: Path, name: str) -> list[dict[str, Any]]:
     elif saved.is_file():
         from roofline.records.files import load_results
 
-        doc = load_results(saved)
+        doc = load_results(saved).doc
     else:
         raise InputError(f"{directory}: holds neither {csv.name} nor {saved.name}")
     group_of = {n: g for g in doc.get("groups", []) for n in g["kernels"]}

@@ -201,7 +201,7 @@ def test_chart_texts_are_never_mathtext():
     from roofline.render.charts.plot import roofline_figure
     from roofline.records.files import load_results
 
-    doc = load_results(RESULTS / "a100_failed.json")
+    doc = load_results(RESULTS / "a100_failed.json").doc
     for k in doc["kernels"]:
         k["name"] = "$x^2$"
     doc["machine"] = {**doc["machine"], "name": "$y$"}

@@ -273,14 +273,15 @@ def read_back_and_render(path: Path) -> None:
     from roofline.render.charts.profile import chart_points
     from roofline.records.files import load_results
 
-    back = load_results(path)
+    results = load_results(path)
+    back = results.doc
     chart_points(back)
     if back.get("groups"):
-        report = group_report([back], 0.5, 0.5)
+        report = group_report([results], 0.5, 0.5)
         grouped.report_tables(report), grouped.report_markdown(report), grouped.report_junit(report)
         grouped.grouped_table(back), grouped.grouped_markdown(back)
     else:
-        build_report([back]), imported_table(back)
+        build_report([results]), imported_table(back)
 
 
 @FAST
@@ -313,8 +314,9 @@ def load_and_report_groups(path: Path) -> None:
     from roofline.render.charts.profile import chart_points
     from roofline.records.files import load_results
 
-    doc = load_results(path)
-    report = group_report([doc], 0.5, 0.3)
+    results = load_results(path)
+    doc = results.doc
+    report = group_report([results], 0.5, 0.3)
     grouped.report_tables(report), grouped.report_markdown(report), grouped.report_junit(report)
     grouped.report_github_benchmark(report), chart_points(doc)
     if doc.get("groups"):

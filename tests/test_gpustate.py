@@ -240,7 +240,7 @@ def test_results_files_take_gpu_state_and_refuse_a_malformed_one(tmp_path):
     doc["kernels"][0]["gpu_state"] = capped_state()
     good = tmp_path / "good.json"
     good.write_text(json.dumps(doc), encoding="utf-8")
-    assert load_results(good)["kernels"][0]["gpu_state"]["sm_clock_end"] == 1440 * MHZ
+    assert load_results(good).doc["kernels"][0]["gpu_state"]["sm_clock_end"] == 1440 * MHZ
     doc["kernels"][0]["gpu_state"] = "hot"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc), encoding="utf-8")

@@ -136,7 +136,7 @@ def test_cli_writes_what_report_reads(tmp_path: Path, monkeypatch: pytest.Monkey
     result = runner.invoke(cli, ["import", "torch", str(DATA / "step.json"), "--group-by", group_by, "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "has no model" in result.output
-    doc = load_results(out)
+    doc = load_results(out).doc
     assert doc["backend"] == "torch"
     if group_by != "none":
         assert doc["groups"][0]["by"] == group_by
@@ -159,7 +159,7 @@ def test_cli_two_ranks_prints_tables_and_straggler(tmp_path: Path, monkeypatch: 
     assert result.exit_code == 0, result.output
     assert "rank 0 (NVIDIA H200)" in result.output and "all 2 ranks" in result.output
     assert "straggler: rank 1" in result.output
-    assert load_results(out)["straggler"]["rank"] == 1
+    assert load_results(out).doc["straggler"]["rank"] == 1
 
 
 def test_no_model_at_all_is_refused() -> None:

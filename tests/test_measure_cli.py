@@ -130,7 +130,7 @@ def test_results_json_without_spec_is_accepted_by_the_loader(run_cli, tmp_path):
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "-o", out)
     assert r.code == 0, r.err
-    doc = load_results(out)
+    doc = load_results(out).doc
     assert doc["machine"] is None
 
 
@@ -138,7 +138,7 @@ def test_results_json_with_spec_loads_and_round_trips_through_report_and_plot(ru
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "--spec", "h100", "-o", out)
     assert r.code == 0, r.err
-    doc = load_results(out)  # raises InputError on anything the loader cannot use
+    doc = load_results(out).doc  # raises InputError on anything the loader cannot use
     assert doc["schema"] == "roofline/results/v1" and doc["backend"] == "numpy"
     machine = doc["machine"]
     assert machine["id"].startswith("h100")
@@ -169,7 +169,7 @@ def test_failed_kernel_in_results_with_spec_loads_and_fails_the_report(run_cli, 
     out = tmp_path / "out.json"
     r = _measure(run_cli, "m_add", "m_unwritten", "--spec", "h100", "-o", out)
     assert r.code == 1, r.err  # results written, then exit 1 for the FAILED kernel
-    doc = load_results(out)
+    doc = load_results(out).doc
     failed = [k for k in doc["kernels"] if k["status"] == "FAILED"]
     assert [k["name"] for k in failed] == ["m_unwritten"]
     assert failed[0]["fraction_of_ceiling"] is None and failed[0]["time_median"] is None

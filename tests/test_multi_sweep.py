@@ -53,7 +53,7 @@ def test_sweep_many_merges_each_device_with_its_own_model(tmp_path: Path, monkey
     parts = split_devices(doc)
     assert [p["sweep"]["kernel"] for p in parts] == ["vector_add", "vector_add"]
     assert parts[1]["sweep"]["overheads"] == doc["sweeps"][1]["overheads"]
-    assert list(sweep_groups(load_results(out))) == ["vector_add (GPU 0)", "vector_add (GPU 1)"]
+    assert list(sweep_groups(load_results(out).doc)) == ["vector_add (GPU 0)", "vector_add (GPU 1)"]
     err = capsys.readouterr()
     assert "Across the host's GPUs" in err.out and "GPU 1: model: t =" in err.err
 

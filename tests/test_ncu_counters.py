@@ -147,3 +147,13 @@ def test_flag_needs_both_figures():
 def test_compare_ratios():
     cmp = compare({"dram_bytes": 90.0, "flops": 300.0, "dram_read": 90.0, "dram_write": 0.0}, 200.0, 100.0)
     assert cmp == {"measured_bytes_ratio": 0.9, "measured_flops_ratio": 1.5, "flag": None}
+
+
+def test_the_counters_block_has_every_field_the_results_schema_checks():
+    """The importer writes the block the results format (roofline.records.schema) defines: each field it checks and
+    the hierarchical chart reads is there, for one launch and for launches added up."""
+    from roofline.records.schema import COUNTER_FIELDS
+
+    one = counters({**BASE, **_cuda(fp32_add=1, fp32_mul=1, fp32_fma=1)})
+    assert set(COUNTER_FIELDS) <= set(one)
+    assert set(COUNTER_FIELDS) <= set(sum_counters([one, one]))

@@ -51,7 +51,7 @@ def test_roofs_and_model_points():
 
 
 def test_measured_points_gap_lines_and_failed_drawn_distinctly():
-    doc = load_results(DATA / "a100_failed.json")
+    doc = load_results(DATA / "a100_failed.json").doc
     fig = roofline_figure([], [doc])
     assert len(artists(fig, "point-measured")) == 2
     assert len(artists(fig, "gap")) == 2
@@ -74,7 +74,7 @@ def test_measured_spec_is_dashed():
 
 
 def test_two_machines_and_thirty_kernels_have_numbered_labels():
-    doc = load_results(DATA / "many_h200.json")
+    doc = load_results(DATA / "many_h200.json").doc
     fig = roofline_figure([], [doc])
     drawn = len(artists(fig, "point-measured")) + len(artists(fig, "point-failed"))
     assert drawn == len(doc["kernels"]) - 1  # copy does no FLOPs: listed, not drawn
@@ -102,7 +102,7 @@ def test_default_output_is_roofline_png(run_cli, tmp_path, monkeypatch):
 
 
 def test_sweep_chart(run_cli, tmp_path):
-    doc = load_results(DATA / "sweep.json")
+    doc = load_results(DATA / "sweep.json").doc
     fig = sweep_figure(doc)
     assert len(artists(fig, "sweep-line")) == 1
     assert len(artists(fig, "sweep-line")[0].get_xdata()) == 10
@@ -159,7 +159,7 @@ def test_a_roof_a_kernel_uses_is_drawn_bold_and_the_best_tensor_roof_faint():
 
 
 def test_the_side_table_names_its_columns():
-    measured = roofline_figure([], [load_results(DATA / "h100.json")])
+    measured = roofline_figure([], [load_results(DATA / "h100.json").doc])
     assert [t.get_text() for t in artists(measured, "table-header")] == [" # of ceiling kernel (parameters)"]
     rows = [t.get_text() for t in artists(measured, "table-row")]
     header = artists(measured, "table-header")[0].get_text()

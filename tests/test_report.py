@@ -108,14 +108,15 @@ def test_fail_below_pass_and_fail():
 def test_a_gate_that_fails_while_the_gpu_was_power_capped_says_so():
     from roofline.render.tables.report import to_junit, to_markdown
 
-    doc = load_results(DATA / "h100.json")
+    results = load_results(DATA / "h100.json")
+    doc = results.doc
     capped = {"window": 0.6, "sm_clock_start": 1.98e9, "sm_clock_end": 1.515e9, "sm_clock_max": 1.98e9,
               "power_mean": 641.0, "power_limit": 700.0, "power_capped": 0.93, "thermal_capped": 0.0,
               "reasons_end": ["power cap"]}
     for k in doc["kernels"]:
         if k["name"] in ("matmul_tiled", "sum"):
             k["gpu_state"] = capped
-    report = build_report([doc], GateConfig(Thresholds(fail_below=0.6)))
+    report = build_report([results], GateConfig(Thresholds(fail_below=0.6)))
     rows = rows_by_kernel(report)
     assert rows["matmul_tiled"]["verdict"] == "fail" and rows["matmul_tiled"]["throttled"].startswith("power-capped")
     assert rows["sum"]["verdict"] == "pass" and any(n.startswith("power-capped for 93%") for n in rows["sum"]["notes"])

@@ -181,7 +181,7 @@ def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
     assert "predicted" in result.out and "regime" in result.out
     assert "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk)" in result.err and "HOST CPU" in result.err
     assert "λk = 2 µs: not measured: 2 × the DRAM latency" in result.err  # the toy spec's 1 µs, doubled
-    doc = load_results(out)
+    doc = load_results(out).doc
     assert doc["sweep"]["kernel"] == "m_add" and doc["sweep"]["param"] == "n"
     assert doc["sweep"]["sizes"] == [256, 512, 1024, 2048]
     model = doc["sweep"]["model"]
@@ -251,7 +251,7 @@ def test_a_short_gpu_sweep_predicts_within_reason(tmp_path, run_cli):
     out = tmp_path / "sweep.json"
     result = run_cli("sweep", "vector_add_float4", "--sizes", "2**12..2**24:4", "--min-time", "0.1", "-o", out)
     assert result.code == 0, result.err
-    doc = load_results(out)
+    doc = load_results(out).doc
     overheads = doc["sweep"]["overheads"]
     assert 0 < overheads["launch_floor"] < 20e-6 and overheads["one_element"] >= overheads["launch_floor"] * 0.9
     for k in doc["kernels"]:
@@ -422,7 +422,7 @@ def test_the_sweep_charts_labels_do_not_overlap(tmp_path, run_cli):
     result = run_cli("sweep", "m_add", "--kernels", M_ADD, "--backend", "numpy", "--spec", TOY_SPEC,
                      "--sizes", "2**8..2**11", "--min-time", "0", "--min-repeats", "2", "-o", host)
     assert result.code == 0, result.err
-    for doc in (load_results(host), load_results(Path(__file__).parent / "data" / "results" / "sweep.json")):
+    for doc in (load_results(host).doc, load_results(Path(__file__).parent / "data" / "results" / "sweep.json").doc):
         measured = [{"bandwidth": 0.88 * doc["machine"]["bandwidth"], "name": "measured"}]
         fig = sweep_figure(doc, (), measured)
         canvas = FigureCanvasAgg(fig)

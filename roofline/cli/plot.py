@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from roofline.cli.common import Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
+
+if TYPE_CHECKING:
+    from roofline.records.files import ResultsFile
 
 
 AUTO_GROUP_POINTS = 40  # more points than this cannot be labelled readably on one chart
@@ -144,13 +148,14 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        fig = hierarchy_figure([load_results(p) for p in results_paths], bandwidths, title, curve, l2_size)
+        fig = hierarchy_figure([load_results(p).doc for p in results_paths], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
-        fig = sweep_figure(load_results(sweep_path), names, measured, title)
+        sweep = load_results(sweep_path)
+        fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
     else:
-        results_docs = [load_results(p) for p in results_paths]
+        results_docs = [load_results(p).doc for p in results_paths]
         for path, doc in zip(results_paths, results_docs):
             if doc.get("machine") is None:
                 raise InputError(
@@ -224,7 +229,7 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
     chart's title. A plain `measure` file is not a profile: its kernels were timed one by one."""
     from roofline.records.files import load_results
 
-    doc = load_results(results_paths[0])
+    doc = load_results(results_paths[0]).doc
     if doc.get("groups"):
         return doc
     if doc.get("backend") != "ncu" or group_by == "none":
@@ -260,19 +265,20 @@ def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | N
     _write(output, data)
 
 
-def _fleet_doc(results_paths: tuple[Path, ...]) -> dict | None:
+def _fleet_doc(results_paths: tuple[Path, ...]) -> ResultsFile | None:
     """The one results file drawn as a fleet (each GPU a point per kernel), or None when it is not from mpirun."""
     from roofline.records.files import load_results
 
-    doc = load_results(results_paths[0])
-    return doc if doc.get("fleet") and doc.get("devices") else None
+    results = load_results(results_paths[0])
+    return results if results.doc.get("fleet") and results.doc.get("devices") else None
 
 
-def _fleet_chart(doc: dict, output: Path, fmt: str, title: str | None, dpi: int, limit: float) -> None:
+def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None, dpi: int, limit: float) -> None:
     """A fleet as PNG/SVG/PDF, or as the HTML page with the slow GPUs and nodes in a table under the chart."""
     from roofline.render.charts.fleet import fleet_figure, slow_table
 
-    fig = fleet_figure(doc, limit, title)
+    doc = results.doc
+    fig = fleet_figure(doc, limit, title, source=results.name)
     if fmt == "html":
         from roofline.render.charts.html import figure_html
 

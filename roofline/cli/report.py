@@ -73,12 +73,12 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     from roofline.gates.report import failure_message
     from roofline.records.files import load_results
 
-    docs = [load_results(p) for p in results]
-    if any(d.get("groups") for d in docs) or fail_below_program is not None:
-        _report_groups(docs, fmt, output, fail_below, fail_below_program,
+    files = [load_results(p) for p in results]
+    if any(f.doc.get("groups") for f in files) or fail_below_program is not None:
+        _report_groups(files, fmt, output, fail_below, fail_below_program,
                        baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier)
         return
-    baseline_docs = [load_results(baseline)] if baseline is not None else []
+    baseline_files = [load_results(baseline)] if baseline is not None else []
     if max_regression is not None and baseline is None:
         raise InputError("--max-regression needs --baseline FILE to compare with")
     config = load_gates(gates_path) if gates_path is not None else GateConfig()
@@ -87,7 +87,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
     from roofline.gates.devices import host_report
 
-    doc, hosts = host_report(docs, baseline_docs, config, outlier)
+    doc, hosts = host_report(files, baseline_files, config, outlier)
     from roofline.render.tables.fleet import host_view, host_view_markdown
 
     if fmt == "table":
@@ -107,7 +107,7 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 
 
-def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float | None,
+def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float | None,
                    fail_below_program: float | None, **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
@@ -119,11 +119,11 @@ def _report_groups(docs: list, fmt: str, output: Path | None, fail_below: float 
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
                          "(each group) and --fail-below-program (the whole): report it without the groups by "
                          "importing again with --group-by none")
-    missing = [d.get("_source", "?") for d in docs if not d.get("groups")]
+    missing = [f.name for f in files if not f.doc.get("groups")]
     if missing:
         raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
                          "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
-    doc = group_report(docs, fail_below, fail_below_program)
+    doc = group_report(files, fail_below, fail_below_program)
     if fmt == "table":
         print_tables(render.report_tables(doc), output)
     else:

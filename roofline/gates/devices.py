@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from roofline.records.files import ResultsFile
 
-def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any]], config: Any,
+
+def host_report(files: Sequence[ResultsFile], baseline: Sequence[ResultsFile], config: Any,
                 outlier: float | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(report, host rows). A several-GPU file becomes one document per GPU, so every existing gate judges each
     device on its own (and a several-GPU baseline is compared GPU by GPU); the host rows put the GPUs of each file
@@ -17,20 +19,20 @@ def host_report(docs: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any
     from roofline.gates.nodes import apply_node_outliers, fleet_summary, node_rows
     from roofline.gates.hosts import host_rows, outliers
     from roofline.gates.report import apply_outlier, build_report
-    from roofline.records.devices import split_devices
-    from roofline.records.files import device_labels
+    from roofline.records.files import device_labels, split_file
 
-    expanded: list[dict[str, Any]] = []
+    parted: list[ResultsFile] = []
     groups: list[list[int]] = []
     fleets: list[bool] = []  # per group: a fleet file (mpirun), whose nodes are judged too
-    for doc in docs:
-        fleets.append(bool(doc.get("fleet")))
-        parts = split_devices(doc)
-        groups.append(list(range(len(expanded), len(expanded) + len(parts))) if doc.get("devices") else [])
-        expanded += parts
-    base = [part for doc in baseline for part in split_devices(doc)]
-    report = build_report(expanded, config, base)
-    labels = device_labels(expanded)
+    for results in files:
+        fleets.append(bool(results.doc.get("fleet")))
+        parts = split_file(results)
+        groups.append(list(range(len(parted), len(parted) + len(parts))) if results.doc.get("devices") else [])
+        parted += parts
+    base = [part for results in baseline for part in split_file(results)]
+    report = build_report(parted, config, base)
+    labels = device_labels(parted)
+    expanded = [part.doc for part in parted]
     rows: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []  # a fleet's nodes, each against the median of the node medians
     for group, fleet in zip(groups, fleets):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from roofline.records.files import device_labels
+from roofline.records.files import ResultsFile, device_labels
 from roofline.records.groups import verified_program
 
 PROFILE_REPORT_SCHEMA = "roofline/profile-report/v1"
@@ -22,13 +22,14 @@ def _below(fraction: float | None, limit: float | None) -> bool:
     return limit is not None and fraction is not None and fraction < limit
 
 
-def group_report(docs: Sequence[Mapping[str, Any]], fail_below: float | None = None,
+def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
                  fail_below_program: float | None = None) -> dict[str, Any]:
     """One row per group of each grouped document (ranked as the document ranks them) and one program row per
     document, each with its verdict."""
     rows: list[dict[str, Any]] = []
     programs: list[dict[str, Any]] = []
-    for label, doc in zip(device_labels(list(docs)), docs):
+    for label, results in zip(device_labels(files), files):
+        doc = results.doc
         for rank, g in enumerate(doc.get("groups") or [], 1):
             fraction = g["fraction_of_ceiling"]
             failures = ([f"{fraction:.1%} of ceiling (time-weighted), below the {fail_below:.0%} gate"]
@@ -39,7 +40,7 @@ def group_report(docs: Sequence[Mapping[str, Any]], fail_below: float | None = N
         fraction = totals.get("fraction_of_ceiling")
         failures = ([f"program at {fraction:.1%} of ceiling (time-weighted), below the {fail_below_program:.0%} "
                      "gate"] if _below(fraction, fail_below_program) else [])
-        programs.append({**totals, "device": label, "source": doc.get("_source"),
+        programs.append({**totals, "device": label, "source": results.source,
                          "machine": (doc.get("machine") or {}).get("id"),
                          "verdict": "fail" if failures else "pass", "failures": failures})
     failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]

@@ -21,10 +21,9 @@ from typing import Any, Mapping, Sequence
 from roofline.records import caveats
 from roofline.records.clockstate import throttle_warning
 from roofline.gates.config import GateConfig, Thresholds
-from roofline.records.document import MODEL_ERROR_FRACTION, model_error_warning
+from roofline.records.document import MODEL_ERROR_FRACTION, KernelResult, Status, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
-from roofline.records.files import ceiling_of, device_labels, kernel_key, params_text
-from roofline.records.document import entry_failed
+from roofline.records.files import ResultsFile, ceiling_of, device_labels, kernel_key, params_text
 
 REPORT_SCHEMA = "roofline/report/v1"
 
@@ -32,14 +31,14 @@ REPORT_SCHEMA = "roofline/report/v1"
 # ---- evaluation -------------------------------------------------------------------------------
 
 
-def _baseline_index(baseline: Sequence[dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
-    index: dict[tuple[str, ...], dict[str, Any]] = {}
-    for doc in baseline:
-        for kernel in doc["kernels"]:
-            name, params = kernel_key(kernel)
-            index.setdefault(("device", str(doc["device"]["name"]), name, params), kernel)
-            if _machine_id(doc) is not None:
-                index.setdefault(("machine", str(_machine_id(doc)), name, params), kernel)
+def _baseline_index(baseline: Sequence[ResultsFile]) -> dict[tuple[str, ...], KernelResult]:
+    index: dict[tuple[str, ...], KernelResult] = {}
+    for b in baseline:
+        for entry, kernel in zip(b.doc["kernels"], b.typed.kernels):
+            name, params = kernel_key(entry)
+            index.setdefault(("device", str(b.doc["device"]["name"]), name, params), kernel)
+            if _machine_id(b.doc) is not None:
+                index.setdefault(("machine", str(_machine_id(b.doc)), name, params), kernel)
     return index
 
 
@@ -47,30 +46,28 @@ def _fraction_text(fraction: float | None) -> str:
     return "–" if fraction is None else f"{fraction:.1%}"
 
 
-def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[str, Any] | None,
+def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelResult | None,
                     device_in_baseline: bool = True, allow_unknown_ceiling: bool = False,
                     strict_model: bool = False, regression_test: str = "ci") -> dict[str, Any]:
     """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
-    status = kernel["status"]
-    fraction = kernel.get("fraction_of_ceiling")
-    time = kernel.get("time_median")
+    fraction = kernel.fraction_of_ceiling
+    time = kernel.time_median
     failures: list[str] = []
     failed_gates: list[str] = []
     notes: list[str] = []
     change = None
-    base_time = base.get("time_median") if base else None
+    base_time = base.time_median if base is not None else None
     if time is not None and base_time:
         change = time / base_time - 1.0
 
-    if status == "SKIPPED":
-        return {"verdict": "skip", "failures": [], "failed_gates": [], "notes": [kernel.get("error") or "skipped"], "change": change,
-                "baseline_time": base_time}
-    imported = status == "IMPORTED" and kernel["verified"] is None  # from `roofline import ncu`: not ours to check
-    if imported:
+    if kernel.status is Status.SKIPPED:
+        return {"verdict": "skip", "failures": [], "failed_gates": [], "notes": [kernel.error or "skipped"],
+                "change": change, "baseline_time": base_time}
+    if kernel.imported:  # from `roofline import ncu`: not ours to check
         notes.append("imported: not verified by roofline")
-    if entry_failed(kernel):
-        reason = "not verified" if status != "FAILED" else "FAILED verification"
-        error = kernel.get("error")
+    if kernel.failed:
+        reason = "not verified" if kernel.status is not Status.FAILED else "FAILED verification"
+        error = kernel.error
         failures.append(f"{reason}: {error}" if error else reason)
         failed_gates.append("verified")
     else:
@@ -84,7 +81,7 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
             elif fraction < thresholds.fail_below:
                 failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
                 failed_gates.append("fail_below")
-        if fraction is not None and fraction > MODEL_ERROR_FRACTION and not imported:
+        if fraction is not None and fraction > MODEL_ERROR_FRACTION and not kernel.imported:
             text = caveats.line(model_error_warning(fraction))
             if strict_model:
                 failures.append(text)
@@ -97,7 +94,7 @@ def evaluate_kernel(kernel: dict[str, Any], thresholds: Thresholds, base: dict[s
             elif change is None:
                 notes.append("baseline has no time")
             elif change > thresholds.max_regression:
-                verdict = regression_verdict(kernel.get("time_ci"), base.get("time_ci"), regression_test)
+                verdict = regression_verdict(kernel.time_ci, base.time_ci, regression_test)
                 text = f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit{verdict[1]}"
                 if verdict[0]:
                     failures.append(text)
@@ -132,22 +129,23 @@ def _machine_id(doc: dict[str, Any]) -> str | None:
     return doc["machine"]["id"] if doc.get("machine") else None
 
 
-def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig(),
-                 baseline: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig(),
+                 baseline: Sequence[ResultsFile] = ()) -> dict[str, Any]:
     """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
 
     Only numbers and verdicts; renderers format them.
     """
-    config.check_names({str(k["name"]) for doc in docs for k in doc["kernels"]})
+    config.check_names({str(k["name"]) for f in files for k in f.doc["kernels"]})
     index = _baseline_index(baseline)
     rows = []
     devices = []
-    for label, doc in zip(device_labels(docs), docs):
+    for label, results in zip(device_labels(files), files):
+        doc = results.doc
         device = doc["device"]
         devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
                         "machine": _machine_id(doc), "backend": doc["backend"], "created": doc["created"],
-                        "source": doc.get("_source")})
-        for kernel in doc["kernels"]:
+                        "source": results.source})
+        for kernel, typed in zip(doc["kernels"], results.typed.kernels):
             name, params = kernel_key(kernel)
             # The same device name, else the same machine spec: never a kernel measured on another GPU.
             base = index.get(("device", str(device["name"]), name, params)) or index.get(
@@ -156,10 +154,10 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
             device_in_baseline = any(
-                str(b["device"]["name"]) == str(device["name"])
-                or (_machine_id(b) is not None and _machine_id(b) == _machine_id(doc))
+                str(b.doc["device"]["name"]) == str(device["name"])
+                or (_machine_id(b.doc) is not None and _machine_id(b.doc) == _machine_id(doc))
                 for b in baseline)
-            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
+            gate = evaluate_kernel(typed, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
             fraction = kernel.get("fraction_of_ceiling")
             ceiling = ceiling_of(kernel)
@@ -178,7 +176,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
                 "error": kernel.get("error"),
                 "time_median": kernel.get("time_median"),
                 "time_ci": kernel.get("time_ci"),
-                "baseline_ci": base.get("time_ci") if base else None,
+                "baseline_ci": list(base.time_ci) if base is not None and base.time_ci is not None else None,
                 "sol_time": kernel["sol_time"],
                 "achieved_bandwidth": kernel.get("achieved_bandwidth"),
                 "achieved_flops": kernel.get("achieved_flops"),
@@ -204,7 +202,7 @@ def build_report(docs: Sequence[dict[str, Any]], config: GateConfig = GateConfig
         "devices": devices,
         "gates": {"fail_below": config.default.fail_below, "max_regression": config.default.max_regression,
                   "kernels": {k: dict(v) for k, v in config.kernels.items()}, "source": config.source,
-                  "baseline": [d.get("_source") for d in baseline] or None,
+                  "baseline": [b.source for b in baseline] or None,
                   "description": config.describe()},
         "summary": {"kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
                     "failed": len(failed), "skipped": sum(r["verdict"] == "skip" for r in rows),

@@ -32,14 +32,14 @@ from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
 from roofline.ncu.importer import short_name
 from roofline.ncu.placement import DTYPE, roof_for
+from roofline.records.document import Status
 from roofline.records.fields import MAX_FRACTION
 from roofline.records.groups import group_figures, program_totals
+from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
 from roofline.kineto.reader import Op, Trace
 
-RESULTS_SCHEMA = "roofline/results/v1"
-STATUS = "IMPORTED"
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
 SPLIT_NOTE = "the op's modelled work split across its {n} kernel(s) in proportion to their GPU time"
@@ -248,7 +248,7 @@ class _Builder:
                                     "read its bytes as the DRAM traffic it would need without that reuse"))
         self.kernels.append({
             **base, "dtype": dtype, "roof": roof, "launches": 1, "stages": [], **figures,
-            "verified": None, "status": STATUS, "error": None, "timing": "kineto kernel duration", "model": model,
+            "verified": None, "status": Status.IMPORTED.value, "error": None, "timing": "kineto kernel duration", "model": model,
             "kineto": {"kind": e.kind, "file": str(trace.path), "correlation": e.correlation, "device": e.device,
                        "stream": e.stream, "grid": list(e.grid) if e.grid else None,
                        "block": list(e.block) if e.block else None},

@@ -25,6 +25,8 @@ from typing import Any, Mapping, Sequence
 from roofline import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
+from roofline.records.document import Status
+from roofline.records.schema import RESULTS_SCHEMA
 from roofline.errors import InputError
 from roofline.model.types import MachineSpec
 from roofline.ncu.counters import counters
@@ -37,8 +39,6 @@ from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Laun
 from roofline.load.specs import SpecCatalog
 from roofline.model.units import format_flops
 
-RESULTS_SCHEMA = "roofline/results/v1"
-STATUS = "IMPORTED"
 SHOWN = 5  # rows a note names before "and N more"
 NARROW = ("capture fewer: ncu --launch-count N, --kernel-name regex:NAME, or an NVTX range (--nvtx "
           "--nvtx-include NAME/); nothing was written")
@@ -159,7 +159,7 @@ def launch_entry(launch: Launch, machine: MachineSpec) -> tuple[dict[str, Any] |
         "dtype": dtype, "roof": placed.roof, "roof_counters": placed.counters, "work": placed.parts,
         "launches": 1, "stages": [],
         **timed_elsewhere(c["flops"] or 0.0, c["dram_bytes"], c["time"], placed.peak, machine, placed.compute_time),
-        "verified": None, "status": STATUS, "error": None, "timing": "ncu gpu__time_duration", "counters": c,
+        "verified": None, "status": Status.IMPORTED.value, "error": None, "timing": "ncu gpu__time_duration", "counters": c,
         "ncu": {key: launch.info[col] for key, col in (
             ("id", "ID"), ("process", "Process Name"), ("block", "Block Size"), ("grid", "Grid Size"),
             ("device", "Device"), ("cc", "CC"), ("stream", "Stream")) if col in launch.info},

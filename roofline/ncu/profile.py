@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.records.caveats import warning
+from roofline.records.document import Status
 from roofline.ncu.counters import compare, counters, sum_counters
 from roofline.ncu.metrics import METRICS, metrics_argument
 from roofline.ncu.placement import place
@@ -73,7 +74,7 @@ def make_plan(entries: Sequence[Mapping[str, Any]], selection: Any) -> list[dict
     by_name = {d.name: d for d in descriptors}
     return [{"name": e["name"], "params": dict(e.get("params") or {}),
              "descriptor": str(by_name[e["name"]].path) if by_name[e["name"]].path else None}
-            for e in entries if e.get("status") == "OK" and e["name"] in by_name]
+            for e in entries if e.get("status") == Status.OK.value and e["name"] in by_name]
 
 
 def split_by_markers(launches: Sequence[Launch], count: int) -> list[list[Launch]]:

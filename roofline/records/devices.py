@@ -75,7 +75,7 @@ def split_devices(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         where = dev.get("label") or f"GPU {dev['index']}"  # a fleet's device: 'rank 5 on node-2 (GPU 1)'
         device = {**shared, **dev, "name": f"{dev['name']} ({where})", "base_name": dev["name"]}
         part = {**{k: v for k, v in doc.items() if k not in ("devices", "device", "kernels", "sweeps")},
-                "device": device, "kernels": kernels, "host": doc.get("_source", "")}
+                "device": device, "kernels": kernels}
         own = [s for s in doc.get("sweeps") or () if s.get("device") == dev["index"]]
         if own:  # a several-GPU sweep: each device's own model block (its launch overheads, its fit)
             part["sweep"] = {k: v for k, v in own[0].items() if k != "device"}

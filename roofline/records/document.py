@@ -170,8 +170,13 @@ class ResultsDocument:
     def from_json(cls, doc: Any, path: Path | str = "<results>") -> "ResultsDocument":
         """Validate a parsed results document (roofline.records.schema); InputError naming the file and field of the
         first problem."""
-        path = Path(path)
-        check_document(path, doc, [s.value for s in Status])
+        check_document(Path(path), doc, [s.value for s in Status])
+        return cls.from_checked(doc)
+
+    @classmethod
+    def from_checked(cls, doc: Mapping[str, Any]) -> "ResultsDocument":
+        """The typed form of a document that met the checks already (one device's part of a checked document,
+        roofline.records.devices.split_devices), without checking it again."""
         named = {"schema", *TOP_FIELDS}
         return cls(created=doc["created"], tool_version=doc["tool_version"], backend=doc["backend"],
                    device=doc["device"], machine=doc["machine"],

@@ -29,33 +29,60 @@ says which side is newer, and names the file and the field for anything else it 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from roofline.errors import at
 from roofline.load.inputs import parse_json, read_input_text
-from roofline.records.document import require_results
+from roofline.records.devices import split_devices
+from roofline.records.document import KernelResult, ResultsDocument, require_results
 from roofline.records.schema import RESULTS_SCHEMA
 
 MAX_RESULTS_BYTES = 256 << 20
 
 
-def validate_results(doc: Any, path: Path | str = "<results>") -> dict[str, Any]:
-    """Check a parsed results document (ResultsDocument.from_json); the same document back, for dict readers."""
-    require_results(doc, path)
-    return doc
+@dataclass(frozen=True)
+class ResultsFile:
+    """A checked results document and where it came from. The place is kept beside the document, never in it, so
+    a renderer or gate sees exactly what the file holds; `typed` is the ResultsDocument the check built."""
+
+    path: Path | None  # None: a document built in memory (an importer's output, a test's)
+    doc: dict[str, Any]  # the document as parsed: what dict readers index
+    typed: ResultsDocument
+
+    @classmethod
+    def of(cls, doc: Any, path: Path | str | None = None) -> "ResultsFile":
+        """Check a parsed document (ResultsDocument.from_json); InputError naming `path` and the field if it fails."""
+        return cls(None if path is None else Path(path), doc, require_results(doc, path or "<results>"))
+
+    @property
+    def source(self) -> str | None:
+        """The file's path as given, for reports and messages; None for a document built in memory."""
+        return None if self.path is None else str(self.path)
+
+    @property
+    def name(self) -> str:
+        """How a message names it: the path, else 'the results'."""
+        return self.source or "the results"
 
 
-def load_results(path: Path | str) -> dict[str, Any]:
+def load_results(path: Path | str) -> ResultsFile:
     """Read and validate one results file. Every problem is an InputError (exit 2) naming the file."""
     path = Path(path)
     text = read_input_text(path, MAX_RESULTS_BYTES, "a results JSON file")
     if not text.strip():
         raise at(path, None, "is empty (expected a results JSON file from 'roofline measure -o FILE')")
     doc = parse_json(text, path)  # depth-limited, bounded numbers, never a RecursionError
-    validate_results(doc, path)
-    doc.setdefault("_source", str(path))
-    return doc
+    return ResultsFile.of(doc, path)
+
+
+def split_file(results: ResultsFile) -> list[ResultsFile]:
+    """A several-device file → one ResultsFile per GPU (roofline.records.devices.split_devices), each still naming
+    the file it came from. A single-device file comes back as it is."""
+    if not results.doc.get("devices"):
+        return [results]
+    return [ResultsFile(results.path, part, ResultsDocument.from_checked(part)) for part in split_devices(results.doc)]
 
 
 # ---- iterating and merging ---------------------------------------------------------------------
@@ -91,13 +118,13 @@ def kernel_key(kernel: dict[str, Any]) -> tuple[str, str]:
     return kernel["name"], json.dumps(kernel.get("params", {}), sort_keys=True)
 
 
-def device_labels(docs: Sequence[dict[str, Any]]) -> list[str]:
-    """A readable label per document: the device name, with the file name added where two files share a device."""
-    names = [str(d["device"]["name"]) for d in docs]
+def device_labels(files: Sequence[ResultsFile]) -> list[str]:
+    """A readable label per file: the device name, with the file name added where two files share a device."""
+    names = [str(f.doc["device"]["name"]) for f in files]
     labels = []
-    for doc, name in zip(docs, names):
+    for f, name in zip(files, names):
         if names.count(name) > 1:
-            labels.append(f"{name} ({Path(str(doc.get('_source', '?'))).name})")
+            labels.append(f"{name} ({f.path.name if f.path is not None else '?'})")
         else:
             labels.append(name)
     if len(set(labels)) < len(labels):  # same device and same file name in different folders
@@ -105,11 +132,11 @@ def device_labels(docs: Sequence[dict[str, Any]]) -> list[str]:
     return labels
 
 
-def iter_kernels(docs: Sequence[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(device label, document, kernel) over every kernel of every file, files in the order given."""
-    for label, doc in zip(device_labels(docs), docs):
-        for kernel in doc["kernels"]:
-            yield label, doc, kernel
+def iter_kernels(files: Sequence[ResultsFile]) -> Iterator[tuple[str, ResultsFile, KernelResult]]:
+    """(device label, file, typed kernel) over every kernel of every file, files in the order given."""
+    for label, f in zip(device_labels(files), files):
+        for kernel in f.typed.kernels:
+            yield label, f, kernel
 
 
 def sweep_groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -45,8 +45,8 @@ _KERNEL_OPTIONAL = {
 # The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
 # never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
 # state over the timed window (roofline.measurement.gpustate; the throttle warning reads it).
-_COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
-                   "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
+COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
+                  "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
 _GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max", "power_mean", "power_limit",
                      "power_capped", "thermal_capped")
 _HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
@@ -121,7 +121,7 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
         raise at(path, f"{label}.warnings", "expected a list of {code, text, fix} records (or strings)")
     if data.get("work") is not None and not all(isinstance(w, dict) for w in data["work"]):
         raise at(path, f"{label}.work", "expected a list of mappings (the parts of an imported launch's work)")
-    _check_block(path, f"{label}.counters", data.get("counters"), _COUNTER_FIELDS)
+    _check_block(path, f"{label}.counters", data.get("counters"), COUNTER_FIELDS)
     _check_block(path, f"{label}.gpu_state", data.get("gpu_state"), _GPU_STATE_FIELDS)
     state = data.get("gpu_state") or {}
     for key in _HELD_FIELDS:

@@ -87,9 +87,11 @@ def _names(slow: Sequence[Mapping[str, Any]], shown: int = 4) -> str:
     return ", ".join(items) + (f" and {len(worst) - shown} more" if len(worst) > shown else "")
 
 
-def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None) -> Any:
+def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None, *,
+                 source: str = "the results") -> Any:
     """The chart of a fleet results document (roofline.fleet.merge.fleet_document). Returns a Figure; its texts name
-    every slow GPU and node (annotations for the worst, the caption for all)."""
+    every slow GPU and node (annotations for the worst, the caption for all). `source` names the document in an
+    error (its file's path)."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -100,7 +102,7 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None)
     require_matplotlib()
     rows, nodes = fleet_rows(doc)
     if not rows:
-        raise InputError(f"{doc.get('_source', 'the results')}: no kernel was timed on two or more ranks, so there is "
+        raise InputError(f"{source}: no kernel was timed on two or more ranks, so there is "
                          "no fleet median to draw against")
     hosts = sorted({str(d.get("host")) for r in rows for d in r["devices"] if d.get("host")})
     palette = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#ff7f0e"]

@@ -18,8 +18,10 @@ from roofline.records.document import entry_failed
 
 
 def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
-                 measured_machines: Sequence[dict[str, Any]] = (), title: str | None = None) -> Any:
-    """Achieved bandwidth against bytes moved (log x) for kernels measured at several sizes."""
+                 measured_machines: Sequence[dict[str, Any]] = (), title: str | None = None, *,
+                 source: str = "the results") -> Any:
+    """Achieved bandwidth against bytes moved (log x) for kernels measured at several sizes. `source` names the
+    document in an error (its file's path)."""
     require_matplotlib()
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
@@ -34,11 +36,11 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
 
         missing = [k for k in kernels if not any(named(key, k) for key in groups)]
         if missing:
-            raise InputError(f"--sweep: {', '.join(missing)} not measured at several sizes in {doc.get('_source')}; "
+            raise InputError(f"--sweep: {', '.join(missing)} not measured at several sizes in {source}; "
                              f"sweeps there: {', '.join(groups) or 'none'}")
         groups = {key: v for key, v in groups.items() if any(named(key, k) for k in kernels)}
     if not groups:
-        raise InputError(f"{doc.get('_source', 'results')}: no kernel measured at several sizes (entries sharing a "
+        raise InputError(f"{source}: no kernel measured at several sizes (entries sharing a "
                          "name with different bytes); run a sweep first")
     machine = doc["machine"]
     bw, in_flight = machine["bandwidth"], machine["bytes_in_flight"]
