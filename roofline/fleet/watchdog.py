@@ -52,6 +52,14 @@ def backstop_s(timeout: float) -> float:
     return timeout + 2 * response_s(timeout) + 5.0
 
 
+def _stderr_fd() -> int:
+    """The descriptor the backstop writes to (a C thread: it needs a real one, not a Python stream)."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # a replaced stderr (a test's runner): the process's own
+        return 2
+
+
 class Unwatched:
     """The watch of a run without --timeout: nothing is recorded, nothing is watched."""
 
@@ -94,7 +102,7 @@ class Watch:
             self.label, self.since, self.size = label, self.clock(), dict(size) if size else None
             self.doing, self.waiting = "working", False
         if self.backstop:
-            faulthandler.dump_traceback_later(backstop_s(self.timeout or 0), exit=True, file=sys.stderr)
+            faulthandler.dump_traceback_later(backstop_s(self.timeout or 0), exit=True, file=_stderr_fd())
 
     def phase(self, doing: str, waiting: bool = False) -> None:
         """What the step is doing now; `waiting`: inside a collective or an agreement, so waiting on the others."""
