@@ -44,22 +44,17 @@ def refuse_device(given: bool) -> None:
                          "leave the option out")
 
 
-def fleet_progress(size: int) -> Callable[[str, Any, int], None]:
-    """Rank 0's progress on standard error: a line as each rank finishes, 'ranks done 3/4'; an error seen before
-    is not repeated (a job whose every rank lacks CuPy says it once)."""
-    first: dict[str, int] = {}
+def fleet_progress(size: int, style: str = "auto") -> Callable[[str, Any, int], None]:
+    """Rank 0's progress on standard error (roofline.fleet.progress): a line as each rank finishes in a small
+    fleet, a counter throttled to a line a second and every 5 % past 16 ranks; failures as they come, each error
+    once."""
+    from roofline.fleet.progress import FleetProgress
+
+    progress = FleetProgress(size, style)
 
     def on_event(kind: str, out: Any, finished: int) -> None:
-        if kind != "finished":
-            return
-        if out.state == "done":
-            verdict = "done"
-        elif str(out.error) in first:
-            verdict = f"FAILED (as rank {first[str(out.error)]})"
-        else:
-            first[str(out.error)] = out.rank
-            verdict = f"FAILED ({out.error})"
-        note(f"fleet: {out.label()} {verdict}; ranks done {finished}/{size}")
+        for line in progress.event(kind, out, finished):
+            note(line)
 
     return on_event
 
@@ -76,18 +71,21 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     from roofline.fleet import mpi
     from roofline.fleet.merge import HUNG
 
+    from roofline.fleet.progress import progress_style
+
     mpi.require_mpi4py()
     where = mpi.place()
+    style, warning = progress_style()
     if where.rank == 0:
         groups = f"{len(where.leaders) + 1} node leader(s) gather first" if where.gather == "node" else "flat gather"
         note(f"fleet: {where.size} MPI ranks, each {what}; rank 0 writes the results ({groups})"
              + (f"; --timeout {timeout:g} s" if timeout is not None else ""))
-        for line in notes:
+        for line in notes + ((warning,) if warning else ()):
             note(line)
     hung: list[Any] = []
     code = 0
     try:
-        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size), where)
+        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size, style), where)
         if outcomes is None:
             return
         hung = [o for o in outcomes.values() if o.state == HUNG]
