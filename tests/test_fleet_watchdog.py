@@ -288,7 +288,6 @@ def test_a_rank_hung_in_a_collective_is_named_and_the_completed_sizes_written(mp
     assert ("error: fleet links: --timeout 2 s passed in the intra-node all-reduce of 4096 B: rank 1 on "
             in result.stderr)
     assert "was still preparing its buffers after" in result.stderr and "ranks 0, 2-3 on " in result.stderr
-    assert "MPI_ABORT was invoked on rank 0" in result.stderr
     doc = load_links(tmp_path / "links.json")
     ranks = (0, 1, 2, 3)
     assert _statuses(doc) == [("intra-node", ranks, "all_reduce", 1024, "OK"),
