@@ -89,7 +89,8 @@ def test_rank_0_holds_slim_entries_and_reads_one_rank_back_in_full():
     assert sorted(map(json.dumps, mine)) == sorted(json.dumps(k) for k in full if k["rank"] == 5)
     assert all("phases" in k and k["host"] == "node-1" and k["device"] == 5 for k in mine)
     machines = {id(o.document["machine"]) for o in outcomes.values() if o.state == DONE}
-    assert len(machines) == 11 and len(spool.machines) == 1  # one machine block held, however many ranks
+    held = {id(o["machine"]) for o in (spool.add(r, part(outcomes[r]), 12) for r in (0, 1, 2))}
+    assert len(machines) == 11 and len(held) == 1  # one machine block held, however many ranks
 
 
 def test_a_small_fleet_keeps_its_full_entries_for_the_table():
@@ -129,3 +130,31 @@ def test_a_fleet_file_past_the_read_limit_is_refused_before_writing(tmp_path, mo
     monkeypatch.setattr(roofline.records.files, "MAX_RESULTS_BYTES", total)
     emit_streamed(doc, spool, tmp_path / "fleet.json", "table", lambda d: "table", [])
     assert Path(tmp_path / "fleet.json").stat().st_size == total
+
+
+def test_a_sweep_on_nine_ranks_streams_and_shows_rank_0_in_full(mpi, tmp_path):
+    """Past 8 ranks rank 0 holds slim entries: the file still has every field, and the one sweep table shown (rank
+    0's) is read back from the spool in full."""
+    from test_fleet_commands import _mpirun
+
+    result = _mpirun(tmp_path, "sweep", "vector_add", "--backend", "numpy", "--spec", "h200", "--sizes",
+                     "2**10..2**11", "--min-time", "0.01", "-o", "sweep.json", ranks=9,
+                     env={"ROOFLINE_FLEET_TEST_NODE_SIZE": "3"})
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "sweep.json").read_text())
+    assert [d["rank"] for d in doc["devices"]] == list(range(9)) and len(doc["kernels"]) == 18
+    assert all("phases" in k and "achieved_bandwidth" in k for k in doc["kernels"])  # not the slim copy
+    assert [(k["params"]["n"], k["rank"]) for k in doc["kernels"]] == [(n, r) for n in (1024, 2048)
+                                                                      for r in range(9)]
+    assert "vector_add" in result.stdout and "rank 0 on " in result.stdout  # rank 0's sweep table
+    assert "the sweep tables and model lines of the other 8 ranks are in the results" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.json"]
+
+
+@pytest.fixture
+def mpi():
+    from test_fleet import _mpi_missing
+
+    reason = _mpi_missing()
+    if reason is not None:
+        pytest.skip(reason)

@@ -50,7 +50,8 @@ class Spool:
         self.full_up_to = full_up_to
         self.index: list[tuple[int, int, int, int, int]] = []  # (rank, position, key id, offset, length)
         self.keys: dict[tuple[str, str], int] = {}
-        self.machines: dict[str, Any] = {}  # one object per distinct machine (spec) block, shared by the ranks
+        self.shared: dict[tuple[str, str], Any] = {}  # one object per distinct top-level block (the machine, the
+        # policy, ...), shared by the ranks that sent the same: 10,000 copies of one spec are one
         self.bytes = 0
 
     @property
@@ -68,14 +69,13 @@ class Spool:
             self.file.write(text)
             self.index.append((rank, position, key, self.bytes, len(text)))
             self.bytes += len(text)
-        kept = {k: v for k, v in part.items() if k != "kernels"}
-        if "machine" in kept:
-            kept["machine"] = self.machines.setdefault(json.dumps(kept["machine"], sort_keys=True, default=str),
-                                                       kept["machine"])
+        kept = {k: v if k in ("device", "sweep") else
+                self.shared.setdefault((k, json.dumps(v, sort_keys=True, default=str)), v)
+                for k, v in part.items() if k != "kernels"}
         if size <= self.full_up_to:
             kept["kernels"] = list(part["kernels"])
         else:
-            kept["kernels"] = [{k: e[k] for k in SLIM if k in e} for e in part["kernels"]]
+            kept["kernels"] = [{k: _shared(e[k], self.shared) for k in SLIM if k in e} for e in part["kernels"]]
         return kept
 
     def order(self, ranks: set[int] | None = None) -> list[tuple[int, int, int, int, int]]:
@@ -123,6 +123,13 @@ class Spool:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+
+
+def _shared(value: Any, seen: dict[tuple[str, str], Any]) -> Any:
+    """A short string (a kernel's name, a host, a status) as one object for every rank that has it."""
+    if isinstance(value, str) and len(value) <= 64:
+        return seen.setdefault(("", value), value)
+    return value
 
 
 def spool_folder(output: Path | str | None) -> str | None:

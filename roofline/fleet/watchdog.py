@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 import traceback
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -235,7 +236,7 @@ def _flush() -> None:
             pass
 
 
-class _Dog:
+class _Dog(ABC):
     """The thread and its stop; `on_cut` runs on rank 0 once a deadline passed (write, print), then `end` ends the job."""
 
     def __init__(self, watch: Watch, on_cut: CutHandler, say: Callable[[str], None], end: Callable[[int], None],
@@ -266,8 +267,9 @@ class _Dog:
             _flush()
             self.end(EXIT_CUT)
 
+    @abstractmethod
     def _loop(self) -> None:
-        raise NotImplementedError
+        """Watch until stopped; past a deadline, act (and return)."""
 
     def _cut(self, trigger: Mapping[str, Any], answers: Mapping[int, Mapping[str, Any] | None],
              hosts: Mapping[int, str]) -> None:
