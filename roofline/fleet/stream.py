@@ -23,9 +23,9 @@ from typing import Any, Iterator, Mapping
 from roofline.load.jsonio import _clean, encode
 
 # What rank 0 keeps of each entry: the verdict (status, verified, error), the fleet table and outliers (name,
-# params, time_median, time_ci, fraction_of_ceiling), the notes (warnings) and who measured it.
-SLIM = ("name", "params", "status", "verified", "error", "warnings", "time_median", "time_ci", "fraction_of_ceiling",
-        "device", "host", "rank", "local_rank", "device_index", "uuid", "pci_bus_id")
+# params, time_median, time_ci, fraction_of_ceiling) and the notes (warnings). Who measured it (host, rank, ...)
+# the merge adds again from the rank's identity.
+SLIM = ("name", "params", "status", "verified", "error", "warnings", "time_median", "time_ci", "fraction_of_ceiling")
 INDENT = "    "  # an entry of the top-level `kernels` array, as json.dumps(indent=2) places it
 PLACEHOLDER = '\n  "kernels": []'
 
