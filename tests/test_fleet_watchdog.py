@@ -378,3 +378,40 @@ def test_with_a_timeout_that_never_passes_four_ranks_finish_as_before(mpi, tmp_p
     doc = load_links(tmp_path / "links.json")
     assert json.loads(result.stdout) == doc and "cut_short" not in doc
     assert len(_statuses(doc)) == 10 and all(s[-1] == "OK" for s in _statuses(doc))
+
+
+_SOLO_NCCL = """
+import sys
+sys.path.insert(0, {tests!r})
+import roofline.fleet.links, roofline.fleet.nccl
+from roofline.fleet.nccl import NcclEngine
+from test_fleet_links import fake_modules
+modules = fake_modules()
+roofline.fleet.nccl.pointer = lambda a: a.ctypes.data
+roofline.fleet.links._open = lambda backend, control, device: NcclEngine(device, modules)
+from roofline.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_one_gpu_without_a_launcher_writes_the_completed_sizes_and_exits_1(tmp_path):
+    """The NCCL path on one rank (no MPI: the one-rank watchdog), over the stand-in for CuPy and NCCL, hung at the
+    all-reduce of 4 KiB: what the lead's single-GPU run does on the H200."""
+    script = _SOLO_NCCL.format(tests=str(ROOT / "tests"))
+    environ = {**os.environ, "PYTHONPATH": str(ROOT), "ROOFLINE_FLEET_TEST_LINK_HANG": "0:all_reduce:4096"}
+    for name in [n for n in environ if n.startswith(("OMPI_", "PMI_", "PMIX_"))]:
+        environ.pop(name)  # no launcher
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", script, "fleet", "links", "--max-bytes", "8KiB", "--iters", "2",
+                             "--warmup", "1", "--timeout", "1.5", "-o", "cut.json"], cwd=tmp_path, env=environ,
+                            capture_output=True, text=True, timeout=LIMIT)
+    assert result.returncode == 1, result.stderr
+    assert time.monotonic() - started < LIMIT / 2
+    assert ("error: fleet links: --timeout 1.5 s passed in the intra-node all-reduce of 4096 B: rank 0 on "
+            in result.stderr) and "was still preparing its buffers" in result.stderr
+    doc = load_links(tmp_path / "cut.json")
+    assert doc["backend"] == "cupy" and doc["transport"] == "NCCL 2.21.5"
+    assert [(c, b, st) for *_, c, b, st in _statuses(doc)] == [("all_reduce", 1024, "OK"), ("all_reduce", 2048, "OK"),
+                                                               ("all_reduce", 4096, "FAILED")]
+    assert doc["cut_short"]["not_reported"] == [0] and doc["ranks"][0]["pci_bus_id"] == "0000:1B:00.0"
+    assert [p.name for p in tmp_path.iterdir()] == ["cut.json"]
