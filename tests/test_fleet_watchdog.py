@@ -171,7 +171,7 @@ def test_the_one_rank_watchdog_stops_quietly_when_the_run_finishes():
     assert cut == []
 
 
-# ---- the document of a cut run ----------------------------------------------------------------------------------------
+# ---- the document of a cut run ---------------------------------------------------------------------------------
 
 def _point(collective, size, ranks=4, status="OK"):
     p = {"collective": collective, "bytes": size, "requested_bytes": size, "count": size // 4, "ranks": ranks,

@@ -237,7 +237,8 @@ def _flush() -> None:
 
 
 class _Dog(ABC):
-    """The thread and its stop; `on_cut` runs on rank 0 once a deadline passed (write, print), then `end` ends the job."""
+    """The thread and its stop. `on_cut` runs on rank 0 once a deadline passed (write, print); then `end` ends
+    the job."""
 
     def __init__(self, watch: Watch, on_cut: CutHandler, say: Callable[[str], None], end: Callable[[int], None],
                  poll_s: float = POLL_S):
