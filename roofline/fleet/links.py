@@ -88,7 +88,9 @@ class LinksRun:
         self.backend, self.plan, self.world, self.node = backend, plan, world, node
         self.watch = watch if watch is not None else Unwatched()
         self.host = host_name() + (f"#{node.node_tag}" if getattr(node, "node_tag", None) else "")
-        self.leaders: list[str] = []
+        self.leaders: list[str] = []  # the hosts of the node leaders, in rank order
+        self.widest = 1  # the most ranks any node has
+        self.members: list[tuple[int, str]] = []  # this node's ranks and their host
         self.hosts: dict[int, str] = {}  # rank 0: every rank's host; the others: rank 0's
         self.local: dict[int, int] = {}  # rank 0: every rank's node-local rank
         self.scopes: list[dict[str, Any]] = []  # rank 0: the scopes gathered so far
