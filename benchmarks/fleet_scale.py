@@ -16,7 +16,9 @@ R = 1 is not a fleet (one rank runs `measure` as without mpirun): it is the sing
     PYTHONPATH=. python3 benchmarks/fleet_scale.py --offline 64,1000,10000
 
 measures rank 0's side alone at rank counts no machine here can start: copies of one rank's measured document, each
-pickled and unpickled (the CPU cost of receiving it), merged, written as JSON; and the memory that takes.
+pickled and unpickled (the CPU cost of receiving it), merged, written as JSON; and the memory that takes, with the
+whole-document writer (merge everything, then one JSON text) and with the streaming one `measure` and `sweep` use
+(--writer).
 """
 
 from __future__ import annotations
@@ -86,6 +88,17 @@ def rank_document(kernels: list[str], params: list[str], min_time: float) -> dic
     return measure_selection(request, "numpy", 0)
 
 
+def widened(doc: dict, copies: int) -> dict:
+    """A rank document with its entries repeated `copies` times under distinct names ('copy~2'): the entry count of
+    a larger selection (30 kernels a GPU) from entries measured here, each of the measured size."""
+    import copy
+
+    if copies <= 1:
+        return doc
+    kernels = [{**copy.deepcopy(k), "name": f"{k['name']}~{i}"} for i in range(copies) for k in doc["kernels"]]
+    return {**doc, "kernels": kernels}
+
+
 def offline(ranks: int, doc: dict, node_size: int) -> dict:
     """Rank 0's share at `ranks` ranks without the ranks: `ranks` copies of one rank's document, each pickled and
     unpickled (what receiving a result costs in CPU), merged (fleet_document), turned into JSON and written; then
@@ -134,19 +147,70 @@ def offline(ranks: int, doc: dict, node_size: int) -> dict:
     dumps(fleet_document(outs, ranks))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    return {"ranks": ranks, "entries": ranks * len(doc["kernels"]), "pickled_bytes": wire, "unpickle_s": unpickle,
-            "merge_s": merge, "json_s": encode, "write_s": write, "file_bytes": size, "held_bytes": held,
+    return {"ranks": ranks, "writer": "whole", "entries": ranks * len(doc["kernels"]), "pickled_bytes": wire,
+            "unpickle_s": unpickle, "merge_s": merge, "json_s": encode, "write_s": write, "file_bytes": size,
+            "held_bytes": held, "peak_bytes": peak}
+
+
+def offline_streamed(ranks: int, doc: dict, node_size: int) -> dict:
+    """The same at rank 0 with the streaming writer `measure` and `sweep` use (roofline.fleet.stream): each
+    document, as it is received (unpickled), is spooled and a slim copy kept; then the merge of the slim copies and
+    the file assembled from the spool, written atomically. Timed in one pass, memory (tracemalloc) in a second."""
+    import copy
+    import pickle
+    import tracemalloc
+
+    from roofline.fleet.identity import rank_identity
+    from roofline.fleet.merge import DONE, RankOutcome, fleet_document, part
+    from roofline.fleet.stream import Spool
+    from roofline.load.jsonio import write_text_atomic
+
+    blob = pickle.dumps(("done", doc), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def run(folder: str) -> dict:
+        spool = Spool(folder, 8)
+        outs, took = {}, {"receive": 0.0}
+        for r in range(ranks):
+            ident = {"name": doc["device"]["name"], "cpu": doc["device"].get("cpu"),
+                     **rank_identity(f"node-{r // node_size:05d}", r, r % node_size, r % node_size)}
+            started = time.perf_counter()
+            out = RankOutcome(r, ident, DONE, pickle.loads(blob)[1])  # as received: its own objects
+            out.document = spool.add(r, part(out), ranks)
+            took["receive"] += time.perf_counter() - started
+            outs[r] = out
+        took["held"] = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
+        started = time.perf_counter()
+        merged = fleet_document(outs, ranks)
+        took["merge"] = time.perf_counter() - started
+        started = time.perf_counter()
+        size, chunks = spool.document(merged)
+        write_text_atomic(Path(folder) / "fleet.json", chunks)
+        took["write"] = time.perf_counter() - started
+        took["size"] = size
+        spool.close()
+        return took
+
+    with tempfile.TemporaryDirectory() as tmp:
+        timed = run(tmp)
+        tracemalloc.start()
+        measured = run(tmp)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return {"ranks": ranks, "writer": "streamed", "entries": ranks * len(doc["kernels"]),
+            "pickled_bytes": ranks * len(blob), "unpickle_s": timed["receive"], "merge_s": timed["merge"],
+            "json_s": 0.0, "write_s": timed["write"], "file_bytes": timed["size"], "held_bytes": measured["held"],
             "peak_bytes": peak}
 
 
 def offline_markdown(rows: list[dict]) -> str:
-    lines = ["| ranks | entries | pickled MB | unpickle s | merge s | JSON s | write s | rank 0 total s | file MB | "
-             "documents held MB | peak MB |", "|" + "---:|" * 11]
+    lines = ["| ranks | writer | entries | pickled MB | receive s | merge s | JSON s | write s | rank 0 total s | "
+             "file MB | documents held MB | peak MB |", "|" + "---:|" * 12]
     for r in rows:
         total = r["unpickle_s"] + r["merge_s"] + r["json_s"] + r["write_s"]
-        lines.append(f"| {r['ranks']} | {r['entries']} | {r['pickled_bytes'] / 1e6:.2f} | {r['unpickle_s']:.3f} | "
-                     f"{r['merge_s']:.3f} | {r['json_s']:.3f} | {r['write_s']:.3f} | {total:.3f} | "
-                     f"{r['file_bytes'] / 1e6:.2f} | {r['held_bytes'] / 1e6:.1f} | {r['peak_bytes'] / 1e6:.1f} |")
+        lines.append(f"| {r['ranks']} | {r.get('writer', 'whole')} | {r['entries']} | {r['pickled_bytes'] / 1e6:.2f} | "
+                     f"{r['unpickle_s']:.3f} | {r['merge_s']:.3f} | {r['json_s']:.3f} | {r['write_s']:.3f} | "
+                     f"{total:.3f} | {r['file_bytes'] / 1e6:.2f} | {r['held_bytes'] / 1e6:.1f} | "
+                     f"{r['peak_bytes'] / 1e6:.1f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -180,15 +244,22 @@ def main() -> int:
     parser.add_argument("--offline", default=None, metavar="R,R,...",
                         help="instead: rank 0's receive, merge and write at these rank counts without mpirun, from "
                              "copies of one rank's measured document (e.g. 64,1000,10000), and its memory")
+    parser.add_argument("--copies", type=int, default=1,
+                        help="with --offline: each rank's entries repeated this many times under distinct names "
+                             "(15 gives 30 entries a rank from the 2 measured kernels)")
+    parser.add_argument("--writer", default="whole,streamed",
+                        help="with --offline: rank 0's writer, whole (merge, then one JSON text) or streamed "
+                             "(roofline.fleet.stream, what measure and sweep use), or both")
     args = parser.parse_args()
     if args.offline:
         sys.path.insert(0, str(ROOT))
-        doc = rank_document(args.kernels.split(","), args.param or ["n=2**10"], args.min_time)
+        doc = widened(rank_document(args.kernels.split(","), args.param or ["n=2**10"], args.min_time), args.copies)
         found = []
         for ranks in [int(r) for r in args.offline.split(",")]:
-            found.append(offline(ranks, doc, args.node_size))
-            if not args.markdown:
-                print(json.dumps(found[-1]), flush=True)
+            for writer in args.writer.split(","):
+                found.append((offline if writer == "whole" else offline_streamed)(ranks, doc, args.node_size))
+                if not args.markdown:
+                    print(json.dumps(found[-1]), flush=True)
         if args.json is not None:
             args.json.write_text(json.dumps({"machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
                                              "offline": found}, indent=2) + "\n")

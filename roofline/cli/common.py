@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import click
 
@@ -74,7 +74,7 @@ def emit(text: str, output: Path | None) -> None:
         note(f"wrote {output}")
 
 
-def write_output(output: Path | None, data: str | bytes) -> None:
+def write_output(output: Path | None, data: str | bytes | Iterator[bytes]) -> None:
     """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
     FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
     from roofline.load.jsonio import write_stdout, write_text_atomic

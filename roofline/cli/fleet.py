@@ -44,22 +44,17 @@ def refuse_device(given: bool) -> None:
                          "leave the option out")
 
 
-def fleet_progress(size: int) -> Callable[[str, Any, int], None]:
-    """Rank 0's progress on standard error: a line as each rank finishes, 'ranks done 3/4'; an error seen before
-    is not repeated (a job whose every rank lacks CuPy says it once)."""
-    first: dict[str, int] = {}
+def fleet_progress(size: int, style: str = "auto") -> Callable[[str, Any, int], None]:
+    """Rank 0's progress on standard error (roofline.fleet.progress): a line as each rank finishes in a small
+    fleet, a counter throttled to a line a second and every 5 % past 16 ranks; failures as they come, each error
+    once."""
+    from roofline.fleet.progress import FleetProgress
+
+    progress = FleetProgress(size, style)
 
     def on_event(kind: str, out: Any, finished: int) -> None:
-        if kind != "finished":
-            return
-        if out.state == "done":
-            verdict = "done"
-        elif str(out.error) in first:
-            verdict = f"FAILED (as rank {first[str(out.error)]})"
-        else:
-            first[str(out.error)] = out.rank
-            verdict = f"FAILED ({out.error})"
-        note(f"fleet: {out.label()} {verdict}; ranks done {finished}/{size}")
+        for line in progress.event(kind, out, finished):
+            note(line)
 
     return on_event
 
@@ -68,26 +63,37 @@ Finish = Callable[[Mapping[int, Any], int, Any], None]
 
 
 def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: float | None, finish: Finish,
-              notes: tuple[str, ...] = ()) -> None:
+              notes: tuple[str, ...] = (), spool: Any = None) -> None:
     """Run `work` on every rank; on rank 0, finish(outcomes, size, gather stats) prints, writes and raises the
     verdict (`notes` go out first, from rank 0 only). When a rank hung, the job is aborted once rank 0 is done (the
-    launcher waits for every rank)."""
+    launcher waits for every rank). `spool` (roofline.fleet.stream.Spool): rank 0 streams each rank's entries into
+    it as they arrive and holds a slim copy."""
     from roofline.errors import EXIT_INTERNAL, RooflineError
     from roofline.fleet import mpi
     from roofline.fleet.merge import HUNG
 
+    from roofline.fleet.progress import progress_style
+
     mpi.require_mpi4py()
     where = mpi.place()
+    style, warning = progress_style()
     if where.rank == 0:
         groups = f"{len(where.leaders) + 1} node leader(s) gather first" if where.gather == "node" else "flat gather"
         note(f"fleet: {where.size} MPI ranks, each {what}; rank 0 writes the results ({groups})"
              + (f"; --timeout {timeout:g} s" if timeout is not None else ""))
-        for line in notes:
+        for line in notes + ((warning,) if warning else ()):
             note(line)
     hung: list[Any] = []
     code = 0
     try:
-        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size), where)
+        keep = None
+        if spool is not None and where.rank == 0:
+            from roofline.fleet.merge import part
+
+            def keep(rank: int, out: Any) -> dict[str, Any]:
+                return spool.add(rank, part(out), where.size)
+
+        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size, style), where, keep)
         if outcomes is None:
             return
         hung = [o for o in outcomes.values() if o.state == HUNG]
@@ -139,22 +145,49 @@ def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None
 
 
 def _results(outcomes: Mapping[int, Any], size: int, stats: Any, timeout: float | None, output: Path | None,
-             fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]]) -> dict[str, Any]:
-    """Merge the ranks' results documents, write and print them (shape(doc) → table function and notes), note the
-    gather's cost, and judge the ranks."""
-    from roofline.cli.common import emit_results
+             fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]], spool: Any) -> dict[str, Any]:
+    """Merge the ranks' (slim) documents, write the file from the spool and print it (shape(doc) → table function
+    and notes), note the gather's cost, and judge the ranks."""
     from roofline.fleet.merge import fleet_document
 
     began = time.perf_counter()
     doc = fleet_document(outcomes, size, timeout, stats.to_dict())
     table, notes = shape(doc)
     merged = time.perf_counter()
-    emit_results(doc, output, fmt, table, notes)
+    emit_streamed(doc, spool, output, fmt, table, notes)
     written = time.perf_counter()
     rank_bugs(outcomes)
     note(gather_note(stats, merged - began, written - merged))
     judge(outcomes, size, timeout)
     return doc
+
+
+def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str, table: Callable[[dict], object],
+                  notes: list[str]) -> None:
+    """emit_results for a fleet: the file assembled from the merged slim document and the spooled entries (the
+    same text the whole merge would give), written atomically and, with --format json, to standard output."""
+    from roofline.cli.common import is_stdout, print_tables, write_output
+    from roofline.errors import InputError
+    from roofline.records.files import MAX_RESULTS_BYTES
+
+    size, chunks = spool.document(doc)
+    if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
+        raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the "
+                         f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
+                         f"({len(doc.get('kernels') or [])} entries)",
+                         fix="measure fewer kernels, or fewer ranks at once; nothing was written")
+    if output is not None:
+        write_output(output, chunks)
+    to_stdout = output is not None and is_stdout(output)
+    if fmt == "json":
+        if not to_stdout:
+            write_output(None, spool.document(doc)[1])
+    else:
+        print_tables([table(doc)], None, stderr=to_stdout)
+    for line in notes:
+        note(line)
+    if output is not None and not to_stdout:
+        note(f"wrote {output}")
 
 
 def _kernels_failed(doc: dict[str, Any]) -> None:
@@ -179,11 +212,14 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return measure_selection(request, backend, device, on_identity=on_identity)
 
+    spool = _spool(output)
+
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (_measure_table(d), problems(d)))
+        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (_measure_table(d), problems(d)),
+                       spool)
         _kernels_failed(doc)
 
-    run_fleet(f"measuring {_what(backend)}", work, timeout, finish)
+    run_fleet(f"measuring {_what(backend)}", work, timeout, finish, spool=spool)
 
 
 def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
@@ -212,16 +248,28 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return sweep_selection(args, backend, device, on_identity=on_identity)
 
+    spool = _spool(output)
+
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: _sweep_view(d, outcomes))
+        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: _sweep_view(d, outcomes, spool), spool)
         _kernels_failed(doc)
 
-    run_fleet(f"sweeping {_what(backend)}", work, timeout, finish)
+    run_fleet(f"sweeping {_what(backend)}", work, timeout, finish, spool=spool)
 
 
-def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any]) -> tuple[Any, list[str]]:
+def _spool(output: Path | None) -> Any:
+    """Rank 0's streaming writer (roofline.fleet.stream): a fleet of up to COLUMNS_UP_TO ranks keeps its full
+    documents too, for the table of every entry."""
+    from roofline.fleet.stream import Spool, spool_folder
+    from roofline.render.tables.fleet import COLUMNS_UP_TO
+
+    return Spool(spool_folder(output), COLUMNS_UP_TO)
+
+
+def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = None) -> tuple[Any, list[str]]:
     """The fleet sweep's `sweeps` block, and what it prints: each rank's sweep table and model lines for a small
-    fleet, and for any fleet the sizes across it (the slowest GPU and node per size)."""
+    fleet (the first rank's alone past COLUMNS_UP_TO, its entries read back from the spool), and for any fleet the
+    sizes across it (the slowest GPU and node per size)."""
     from roofline.gates.nodes import fleet_rows, fleet_summary
     from roofline.records.devices import split_devices
     from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
@@ -231,6 +279,8 @@ def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any]) -> tuple[Any, 
                      if o.state == "done" and o.document is not None and o.document.get("sweep")]
     parts = split_devices(doc)
     shown = parts if len(parts) <= COLUMNS_UP_TO else parts[:1]
+    if len(parts) > COLUMNS_UP_TO and spool is not None:  # slim entries held: the shown rank's read back in full
+        shown = [{**parts[0], "kernels": spool.entries(int(parts[0]["device"]["index"]))}]
     summary = fleet_summary(*fleet_rows(doc), None)
 
     def tables(_: Any) -> Any:

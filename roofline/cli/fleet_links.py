@@ -42,10 +42,15 @@ def fleet() -> None:
               help="Timed runs per size; each rank's median counts.")
 @click.option("--warmup", type=click.IntRange(0, 100000), default=5, show_default=True,
               help="Untimed runs per size before the timed ones.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="The longest any one step may take on any rank (one size of one collective, checked and timed; "
+                   "the set-up of a scope; the gathering of results). Past it rank 0 names the step and the ranks "
+                   "that did not report, writes the sizes completed (the file says which were cut short) and ends "
+                   "the job (exit 1). [default: no limit]")
 @output_option_for("the links JSON (roofline/fleet-links/v1; rank 0 writes it)")
 @format_option(["table", "json"], help="What rank 0 prints on standard output.")
 def links(backend: str, collectives_text: str, min_text: str, max_text: str | None, iters: int, warmup: int,
-          output: Path | None, fmt: str) -> None:
+          timeout: float | None, output: Path | None, fmt: str) -> None:
     """All-reduce, all-gather, reduce-scatter and send/recv between the ranks of the job, at sizes doubling from
     --min-bytes to --max-bytes, with nccl-tests' algorithm and bus bandwidth (busbw = algbw x 2(n-1)/n for
     all-reduce, x (n-1)/n for all-gather and reduce-scatter, x 1 for send/recv).
@@ -54,6 +59,10 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
     spans nodes) are measured and reported apart. Every result is checked against the exact expected values
     before it is timed, and again after; a wrong result on any rank fails that size on all of them (FAILED in the
     file, exit 1, naming the rank and host). Rank 0 writes one file, atomically.
+
+    With --timeout no collective can hold the job: a step still running on some rank past it ends the job, and
+    the sizes completed are written; a rank 0 that no longer responds is named by the rank that noticed, and
+    nothing is written.
 
     Without mpirun it runs as one rank: NCCL with one GPU exercises the whole path (its reductions cross no link,
     so their busbw is 0).
@@ -64,11 +73,12 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
       srun --mpi=pmix -N 4 --ntasks-per-node=8 roofline fleet links -o links.json
       mpirun -n 4 roofline fleet links --backend numpy --max-bytes 4MiB -o host-links.json
       roofline fleet links --max-bytes 1GiB -o one-gpu.json            # one rank, one GPU
+      mpirun -n 16 roofline fleet links --timeout 120 -o links.json   # no step may take longer than 2 min
     """
     from roofline.errors import GateFailed, InputError, RooflineError
     from roofline.fleet import collectives as cv
     from roofline.fleet.collective_sweep import Plan
-    from roofline.fleet.links import run_links
+    from roofline.fleet.links import LinksRun
     from roofline.fleet.links_doc import failures
     from roofline.model.units import parse_quantity
 
@@ -86,9 +96,12 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
         what = f"fleet links: {scope} {cv.LABELS[p['collective']]} {format_bytes(p['bytes'], binary=True)}"
         note(f"{what}: busbw {format_rate(p['busbw'])}" if p["status"] == "OK" else f"{what}: FAILED: {p['error']}")
 
+    run = LinksRun(backend, plan, world, node)
+    dog = _watchdog(timeout, run, world, output, fmt) if timeout is not None else None
     try:
-        doc = run_links(backend, plan, world, node, on_point, note)
+        doc = run.run(on_point, note)
     except RooflineError:
+        _stop(dog)
         if world.rank != 0:
             return  # every rank raised the same agreed error; rank 0 reports it for the job
         raise
@@ -99,9 +112,20 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
             from roofline.fleet.mpi_links import abort
 
             abort(101)
+        _stop(dog)
         raise
+    _stop(dog)
     if doc is None:
         return
+    _emit(doc, output, fmt)
+    failed = failures(doc)
+    if failed:
+        raise GateFailed(f"{len(failed)} size(s) FAILED their check (kept out of the figures): "
+                         + "; ".join(failed[:3]) + (" ..." if len(failed) > 3 else ""))
+
+
+def _emit(doc: dict[str, Any], output: Path | None, fmt: str) -> None:
+    """Write and print a links document as rank 0 does at the end (also when a deadline cut the run)."""
     from roofline.load.jsonio import dumps
     from roofline.render.charts.fleet_links import links_table, summary_lines
 
@@ -115,10 +139,46 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
         note(line)
     if output is not None and str(output) != "-":
         note(f"wrote {output}")
-    failed = failures(doc)
-    if failed:
-        raise GateFailed(f"{len(failed)} size(s) FAILED their check (kept out of the figures): "
-                         + "; ".join(failed[:3]) + (" ..." if len(failed) > 3 else ""))
+
+
+def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: str) -> Any:
+    """Every rank's watchdog (roofline.fleet.watchdog) over `run`; on rank 0 a deadline that passes writes the
+    sizes completed and ends the job (exit 1)."""
+    from roofline.fleet.watchdog import BackstopOnly, MpiWatchdog, SoloWatchdog, Watch
+
+    watch = Watch(timeout, world.rank, run.host, backstop=True)
+    run.watch = watch
+
+    def on_cut(verdict: Any, answers: Any) -> None:
+        note(f"error: fleet links: {verdict.message}")
+        doc = run.partial_document(answers, verdict)
+        done = sum(p["status"] == "OK" for s in doc["scopes"] for p in s["points"])
+        _emit(doc, output, fmt)
+        note(f"fleet links: {done} size(s) completed before the deadline"
+             + (f" are in {output} (cut_short names the rest)" if output is not None and str(output) != "-" else "")
+             + "; aborting the job")
+
+    comm = getattr(world, "comm", None)
+    if comm is None:
+        return SoloWatchdog(watch, on_cut, note).start()
+    from roofline.fleet.mpi_links import watchdog_comm
+
+    mine = watchdog_comm(world)
+    if mine is None:
+        if world.rank == 0:
+            note("fleet links: this MPI gives no MPI_THREAD_MULTIPLE, so --timeout cannot name a hung rank; a rank "
+                 "past it ends the job after printing its stacks")
+        return BackstopOnly(watch).start()
+    return MpiWatchdog(watch, mine, on_cut, note, run.hosts).start()
+
+
+def _stop(dog: Any) -> None:
+    """The main thread is done with the job; when the watchdog is ending it (a deadline passed), only wait."""
+    import time
+
+    if dog is not None and not dog.stop():
+        while True:
+            time.sleep(1)
 
 
 def _controls(backend: str) -> tuple[Any, Any, bool]:

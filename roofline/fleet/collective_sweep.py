@@ -14,16 +14,24 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from roofline.fleet import collectives as cv
+from roofline.fleet.watchdog import Unwatched
 
 OK, FAILED = "OK", "FAILED"
 
 # Test-only fault injection (tests/test_fleet_links.py): the ranks named ('1', or '1:all_reduce' for one collective)
 # change one element of what they received before checking it, as a faulty link would. Not an interface.
 TEST_CORRUPT_RANK = "ROOFLINE_FLEET_TEST_CORRUPT_RANK"
+# Test-only too: the ranks named ('1', '1:all_reduce', '1:all_reduce:4096' for one requested size) stop after
+# preparing that size's buffers, so the others wait for them in the agreement: HANG sleeps in Python (the watchdog
+# thread still runs), FREEZE blocks the whole process in C holding Python's lock (as a C call that never returns
+# would). What --timeout is for (roofline.fleet.watchdog). Not an interface.
+TEST_HANG = "ROOFLINE_FLEET_TEST_LINK_HANG"
+TEST_FREEZE = "ROOFLINE_FLEET_TEST_LINK_FREEZE"
 
 
 class Control(Protocol):
@@ -98,6 +106,26 @@ def corrupt_targets(rank: int, environ: Any = None) -> set[str]:
     return out
 
 
+def stall_kind(rank: int, collective: str, requested: int, environ: Any = None) -> str | None:
+    """'hang' or 'freeze' when a test asked this rank to stop at this size (TEST_HANG, TEST_FREEZE); else None."""
+    env = os.environ if environ is None else environ
+    for kind, name in (("hang", TEST_HANG), ("freeze", TEST_FREEZE)):
+        for part in env.get(name, "").split(","):
+            who, which, size = (part.strip().split(":") + ["", ""])[:3]
+            if who.strip() == str(rank) and which.strip() in ("", collective) and size.strip() in ("", str(requested)):
+                return kind
+    return None
+
+
+def _stall(kind: str | None) -> None:
+    if kind == "freeze":
+        import ctypes
+
+        ctypes.PyDLL(None).sleep(3600)  # libc's sleep called without releasing the GIL: no Python thread runs
+    while kind == "hang":
+        time.sleep(1)
+
+
 def _guard(step: Callable[[], str | None], doing: str = "") -> str | None:
     """A step's failure as a message: what it returned, or the exception it raised (after `doing`), never an
     escape that would leave the other ranks waiting for this one."""
@@ -110,26 +138,32 @@ def _guard(step: Callable[[], str | None], doing: str = "") -> str | None:
 
 def run_sweep(engine: Engine, control: Control, plan: Plan, who: str,
               on_point: Callable[[dict[str, Any]], None] = lambda p: None,
-              corrupt: set[str] | None = None) -> list[dict[str, Any]]:
+              corrupt: set[str] | None = None, watch: Any = None, scope: str = "",
+              rank: int | None = None) -> list[dict[str, Any]]:
     """Every collective of the plan at every size on this group: the same list of points on every rank.
-    `who` names this rank in messages ('rank 3 on node-1'); `corrupt` is the test hook's set of collectives."""
+    `who` names this rank in messages ('rank 3 on node-1'); `corrupt` is the test hook's set of collectives;
+    `watch` (roofline.fleet.watchdog.Watch) hears each size begin as a step named after `scope`, and each phase;
+    `rank` (the world rank, default the group's) is whom the test hooks name."""
     corrupt = corrupt if corrupt is not None else set()
+    watch = watch if watch is not None else Unwatched()
     points = []
     for collective in plan.collectives:
         for requested in plan.sizes:
             s = cv.shape(collective, requested, control.size)
             if s is None:
                 continue  # too small to give every rank one element (all-gather, reduce-scatter on many ranks)
-            point = _one(engine, control, plan, s, who, collective in corrupt)
+            stall = stall_kind(control.rank if rank is None else rank, collective, requested)
+            point = _one(engine, control, plan, s, who, collective in corrupt, watch, scope, stall)
             points.append(point)
             on_point(point)
     return points
 
 
-def _agreed(control: Control, who: str, step: Callable[[], str | None], doing: str) -> str | None:
+def _agreed(control: Control, who: str, step: Callable[[], str | None], doing: str, watch: Any) -> str | None:
     """Run one step on this rank and exchange verdicts: None when every rank succeeded, else the failures, each
     naming its rank and what it was doing (the same text on every rank, so all of them take the same branch)."""
     mine = _guard(step, doing)
+    watch.phase("agreeing with the other ranks on the result", waiting=True)
     errors = [e for e in control.allgather(f"{who}: {mine}" if mine else None) if e]
     if not errors:
         return None
@@ -137,15 +171,19 @@ def _agreed(control: Control, who: str, step: Callable[[], str | None], doing: s
     return "; ".join(errors[:4]) + more
 
 
-def _one(engine: Engine, control: Control, plan: Plan, s: cv.Shape, who: str, corrupt: bool) -> dict[str, Any]:
+def _one(engine: Engine, control: Control, plan: Plan, s: cv.Shape, who: str, corrupt: bool, watch: Any,
+         scope: str, stall: str | None) -> dict[str, Any]:
     point: dict[str, Any] = {"collective": s.collective, "bytes": s.bytes, "requested_bytes": s.requested,
                              "count": s.bytes // cv.ITEMSIZE, "ranks": s.ranks}
     what = f"{cv.LABELS[s.collective]} of {s.bytes} B"
+    watch.step(f"{scope} {what}".strip(), point)
     want: list[Any] = []
     times: list[float] = []
 
     def check(when: str) -> str | None:
+        watch.phase(f"in the {cv.LABELS[s.collective]}", waiting=True)
         engine.sync()
+        watch.phase("checking what it received")
         got = engine.output()
         if corrupt:
             got[0] = got[0] + 1
@@ -155,24 +193,30 @@ def _one(engine: Engine, control: Control, plan: Plan, s: cv.Shape, who: str, co
         return f"{what} wrong {when}: {why}" if why else None
 
     def prepare() -> None:
+        watch.phase("preparing its buffers")
         engine.prepare(s, control.rank)
+        _stall(stall)
 
     def first_run() -> str | None:
+        watch.phase(f"in the {cv.LABELS[s.collective]}", waiting=True)
         engine.launch()
         return check("on its first run")
 
     def timing() -> str | None:
+        watch.phase(f"timing the {cv.LABELS[s.collective]}", waiting=True)
         times.extend(engine.timed(plan.iters, plan.warmup))
         return check("after timing")
 
     try:
         for step, doing in ((prepare, f"preparing the {what}: "), (first_run, f"{what}: "), (timing, f"{what}: ")):
-            failed = _agreed(control, who, step, doing)
+            failed = _agreed(control, who, step, doing, watch)
             if failed:
                 point.update(status=FAILED, error=failed)
                 return point
     finally:
+        watch.phase("releasing its buffers")
         _guard(engine.release)
+    watch.phase("agreeing with the other ranks on the time", waiting=True)
     slowest = max(control.allgather(statistics.median(times)))
     point.update(status=OK, time=slowest, algbw=cv.algbw(s.bytes, slowest),
                  busbw=cv.busbw(s.collective, s.bytes, slowest, s.ranks), iters=len(times))

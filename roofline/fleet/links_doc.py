@@ -11,8 +11,11 @@
                   status OK | FAILED, time (s, the slowest rank's median), algbw and busbw (B/s), iters;
                   error when FAILED}
     skipped       why a scope was not measured (one rank per node: no intra-node link; one node: no network)
+    cut_short     only when --timeout ended the run: {timeout (s), step, error, not_reported (ranks), sizes (each
+                  {scope, ranks, collective, bytes}: the size each group was measuring, a FAILED point in its
+                  scope), unmeasured (what was never reached)}
 
-History: v1 (this), the first.
+History: v1 (this), the first; `cut_short` added (an optional key: files without it read as before).
 """
 
 from __future__ import annotations

@@ -31,8 +31,9 @@ class RankOutcome:
         return rank_label({**self.identity, "rank": self.rank}) if self.identity.get("host") else f"rank {self.rank}"
 
 
-def _part(out: RankOutcome) -> dict[str, Any]:
-    """One rank's document with its rank as the device key and its identity in the device block and every entry."""
+def part(out: RankOutcome) -> dict[str, Any]:
+    """One rank's document with its rank as the device key and its identity in the device block and every entry
+    (idempotent: a part made again from a part is the same)."""
     assert out.document is not None
     ident = {**out.identity, "rank": out.rank}
     device = {**out.document["device"], **{k: v for k, v in ident.items() if v is not None},
@@ -67,7 +68,7 @@ def fleet_document(outcomes: Mapping[int, RankOutcome], size: int, timeout: floa
     GPU) and, with those that hung, in the `fleet` block, with what the gather cost (roofline.fleet.mpi.GatherStats).
     With no rank's results there is nothing to write (raise_if_none)."""
     raise_if_none(outcomes, timeout)
-    parts = [_part(o) for _, o in sorted(outcomes.items()) if o.state == DONE and o.document is not None]
+    parts = [part(o) for _, o in sorted(outcomes.items()) if o.state == DONE and o.document is not None]
     failed = {r: Outcome(r, error=o.error if o.state == FAILED else "hung: no result", kind=o.kind,
                          identity=o.identity)
               for r, o in outcomes.items() if o.state != DONE}

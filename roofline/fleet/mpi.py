@@ -146,11 +146,17 @@ def _guarded(work: Work, where: Place, device: int, on_identity: Callable[[dict[
         return ("error", type(exc).__name__, str(message), traceback.format_exc())
 
 
+Keep = Callable[[int, RankOutcome], dict[str, Any]]
+
+
 def run(work: Work, timeout: float | None, on_event: Callable[[str, RankOutcome, int], None] = lambda *a: None,
-        where: Place | None = None) -> tuple[Place, dict[int, RankOutcome] | None, GatherStats | None]:
+        where: Place | None = None, keep: Keep | None = None,
+        ) -> tuple[Place, dict[int, RankOutcome] | None, GatherStats | None]:
     """Run `work` on this rank's GPU. Rank 0 gets every rank's outcome (done, failed, or hung once `timeout`
     seconds have passed since the start) and what the gather cost; the others get None once their result is
-    delivered. on_event(kind, outcome, finished) on rank 0: 'identity' or 'finished' as each rank reports."""
+    delivered. on_event(kind, outcome, finished) on rank 0: 'identity' or 'finished' as each rank reports.
+    keep(rank, outcome) on rank 0, as each rank's document arrives: what to hold of it instead (a streaming writer
+    takes the document and returns a slim copy: roofline.fleet.stream)."""
     where = where or place()
     device = where.local_rank
     if not where.leads:
@@ -163,7 +169,7 @@ def run(work: Work, timeout: float | None, on_event: Callable[[str, RankOutcome,
         for request in requests:
             request.wait()
         return where, None, None
-    outcomes, stats = _lead(work, where, device, timeout, on_event)
+    outcomes, stats = _lead(work, where, device, timeout, on_event, keep)
     return where, outcomes, stats
 
 
@@ -183,7 +189,8 @@ def _short(result: tuple) -> tuple:
 
 
 def _lead(work: Work, where: Place, device: int, timeout: float | None,
-          on_event: Callable[[str, RankOutcome, int], None]) -> tuple[dict[int, RankOutcome] | None, GatherStats]:
+          on_event: Callable[[str, RankOutcome, int], None],
+          keep: Keep | None = None) -> tuple[dict[int, RankOutcome] | None, GatherStats]:
     """A group's leader: its own work on a thread, its group's messages polled until all are in or the deadline
     passes. Rank 0 also takes the other leaders' notices and bundles; another leader forwards notices as its ranks
     report and sends rank 0 one bundle at the end."""
@@ -194,7 +201,7 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
     deadline = None if timeout is None else started + timeout
     hard_stop = None if deadline is None else deadline + (GRACE_S if root and where.leaders else 0.0)
     outcomes = {r: RankOutcome(r, dict(where.roster.get(r, {}))) for r in (range(where.size) if root else where.members)}
-    raw: dict[int, tuple] = {}  # a leader's group's results as they came, for its bundle
+    raw: dict[int, tuple] = {}  # a leader's group's results as they came, for its bundle (not on rank 0)
     waiting = set(where.leaders)  # rank 0: the leaders whose bundle is still to come
     reported: set[int] = set()  # rank 0: ranks counted in the progress
     stats = GatherStats(where.gather, len(where.leaders) + 1)
@@ -204,6 +211,11 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
                      name="roofline-leader-work", daemon=True).start()
     sends: list[Any] = []
     status = MPI.Status()
+
+    def kept(rank: int) -> None:
+        out = outcomes[rank]
+        if keep is not None and out.state == DONE and out.document is not None:
+            out.document = keep(rank, out)
 
     def count(rank: int, short: tuple) -> None:
         if rank in reported:
@@ -238,8 +250,11 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
                 if root:
                     on_event("identity", outcomes[rank], len(reported))
                 continue
-            raw[rank] = value
+            if not root:
+                raw[rank] = value
             settle(outcomes[rank], value)
+            if root:
+                kept(rank)
             stats.results += 1
             stats.last_result_s = time.monotonic() - started
             forward.append((rank, TAG_RESULT, _short(value)))
@@ -263,6 +278,7 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
                 stats.receive_s += time.perf_counter() - began
                 for rank, result in value.items():
                     settle(outcomes[rank], result)
+                    kept(rank)
                     if result[0] != "hung":
                         stats.results += 1
                         count(rank, _short(result))

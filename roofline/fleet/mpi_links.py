@@ -60,6 +60,18 @@ def node_group(control: MpiControl) -> MpiControl:
     return MpiControl(control.comm.Split_type(MPI.COMM_TYPE_SHARED, key=control.rank))
 
 
+def watchdog_comm(control: MpiControl) -> Any:
+    """A duplicate of the control's communicator for the watchdog thread alone (roofline.fleet.watchdog), whose
+    messages must pass while the main thread is blocked in a collective: that needs MPI_THREAD_MULTIPLE (mpi4py
+    asks for it); None where this MPI does not give it. Every rank calls it (the duplicate is collective)."""
+    from mpi4py import MPI
+
+    comm = control.comm.Dup()
+    if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        return None
+    return comm
+
+
 def library_version() -> str:
     """'Open MPI v4.1.4' (the first line of MPI_Get_library_version)."""
     from mpi4py import MPI

@@ -22,7 +22,8 @@ import secrets
 import stat
 import sys
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Union
 
 STDOUT = "-"
 
@@ -47,25 +48,38 @@ def encode(data: str | bytes) -> bytes:
     return data.encode("utf-8", "backslashreplace") if isinstance(data, str) else bytes(data)
 
 
-def write_stdout(data: str | bytes) -> None:
+Data = Union[str, bytes, Iterator[bytes]]  # an iterator: a text too big to hold, written chunk by chunk
+
+
+def _payload(data: Data) -> bytes | Iterator[bytes]:
+    return data if isinstance(data, Iterator) else encode(data)
+
+
+def _write_all(write: Callable[[bytes], Any], payload: bytes | Iterator[bytes]) -> None:
+    for chunk in ([payload] if isinstance(payload, bytes) else payload):
+        write(chunk)
+
+
+def write_stdout(data: Data) -> None:
     """Text or bytes to standard output, through its byte stream so binary output (a PNG) survives."""
-    payload = encode(data)
+    payload = _payload(data)
     sys.stdout.flush()
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a replaced sys.stdout without bytes: text only
-        sys.stdout.write(payload.decode("utf-8"))
+        _write_all(lambda chunk: sys.stdout.write(chunk.decode("utf-8")), payload)
     else:
-        buffer.write(payload)
+        _write_all(buffer.write, payload)
         buffer.flush()
     sys.stdout.flush()
 
 
-def write_text_atomic(path: Path | str, data: str | bytes) -> None:
-    """Write data to path as described in the module docstring; OSError (with strerror) when it cannot."""
+def write_text_atomic(path: Path | str, data: Data) -> None:
+    """Write data to path as described in the module docstring; OSError (with strerror) when it cannot. `data`
+    may be an iterator of bytes (consumed once), for a text written as it is made."""
     if str(path) == STDOUT:
         write_stdout(data)
         return
-    payload = encode(data)
+    payload = _payload(data)
     path = Path(path)
     try:
         st: os.stat_result | None = os.stat(path)  # follows links: what the path names in the end
@@ -80,7 +94,7 @@ def write_text_atomic(path: Path | str, data: str | bytes) -> None:
     _replace_atomically(Path(os.path.realpath(path)), payload, None if st is None else stat.S_IMODE(st.st_mode))
 
 
-def _write_in_place(path: Path, payload: bytes) -> bool:
+def _write_in_place(path: Path, payload: bytes | Iterator[bytes]) -> bool:
     """Write into a FIFO or device as a shell redirection would (no O_TRUNC, no O_CREAT, no rename).
 
     False when what was opened turned out to be a regular file after all (swapped since the stat): the
@@ -88,8 +102,8 @@ def _write_in_place(path: Path, payload: bytes) -> bool:
     fd = os.open(path, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))  # a FIFO blocks here until a reader opens it
     with os.fdopen(fd, "wb") as handle:
         if stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        handle.write(payload)
+            return False  # nothing of the payload was consumed
+        _write_all(handle.write, payload)
         handle.flush()
     return True
 
@@ -107,13 +121,13 @@ def _create_beside(target: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
 
 
-def _replace_atomically(target: Path, payload: bytes, keep_mode: int | None) -> None:
+def _replace_atomically(target: Path, payload: bytes | Iterator[bytes], keep_mode: int | None) -> None:
     fd, tmp = _create_beside(target)
     try:
         with os.fdopen(fd, "wb") as handle:
             if keep_mode is not None:
                 os.fchmod(handle.fileno(), keep_mode)
-            handle.write(payload)
+            _write_all(handle.write, payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
