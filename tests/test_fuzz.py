@@ -484,3 +484,10 @@ def test_import_torch_writes_only_what_report_reads(scratch: Path, doc: Any, gro
     out = scratch / "trace-results.json"
     out.write_text(dumps(built), encoding="utf-8")
     read_back_and_render(out)
+
+
+
+@pytest.mark.parametrize("source", [7, "ncu", [1], None, {"with": 3}])
+def test_grouped_results_whose_source_is_not_a_block(scratch: Path, source: Any) -> None:
+    """Found by the fuzz suite: `source` is free-form in a results file; a number there crashed the table."""
+    only_input_errors(load_and_report_groups, scratch / "grouped.json", json.dumps({**GROUPED, "source": source}))

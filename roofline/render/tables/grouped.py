@@ -57,7 +57,8 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
     by = doc["groups"][0]["by"] if doc.get("groups") else "?"
     title = (f"{doc['device']['name']} · {len(doc['kernels'])} launches grouped by {by}, ranked by recoverable "
              f"time · ceilings of {doc['machine']['id']}")
-    source = (doc.get("source") or {}).get("with")  # `profile`: counted or modelled figures
+    block = doc.get("source")  # `profile`: counted or modelled figures; any JSON in a file someone wrote
+    source = block.get("with") if isinstance(block, dict) else None
     if source in SOURCES:
         title += f" · {SOURCES[source]}"
     table = Table(title=literal(title), title_justify="left", caption=literal(footer(doc)),
