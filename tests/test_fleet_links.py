@@ -637,3 +637,18 @@ def test_the_table_lists_every_point_and_failures_by_rank():
     assert "FAILED: rank 5 on x: y" in text and "370 GB/s" in text
     assert summary_lines(nccl_doc())[-1] == ("inter-node (3 nodes, 24 ranks): best busbw 45 GB/s (network roof), "
                                              "all-reduce at 1 GiB")
+
+
+def test_one_rank_names_its_copy_only_when_send_recv_was_measured():
+    """A one-rank run cut short before send/recv (fleet links --timeout) has only reductions, busbw 0: no '0 B/s copy'."""
+    from roofline.render.charts.fleet_links import summary_lines
+
+    def one_rank(points: list) -> dict:
+        return _doc([{"scope": "intra-node", "link": "nvlink", "ranks": [0], "hosts": ["h"], "points": points}])
+
+    reduction = {**_point("send_recv", 2**10, 2e8, 1), "collective": "all_reduce", "busbw": 0.0}  # factor 0 at n=1
+    cut = one_rank([reduction])
+    assert summary_lines(cut) == ["intra-node (h, 1 rank): one rank crosses no link"]
+    full = one_rank([reduction, _point("send_recv", 2**30, 1.9e12, 1)])
+    assert summary_lines(full) == ["intra-node (h, 1 rank): one rank crosses no link (its send/recv to itself, a copy: "
+                                   "1.9 TB/s at 1 GiB)"]

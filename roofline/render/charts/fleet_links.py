@@ -60,8 +60,9 @@ def summary_lines(doc: Mapping[str, Any]) -> list[str]:
             lines.append(f"{_group(scope)}: no size passed its check")
             continue
         if best["ranks"] < 2:
-            lines.append(f"{_group(scope)}: one rank crosses no link (its send/recv to itself, a copy: "
-                         f"{format_rate(best['busbw'])} at {format_bytes(best['bytes'], binary=True)})")
+            copy = (f" (its send/recv to itself, a copy: {format_rate(best['busbw'])} at "
+                    f"{format_bytes(best['bytes'], binary=True)})" if best["busbw"] > 0 else "")
+            lines.append(f"{_group(scope)}: one rank crosses no link{copy}")
             continue
         link = f" ({scope['link']} roof)" if scope.get("link") and best["ranks"] > 1 else ""
         lines.append(f"{_group(scope)}: best busbw {format_rate(best['busbw'])}{link}, "
