@@ -20,6 +20,7 @@ import pytest
 from roofline.errors import InputError
 from roofline.kineto.program import Running, capture_range, python_program
 from roofline.ncu.program import GRACE, counter_access
+from test_profile_processes import gone  # one rule for "the program and its children ended"
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -364,26 +365,6 @@ def test_a_program_that_ends_its_process_itself(run_cli, faketorch: Path, tmp_pa
     prog = script(tmp_path, "import os, torch\nos._exit(9)\n")
     code, _, err = run_cli("profile", "--with", "torch", "--", sys.executable, prog)
     assert code == 4 and "status 9" in err
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def gone(numbers: list[int], within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not any(alive(p) for p in numbers):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_timeout_ends_the_program_and_its_child(run_cli, faketorch: Path, tmp_path: Path) -> None:

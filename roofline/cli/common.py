@@ -191,21 +191,28 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     then the notes (failures, warnings) on standard error. With -o - the JSON is standard output, once, and the
     table goes to standard error so standard output stays one JSON document."""
     from roofline.load.jsonio import dumps
-    from roofline.records.files import MAX_RESULTS_BYTES
 
     text = dumps(doc)
     size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
+    emit_document(doc, size, lambda: text, output, fmt, table, notes, "measure or import fewer; nothing was written")
+
+
+def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]], output: Path | None, fmt: str,
+                  table: Callable[[dict], object], notes: Sequence[str], fix: str) -> None:
+    """emit_results once the document's JSON exists: `body()` gives its text (or its chunks, for a fleet's file
+    assembled from spooled entries) each time it is called; `size` in bytes is held to what report and plot read."""
+    from roofline.records.files import MAX_RESULTS_BYTES
+
     if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
         raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the "
                          f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
-                         f"({len(doc.get('kernels') or [])} entries)",
-                         fix="measure or import fewer; nothing was written")
+                         f"({len(doc.get('kernels') or [])} entries)", fix=fix)
     if output is not None:
-        write_output(output, text)
+        write_output(output, body())
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         if not to_stdout:
-            write_output(None, text)
+            write_output(None, body())
     else:
         print_tables([table(doc)], None, stderr=to_stdout)
     for line in notes:

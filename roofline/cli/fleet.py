@@ -166,28 +166,11 @@ def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str
                   notes: list[str]) -> None:
     """emit_results for a fleet: the file assembled from the merged slim document and the spooled entries (the
     same text the whole merge would give), written atomically and, with --format json, to standard output."""
-    from roofline.cli.common import is_stdout, print_tables, write_output
-    from roofline.errors import InputError
-    from roofline.records.files import MAX_RESULTS_BYTES
+    from roofline.cli.common import emit_document
 
-    size, chunks = spool.document(doc)
-    if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
-        raise InputError(f"the results would be {size / 2**20:.3g} MiB, more than the "
-                         f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
-                         f"({len(doc.get('kernels') or [])} entries)",
-                         fix="measure fewer kernels, or fewer ranks at once; nothing was written")
-    if output is not None:
-        write_output(output, chunks)
-    to_stdout = output is not None and is_stdout(output)
-    if fmt == "json":
-        if not to_stdout:
-            write_output(None, spool.document(doc)[1])
-    else:
-        print_tables([table(doc)], None, stderr=to_stdout)
-    for line in notes:
-        note(line)
-    if output is not None and not to_stdout:
-        note(f"wrote {output}")
+    size, _ = spool.document(doc)
+    emit_document(doc, size, lambda: spool.document(doc)[1], output, fmt, table, notes,
+                  "measure fewer kernels, or fewer ranks at once; nothing was written")
 
 
 def _kernels_failed(doc: dict[str, Any]) -> None:
