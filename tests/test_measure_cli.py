@@ -263,14 +263,19 @@ def test_profile_save_csv_that_cannot_be_written_is_refused_before_ncu_runs(run_
     assert r.code == 2 and "does not exist" in r.err
 
 
-def test_kernels_the_host_cannot_make_are_skipped_listed_and_the_rest_written(run_cli, no_bundled_kernels, tmp_path):
+def skip_if_numpy_has_bfloat16() -> None:
+    """The host_lacks kernels need a NumPy that cannot make bfloat16 (ml_dtypes, once imported, teaches it)."""
     import numpy as np
 
     try:
         np.dtype("bfloat16")
-        pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
     except TypeError:
-        pass
+        return
+    pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
+
+
+def test_kernels_the_host_cannot_make_are_skipped_listed_and_the_rest_written(run_cli, no_bundled_kernels, tmp_path):
+    skip_if_numpy_has_bfloat16()
     out = tmp_path / "out.json"
     r = run_cli("measure", "--backend", "numpy", "--kernels", HOST_LACKS, "--spec", "h100", *TINY, *FAST, "-o", out)
     assert r.code == 0, r.err  # a kernel not run here is no failure
@@ -291,13 +296,7 @@ def test_kernels_the_host_cannot_make_are_skipped_listed_and_the_rest_written(ru
 
 
 def test_naming_a_kernel_the_host_cannot_make_is_refused_before_anything_runs(run_cli, tmp_path, monkeypatch):
-    import numpy as np
-
-    try:
-        np.dtype("bfloat16")
-        pytest.skip("this process's NumPy has bfloat16 (ml_dtypes was imported)")
-    except TypeError:
-        pass
+    skip_if_numpy_has_bfloat16()
     import roofline.measurement.session as session
 
     ran = []
