@@ -168,8 +168,9 @@ def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str
     same text the whole merge would give), written atomically and, with --format json, to standard output."""
     from roofline.cli.common import emit_document
 
-    size, _ = spool.document(doc)
-    emit_document(doc, size, lambda: spool.document(doc)[1], output, fmt, table, notes,
+    size, chunks = spool.document(doc)
+    unused = [chunks]  # the first body is the one whose size was taken; a second use (-o and stdout) assembles again
+    emit_document(doc, size, lambda: unused.pop() if unused else spool.document(doc)[1], output, fmt, table, notes,
                   "measure fewer kernels, or fewer ranks at once; nothing was written")
 
 
