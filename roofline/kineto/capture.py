@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gzip
 import json
 import os
 import runpy
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -112,25 +112,30 @@ def _hook_nvtx(torch: Any, window: Window, name: str) -> None:
     nvtx.range_push, nvtx.range_pop = range_push, range_pop
 
 
+def _chunks(path: str, gz: bool) -> Iterator[bytes]:
+    """The exported trace read in 4 MiB pieces, gzip-compressed on the way when asked."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, 31) if gz else None  # wbits 31: the gzip format
+    with open(path, "rb") as src:
+        while chunk := src.read(1 << 22):
+            yield packer.compress(chunk) if packer else chunk
+    if packer:
+        yield packer.flush()
+
+
 def _write_trace(profiler: Any, out: Path) -> int:
-    """Export the trace beside `out`, gzip it when asked, then rename into place: never a half-written file."""
+    """Export the trace beside `out`, then write it (gzipped when asked) through roofline's one atomic writer:
+    never a half-written file."""
+    from roofline.load.jsonio import write_text_atomic
+
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, raw = tempfile.mkstemp(prefix=".roofline-trace-", suffix=".json", dir=out.parent)
     os.close(fd)
     try:
         profiler.export_chrome_trace(raw)
-        if out.name.endswith(".gz"):
-            packed = raw + ".gz"
-            with open(raw, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
-                while chunk := src.read(1 << 22):
-                    dst.write(chunk)
-            os.replace(packed, out)
-        else:
-            os.replace(raw, out)
+        write_text_atomic(out, _chunks(raw, out.name.endswith(".gz")))
     finally:
-        for leftover in (raw, raw + ".gz"):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(leftover)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(raw)
     return out.stat().st_size
 
 
@@ -138,9 +143,9 @@ def _write_status(path: Path | None, **fields: Any) -> None:
     """The outcome for the caller, written atomically (a half-written status must not read as an outcome)."""
     if path is None:
         return
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(fields, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    from roofline.load.jsonio import write_text_atomic
+
+    write_text_atomic(path, json.dumps(fields, sort_keys=True) + "\n")
 
 
 def _run_program(argv: list[str]) -> int:
