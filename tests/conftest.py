@@ -133,3 +133,13 @@ def private_tmpdir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setenv("TMPDIR", str(tmp))
     monkeypatch.setattr(tempfile, "tempdir", str(tmp))
     return tmp
+
+
+@pytest.fixture
+def mpi() -> None:
+    """Skip (with the reason) where mpirun or mpi4py is missing or cannot start ranks; probed once, when needed."""
+    from mpi_job import mpi_missing
+
+    reason = mpi_missing()
+    if reason is not None:
+        pytest.skip(reason)

@@ -4,25 +4,23 @@ ranks on localhost with the NumPy backend where Open MPI's mpirun and mpi4py are
 from __future__ import annotations
 
 import copy
-import functools
-import importlib.util
 import json
 import os
-import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from mpi_job import ROOT, mpirun
 from roofline.errors import InputError
 from roofline.fleet.identity import cpu_model, rank_identity, rank_label
 from roofline.fleet.launch import injected_fault, launched_size, under_mpi
 from roofline.fleet.merge import DONE, FAILED, HUNG, RankOutcome, failure_lines, fleet_document
 from roofline.gates.hosts import host_rows, outliers
 
-ROOT = Path(__file__).resolve().parent.parent
-MPI_TIMEOUT = 120  # s: no mpirun may outlive this, whatever a rank does
 
 
 # ---- launch detection and identity (pure) -------------------------------------------------------------------------
@@ -145,54 +143,68 @@ def test_timeout_without_mpi_is_refused(run_cli):
     assert result.code == 2 and "--timeout applies to a run under mpirun" in result.err
 
 
+# ---- ending a job: MPI_Abort with a backstop; a test's hung rank never outlives its launcher ----------------------
+
+_STALLED_ABORT = """
+import ctypes, sys, time, types
+mpi4py = types.ModuleType("mpi4py"); MPI = types.ModuleType("mpi4py.MPI")
+class World:
+    def Abort(self, code):
+        print("abort asked", code, flush=True)
+        if sys.argv[1] == "gil":  # stalled in C holding Python's lock: no Python thread can run
+            ctypes.PyDLL(None).sleep(3600)
+        time.sleep(3600)  # stalled in the runtime with the lock released (open-mpi/ompi#5528)
+MPI.COMM_WORLD = World(); mpi4py.MPI = MPI
+sys.modules.update({"mpi4py": mpi4py, "mpi4py.MPI": MPI})
+from roofline.fleet.abort import abort
+abort(7, grace_s=0.5)
+"""
+
+
+@pytest.mark.parametrize("how,code", [("released", 7), ("gil", -signal.SIGALRM)])
+def test_an_abort_that_stalls_still_ends_the_process(how, code):
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", _STALLED_ABORT, how], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == code, result.stderr
+    assert result.stdout == "abort asked 7\n"
+    assert time.monotonic() - started < 30
+
+
+_ORPHAN = """
+import os, subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", "from roofline.fleet.launch import hang_for_test; print(flush=True); "
+                          "hang_for_test()"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+child.stdout.readline()  # the rank has started, under this launcher
+print(child.pid, flush=True)
+os._exit(0)  # the launcher goes (a test killed it): its hung rank must follow
+"""
+
+
+def test_a_hung_test_rank_leaves_when_its_launcher_is_gone():
+    result = subprocess.run([sys.executable, "-c", _ORPHAN], capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    pid = int(result.stdout)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    pytest.fail("the hung rank outlived its launcher by 20 s")
+
+
 # ---- 4 ranks on localhost --------------------------------------------------------------------------------------
 
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1",
-           # containers often forbid the cross-memory attach Open MPI's shared-memory transport uses for big messages
-           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
-_PROBE = ("from mpi4py import MPI; c = MPI.COMM_WORLD; "
-          "x = c.bcast(bytes(1 << 20) if c.rank == 0 else None); assert len(x) == 1 << 20; c.Barrier()")
-
-
-@functools.lru_cache(maxsize=1)
-def _mpi_missing() -> str | None:
-    """Why the MPI tests cannot run here, or None: mpirun, mpi4py, and two ranks that can start and talk (a
-    container whose MPI cannot start ranks is a missing tool, not a failure of ours)."""
-    if shutil.which("mpirun") is None:
-        return "needs Open MPI's mpirun (apt-get install openmpi-bin libopenmpi-dev)"
-    if importlib.util.find_spec("mpi4py") is None:
-        return "needs mpi4py (pip install 'roofline[mpi]')"
-    try:
-        probe = subprocess.run(["mpirun", "-n", "2", "--oversubscribe", sys.executable, "-c", _PROBE],
-                               env={**os.environ, **MPI_ENV}, capture_output=True, text=True, timeout=60)
-    except (subprocess.TimeoutExpired, OSError) as exc:
-        return f"mpirun cannot start 2 ranks here: {exc}"
-    if probe.returncode != 0:
-        return f"mpirun cannot start 2 ranks here: {probe.stderr.strip()[-300:]}"
-    return None
-
-
-@pytest.fixture
-def mpi() -> None:
-    """Skip (with the reason) where MPI is missing or cannot start ranks; checked once, when first needed."""
-    reason = _mpi_missing()
-    if reason is not None:
-        pytest.skip(reason)
+MEASURE = ("measure", "--backend", "numpy", "-p", "n=2**12", "--min-time", "0.05", "--min-repeats", "3", "vector_add",
+           "--format", "json")
 
 
 def _mpirun(tmp: Path, *args: str, env: dict[str, str] | None = None, ranks: int = 4) -> subprocess.CompletedProcess:
     """`mpirun -n 4 roofline measure --backend numpy ...` in tmp, as root if need be, 4 ranks on any core count."""
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT), **(env or {})}
-    environ.pop("COLUMNS", None)
-    forward = [a for name in (env or {}) for a in ("-x", name)]
-    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", *forward, sys.executable, "-m", "roofline", "measure",
-           "--backend", "numpy", "-p", "n=2**12", "--min-time", "0.05", "--min-repeats", "3", "vector_add",
-           "--format", "json", *args]
-    try:
-        return subprocess.run(cmd, cwd=tmp, env=environ, capture_output=True, text=True, timeout=MPI_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"mpirun ran past {MPI_TIMEOUT} s: {exc.stderr!s:.2000}")
+    return mpirun(tmp, MEASURE + args, ranks, env)
 
 
 def test_four_ranks_write_one_file_from_rank_0(mpi, tmp_path, run_cli):

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from test_fleet import MPI_ENV, MPI_TIMEOUT, ROOT, mpi  # noqa: F401 - mpi is the fixture that skips without MPI
+from mpi_job import mpirun
 
 from roofline.errors import GateFailed
 from roofline.fleet.merge import DONE, FAILED, RankOutcome
@@ -27,14 +25,7 @@ NODES_OF_2 = {"ROOFLINE_FLEET_TEST_NODE_SIZE": "2"}
 
 def _mpirun(tmp: Path, *args: str, env: dict[str, str] | None = None, ranks: int = 4) -> subprocess.CompletedProcess:
     """`mpirun -n RANKS roofline ARGS...` in tmp, the variables of `env` forwarded to every rank."""
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT), **(env or {})}
-    environ.pop("COLUMNS", None)
-    forward = [a for name in (env or {}) for a in ("-x", name)]
-    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", *forward, sys.executable, "-m", "roofline", *args]
-    try:
-        return subprocess.run(cmd, cwd=tmp, env=environ, capture_output=True, text=True, timeout=MPI_TIMEOUT)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"mpirun ran past {MPI_TIMEOUT} s: {exc.stderr!s:.2000}")
+    return mpirun(tmp, args, ranks, env)
 
 
 MEASURE = ("measure", "--backend", "numpy", "-p", "n=2**12", "--min-time", "0.05", "--min-repeats", "3",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from roofline.errors import InputError
 from roofline.fleet import collectives as cv
 from roofline.fleet.collective_sweep import FAILED, OK, Plan, Solo, corrupt_targets, run_sweep
 from roofline.fleet.links_doc import best_by_scope, failures, link_roofs, load_links
-from test_fleet import MPI_ENV
+from mpi_job import mpirun, run_job
 
 ROOT = Path(__file__).resolve().parent.parent
 MEASURED_SPEC = ROOT / "tests" / "data" / "h200" / "measured-2026-11-30.yaml"
@@ -380,26 +379,10 @@ def _has_cupy() -> bool:
 
 # ---- 2 and 4 MPI ranks on localhost, NumPy engine -----------------------------------------------------------------
 
-@pytest.fixture
-def mpi():
-    """Skip (with the reason) where mpirun or mpi4py is missing or cannot start ranks (test_fleet's probe)."""
-    from test_fleet import _mpi_missing
-
-    reason = _mpi_missing()
-    if reason is not None:
-        pytest.skip(reason)
-
 
 def _links(tmp: Path, ranks: int, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT), **(env or {})}
-    environ.pop("COLUMNS", None)
-    forward = [a for name in (env or {}) for a in ("-x", name)]
-    cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", *forward, sys.executable, "-m", "roofline", "fleet",
-           "links", "--backend", "numpy", "--max-bytes", "16KiB", "--iters", "3", "--warmup", "1", *args]
-    try:
-        return subprocess.run(cmd, cwd=tmp, env=environ, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"mpirun ran past 120 s (a deadlock?): {exc.stderr!s:.2000}")
+    return mpirun(tmp, ("fleet", "links", "--backend", "numpy", "--max-bytes", "16KiB", "--iters", "3", "--warmup", "1",
+                        *args), ranks, env)
 
 
 def _check_figures(point: dict) -> None:
@@ -463,10 +446,9 @@ def test_a_corrupted_result_on_one_rank_fails_that_collective_on_all(mpi, tmp_pa
 
 
 def test_one_rank_without_a_launcher_uses_mpi_alone(mpi, tmp_path):
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "roofline", "fleet", "links", "--backend", "numpy", "--max-bytes", "4KiB",
            "--collectives", "all_reduce,send_recv", "--iters", "3", "--format", "json"]
-    result = subprocess.run(cmd, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120)
+    result = run_job(cmd, tmp_path)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["size"] == 1 and [s["ranks"] for s in doc["scopes"]] == [[0]]
@@ -477,9 +459,7 @@ def test_one_rank_without_a_launcher_uses_mpi_alone(mpi, tmp_path):
 def test_every_rank_without_its_backend_stops_together(mpi, tmp_path):
     if _has_cupy():
         pytest.skip("CuPy is installed: the ranks would measure")
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT)}
-    cmd = ["mpirun", "-n", "2", "--oversubscribe", sys.executable, "-m", "roofline", "fleet", "links", "-o", "x.json"]
-    result = subprocess.run(cmd, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120)
+    result = mpirun(tmp_path, ("fleet", "links", "-o", "x.json"), ranks=2)
     assert result.returncode == 3, result.stderr
     assert result.stderr.count("error: ") == 1  # rank 0 speaks for the job
     assert "2 of 2 rank(s) could not set up: rank 0 on " in result.stderr and "CuPy is not installed" in result.stderr

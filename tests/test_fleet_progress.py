@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from roofline.fleet.merge import RankOutcome
 from roofline.fleet.progress import FleetProgress, progress_style
 
@@ -90,14 +88,6 @@ def test_the_style_variable_is_read_leniently():
     style, warning = progress_style({"ROOFLINE_FLEET_PROGRESS": "bars"})
     assert style == "auto" and "ROOFLINE_FLEET_PROGRESS='bars' is not one of auto, ranks, count" in warning
 
-
-@pytest.fixture
-def mpi():
-    from test_fleet import _mpi_missing
-
-    reason = _mpi_missing()
-    if reason is not None:
-        pytest.skip(reason)
 
 
 def test_mpirun_prints_the_counter_and_the_failure(mpi, tmp_path):

@@ -151,11 +151,3 @@ def test_a_sweep_on_nine_ranks_streams_and_shows_rank_0_in_full(mpi, tmp_path):
     assert "the sweep tables and model lines of the other 8 ranks are in the results" in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.json"]
 
-
-@pytest.fixture
-def mpi():
-    from test_fleet import _mpi_missing
-
-    reason = _mpi_missing()
-    if reason is not None:
-        pytest.skip(reason)

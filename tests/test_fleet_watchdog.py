@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +21,7 @@ from roofline.fleet.collective_sweep import Plan, Solo, stall_kind
 from roofline.fleet.links import LinksRun
 from roofline.fleet.links_doc import failures, load_links
 from roofline.fleet.watchdog import SoloWatchdog, Watch, backstop_s, response_s, verdict
-from test_fleet import MPI_ENV
+from mpi_job import run_job
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,38 +240,21 @@ def test_timeout_must_be_positive(run_cli):
 
 # ---- 2-4 MPI ranks on localhost, NumPy engine ---------------------------------------------------------------------
 
-@pytest.fixture
-def mpi():
-    from test_fleet import _mpi_missing
-
-    reason = _mpi_missing()
-    if reason is not None:
-        pytest.skip(reason)
-
 
 LIMIT = 90  # s: a run past this is the deadlock --timeout exists to prevent
 
 
 def _run(tmp: Path, ranks: int, *args: str, env: dict[str, str] | None = None,
          launcher: bool = True) -> tuple[subprocess.CompletedProcess, float]:
-    """`mpirun -n RANKS roofline fleet links --backend numpy ...` in its own session, killed whole (frozen ranks
+    """`mpirun -n RANKS roofline fleet links --backend numpy ...` (or the tool alone), killed whole (frozen ranks
     included) if it outlives LIMIT; and its wall time."""
-    environ = {**os.environ, **MPI_ENV, "PYTHONPATH": str(ROOT), **(env or {})}
-    environ.pop("COLUMNS", None)
     forward = [a for name in (env or {}) for a in ("-x", name)]
     tool = [sys.executable, "-m", "roofline", "fleet", "links", "--backend", "numpy", "--max-bytes", "16KiB",
             "--iters", "3", "--warmup", "1", "--collectives", "all_reduce,send_recv", *args]
     cmd = ["mpirun", "-n", str(ranks), "--oversubscribe", *forward, *tool] if launcher else tool
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=tmp, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        out, err = proc.communicate(timeout=LIMIT)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        pytest.fail(f"the job ran past {LIMIT} s: --timeout did not end it:\n{err[-3000:]}")
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), time.monotonic() - started
+    result = run_job(cmd, tmp, env, limit=LIMIT)
+    return result, time.monotonic() - started
 
 
 def _statuses(doc: dict) -> list[tuple]:

@@ -70,6 +70,7 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     it as they arrive and holds a slim copy."""
     from roofline.errors import EXIT_INTERNAL, RooflineError
     from roofline.fleet import mpi
+    from roofline.fleet.abort import abort
     from roofline.fleet.merge import HUNG
 
     from roofline.fleet.progress import progress_style
@@ -109,10 +110,10 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
         # that waits for this one (MPI_Finalize waits for every rank)
         traceback.print_exc()
         note(f"fleet: aborting the job after an internal error on rank {where.rank}")
-        mpi.abort(EXIT_INTERNAL)
+        abort(EXIT_INTERNAL)
     if hung:
         note(f"fleet: aborting the job: {len(hung)} rank(s) still running will not finish on their own")
-        mpi.abort(code or 1)
+        abort(code or 1)
 
 
 def rank_bugs(outcomes: Mapping[int, Any]) -> None:

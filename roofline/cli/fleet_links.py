@@ -109,7 +109,7 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
         if launched and world.size > 1:
             traceback.print_exc()
             click.echo(f"error: internal error on rank {world.rank}; aborting the job", err=True)
-            from roofline.fleet.mpi_links import abort
+            from roofline.fleet.abort import abort
 
             abort(101)
         _stop(dog)

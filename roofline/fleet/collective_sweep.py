@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from roofline.fleet import collectives as cv
+from roofline.fleet.launch import hang_for_test
 from roofline.fleet.watchdog import Unwatched
 
 OK, FAILED = "OK", "FAILED"
@@ -122,8 +122,8 @@ def _stall(kind: str | None) -> None:
         import ctypes
 
         ctypes.PyDLL(None).sleep(3600)  # libc's sleep called without releasing the GIL: no Python thread runs
-    while kind == "hang":
-        time.sleep(1)
+    if kind == "hang":
+        hang_for_test()
 
 
 def _guard(step: Callable[[], str | None], doing: str = "") -> str | None:

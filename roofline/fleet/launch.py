@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from typing import Mapping
 
 # Each launcher's variable for the number of ranks in the job: Open MPI, PMI-1/2 (MPICH, Slurm's --mpi=pmi2),
@@ -48,6 +49,17 @@ def injected_fault(rank: int, environ: Mapping[str, str] | None = None) -> str |
         if str(rank) in wanted:
             return kind
     return None
+
+
+_LAUNCHER = os.getppid()  # the process that started this one, read at import (as a rank starts, mpirun is there)
+
+
+def hang_for_test() -> None:
+    """A test's injected hang: this rank stops answering, but never outlives its launcher (a test that timed out
+    kills mpirun; a rank left spinning under PID 1 would load every test after it)."""
+    while os.getppid() == _LAUNCHER:
+        time.sleep(1)
+    os._exit(1)
 
 
 # How the results travel to rank 0 (roofline.fleet.mpi): 'node' (the default) gathers each node's ranks at its

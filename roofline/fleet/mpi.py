@@ -18,7 +18,6 @@ writes what it has and, when a rank hung, aborts the job so the launcher exits.
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 import time
 import traceback
@@ -27,8 +26,8 @@ from typing import Any, Callable
 
 from roofline.errors import BackendUnavailable
 from roofline.fleet.identity import host_name, rank_identity
-from roofline.fleet.launch import (TEST_FAIL_RANK, gather_mode, injected_fault, launched_size, mpi4py_installed,
-                                   simulated_node_size)
+from roofline.fleet.launch import (TEST_FAIL_RANK, gather_mode, hang_for_test, injected_fault, launched_size,
+                                   mpi4py_installed, simulated_node_size)
 from roofline.fleet.merge import DONE, FAILED, HUNG, RankOutcome
 
 TAG_IDENTITY = 2501  # a rank → its leader: its identity, before it measures
@@ -136,8 +135,8 @@ def _guarded(work: Work, where: Place, device: int, on_identity: Callable[[dict[
         fault = injected_fault(where.rank)
         if fault == "fail":
             raise RuntimeError(f"injected failure ({TEST_FAIL_RANK}, test-only)")
-        while fault == "hang":
-            time.sleep(1)
+        if fault == "hang":
+            hang_for_test()
 
     try:
         return ("done", work(device, identified))
@@ -303,12 +302,3 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
         if out.state is None:
             out.state = HUNG
     return outcomes, stats
-
-
-def abort(code: int = 1) -> None:
-    """End the whole job (a rank hung: it will not finish on its own, and the launcher waits for every rank)."""
-    from mpi4py import MPI
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    MPI.COMM_WORLD.Abort(code)

@@ -80,13 +80,6 @@ def library_version() -> str:
     return (text[0] if text else "MPI").split(",")[0].strip()
 
 
-def abort(code: int) -> None:
-    """End every rank of the job (one rank met an unexpected error: the others would wait for it forever)."""
-    from mpi4py import MPI
-
-    MPI.COMM_WORLD.Abort(code)
-
-
 class NumpyEngine:
     """Collectives through MPI on host memory (float32 NumPy arrays, summed with MPI_SUM)."""
 

@@ -36,6 +36,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from roofline.fleet.abort import abort, flush_streams
+
 TAG_LATE, TAG_QUERY, TAG_ANSWER = 2511, 2512, 2513
 POLL_S = 0.05
 NAMED = 8  # ranks named one by one in a message; the rest are counted
@@ -228,14 +230,6 @@ def verdict(answers: Mapping[int, Mapping[str, Any] | None], trigger: Mapping[st
 CutHandler = Callable[[Verdict, Mapping[int, Mapping[str, Any] | None]], None]
 
 
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-
-
 class _Dog(ABC):
     """The thread and its stop. `on_cut` runs on rank 0 once a deadline passed (write, print); then `end` ends
     the job."""
@@ -265,7 +259,7 @@ class _Dog(ABC):
         except BaseException:  # noqa: BLE001 - the watchdog itself failed: say so, and end rather than hang
             traceback.print_exc()
             self.say(f"fleet links: the watchdog of rank {self.watch.rank} failed; aborting the job")
-            _flush()
+            flush_streams()
             self.end(EXIT_CUT)
 
     @abstractmethod
@@ -280,7 +274,7 @@ class _Dog(ABC):
         except BaseException:  # noqa: BLE001 - the writer failed: the job must still end
             traceback.print_exc()
             self.say("fleet links: writing the completed sizes failed (above)")
-        _flush()
+        flush_streams()
         self.end(EXIT_CUT)
 
 
@@ -320,16 +314,9 @@ class MpiWatchdog(_Dog):
 
     def __init__(self, watch: Watch, comm: Any, on_cut: CutHandler, say: Callable[[str], None],
                  hosts: Mapping[int, str], end: Callable[[int], None] | None = None, poll_s: float = POLL_S):
-        super().__init__(watch, on_cut, say, end or self._abort, poll_s)
+        super().__init__(watch, on_cut, say, end or abort, poll_s)
         self.comm, self.hosts = comm, hosts  # filled once the run has gathered them
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
-
-    @staticmethod
-    def _abort(code: int) -> None:
-        from mpi4py import MPI
-
-        _flush()
-        MPI.COMM_WORLD.Abort(code)
 
     def _loop(self) -> None:
         if self.rank == 0:
@@ -390,12 +377,12 @@ class MpiWatchdog(_Dog):
                          f"{self.rank} on {self.watch.host}, and rank 0 on {self.hosts.get(0, '?')}, which writes "
                          f"the file, did not answer within {wait:.0f} s (its process does not respond): no file "
                          "is written; aborting the job")
-                _flush()
+                flush_streams()
                 self.end(EXIT_CUT)
                 return
             if asked is not None and now > asked + 60.0:
                 self.say(f"fleet links: rank 0 asked rank {self.rank} where it was 60 s ago and has not ended the "
                          "job; aborting it")
-                _flush()
+                flush_streams()
                 self.end(EXIT_CUT)
                 return
