@@ -98,14 +98,21 @@ def test_nothing_profiled_names_the_scope(run_cli, fake_ncu: Path, monkeypatch: 
 
 def test_kernel_name_is_the_option_and_kernel_its_deprecated_alias(run_cli, fake_ncu: Path) -> None:
     """Issue 22: ncu's own word, --kernel-name REGEX (--kernel clashed with --kernels PATH); --kernel still works."""
-    code, _, err = run_cli("profile", "--kernel-name", "gemm|attn", "--", *OK)
+    code, _, err = run_cli("profile", "--kernel-name", "gemm|attn", "--launch-count", "4", "--format", "json", "--",
+                           *OK)
     assert code in (0, None), err and "deprecated" not in err
+    assert json.loads(_).get("source", {}).get("scope") == {"kernel_name": "gemm|attn", "launch_skip": 0,
+                                                            "launch_count": 4}  # what the totals cover
     code, _, err = run_cli("profile", "--kernel", "softmax", "--", *OK)
     assert code in (0, None), err
     assert "warning: --kernel is deprecated" in err and "use --kernel-name REGEX" in err
     runs = [json.loads(line) for line in fake_ncu.read_text().splitlines()]
     named = [r[r.index("--kernel-name") + 1] for r in runs if "--kernel-name" in r]
     assert named == ["regex:gemm|attn", "regex:softmax"]
+    calls = fake_ncu.read_text()
+    code, _, err = run_cli("profile", "--kernel-name", "(gemm", "--", *OK)
+    assert code == 2 and "'(gemm' is not a regular expression" in err
+    assert fake_ncu.read_text() == calls  # refused before ncu or the program ran
     help_text = run_cli("profile", "--help").out
     assert "--kernel-name REGEX" in help_text and "--kernel REGEX" not in help_text
     code, _, err = run_cli("profile", "--kernel", "a", "--kernel-name", "b", "--", *OK)

@@ -250,6 +250,31 @@ def test_profile_with_torch_writes_grouped_results(run_cli, faketorch: Path, tmp
     assert list(faketorch.iterdir()) == []  # trace, status and the package link removed
 
 
+def test_kernel_name_and_launch_window_select_the_traces_launches_as_ncu_would(run_cli, faketorch: Path,
+                                                                             tmp_path: Path) -> None:
+    prog = script(tmp_path, START_STOP)
+
+    def profile(*scope: str) -> tuple[int | None, dict | None, str]:
+        out = tmp_path / "out.json"
+        out.unlink(missing_ok=True)
+        code, _, err = run_cli("profile", "--with", "torch", *scope, "-o", out, "--", sys.executable, prog, "0")
+        return code, json.loads(out.read_text()) if out.exists() else None, err.replace("\n", " ")
+
+    # the trace's 7 kernels in launch order: xmma_gemm, splitKreduce (both aten::addmm), vectorized_elementwise
+    # (clamp_min), index_elementwise (nonzero), then a CUDA graph replay of xmma_gemm and vectorized_elementwise
+    code, doc, err = profile("--kernel-name", "xmma_gemm|splitK", "--launch-count", "2")
+    assert code in (0, None), err
+    assert doc["source"]["scope"] == {"kernel_name": "xmma_gemm|splitK", "launch_skip": 0, "launch_count": 2}
+    assert [(g["name"], g["launches"]) for g in doc["groups"]] == [("aten::addmm", 2)]
+    assert "2 of 7 kernel launch(es) kept (copies and fills left out" in err
+    code, doc, err = profile("--kernel-name", "elementwise", "--launch-count", "1")  # the function name, searched
+    assert code in (0, None) and [g["name"] for g in doc["groups"]] == ["aten::clamp_min"], err
+    code, doc, err = profile("--kernel-name", "elementwise", "--launch-skip", "3")
+    assert code == 2 and doc is None and "none of the 7 kernel launch(es) in " in err, err
+    code, doc, err = profile("--kernel-name", "^void")  # the return type is not part of the function name
+    assert code == 2 and doc is None and "none of the 7" in err, err
+
+
 def test_auto_chooses_torch_without_ncu_and_module_groups(run_cli, faketorch: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     code, stdout, err = run_cli("profile", "--group-by", "module", "--format", "json", "--",
@@ -299,15 +324,14 @@ def test_ncu_without_counter_permission_names_with_torch(run_cli, faketorch: Pat
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--with", "torch", "--kernel-name", "gemm"], "--kernel-name: options of ncu"),
-    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--launch-count, --ncu: options of ncu"),
-    (["--with", "torch", "--launch-skip", "1"], "--launch-skip: options of ncu"),
+    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--ncu: options of ncu"),
     (["--with", "torch", "--save-csv", "x.csv"], "--save-csv: options of ncu"),
     (["--with", "torch", "--group-by", "range:2"], "--group-by range:2: options of ncu"),
     (["--with", "torch", "--range", "a", "--range", "b"], "2 --range options: options of ncu"),
     (["--with", "ncu", "--save-trace", "t.json"], "--save-trace: options of --with torch"),
     (["--with", "ncu", "--group-by", "module"], "--group-by module: options of --with torch"),
-    (["--kernel-name", "gemm", "--save-trace", "t.json"], "belong to different sources"),
+    (["--save-csv", "x.csv", "--save-trace", "t.json"], "belong to different sources"),
+    (["--kernel-name", "gemm(", "--with", "torch"], "'gemm(' is not a regular expression"),
     (["--group-by", "modul"], "not one of op, kernel, module"),
 ])
 def test_options_of_the_other_source_are_refused(run_cli, faketorch: Path, tmp_path: Path, args: list[str],

@@ -8,10 +8,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from roofline.cli.common import emit_results, note, output_option_for, wide_option, writable_path
+
+if TYPE_CHECKING:
+    from roofline.kineto.select import LaunchScope
 
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "
@@ -49,8 +53,22 @@ WITH_HELP = ("Where the FLOPs and bytes come from. 'ncu': Nsight Compute's count
              "replays every kernel, needs counter permission). 'torch': the PyTorch profiler, for a Python program "
              "('python3 script.py ARGS'): op shape models from the trace, at about the program's own speed, no "
              "permission needed. 'auto': ncu where it is found and the driver lets this user read the counters, "
-             "else torch for a Python program; options of one source (--kernel-name, --save-trace, ...) choose it.")
-NCU_ONLY = ("--kernel-name", "--launch-skip", "--launch-count", "--ncu", "--save-csv")
+             "else torch for a Python program; options of one source (--ncu, --save-csv; --save-trace, --group-by module) "
+             "choose it.")
+NCU_ONLY = ("--ncu", "--save-csv")
+
+
+def _check_kernel_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """An expression Python and ncu both read (ncu would fail only after starting the program)."""
+    from roofline.errors import InputError
+    from roofline.kineto.select import kernel_pattern
+
+    if value is not None:
+        try:
+            kernel_pattern(value)
+        except InputError as exc:
+            raise click.BadParameter(exc.message.removeprefix("--kernel-name: ")) from None
+    return value
 
 
 def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
@@ -81,13 +99,17 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
                    "cudaProfilerStop (torch.cuda.profiler.start()/stop(); with torch the first such pair). "
                    "Repeatable with ncu; one with torch. Default: the whole run.")
 @click.option("--kernel-name", "kernel_regex", default=None, metavar="REGEX",
-              help="Profile only kernels whose name matches REGEX (ncu --kernel-name regex:REGEX).")
+              callback=_check_kernel_name,
+              help="Profile only kernels whose function name (no template arguments or parameters) matches REGEX "
+                   "anywhere (ncu --kernel-name regex:REGEX; with torch the trace's launches are selected the "
+                   "same way after the run, copies and fills left out).")
 @click.option("--kernel", "kernel_alias", default=None, metavar="REGEX", hidden=True,
               help="Deprecated spelling of --kernel-name (--kernels PATH means descriptors elsewhere); removed in "
                    "the next release.")
 @click.option("--launch-skip", type=click.IntRange(0), default=0, show_default=True,
-              help="Skip this many matching launches first.")
-@click.option("--launch-count", type=click.IntRange(1), default=None, help="Profile at most this many launches.")
+              help="Skip this many matching kernel launches first (with torch: in the trace, in launch order).")
+@click.option("--launch-count", type=click.IntRange(1), default=None,
+              help="Profile at most this many matching kernel launches (with torch: keep at most this many).")
 @click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: on PATH).")
 @click.option("--save-csv", type=click.Path(path_type=Path, dir_okay=False), default=None, metavar="FILE",
               callback=writable_path,
@@ -161,17 +183,18 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         if kernel_regex is not None and kernel_regex != kernel_alias:
             raise click.UsageError("--kernel is the old spelling of --kernel-name: give one of them")
         kernel_regex = kernel_alias
-    ncu_options = [name for name, given in zip(NCU_ONLY, (kernel_regex, launch_skip, launch_count, ncu_path,
-                                                          save_csv)) if given]
+    ncu_options = [name for name, given in zip(NCU_ONLY, (ncu_path, save_csv)) if given]
     chosen, why = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
+    from roofline.kineto.select import LaunchScope
+
+    scope = LaunchScope(kernel_regex, launch_skip, launch_count)
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
     try:
         if chosen == "torch":
-            _profile_torch(program, output, spec_name, group_by, ranges, save_trace, timeout, fmt, why)
+            _profile_torch(program, output, spec_name, group_by, ranges, scope, save_trace, timeout, fmt, why)
         else:
-            _profile(program, output, spec_name, group_by, ranges, kernel_regex, launch_skip, launch_count,
-                     ncu_path, save_csv, timeout, fmt, why)
+            _profile(program, output, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, fmt, why)
     except Terminated:
         note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the program "
              "were ended; nothing was written")
@@ -224,8 +247,8 @@ def choose_source(source: str, program: tuple[str, ...], ncu_options: list[str],
 
 
 def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
-                   ranges: tuple[str, ...], save_trace: Path | None, timeout: float | None, fmt: str,
-                   why: str) -> None:
+                   ranges: tuple[str, ...], scope: LaunchScope, save_trace: Path | None, timeout: float | None,
+                   fmt: str, why: str) -> None:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
     no process and no temporary file."""
     from roofline.cli.common import write_output
@@ -249,7 +272,7 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
             if save_trace is not None:
                 write_output(save_trace, trace.read_bytes())
                 note(f"wrote {save_trace}")
-            doc, notes = import_traces([trace], spec_name, group_by)
+            doc, notes = import_traces([trace], spec_name, group_by, scope=scope)
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {prog.python}: {exc.strerror or exc}",
                                  fix="give the program's Python by its path: python3 SCRIPT.py") from None
@@ -279,8 +302,8 @@ TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape model
 
 
 def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
-             ranges: tuple[str, ...], kernel_regex: str | None, launch_skip: int, launch_count: int | None,
-             ncu_path: str | None, save_csv: Path | None, timeout: float | None, fmt: str, chosen_by: str) -> None:
+             ranges: tuple[str, ...], scope: LaunchScope, ncu_path: str | None, save_csv: Path | None,
+             timeout: float | None, fmt: str, chosen_by: str) -> None:
     """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
     from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
     from roofline.ncu.group import add_groups
@@ -300,7 +323,7 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
                                  "program can be profiled without it: --with torch -- python3 SCRIPT.py")
     progress = ProgressLine(sys.stderr)
     try:
-        with capture(exe, program, Scope(ranges, kernel_regex, launch_skip, launch_count), progress,
+        with capture(exe, program, Scope(ranges, scope.kernel, scope.skip, scope.count), progress,
                      timeout) as (csv_path, run):
             progress.done(run.launches, run.seconds)
             try:
@@ -333,6 +356,8 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
     machine = choose_spec(table, spec_name, SpecCatalog.bundled())
     doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
     doc["source"].update(command=list(program), profile_seconds=run.seconds, chosen_by=chosen_by, **NCU_SOURCE)
+    if scope.given:
+        doc["source"]["scope"] = scope.to_json()
     notes += add_groups(doc, group_by)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
     lines = [*notes, summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"]

@@ -28,6 +28,7 @@ from roofline import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.errors import InputError
+from roofline.kineto.select import LaunchScope, select
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
 from roofline.ncu.importer import short_name
@@ -437,10 +438,24 @@ def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | N
 
 def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by: str = "op",
                   catalog: SpecCatalog | None = None, model: Model | None = None,
-                  make_input: Callable[..., Any] | None = None) -> tuple[dict[str, Any], list[str]]:
-    """Read trace files (one per rank) into one results document; (document, notes for the user)."""
+                  make_input: Callable[..., Any] | None = None,
+                  scope: LaunchScope = LaunchScope()) -> tuple[dict[str, Any], list[str]]:
+    """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
+    only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace."""
     from roofline.kineto.reader import read_trace
 
-    traces = [read_trace(Path(p)) for p in paths]
+    read = [read_trace(Path(p)) for p in paths]
+    traces = [select(t, scope) for t in read]
+    notes = []
+    if scope.given:
+        kept, kernels = sum(len(t.gpu) for t in traces), sum(e.kind == "kernel" for t in read for e in t.gpu)
+        if not kept:
+            raise InputError(f"{scope.describe()}: none of the {kernels} kernel launch(es) in "
+                             f"{', '.join(str(t.path) for t in read)} is selected; nothing to put on the roofline")
+        notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
+                     "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
-    return build_document(traces, machine, gpu, group_by, model, make_input)
+    doc, more = build_document(traces, machine, gpu, group_by, model, make_input)
+    if scope.given:
+        doc["source"]["scope"] = scope.to_json()
+    return doc, notes + more
