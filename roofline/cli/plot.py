@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
+from roofline.cli.common import FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -33,12 +33,12 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @kernel_options
 @spec_option(multiple=True, default=None, help_extra=(
     " Gives the roofs and the hollow model points. Default: the results' spec with --results, else auto."))
-@click.option("--results", "results_paths", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--results", "results_paths", multiple=True, type=FilePath(dir_okay=True), metavar="FILE",
               help="Results from 'roofline measure': filled points at achieved FLOP/s with a line to their "
                    "ceiling; their machine block gives the roofs. Repeatable.")
 @click.option("--measured-spec", "measured_specs", multiple=True, metavar="SPEC",
               help="A measured (calibrated) spec drawn dashed beside the datasheet roofs. Repeatable.")
-@click.option("--sweep", "sweep_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--sweep", "sweep_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
                    "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
                    "which swept kernels to draw.")
@@ -46,13 +46,13 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
               help="With --results measured with '--profile ncu' (or imported from ncu): each kernel at its L1, L2 "
                    "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
                    "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
-@click.option("--interconnect", "interconnect_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--interconnect", "interconnect_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
-@click.option("--links", "links_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--links", "links_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
                    "scope, under the link roofs of --spec and --measured-spec (one direction) and the best measured.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("-o", "--output", type=FilePath(), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
                    "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
                    "it) ('-': PNG on standard output). "
