@@ -197,3 +197,38 @@ def test_an_empty_input_path_is_named_as_empty_not_read_as_the_current_folder(ru
 def test_an_empty_spec_name_is_named_as_empty_not_as_matching_every_spec(run_cli, argv: tuple) -> None:
     result = run_cli(*argv)
     assert result.code == 2 and "empty" in result.err and "several" not in result.err
+
+
+# ---- plot --interconnect: every field the chart reads is checked -------------------------------------------------
+
+INTERCONNECT = json.loads((DATA / "h200" / "interconnect-two-gpus.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    (lambda d: d.update(roofs="nvlink"), "roofs"),
+    (lambda d: d["roofs"].update(nvlink=900e9), "roofs.nvlink"),
+    (lambda d: d["roofs"]["nvlink"].pop("per_direction"), "roofs.nvlink.per_direction"),
+    (lambda d: d["roofs"]["nvlink"].update(bandwidth="900 GB/s"), "roofs.nvlink.bandwidth"),
+    (lambda d: d.update(peer=12), "peer"),
+    (lambda d: d["peer"]["one_way"][0].pop("src"), "peer.one_way[0].src"),
+    (lambda d: d["peer"]["both_ways"][0].pop("b"), "peer.both_ways[0].b"),
+    (lambda d: d["host"][0].pop("device"), "host[0].device"),
+    (lambda d: d.update(allreduce=[]), "allreduce"),
+    (lambda d: d["allreduce"].pop("ranks"), "allreduce.ranks"),
+    (lambda d: d["allreduce"]["points"][0].update(bytes=-1), "allreduce.points[0].bytes"),
+    (lambda d: d["peer"].update(skipped=["x"]), "peer.skipped"),
+], ids=["roofs", "roof", "per-direction", "roof-string", "peer", "src", "b", "device", "allreduce", "ranks", "bytes",
+        "skipped"])
+def test_a_broken_interconnect_file_names_the_field(run_cli, tmp_path: Path, change, field: str) -> None:
+    path = _results(tmp_path, change, INTERCONNECT, "links.json")
+    result = run_cli("plot", "--interconnect", path, "-o", tmp_path / "i.svg")
+    _clean(result)
+    assert result.code == 2 and f"{path}: {field}:" in result.err, result.err
+
+
+def test_the_measured_interconnect_file_still_draws(run_cli, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    skipped_host = _results(tmp_path, lambda d: d.update(host={"skipped": "no pinned memory"}), INTERCONNECT, "s.json")
+    for path in (DATA / "h200" / "interconnect-two-gpus.json", skipped_host):
+        result = run_cli("plot", "--interconnect", path, "-o", tmp_path / "i.svg")
+        assert result.code == 0, result.err
