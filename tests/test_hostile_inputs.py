@@ -232,3 +232,21 @@ def test_the_measured_interconnect_file_still_draws(run_cli, tmp_path: Path) -> 
     for path in (DATA / "h200" / "interconnect-two-gpus.json", skipped_host):
         result = run_cli("plot", "--interconnect", path, "-o", tmp_path / "i.svg")
         assert result.code == 0, result.err
+
+
+PROFILED = json.loads((DATA / "results" / "h200_ncu_profiled.json").read_text(encoding="utf-8"))
+
+
+def test_the_hierarchy_chart_of_a_file_without_a_machine_says_so(run_cli, tmp_path: Path) -> None:
+    path = _results(tmp_path, lambda d: d.update(machine=None), PROFILED)
+    result = run_cli("plot", "--hierarchy", "--results", path, "-o", tmp_path / "h.svg")
+    _clean(result)
+    assert result.code == 2 and f"{path}: machine: is null" in result.err
+
+
+def test_the_hierarchy_chart_spanning_more_than_int64_is_drawn(run_cli, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    path = _results(tmp_path, lambda d: d["machine"]["roofs"].update(fp32=1e32), PROFILED)
+    result = run_cli("plot", "--hierarchy", "--results", path, "-o", tmp_path / "h.svg")
+    _clean(result)
+    assert result.code == 0

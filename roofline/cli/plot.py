@@ -148,20 +148,20 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        fig = hierarchy_figure([load_results(p).doc for p in results_paths], bandwidths, title, curve, l2_size)
+        loaded = [load_results(p) for p in results_paths]
+        for results in loaded:
+            results.machine_to_draw()
+        fig = hierarchy_figure([r.doc for r in loaded], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         sweep = load_results(sweep_path)
         fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
     else:
-        results_docs = [load_results(p).doc for p in results_paths]
-        for path, doc in zip(results_paths, results_docs):
-            if doc.get("machine") is None:
-                raise InputError(
-                    f"{path}: machine: is null (measured without a spec, so there is no ceiling to draw); "
-                    "measure again with --spec, e.g. 'roofline measure --backend numpy --spec h100'"
-                )
+        loaded = [load_results(p) for p in results_paths]
+        for results in loaded:
+            results.machine_to_draw()
+        results_docs = [r.doc for r in loaded]
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
         points, unplottable = collect_points(analysis_docs, results_docs, {})
