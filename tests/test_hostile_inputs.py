@@ -250,3 +250,11 @@ def test_the_hierarchy_chart_spanning_more_than_int64_is_drawn(run_cli, tmp_path
     result = run_cli("plot", "--hierarchy", "--results", path, "-o", tmp_path / "h.svg")
     _clean(result)
     assert result.code == 0
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1e400", "-1"])
+def test_min_time_must_be_a_finite_number_of_seconds(run_cli, value: str) -> None:
+    result = run_cli("measure", "vector_add", "--backend", "numpy", "--spec", "h100", "-p", "n=16",
+                     "--min-time", value, "--min-repeats", "1")
+    _clean(result)
+    assert result.code == 2 and "--min-time" in result.err

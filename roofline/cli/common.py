@@ -286,8 +286,9 @@ def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     """The MeasurePolicy of --min-time, --min-repeats and --seed; values out of range are an input error."""
     from roofline.measurement.policy import MeasurePolicy
 
-    if min_time < 0 or min_repeats < 1:
-        raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
+    if not 0 <= min_time < float("inf") or min_repeats < 1:  # nan fails the comparison too
+        raise InputError(f"--min-time must be a finite number of seconds ≥ 0 (got {min_time:g}) and --min-repeats "
+                         f"≥ 1 (got {min_repeats})")
     return MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
 
 
