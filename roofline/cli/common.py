@@ -17,6 +17,21 @@ AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read che
              "a line on standard error says which and why.")
 
 
+class FilePath(click.Path):
+    """click.Path for a file, where an empty value is a usage error saying so: Path('') is '.', and the message
+    would otherwise be about the current folder, which the user never named."""
+
+    def __init__(self, allow_dash: bool = False, dir_okay: bool = False):
+        super().__init__(path_type=Path, dir_okay=dir_okay, allow_dash=allow_dash)
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"{value!r} is an empty path; give a file name", param, ctx)
+        if isinstance(value, str) and "\0" in value:  # no shell passes one; a Python caller of main() can
+            self.fail(f"{value!r}: a path cannot hold a NUL character", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def spec_option(multiple: bool = True, default: str | None = "auto", help_extra: str = "") -> Callable[[F], F]:
     text = (
         "Machine spec: a bundled id (h100-sxm), an alias or unique prefix (h100, t4), or a path to a YAML file."
@@ -31,7 +46,7 @@ def spec_option(multiple: bool = True, default: str | None = "auto", help_extra:
 
 def kernel_paths_option(f: F) -> F:
     return click.option(
-        "--kernels", "kernel_paths", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
+        "--kernels", "kernel_paths", multiple=True, type=FilePath(dir_okay=True), metavar="PATH",
         help="Add your kernel descriptors (a YAML file or a folder of them). Repeatable.",
     )(f)
 
@@ -48,7 +63,7 @@ def kernel_options(f: F) -> F:
 
 def output_option(f: F) -> F:
     return click.option(
-        "-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True), default=None,
+        "-o", "--output", type=FilePath(allow_dash=True), default=None,
         help="Write the output to this file instead of standard output ('-': standard output). A regular file is "
              "replaced atomically (a symlink's target, the link kept); a FIFO or device is written to.",
     )(f)
@@ -271,16 +286,16 @@ def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     """The MeasurePolicy of --min-time, --min-repeats and --seed; values out of range are an input error."""
     from roofline.measurement.policy import MeasurePolicy
 
-    if min_time < 0 or min_repeats < 1:
-        raise InputError("--min-time must be ≥ 0 and --min-repeats ≥ 1")
+    if not 0 <= min_time < float("inf") or min_repeats < 1:  # nan fails the comparison too
+        raise InputError(f"--min-time must be a finite number of seconds ≥ 0 (got {min_time:g}) and --min-repeats "
+                         f"≥ 1 (got {min_repeats})")
     return MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
 
 
 def output_option_for(what: str) -> Callable[[F], F]:
     """-o for a command whose file is a document of its own (results JSON, a measured spec); checked as the
     options are read, so a path that cannot be written stops the command before its work (a whole profile)."""
-    return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-                        default=None, callback=writable_path,
+    return click.option("-o", "--output", type=FilePath(allow_dash=True), default=None, callback=writable_path,
                         help=f"Write {what} here, atomically ('-': standard output).")
 
 

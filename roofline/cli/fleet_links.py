@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import format_option, note, output_option_for, print_tables, wide_option, write_output
+from roofline.cli.common import FilePath, format_option, note, output_option_for, print_tables, wide_option, write_output
 
 NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
 
@@ -204,8 +204,8 @@ def _controls(backend: str) -> tuple[Any, Any, bool]:
 
 
 @fleet.command("link-roofs")
-@click.argument("links_path", type=click.Path(path_type=Path, dir_okay=False), metavar="LINKS.json")
-@click.option("--into", "spec_path", type=click.Path(path_type=Path, dir_okay=False), required=True,
+@click.argument("links_path", type=FilePath(), metavar="LINKS.json")
+@click.option("--into", "spec_path", type=FilePath(), required=True,
               metavar="SPEC.yaml", help="The measured spec (measured: true, as 'roofline calibrate -o' writes) to "
                                         "add the link roofs to.")
 @click.option("--intra-link", type=click.Choice(["nvlink", "pcie"]), default="nvlink", show_default=True,

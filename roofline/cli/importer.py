@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import emit_results, wide_option
+from roofline.cli.common import FilePath, emit_results, wide_option
 from roofline.cli.profile import group_by_option, profile
 
 
@@ -37,13 +37,13 @@ def import_outputs(f: Any) -> Any:
     """-o and --format, as every importer takes them."""
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
-    return click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+    return click.option("-o", "--output", type=FilePath(), default=None,
                         help="Write the results JSON (roofline/results/v1) here, atomically.")(f)
 
 
 @import_group.command("ncu")
 @wide_option
-@click.argument("report", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("report", type=FilePath())
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
@@ -90,7 +90,7 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
 
 @import_group.command("torch")
 @wide_option
-@click.argument("traces", nargs=-1, required=True, type=click.Path(path_type=Path, dir_okay=False))
+@click.argument("traces", nargs=-1, required=True, type=FilePath())
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")

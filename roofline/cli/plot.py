@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
+from roofline.cli.common import FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -33,12 +33,12 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @kernel_options
 @spec_option(multiple=True, default=None, help_extra=(
     " Gives the roofs and the hollow model points. Default: the results' spec with --results, else auto."))
-@click.option("--results", "results_paths", multiple=True, type=click.Path(path_type=Path), metavar="FILE",
+@click.option("--results", "results_paths", multiple=True, type=FilePath(dir_okay=True), metavar="FILE",
               help="Results from 'roofline measure': filled points at achieved FLOP/s with a line to their "
                    "ceiling; their machine block gives the roofs. Repeatable.")
 @click.option("--measured-spec", "measured_specs", multiple=True, metavar="SPEC",
               help="A measured (calibrated) spec drawn dashed beside the datasheet roofs. Repeatable.")
-@click.option("--sweep", "sweep_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--sweep", "sweep_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
                    "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
                    "which swept kernels to draw.")
@@ -46,13 +46,13 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
               help="With --results measured with '--profile ncu' (or imported from ncu): each kernel at its L1, L2 "
                    "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
                    "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
-@click.option("--interconnect", "interconnect_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--interconnect", "interconnect_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
-@click.option("--links", "links_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--links", "links_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
                    "scope, under the link roofs of --spec and --measured-spec (one direction) and the best measured.")
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("-o", "--output", type=FilePath(), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
                    "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
                    "it) ('-': PNG on standard output). "
@@ -148,20 +148,20 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        fig = hierarchy_figure([load_results(p).doc for p in results_paths], bandwidths, title, curve, l2_size)
+        loaded = [load_results(p) for p in results_paths]
+        for results in loaded:
+            results.machine_to_draw()
+        fig = hierarchy_figure([r.doc for r in loaded], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         sweep = load_results(sweep_path)
         fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
     else:
-        results_docs = [load_results(p).doc for p in results_paths]
-        for path, doc in zip(results_paths, results_docs):
-            if doc.get("machine") is None:
-                raise InputError(
-                    f"{path}: machine: is null (measured without a spec, so there is no ceiling to draw); "
-                    "measure again with --spec, e.g. 'roofline measure --backend numpy --spec h100'"
-                )
+        loaded = [load_results(p) for p in results_paths]
+        for results in loaded:
+            results.machine_to_draw()
+        results_docs = [r.doc for r in loaded]
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
         points, unplottable = collect_points(analysis_docs, results_docs, {})

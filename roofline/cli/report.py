@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import Fraction, emit, output_option, print_tables, wide_option
+from roofline.cli.common import FilePath, Fraction, emit, output_option, print_tables, wide_option
 
 
 @click.command()
 @wide_option
-@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RESULTS.json...")
+@click.argument("results", nargs=-1, required=True, type=FilePath(dir_okay=True), metavar="RESULTS.json...")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json", "junit", "github-benchmark"]),
               default="table", show_default=True,
               help="table for people; markdown for a CI job summary; json and junit for tools; github-benchmark for "
@@ -19,11 +19,11 @@ from roofline.cli.common import Fraction, emit, output_option, print_tables, wid
 @output_option
 @click.option("--fail-below", type=Fraction(), default=None,
               help="Fail any verified kernel achieving less than this fraction of its ceiling (0.7 or 70%).")
-@click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--baseline", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Results to compare with (e.g. from the main branch); the report shows each kernel's change.")
 @click.option("--max-regression", type=Fraction(), default=None,
               help="With --baseline: fail a kernel more than this fraction slower than the baseline (0.05 or 5%).")
-@click.option("--gates", "gates_path", type=click.Path(path_type=Path), default=None, metavar="FILE",
+@click.option("--gates", "gates_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="YAML gates: a default and per-kernel fail_below / max_regression (see docs/ci.md). "
                    "--fail-below/--max-regression replace its default.")
 @click.option("--allow-unknown-ceiling", is_flag=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
+from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for, wide_option)
 from roofline.cli.fleet import timeout_option
 
@@ -25,7 +25,7 @@ from roofline.cli.fleet import timeout_option
               help="Deprecated spelling of -p/--param NAME=VALUE; removed in the next release.")
 @kernel_paths_option
 @measure_spec_option("Ceilings for the results file and the model (needed with --backend numpy)")
-@click.option("--calibrated", "calibrated_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+@click.option("--calibrated", "calibrated_path", type=FilePath(), default=None,
               metavar="FILE", help="A measured spec from 'roofline calibrate -o FILE': its bandwidth, latency and "
                                    "resident threads feed the model instead of the datasheet's.")
 @click.option("--model", type=click.Choice(["first-principles", "fitted", "additive", "max"]),

@@ -156,8 +156,8 @@ class _Builder:
     def _work(self, items: Sequence[Attributed]) -> dict[int, tuple[Any, list[int]]]:
         """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
         kernels_of: dict[int, list[int]] = {}
-        for i, a in enumerate(items):
-            if a.event.kind == "kernel" and a.op is not None and not a.graph:
+        for i, a in enumerate(items):  # a kernel of no duration is not imported (add): it takes no share
+            if a.event.kind == "kernel" and a.op is not None and not a.graph and a.event.dur > 0:
                 kernels_of.setdefault(id(a.op), []).append(i)
         out = {}
         for key, members in kernels_of.items():
@@ -402,7 +402,8 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
 def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
     notes = []
     if builder.skipped:
-        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 not imported")
+        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less not imported "
+                     "(a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
         from roofline.model.units import format_time

@@ -18,6 +18,7 @@ only in the document.
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from typing import Any
 
 from roofline.errors import InputError, at
 from roofline.load.inputs import read_input_bytes
+from roofline.model.units import MAX_DIGITS
+from roofline.records.fields import kind_of
 
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
 MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to
@@ -108,11 +111,24 @@ def _inflate(path: Path, data: bytes) -> bytes:
         raise at(path, None, f"is not a valid gzip file ({exc}); expected {KIND}") from None
     if len(out) > MAX_TRACE_TEXT or inflater.unconsumed_tail:
         raise at(path, None, f"inflates to more than {MAX_TRACE_TEXT} bytes, the most {KIND} may be")
+    if not inflater.eof:  # the stream stops before its end marker: a copy or download cut short
+        raise at(path, None, f"is a truncated gzip file (it ends before the compressed data does); expected {KIND}")
     return out
 
 
 def _constant(_text: str) -> None:
     return None  # NaN or Infinity (not JSON): the field is taken as missing
+
+
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _whole(text: str) -> int:
+    """A JSON whole number; one of more than MAX_DIGITS digits is refused (Python will not convert it)."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise _TooManyDigits(text)
+    return int(text)
 
 
 def load_json(path: Path) -> dict[str, Any]:
@@ -121,7 +137,11 @@ def load_json(path: Path) -> dict[str, Any]:
     if data[:2] == b"\x1f\x8b":
         data = _inflate(path, data)
     try:
-        doc = json.loads(data, parse_constant=_constant)
+        doc = json.loads(data, parse_constant=_constant, parse_int=_whole)
+    except _TooManyDigits as exc:
+        text = str(exc)
+        raise at(path, None, f"holds a whole number of more than {MAX_DIGITS} digits ({text[:20]}…); "
+                             f"expected {KIND}") from None
     except UnicodeDecodeError:
         raise at(path, None, f"is not UTF-8 text; expected {KIND}") from None
     except json.JSONDecodeError as exc:
@@ -130,14 +150,19 @@ def load_json(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise at(path, None, f"is nested too deeply to be {KIND}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-        got = "a JSON object without a traceEvents list" if isinstance(doc, dict) else f"JSON {type(doc).__name__}"
-        raise at(path, "traceEvents", f"is missing: {got}, not {KIND} (export one with "
+        got = "an object without a traceEvents list" if isinstance(doc, dict) else kind_of(doc)
+        raise at(path, "traceEvents", f"is missing: expected a JSON object with a traceEvents list at the top, "
+                                      f"got {got}; not {KIND} (export one with "
                                       "torch.profiler.profile(...).export_chrome_trace(PATH))")
     return doc
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number, else None (missing): 1e400 parses as inf, as NaN/Infinity would, and is no time."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
 
 
 def _int(value: Any) -> int | None:
@@ -148,7 +173,10 @@ def _int(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+        try:
+            return int(value)
+        except ValueError:  # '²' is a digit to isdigit() but not to int(); 5000 digits are past int()'s limit
+            return None
     return None
 
 

@@ -96,8 +96,19 @@ def read_input_text(path: object, max_bytes: int, kind: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        _refuse_gzip(path, data, kind)
         line = data.count(b"\n", 0, exc.start) + 1
         raise at(path, None, f"is not UTF-8 text (line {line}, byte {exc.start}); expected {kind}") from None
+
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _refuse_gzip(path: object, head: bytes, kind: str) -> None:
+    """A gzip file where text is expected is named as one (with the fix), not as text that is not UTF-8."""
+    if head.startswith(GZIP_MAGIC):
+        raise at(path, None, f"is gzip-compressed; decompress it first (gunzip -k {Path(str(path)).name}); "
+                             f"expected {kind}")
 
 
 # ---- YAML --------------------------------------------------------------------------------------------------
@@ -306,6 +317,8 @@ def input_lines(path: object, max_bytes: int, kind: str) -> Iterator[str]:
             try:
                 line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
+                if number == 1:
+                    _refuse_gzip(path, raw, kind)
                 raise at(path, None, f"is not UTF-8 text (line {number}, byte {total - len(raw) + exc.start}); "
                                      f"expected {kind}") from None
             yield line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line

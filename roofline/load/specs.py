@@ -232,6 +232,8 @@ class SpecCatalog:
     def resolve(self, name: str) -> MachineSpec:
         """An id ('h100-sxm'), alias ('h100'), unique id prefix ('a100-pcie'), or a path to a YAML file."""
         key = name.strip().lower()
+        if not key:  # a prefix of every id: 'matches several specs' would send the user looking for the wrong fault
+            raise InputError(f"--spec: {name!r} is empty; give a spec id (see 'roofline specs') or a YAML path")
         if self._specs is None:
             named = [p for p in self._paths if p.stem == key]
             if len(named) == 1 and (spec := self._load(named[0])).id == key:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from roofline.errors import at
+from roofline.errors import InputError, at
 from roofline.load.inputs import parse_json, read_input_text
 from roofline.records.devices import split_devices
 from roofline.records.document import KernelResult, ResultsDocument, require_results
@@ -65,6 +65,17 @@ class ResultsFile:
     def name(self) -> str:
         """How a message names it: the path, else 'the results'."""
         return self.source or "the results"
+
+    def machine_to_draw(self) -> dict[str, Any]:
+        """The machine block a chart draws the roofs from; an InputError naming the file when it was measured
+        without a spec (machine: null), since there is then no ceiling to draw."""
+        machine = self.doc.get("machine")
+        if machine is None:
+            raise InputError(
+                f"{self.name}: machine: is null (measured without a spec, so there is no ceiling to draw); "
+                "measure again with --spec, e.g. 'roofline measure --backend numpy --spec h100'"
+            )
+        return machine
 
 
 def load_results(path: Path | str) -> ResultsFile:

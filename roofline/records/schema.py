@@ -179,10 +179,12 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
     machine = doc["machine"]
     if machine is not None:
         _check(path, "machine.", machine, _MACHINE, _MACHINE_OPTIONAL)
+        if not machine["roofs"]:  # a spec has at least one compute roof; the chart draws the machine under them
+            raise at(path, "machine.roofs", "is empty: expected the machine's compute roofs, like {fp32: 6.7e13}")
         for roof, value in machine["roofs"].items():
             if not _fits(value, _NUMBER) or value <= 0:
                 raise at(path, f"machine.roofs.{roof}", f"expected a positive number (FLOP/s), got {value!r:.40}")
-        for key in ("bandwidth", "latency"):
+        for key in ("bandwidth", "latency", "bytes_in_flight"):
             if machine[key] <= 0:
                 raise at(path, f"machine.{key}", f"expected a positive number, got {machine[key]!r}")
     if not doc["kernels"]:

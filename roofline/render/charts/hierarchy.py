@@ -153,10 +153,10 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     known = {lvl: bw for lvl, bw in bws.items() if bw}
     ridges = [top / bw for bw in known.values()]
     xs = [p.x for p in points + modelled] + ridges
-    x_lo = 10 ** math.floor(math.log10(min(xs)) - 0.3)
-    x_hi = 10 ** math.ceil(math.log10(max(xs)) + 0.3)
+    x_lo = 10.0 ** math.floor(math.log10(min(xs)) - 0.3)
+    x_hi = 10.0 ** math.ceil(math.log10(max(xs)) + 0.3)
     ys = [p.y for p in points + modelled] + [min(known.values()) * x_lo]
-    y_lo = 10 ** math.floor(math.log10(min(ys)) - 0.2)
+    y_lo = 10.0 ** math.floor(math.log10(min(ys)) - 0.2)
     y_hi = 10 ** (math.log10(top) + 0.35)
 
     fig = Figure(figsize=(12, 8))

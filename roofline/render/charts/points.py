@@ -32,6 +32,11 @@ class Point:
     color: str
     fraction: float | None
 
+    def __post_init__(self) -> None:
+        # JSON whole numbers arrive as ints, and NumPy cannot transform one past 2**63: coordinates are floats
+        for name in ("x", "y", "ceiling"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
 
 def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequence[dict[str, Any]],
                    colors: dict[str, str]) -> tuple[list[Point], list[str]]:

@@ -115,7 +115,7 @@ def assign_roofsets(datasheet: Sequence[dict[str, Any]], measured: Sequence[dict
 def log_bounds(values: Sequence[float], pad_low: float, pad_high: float) -> tuple[float, float]:
     lo = math.log10(min(values)) - pad_low
     hi = math.log10(max(values)) + pad_high
-    return 10 ** math.floor(lo), 10 ** math.ceil(hi)
+    return 10.0 ** math.floor(lo), 10.0 ** math.ceil(hi)  # floats: NumPy holds no int past 2**63 (10**19)
 
 
 def intensity_tick(value: float, _pos: object = None) -> str:

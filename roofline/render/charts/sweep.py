@@ -43,6 +43,10 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
         raise InputError(f"{source}: no kernel measured at several sizes (entries sharing a "
                          "name with different bytes); run a sweep first")
     machine = doc["machine"]
+    if machine is None:
+        raise InputError(f"{source}: machine: is null (measured without a spec, so there is no bandwidth roof or "
+                         "Little's Law bytes to draw); sweep again with --spec, e.g. 'roofline sweep KERNEL "
+                         "--backend numpy --spec h100'")
     bw, in_flight = machine["bandwidth"], machine["bytes_in_flight"]
 
     all_bytes = [k["bytes"] for g in groups.values() for k in g] + [in_flight]
