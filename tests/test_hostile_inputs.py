@@ -258,3 +258,8 @@ def test_min_time_must_be_a_finite_number_of_seconds(run_cli, value: str) -> Non
                      "--min-time", value, "--min-repeats", "1")
     _clean(result)
     assert result.code == 2 and "--min-time" in result.err
+
+
+def test_an_empty_over_is_refused_not_read_as_n(run_cli) -> None:
+    r = run_cli("sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "16", "--over", "")
+    assert r.code == 2 and "--over '' (an empty name): kernel 'vector_add' has no parameter ''" in r.err

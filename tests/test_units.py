@@ -180,6 +180,8 @@ def test_unit_error_is_a_value_error() -> None:
         ("12 B", format_bytes(12)),
         ("0.0833 FLOP/B", format_intensity(1 / 12)),
         ("∞ FLOP/B", format_intensity(float("inf"))),
+        ("2.9e20 FLOP/B", format_intensity(2.9e20)),  # a million and past in powers of ten, never 21 digits
+        ("999999 FLOP/B", format_intensity(999999)),
         ("–", format_rate(None)),
         ("–", format_time(None)),
     ],

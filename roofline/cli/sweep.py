@@ -96,7 +96,8 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     if set_alias:
         note("warning: --set is deprecated and will be removed in the next release; use -p/--param NAME=VALUE, as "
              "every other command does")
-    args = SweepArgs(kernel, kernel_paths, over or param_alias or "n", sizes_text, fixed, model, latency_setting,
+    swept = over if over is not None else (param_alias or "n")  # an empty --over is refused, not read as n
+    args = SweepArgs(kernel, kernel_paths, swept, sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
     from roofline.fleet.launch import under_mpi

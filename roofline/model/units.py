@@ -207,4 +207,7 @@ def format_intensity(value: float | None) -> str:
         return "–"
     if math.isinf(value):
         return "∞ FLOP/B"
+    if abs(value) >= 1e6:  # a million FLOP per byte and past (a hostile or broken descriptor): 2.9e20, not 21 digits
+        mantissa, exponent = f"{value:.3g}".split("e")
+        return f"{mantissa}e{int(exponent)} FLOP/B"
     return f"{_significant(value, 3)} FLOP/B"

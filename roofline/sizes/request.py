@@ -46,7 +46,8 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
     if latency not in LATENCY_SETTINGS:
         raise InputError(f"--latency: expected one of {', '.join(LATENCY_SETTINGS)}, got {latency!r}")
     if param not in d.params:
-        raise InputError(f"{param_option} {param}: kernel '{d.name}' has no parameter '{param}'; it has: "
+        named = f"{param_option} {param}" if param.strip() else f"{param_option} {param!r} (an empty name)"
+        raise InputError(f"{named}: kernel '{d.name}' has no parameter '{param}'; it has: "
                          f"{', '.join(d.params) or 'none'}")
     overrides = dict(parse_overrides(fixed, [d]))
     if param in overrides:
