@@ -154,6 +154,8 @@ HOSTILE = [
     ("inf-literal", "1e400", "out of range"),
     ("overflow", "1e300 * 1e300", "out of range"),
     ("nan-from-inf", "1e308 * 10 - 1e308 * 10", "out of range"),
+    ("big-literal", "n * 1e308", "number 1e+308 is out of range"),  # the number written, not a result
+    ("big-result", "1e200 * 1e200", "result inf is out of range"),
     ("complex-power", "(-8) ** 0.5", "not a real number"),
     ("sqrt-negative", "sqrt(-1)", "sqrt of a negative"),
     ("log2-zero", "log2(0)", "log2 of a non-positive"),

@@ -142,8 +142,8 @@ def _literal(value: Number) -> Number:
     """A number written in a formula or given as one: finite, and a whole number of at most MAX_DIGITS digits."""
     if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
         raise FormulaError(f"a whole number of more than {MAX_DIGITS} digits is not allowed")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise FormulaError(f"number {value} is out of range")
+    if isinstance(value, float) and not (math.isfinite(value) and abs(value) <= MAX_MAGNITUDE):
+        raise FormulaError(f"number {value:g} is out of range (at most {MAX_MAGNITUDE:g} in size)")
     return _check(value)
 
 
