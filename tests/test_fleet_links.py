@@ -454,6 +454,8 @@ def test_one_rank_without_a_launcher_uses_mpi_alone(mpi, tmp_path):
     assert doc["size"] == 1 and [s["ranks"] for s in doc["scopes"]] == [[0]]
     assert all(p["status"] == "OK" for p in doc["scopes"][0]["points"])
     assert "1 rank): one rank crosses no link" in result.stderr
+    table = run_job(cmd[:-2] + ["-o", "-"], tmp_path)  # -o -: standard output is the JSON, once; the table on stderr
+    assert table.returncode == 0 and json.loads(table.stdout)["size"] == 1 and "Collectives over" in table.stderr
 
 
 def test_every_rank_without_its_backend_stops_together(mpi, tmp_path):

@@ -201,15 +201,16 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
     emit(buffer.getvalue(), output)
 
 
-def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict], object], notes: Sequence[str]) -> None:
-    """The end of every command that makes a results document: write -o atomically, print JSON or the table,
-    then the notes (failures, warnings) on standard error. With -o - the JSON is standard output, once, and the
-    table goes to standard error so standard output stays one JSON document."""
+def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict], object], notes: Sequence[str],
+                 fix: str = "measure or import fewer; nothing was written") -> None:
+    """The end of every command that makes a document (results, links, interconnect): write -o atomically, print
+    JSON or the table, then the notes (failures, warnings) on standard error. With -o - the JSON is standard
+    output, once, and the table goes to standard error so standard output stays one JSON document."""
     from roofline.load.jsonio import dumps
 
     text = dumps(doc)
     size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
-    emit_document(doc, size, lambda: text, output, fmt, table, notes, "measure or import fewer; nothing was written")
+    emit_document(doc, size, lambda: text, output, fmt, table, notes, fix)
 
 
 def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]], output: Path | None, fmt: str,

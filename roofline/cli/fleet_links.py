@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, format_option, note, output_option_for, print_tables, wide_option, write_output
+from roofline.cli.common import FilePath, format_option, note, output_option_for, wide_option, write_output
 
 NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
 
@@ -126,19 +126,11 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
 
 def _emit(doc: dict[str, Any], output: Path | None, fmt: str) -> None:
     """Write and print a links document as rank 0 does at the end (also when a deadline cut the run)."""
-    from roofline.load.jsonio import dumps
+    from roofline.cli.common import emit_results
     from roofline.render.charts.fleet_links import links_table, summary_lines
 
-    if output is not None:
-        write_output(output, dumps(doc))
-    if fmt == "json":
-        write_output(None, dumps(doc))
-    else:
-        print_tables([links_table(doc)], None)
-    for line in summary_lines(doc):
-        note(line)
-    if output is not None and str(output) != "-":
-        note(f"wrote {output}")
+    emit_results(doc, output, fmt, links_table, summary_lines(doc),
+                 fix="measure fewer sizes (--max-bytes) or collectives; nothing was written")
 
 
 def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: str) -> Any:

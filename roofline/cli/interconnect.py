@@ -51,20 +51,10 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
         note(f"note: {name} skipped: {skipped}" if skipped else f"interconnect: {name} ...")
 
     doc = ic.links_document(devices, spec, size, [s for s in ic.ALLREDUCE_SIZES if s <= largest], on_step)
-    from roofline.cli.common import write_output
-    from roofline.load.jsonio import dumps
+    from roofline.cli.common import emit_results
     from roofline.render.charts.interconnect import interconnect_table
 
-    if output is not None:
-        write_output(output, dumps(doc))
-    if fmt == "json":
-        write_output(None, dumps(doc))
-    else:
-        from roofline.cli.common import print_tables
-
-        print_tables([interconnect_table(doc)], None)
-    if output is not None:
-        note(f"wrote {output}")
+    emit_results(doc, output, fmt, interconnect_table, (), fix="a smaller --max-allreduce; nothing was written")
 
 
 def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
