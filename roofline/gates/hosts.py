@@ -23,6 +23,12 @@ def _key(kernel: Mapping[str, Any]) -> tuple[str, str]:
     return str(kernel["name"]), json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
 
 
+def _device(dev: Mapping[str, Any]) -> dict[str, Any]:
+    """Who a row's cell is: the GPU's label and index, PCI bus id, and (in a fleet) where it runs and its host."""
+    return {"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
+            "where": dev.get("where"), "host": dev.get("host")}
+
+
 def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """devices: one mapping per GPU of one host, {label, index, pci_bus_id, kernels}. One row per kernel that at
     least two devices timed: its median time across them and each device's time, speed ratio and deviation.
@@ -33,9 +39,7 @@ def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             row = order.setdefault(_key(k), {"kernel": k["name"], "params": k.get("params", {}), "devices": []})
             time = k.get("time_median") if k.get("status") == "OK" else None
             ci = k.get("time_ci") if time else None
-            row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-                                   "where": dev.get("where"), "host": dev.get("host"), "time": time,
-                                   "status": k.get("status"),
+            row["devices"].append({**_device(dev), "time": time, "status": k.get("status"),
                                    "ci": list(ci) if _interval(ci) else None,
                                    "fraction_of_ceiling": k.get("fraction_of_ceiling")})
     rows = []
@@ -107,9 +111,7 @@ def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             row = order.setdefault(fig["field"], {"kernel": fig.get("label") or fig["field"], "field": fig["field"],
                                                   "kind": fig.get("kind", "bandwidth"), "params": {}, "devices": []})
             value = fig.get("value") if fig.get("status") == "OK" else None
-            row["devices"].append({"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-                                   "where": dev.get("where"), "host": dev.get("host"), "value": value,
-                                   "status": fig.get("status")})
+            row["devices"].append({**_device(dev), "value": value, "status": fig.get("status")})
     rows = []
     for row in order.values():
         values = [d["value"] for d in row["devices"] if d["value"]]
