@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option, write_output
+from roofline.cli.common import (FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option,
+                                 write_output)
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -148,20 +149,14 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        loaded = [load_results(p) for p in results_paths]
-        for results in loaded:
-            results.machine_to_draw()
-        fig = hierarchy_figure([r.doc for r in loaded], bandwidths, title, curve, l2_size)
+        fig = hierarchy_figure([r.doc for r in _drawable(results_paths)], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         sweep = load_results(sweep_path)
         fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
     else:
-        loaded = [load_results(p) for p in results_paths]
-        for results in loaded:
-            results.machine_to_draw()
-        results_docs = [r.doc for r in loaded]
+        results_docs = [r.doc for r in _drawable(results_paths)]
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
         points, unplottable = collect_points(analysis_docs, results_docs, {})
@@ -291,6 +286,16 @@ def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None
 
 
 COMMANDS = [plot]
+
+
+def _drawable(paths: tuple[Path, ...]) -> list[ResultsFile]:
+    """The results files a chart draws over their roofs: one measured without a spec (no ceiling) is named."""
+    from roofline.records.files import load_results
+
+    loaded = [load_results(p) for p in paths]
+    for results in loaded:
+        results.machine_to_draw()
+    return loaded
 
 
 def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | None:

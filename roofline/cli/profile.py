@@ -53,8 +53,8 @@ WITH_HELP = ("Where the FLOPs and bytes come from. 'ncu': Nsight Compute's count
              "replays every kernel, needs counter permission). 'torch': the PyTorch profiler, for a Python program "
              "('python3 script.py ARGS'): op shape models from the trace, at about the program's own speed, no "
              "permission needed. 'auto': ncu where it is found and the driver lets this user read the counters, "
-             "else torch for a Python program; options of one source (--ncu, --save-csv; --save-trace, --group-by module) "
-             "choose it.")
+             "else torch for a Python program; options of one source (--ncu, --save-csv; --save-trace, --group-by "
+             "module) choose it.")
 NCU_ONLY = ("--ncu", "--save-csv")
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for, wide_option)
+from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
+                                 measure_policy, measure_spec_option, note, output_option_for, wide_option)
 from roofline.cli.fleet import timeout_option
 
 
