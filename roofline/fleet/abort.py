@@ -37,6 +37,8 @@ def arm_backstop(code: int, grace_s: float = ABORT_GRACE_S) -> None:
     timer = threading.Timer(grace_s, os._exit, args=(code,))
     timer.daemon = True
     timer.start()
+    # Not faulthandler.dump_traceback_later: the links watchdog owns that one timer (each step re-arms it and
+    # finish() cancels it), and an abort asked from the watchdog thread must not be cancelled by the main thread.
     signal.alarm(max(1, math.ceil(2 * grace_s)))
 
 
