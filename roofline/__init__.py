@@ -6,7 +6,7 @@ first use, so `import roofline` and the CLI's start stay fast.
 
 from typing import Any
 
-__version__ = "0.1.0"
+from roofline.version import __version__
 __all__ = ["analyze", "measure", "results", "__version__"]
 
 

@@ -26,19 +26,13 @@ from roofline.records.document import KernelResult, ResultsDocument
 
 class Result(KernelResult):
     """What roofline.measure and roofline.analyze return: the typed result (roofline.records.document.KernelResult) plus
-    show(). Printing is a renderer's work, so it lives here at the public face: the result type imports no renderer."""
+    show(). The API is a public face above the renderers, so it may print; the row itself is drawn in render/."""
 
     def show(self) -> None:
-        """Print this result as the row `roofline measure` prints (rich is imported only here)."""
-        from rich.console import Console
+        """Print this result as the row `roofline measure` prints."""
+        from roofline.render.tables.measure import show  # rich and the table code load at the first print
 
-        from roofline.render.tables.fit import fit
-        from roofline.render.tables.measure import kernel_table
-
-        console = Console(markup=False, emoji=False)
-        table = kernel_table([self.to_json()], self.name)
-        fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
-        console.print(table)
+        show(self)
 
 
 def _as_result(kernel: KernelResult) -> Result:

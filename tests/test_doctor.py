@@ -106,7 +106,8 @@ def test_the_verdict_fails_on_any_fail_and_warns_otherwise():
 def test_the_whole_doctor_runs_on_an_emulated_device():
     from test_calibrate import fake_backend, tiny_plan
 
-    from roofline.measurement.selftest import DoctorPlan, run_doctor
+    from roofline.measurement.selftest import DoctorPlan
+    from roofline.ncu.doctor import doctor as run_doctor
     from roofline.load.specs import SpecCatalog
 
     h200 = SpecCatalog.bundled().resolve("h200-sxm")
@@ -177,3 +178,30 @@ def test_doctor_without_a_gpu_exits_3_with_the_fix(run_cli, monkeypatch):
     r = run_cli("doctor")
     assert r.code == 3
     assert "doctor checks a GPU" in r.err and "pip install" in r.err and "Traceback" not in r.err
+
+
+def test_the_ncu_replay_uses_the_ncu_that_ncu_path_names(monkeypatch, tmp_path):
+    """doctor --ncu-path: the ncu found there is the one the replay runs (it was looked up, then the replay searched
+    PATH again and said 'ncu not found' on a machine whose ncu is only at the given path)."""
+    from roofline.measurement.selftest import FULL
+    from roofline.ncu import doctor as ncu_doctor
+
+    given = tmp_path / "ncu"
+    given.write_text("#!/bin/sh\n")
+    given.chmod(0o755)
+    seen = {}
+
+    def add_profile(picked, catalog, ncu_path=None, device_id=0, timeout=0.0):
+        seen["ncu_path"] = ncu_path
+        return [dict(e, counters={"time": 1e-4, "dram_read": 8.0, "dram_write": 8.0}) for e in picked], []
+
+    monkeypatch.setattr(ncu_doctor, "add_profile", add_profile)
+
+    class Backend:
+        info = {"device_id": 0}
+
+    from roofline.measurement.progress import SILENT
+
+    results = {"timer_graph": {"status": "OK", "name": "copy"}, "gemm": {"status": "OK", "name": "matmul_library_fp16"}}
+    time, why, counted = ncu_doctor._replay(str(given), results, FULL, SILENT, Backend())
+    assert seen["ncu_path"] == str(given) and why is None and time == 1e-4 and counted["dram_read"] == 8.0

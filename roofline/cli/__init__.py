@@ -12,7 +12,7 @@ import traceback
 
 import click
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, RooflineError
 
 EPILOG = """\b

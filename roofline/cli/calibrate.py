@@ -69,7 +69,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     import datetime as dt
     import time
 
-    from roofline import __version__
+    from roofline.version import __version__
     from roofline.cli.progress import Steps
     from roofline.measurement.backend_cupy import CupyBackend
     from roofline.measurement.calibrate.figures import calibration_document, comparison_rows

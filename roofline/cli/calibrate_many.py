@@ -23,7 +23,7 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     finds too slow (after writing what was measured)."""
     import datetime as dt
 
-    from roofline import __version__
+    from roofline.version import __version__
     from roofline.errors import GateFailed
     from roofline.gates.hosts import device_name, figure_rows, outliers
     from roofline.measurement.calibrate.figures import calibration_document, comparison_rows

@@ -48,7 +48,7 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     """
     from roofline.cli.progress import Steps
     from roofline.measurement.backend_cupy import CupyBackend
-    from roofline.measurement.selftest import run_doctor
+    from roofline.ncu.doctor import doctor as run_doctor
     from roofline.measurement.session import choose_machine
     from roofline.render.tables.doctor import doctor_notes, doctor_table
     from roofline.load.specs import SpecCatalog

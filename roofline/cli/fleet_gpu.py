@@ -66,7 +66,7 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
     rank that failed or hung and, with --outlier, each GPU and node too far below."""
     import datetime as dt
 
-    from roofline import __version__
+    from roofline.version import __version__
     from roofline.records.clockstate import CAPPED_FRACTION
     from roofline.errors import GateFailed
     from roofline.fleet.merge import grouped_failures, raise_if_none

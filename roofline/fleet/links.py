@@ -198,7 +198,7 @@ class LinksRun:
     def document(self, scopes: list[dict[str, Any]], identities: list[dict[str, Any]], transport: str | None,
                  ) -> dict[str, Any]:
         """The roofline/fleet-links/v1 document of these scopes (roofline.fleet.links_doc)."""
-        from roofline import __version__
+        from roofline.version import __version__
 
         plan = self.plan
         return {

@@ -94,7 +94,7 @@ def doctor_device(spec_name: str, use_ncu: bool, ncu_path: str | None, device: i
                   on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
     """`doctor` of `device`: its verdict as the JSON `roofline doctor --format json` prints (roofline/doctor/v1)."""
     from roofline.fleet.identity import device_identity
-    from roofline.measurement.selftest import run_doctor
+    from roofline.ncu.doctor import doctor as run_doctor
     from roofline.measurement.session import choose_machine
     from roofline.load.specs import SpecCatalog
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.errors import InputError

@@ -241,7 +241,7 @@ def links_document(devices: Sequence[int], spec: Any, size: int = 1 << 30,
     on_step(name, why) after a step that was skipped."""
     import datetime as _dt
 
-    from roofline import __version__
+    from roofline.version import __version__
     from roofline.measurement.multi.measure import identity
     from roofline.measurement.session import open_backend
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from roofline.gates import doctor as judge
 from roofline.model.types import MachineSpec
@@ -42,9 +42,16 @@ def _figure(entry: Mapping[str, Any] | None, key: str) -> tuple[float | None, st
     return (float(v) if v else None), None
 
 
+Replay = Callable[[Mapping[str, Any], DoctorPlan, Progress, Any], tuple[float | None, str | None, dict[str, Any]]]
+
+
 def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, progress: Progress = SILENT,
-               use_ncu: bool = True, ncu_path: str | None = None) -> judge.Verdict:
-    """Every check of `roofline doctor` on the backend's GPU, against `spec` (its datasheet)."""
+               replay: Replay | None = None) -> judge.Verdict:
+    """Every check of `roofline doctor` on the backend's GPU, against `spec` (its datasheet).
+
+    `replay` re-runs the verified copy and GEMM under Nsight Compute, (results, plan, progress, backend) → (copy
+    duration, why not, counters); roofline.ncu.doctor passes it in, since ncu sits above this stage. None: not asked
+    (--no-ncu)."""
     from roofline.measurement.calibrate.jobs import Job, run_jobs
     from roofline.model.invariants import FigureContext, l1_bound
     from roofline.measurement.calibrate.l1 import l1_bandwidth
@@ -87,7 +94,8 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
             progress.finish(step, figures[step].status if figures[step] is not None else "FAILED")
 
     results = {**main, **events, **resident}
-    ncu_time, ncu_why, counted = _ncu(results, use_ncu, ncu_path, plan, progress, backend)
+    ncu_time, ncu_why, counted = (None, "--no-ncu", {}) if replay is None else replay(results, plan, progress,
+                                                                                         backend)
 
     datasheet_bw = spec.bandwidth if spec is not None else None
     checks: list[judge.Check] = []
@@ -150,34 +158,6 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
                                        "cuda_runtime", "cupy_version")}
     device["pci_bus_id"] = _bus_id(backend)
     return judge.Verdict(device, spec.id if spec else None, checks, time.perf_counter() - started)
-
-
-def _ncu(results: Mapping[str, Any], use_ncu: bool, ncu_path: str | None, plan: DoctorPlan, progress: Progress,
-         backend: Any) -> tuple[float | None, str | None, dict[str, Any]]:
-    """Replay the verified timer copy and the GEMM under Nsight Compute: (copy duration, why not, counters)."""
-    if not use_ncu:
-        return None, "--no-ncu", {}
-    from roofline.load.kernels import KernelCatalog
-    from roofline.ncu.profile import add_profile, find_ncu
-
-    exe, why = find_ncu(ncu_path)
-    if exe is None:
-        return None, why, {}
-    picked = [dict(results[k], name=results[k].get("name") or k) for k in ("timer_graph", "gemm")
-              if results.get(k, {}).get("status") == "OK"]
-    if not picked:
-        return None, "the kernels to replay failed", {}
-    progress.start("Nsight Compute")
-    catalog = [d for d in KernelCatalog.load().descriptors if d.name in {"copy", "matmul_library_fp16"}]
-    out, notes = add_profile(picked, catalog, device_id=int(backend.info.get("device_id") or 0),
-                             timeout=plan.ncu_timeout)
-    progress.finish("Nsight Compute", "OK" if any("counters" in e for e in out) else "FAILED")
-    by = {e.get("name"): e.get("counters") or {} for e in out}
-    copy_c, gemm_c = by.get("copy") or {}, by.get("matmul_library_fp16") or {}
-    if not copy_c and not gemm_c:
-        return None, "; ".join(n.removeprefix("note: --profile ncu: ") for n in notes) or "ncu gave no counters", {}
-    return copy_c.get("time"), None, {"dram_read": copy_c.get("dram_read"), "dram_write": copy_c.get("dram_write"),
-                                      "flops_tensor": gemm_c.get("flops_tensor")}
 
 
 def _value(fig: Any) -> float | None:

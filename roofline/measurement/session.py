@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.model.analysis import analyze, lacks, machine_summary
 from roofline.errors import InputError
 from roofline.model.expr import Expr

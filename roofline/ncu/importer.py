@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from roofline import __version__
+from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.records.document import Status

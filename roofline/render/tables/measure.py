@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from roofline.records import caveats
+from roofline.records.document import KernelResult
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.records.files import ceiling_of
@@ -34,6 +35,19 @@ def results_table(doc: dict[str, Any]) -> Any:
     else:
         title += "; no spec given, so the ceiling is unknown"
     return kernel_table(doc["kernels"], title)
+
+
+def show(kernel: KernelResult) -> None:
+    """Print one typed result as the row `roofline measure` prints: the API's Result.show(). rich is imported here,
+    at the first print, so `import roofline` stays fast."""
+    from rich.console import Console
+
+    from roofline.render.tables.fit import fit
+
+    console = Console(markup=False, emoji=False)
+    table = kernel_table([kernel.to_json()], kernel.name)
+    fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
+    console.print(table)
 
 
 def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
