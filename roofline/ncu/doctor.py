@@ -13,6 +13,7 @@ from roofline.measurement.progress import SILENT, Progress
 from roofline.measurement.selftest import FULL, DoctorPlan, run_doctor
 from roofline.model.types import MachineSpec
 from roofline.ncu.profile import add_profile, find_ncu
+from roofline.records.document import Status
 
 
 def doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, progress: Progress = SILENT,
@@ -28,14 +29,14 @@ def _replay(ncu_path: str | None, results: Mapping[str, Any], plan: DoctorPlan, 
     if exe is None:
         return None, why, {}
     picked = [dict(results[k], name=results[k].get("name") or k) for k in ("timer_graph", "gemm")
-              if results.get(k, {}).get("status") == "OK"]
+              if results.get(k, {}).get("status") == Status.OK]
     if not picked:
         return None, "the kernels to replay failed", {}
     progress.start("Nsight Compute")
     catalog = [d for d in KernelCatalog.load().descriptors if d.name in {"copy", "matmul_library_fp16"}]
     out, notes = add_profile(picked, catalog, ncu_path=exe, device_id=int(backend.info.get("device_id") or 0),
                              timeout=plan.ncu_timeout)
-    progress.finish("Nsight Compute", "OK" if any("counters" in e for e in out) else "FAILED")
+    progress.finish("Nsight Compute", Status.OK.value if any("counters" in e for e in out) else Status.FAILED.value)
     by = {e.get("name"): e.get("counters") or {} for e in out}
     copy_c, gemm_c = by.get("copy") or {}, by.get("matmul_library_fp16") or {}
     if not copy_c and not gemm_c:
