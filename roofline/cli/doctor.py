@@ -84,6 +84,3 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
             note(line)
     if verdict.exit_code:
         raise click.exceptions.Exit(verdict.exit_code)
-
-
-COMMANDS = [doctor]

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from roofline.cli.common import FilePath, emit_results, wide_option
-from roofline.cli.profile import group_by_option, profile
+from roofline.cli.profile import group_by_option
 
 
 @click.group("import")
@@ -133,6 +133,3 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     if fmt == "table" and len(shown) > 1:  # each rank's table, then the merged one
         print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))
     emit_results(doc, output, fmt, lambda _doc: shown[-1], lines)
-
-
-COMMANDS = [import_group, profile]  # profile lives in roofline/cli/profile.py; registered with the importers
