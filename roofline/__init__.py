@@ -12,7 +12,7 @@ __all__ = ["analyze", "measure", "results", "__version__"]
 
 def __getattr__(name: str) -> Any:
     if name in ("analyze", "measure", "results"):
-        from roofline import api
+        from roofline import api  # lazy: not needed by `import roofline`, which imports this module (start-up)
 
         return getattr(api, name)
     raise AttributeError(f"module 'roofline' has no attribute {name!r}")

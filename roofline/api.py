@@ -15,12 +15,18 @@ import warnings
 from dataclasses import fields as dataclass_fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+import numbers
 
 from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model.types import ITEMSIZE, MachineSpec, Workload
-from roofline.records.document import KernelResult, ResultsDocument
+from roofline.records.document import KernelResult, ResultsDocument, Status
+from roofline.load.specs import SpecCatalog
+from roofline.model.analysis import analyze as analyze_on
+from roofline.load.selection import resolve_specs, load_selection
+from roofline.records.schema import kernel_identity
+from roofline.model.workload import evaluate
 
 
 
@@ -45,7 +51,7 @@ _MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
 
 def backend(name: str = "auto", device: int = 0) -> Any:
     """The process's backend: 'auto' or 'cupy' is the GPU (BackendUnavailable without one), 'numpy' the host."""
-    from roofline.measurement.session import open_backend
+    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
     key = ("cupy" if name == "auto" else name, device)
     if key not in _BACKENDS:
@@ -68,9 +74,8 @@ def _backend_argument(backend: str | None, backend_name: str | None, default: st
 
 
 def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.load.specs import SpecCatalog
-
     key = (engine.name, getattr(engine, "device_id", 0), spec or "auto")
     if key not in _MACHINES:
         _MACHINES[key] = choose_machine(spec, engine, SpecCatalog.bundled())
@@ -85,8 +90,6 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
     if descriptor is not None:
         if flops is not None or bytes is not None:
             raise InputError("give either descriptor= or flops= and bytes=, not both")
-        from roofline.load.selection import load_selection
-        from roofline.model.workload import evaluate
 
         overrides = [f"{k}={v}" for k, v in (params or {}).items()]
         (d,), parsed = load_selection([descriptor], [Path(p) for p in kernels], overrides)
@@ -106,8 +109,6 @@ def workload(name: str | None = None, *, flops: float | None = None, bytes: floa
 def _count(what: str, value: Any) -> float:
     """A FLOP or byte count as a float: any real number (int, float, NumPy's integer and float scalars, a 0-d
     array of one), finite, 0 or more; an InputError naming the argument otherwise (10**400 overflows a float)."""
-    import numbers
-
     if getattr(value, "shape", None) == () and hasattr(value, "item"):
         value = value.item()  # a 0-d array, or a NumPy scalar: its Python number
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -138,10 +139,6 @@ def analyze(name: str | None = None, *, spec: str | None = "auto", **model: Any)
     """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult.
     spec='auto' (or None), as in `roofline analyze`: the GPU's own spec when the driver lists one, otherwise
     h100-sxm."""
-    from roofline.model.analysis import analyze as analyze_on
-    from roofline.records.document import Status
-    from roofline.load.selection import resolve_specs
-
     work = workload(name, **model)
     fields = analyze_on(resolve_specs([_spec_name(spec, "auto")])[0], work).to_dict()
     return Result.from_fields({**fields, "status": Status.SKIPPED, "verified": None,
@@ -163,6 +160,7 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     raises) once the first run finished; `reference` is compared with what `fn` returns. Without either the result
     is unverified, and `roofline report` fails it as such. (`backend_name=` is the deprecated spelling of
     `backend=`.)"""
+    # lazy: roofline.measurement.harness imports numpy (start-up)
     from roofline.measurement.harness import analysis_free, timed_result
 
     backend = _backend_argument(backend, backend_name, "auto")
@@ -180,7 +178,6 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     machine = _machine(spec, engine)
     if machine is not None and work.roof not in machine.roofs:
         raise InputError(f"roof={work.roof!r}: {machine.id} has no such roof; it has {', '.join(machine.roofs)}")
-    from roofline.model.analysis import analyze as analyze_on
 
     base = analyze_on(machine, work).to_dict() if machine is not None else analysis_free(work)
     run = _on_stream(fn, engine)
@@ -215,6 +212,7 @@ def results(measured: Sequence[KernelResult], backend: str | None = None, device
     the arguments are only for results that do not say (they default to the GPU and its own spec). A name
     measured twice at the same parameters (two unnamed callables are both 'callable') is kept for each result,
     the later ones as 'NAME #2', 'NAME #3'."""
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import results_document
 
     backend = _backend_argument(backend, backend_name, None)
@@ -278,8 +276,6 @@ def _recorded_machine(origins: list[Mapping[str, Any]], spec: str | None, engine
 
 def _distinct_names(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Entries whose (name, params) repeat an earlier one renamed 'NAME #2', 'NAME #3': a document holds each once."""
-    from roofline.records.schema import kernel_identity
-
     taken: set[tuple[str, str, str]] = set()
     out = []
     for entry in entries:
@@ -322,7 +318,7 @@ def _argument_bytes(call: Mapping[str, Any], depth: int = 2) -> int:
 def _check_reference(reference: Any) -> None:
     """reference= must be numbers: an array (NumPy, CuPy, PyTorch), a number, or a tuple, list or dict of them. A
     string or an array of objects cannot be compared within a tolerance: an InputError before anything runs."""
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
     for i, item in enumerate(_as_list(reference)):
         try:
@@ -367,7 +363,7 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
         return f"{type(exc).__name__}: {first_line(exc)}"
     if reference is None:
         return None
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
     got, want = _as_list(out), _as_list(reference)
     if len(got) != len(want):
@@ -438,7 +434,7 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def _host(array: Any) -> Any:
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
     if hasattr(array, "detach"):  # torch
         array = array.detach().float().cpu().numpy() if str(array.dtype) == "torch.bfloat16" else \

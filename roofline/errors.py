@@ -71,7 +71,7 @@ def first_line(exc: BaseException, limit: int | None = None) -> str:
 
 def closest(word: str, choices: object) -> str:
     """' (did you mean X?)' for the nearest choice, or '' when nothing is close."""
-    import difflib
+    import difflib  # lazy: not needed by `roofline --help`, which imports this module (start-up)
 
     word = str(word)
     cutoff = 0.5 if len(word) <= 3 else 0.6  # 't5' -> 't4' scores 0.5; longer words need more in common

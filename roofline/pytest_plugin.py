@@ -42,6 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_RESULTS] = {}
     path = config.getoption("roofline_json")
     if path and not _is_worker(config):
+        # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
         from roofline.load.jsonio import cannot_write
 
         why = cannot_write(Path(path))
@@ -60,7 +61,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def shortfall(result: Any, at_least: float | None) -> str | None:
     """The one line a test fails with, or None when the result is verified and (with at_least) reaches that share of
     its ceiling. Without at_least an unknown ceiling is no failure: only a share asked for needs one."""
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.records.files import ceiling_of
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.model.units import format_fraction, format_si
 
     if result.failed:
@@ -85,7 +88,9 @@ def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
     calls = {"all": 0, "unnamed": 0}
 
     def run(fn: Callable[..., Any], *, at_least: float | None = None, **kwargs: Any) -> Any:
+        # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
         from roofline.api import measure
+        # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
         from roofline.errors import BackendUnavailable, RooflineError
 
         kwargs.setdefault("spec", config.getoption("roofline_spec"))
@@ -137,8 +142,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     path = config.getoption("roofline_json")
     if not path or not measured:
         return
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.api import results
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.errors import RooflineError
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.records.document import KernelResult
 
     items = sorted(measured.items(), key=lambda item: item[0])  # the same file whatever the workers' order
@@ -154,6 +162,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _qualified(items: list) -> list[dict[str, Any]]:
     """Entries; one whose name and parameters another test's entry also has gets its test's id: 'NAME [NODEID]'."""
+    # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
     from roofline.records.schema import kernel_identity
 
     owners: dict[tuple[str, str, str], set[str]] = {}

@@ -302,13 +302,13 @@ def test_auto_chooses_ncu_where_it_may_read_counters(run_cli, faketorch: Path, t
     monkeypatch.delenv("FAKE_NCU_ARGS", raising=False)
     monkeypatch.delenv("FAKE_NCU_STDERR", raising=False)
     prog = [sys.executable, str(script(tmp_path, START_STOP))]
-    monkeypatch.setattr("roofline.ncu.program.counter_access", lambda: None)
+    monkeypatch.setattr("roofline.cli.profile.counter_access", lambda: None)
     code, stdout, err = run_cli("profile", "--format", "json", "--", *prog)
     assert code in (0, None), err
     src = json.loads(stdout)["source"]
     assert (src["with"], src["chosen_by"], src["tool"]) == ("ncu", "auto: ncu found", "ncu")
     assert "counted by ncu" in err
-    monkeypatch.setattr("roofline.ncu.program.counter_access", lambda: "the driver keeps them to admins")
+    monkeypatch.setattr("roofline.cli.profile.counter_access", lambda: "the driver keeps them to admins")
     code, stdout, err = run_cli("profile", "--format", "json", "--", *prog)
     assert code in (0, None), err
     assert json.loads(stdout)["source"]["chosen_by"] == "auto: the driver keeps them to admins"

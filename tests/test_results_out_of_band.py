@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -25,6 +26,9 @@ WATCHED = ["roofline.gates.report", "roofline.gates.groups", "roofline.gates.dev
            "roofline.render.charts.hierarchy", "roofline.render.charts.fleet", "roofline.render.charts.profile",
            "roofline.render.charts.points", "roofline.render.charts.html", "roofline.render.tables.report",
            "roofline.render.tables.grouped", "roofline.render.tables.fleet", "roofline.render.tables.hosts"]
+
+
+CALLERS = ["roofline.cli.report", "roofline.cli.plot", "roofline.cli.importer"]  # the commands the test runs
 
 
 def _private_keys(value: Any, where: str, seen: set[int]) -> list[str]:
@@ -55,11 +59,20 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> tuple[set[str], list[str]]:
             return fn(*args, **kwargs)
         return wrapper
 
+    for module_name in CALLERS:  # loaded first, so the sweep below finds the functions they imported by name
+        importlib.import_module(module_name)
+    wrapped: dict[int, Callable[..., Any]] = {}
     for module_name in WATCHED:
         module = importlib.import_module(module_name)
         for name, fn in inspect.getmembers(module, inspect.isfunction):
             if fn.__module__ == module_name and not name.startswith("_"):
-                monkeypatch.setattr(module, name, watch(f"{module_name.rsplit('.', 1)[1]}.{name}", fn))
+                wrapped[id(fn)] = watch(f"{module_name.rsplit('.', 1)[1]}.{name}", fn)
+                monkeypatch.setattr(module, name, wrapped[id(fn)])
+    for module_name, module in list(sys.modules.items()):  # `from roofline.gates.report import build_report`
+        if module_name.startswith("roofline") and module is not None:
+            for name, value in list(vars(module).items()):
+                if id(value) in wrapped and value is not wrapped[id(value)]:
+                    monkeypatch.setattr(module, name, wrapped[id(value)])
     return called, found
 
 

@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables,
                                  say_auto_spec, spec_option, warn_about_specs, wide_option)
+from roofline.load.selection import analysis_documents, load_selection, resolve_specs
 
 
 @click.command()
@@ -29,8 +30,6 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline analyze vector_add -p n=2**20 --format json
       roofline analyze --kernels my_kernels/ my_kernel --spec my_gpu.yaml
     """
-    from roofline.load.selection import analysis_documents, load_selection, resolve_specs
-
     selected, overrides = load_selection(names, kernel_paths, params)
     machines = resolve_specs(spec_names)
     say_auto_spec(spec_names)
@@ -40,18 +39,22 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         note(f"note: {s}")
 
     if fmt == "json":
+        # lazy: not needed by `roofline analyze`, which imports this module (start-up)
         from roofline.load.jsonio import dumps
 
         emit(dumps(docs[0] if len(docs) == 1 else docs), output)
     elif fmt == "csv":
+        # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
         from roofline.render.tables.analysis import to_csv
 
         emit(to_csv(docs), output)
     elif fmt == "markdown":
+        # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
         from roofline.render.tables.analysis import to_markdown
 
         emit(to_markdown(docs), output)
     else:
+        # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
         from roofline.render.tables.analysis import rich_tables
 
         print_tables(rich_tables(docs), output)

@@ -3,13 +3,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+import datetime as dt
+import time
 
 import click
 
 from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, wide_option, write_output)
-from roofline.cli.fleet import timeout_option
-from roofline.errors import BackendUnavailable
+from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device
+from roofline.errors import BackendUnavailable, InputError
+from roofline.version import __version__
+from roofline.cli.progress import Steps
+from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+from roofline.measurement.calibrate.plan import FULL, QUICK
+from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.records.clockstate import CAPPED_FRACTION
+from roofline.render.tables.calibrate import calibration_notes, comparison_table
+from roofline.load.specs import SpecCatalog
+from roofline.cli.multi import choose_devices
+from roofline.fleet.launch import under_mpi
+from roofline.cli.fleet_gpu import calibrate_fleet
+from roofline.cli.calibrate_many import calibrate_many
+from roofline.load.jsonio import dumps
 
 
 @click.command()
@@ -66,32 +81,15 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
       roofline calibrate --device all --outlier 5% -o node-measured.yaml
       mpirun -n 16 roofline calibrate --outlier 5% -o fleet-measured.yaml   # every rank its GPU; slow GPU, node
     """
-    import datetime as dt
-    import time
-
-    from roofline.version import __version__
-    from roofline.cli.progress import Steps
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CupyBackend
-    from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+    # lazy: roofline.measurement.calibrate.gpu imports numpy (start-up)
     from roofline.measurement.calibrate.gpu import calibrate as calibrate_gpu
-    from roofline.measurement.calibrate.plan import FULL, QUICK
-    from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.records.clockstate import CAPPED_FRACTION
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.render.tables.calibrate import calibration_notes, comparison_table
-    from roofline.load.specs import SpecCatalog
-
-    from roofline.cli.multi import choose_devices
-
-    from roofline.fleet.launch import under_mpi
-
     if under_mpi():  # each rank calibrates its node-local GPU; rank 0 writes the fleet's spec and judges
-        from roofline.cli.fleet import refuse_device
-        from roofline.cli.fleet_gpu import calibrate_fleet
-
         refuse_device(device_text != "0")
         return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
 
     refuse_timeout(timeout)
     started = time.perf_counter()
@@ -100,12 +98,8 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     except BackendUnavailable as exc:
         raise _needs_gpu(exc) from None
     if len(devices) > 1:
-        from roofline.cli.calibrate_many import calibrate_many
-
         return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)
     if outlier is not None:
-        from roofline.errors import InputError
-
         raise InputError("--outlier compares the GPUs of one host: give several devices (--device all)")
     device_id = devices[0]
     try:
@@ -128,8 +122,6 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     rows = comparison_rows(figures, datasheet)
     if fmt == "json":
-        from roofline.load.jsonio import dumps
-
         click.echo(dumps(calibration_document(figures, datasheet, device, spec_doc, wall)), nl=False, err=to_stdout)
     else:
         print_tables([comparison_table(rows, datasheet, device, wall, quick, CAPPED_FRACTION)], None,
@@ -144,6 +136,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
 def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
     """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CUPY_INSTALL
 
     return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}", fix=CUPY_INSTALL)

@@ -5,10 +5,26 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any
+import datetime as dt
 
 import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
+from roofline.version import __version__
+from roofline.errors import GateFailed
+from roofline.gates.hosts import device_name, figure_rows, outliers
+from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.multi.pool import failure_lines
+from roofline.measurement.multi.calibrate import CalibrateRequest, calibrate_devices, device_figure_lists, host_figures
+from roofline.measurement.multi.measure import bug_details
+from roofline.render.tables.calibrate import calibration_notes, comparison_table
+from roofline.render.tables.hosts import figure_host_table
+from roofline.cli.multi import with_progress
+from roofline.measurement import interconnect as ic
+from roofline.load.jsonio import dumps
+from roofline.records.clockstate import CAPPED_FRACTION
+from roofline.render.charts.interconnect import interconnect_table
 
 # The links step inside calibrate: big enough to reach the plateau (1 GiB copies gain < 1 % on an H200 pair),
 # small enough to keep calibrate's time; `roofline interconnect` measures the whole 1 MiB..4 GiB range.
@@ -21,22 +37,6 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     """Calibrate each device in its own process, then (GPUs idle) the links; print the per-device table and the
     host table; write one spec of the medians; exit 1 naming each device whose worker failed or that --outlier
     finds too slow (after writing what was measured)."""
-    import datetime as dt
-
-    from roofline.version import __version__
-    from roofline.errors import GateFailed
-    from roofline.gates.hosts import device_name, figure_rows, outliers
-    from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
-    from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.measurement.multi.pool import failure_lines
-    from roofline.measurement.multi.calibrate import (CalibrateRequest, calibrate_devices, device_figure_lists,
-                                                  host_figures)
-    from roofline.measurement.multi.measure import bug_details
-    from roofline.render.tables.calibrate import calibration_notes
-    from roofline.render.tables.hosts import figure_host_table
-
-    from roofline.cli.multi import with_progress
-
     outcomes = with_progress("calibrate", devices,
                              lambda on: calibrate_devices(devices, CalibrateRequest(spec_name, quick), on))
     parts = sorted((o.result for o in outcomes.values() if o.ok), key=lambda p: p["device"]["index"])
@@ -75,21 +75,14 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
         write_output(output, text)
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
-        from roofline.load.jsonio import dumps
-
         doc = calibration_document(figures, datasheet, host_device, spec_doc, wall)
         doc.update(devices=[calibration_document(p["figures"], datasheet, p["device"], None) for p in parts],
                    hosts=rows, interconnect=link_doc, device_errors=failures, outliers=slow)
         click.echo(dumps(doc), nl=False, err=to_stdout)
     else:
-        from roofline.records.clockstate import CAPPED_FRACTION
-        from roofline.render.tables.calibrate import comparison_table
-
         tables: list[Any] = [comparison_table(comparison, datasheet, host_device, wall, quick, CAPPED_FRACTION),
                              figure_host_table(rows, outlier)]
         if link_doc is not None:
-            from roofline.render.charts.interconnect import interconnect_table
-
             tables.append(interconnect_table(link_doc))
         print_tables(tables, None, stderr=to_stdout)
     for line in calibration_notes(comparison, warnings):
@@ -110,8 +103,6 @@ def _host_name(parts: list[dict[str, Any]]) -> str:
 
 
 def _links(devices: list[int], datasheet: Any) -> dict[str, Any]:
-    from roofline.measurement import interconnect as ic
-
     def on_step(name: str, skipped: str | None) -> None:
         note(f"note: {name} skipped: {skipped}" if skipped else f"calibrate links: {name} ...")
 

@@ -7,6 +7,8 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import emit, format_option, kernel_paths_option, print_tables, warn_about_specs, wide_option
+from roofline.render.tables.catalog import spec_rows, specs_table, spec_detail, kernels_table, kernel_detail
+from roofline.load.specs import SpecCatalog
 
 
 @click.group(invoke_without_command=True)
@@ -24,11 +26,10 @@ def specs(ctx: click.Context, fmt: str) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from roofline.render.tables.catalog import spec_rows, specs_table
-    from roofline.load.specs import SpecCatalog
 
     catalog = SpecCatalog.bundled()
     if fmt == "json":
+        # lazy: not needed by `roofline specs`, which imports this module (start-up)
         from roofline.load.jsonio import dumps
 
         emit(dumps(spec_rows(catalog.specs)), None)
@@ -46,9 +47,6 @@ def specs_show(spec: str) -> None:
     Example:
       roofline specs show h200
     """
-    from roofline.render.tables.catalog import spec_detail
-    from roofline.load.specs import SpecCatalog
-
     machine = SpecCatalog.bundled().resolve(spec)
     print_tables(spec_detail(machine), None)
     warn_about_specs([machine])
@@ -70,9 +68,8 @@ def kernels(ctx: click.Context, kernel_paths: tuple[Path, ...]) -> None:
     ctx.obj = kernel_paths
     if ctx.invoked_subcommand is not None:
         return
+    # lazy: not needed by `roofline specs`, which imports this module (start-up)
     from roofline.load.kernels import KernelCatalog
-    from roofline.render.tables.catalog import kernels_table
-
     print_tables([kernels_table(KernelCatalog.load(kernel_paths).descriptors)], None)
 
 
@@ -88,8 +85,9 @@ def kernels_show(kernel_paths: tuple[Path, ...], name: str, params: tuple[str, .
     Example:
       roofline kernels show layernorm_3pass -p rows=4096
     """
+    # lazy: not needed by `roofline specs`, which imports this module (start-up)
     from roofline.load.selection import load_selection
-    from roofline.render.tables.catalog import kernel_detail
+    # lazy: not needed by `roofline specs`, which imports this module (start-up)
     from roofline.model.workload import evaluate
 
     selected, overrides = load_selection([name], kernel_paths or (), params)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
+import os
+import io
 
 import click
 
 from roofline.errors import InputError
 from roofline.model.types import MachineSpec
-from roofline.load.specs import DEFAULT_SPEC
+from roofline.load.specs import DEFAULT_SPEC, SpecCatalog
+from roofline.render.text import clean
+from roofline.model.invariants import soft_violations
 
 F = Callable[..., object]
 AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read cheaply, no CUDA), otherwise {DEFAULT_SPEC}; "
@@ -92,6 +96,7 @@ def emit(text: str, output: Path | None) -> None:
 def write_output(output: Path | None, data: str | bytes | Iterator[bytes]) -> None:
     """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
     FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.load.jsonio import write_stdout, write_text_atomic
 
     if is_stdout(output):
@@ -106,16 +111,13 @@ def write_output(output: Path | None, data: str | bytes | Iterator[bytes]) -> No
 
 def note(message: str) -> None:
     """Messages for people go to standard error, so standard output stays data (control characters escaped)."""
-    from roofline.render.text import clean
-
     click.echo(clean(message), err=True)
 
 
 def say_auto_spec(spec_names: Sequence[str]) -> None:
     """The header line of a command given --spec auto (the default): which spec it became, and why."""
+    # lazy: not needed by `roofline specs`, which imports this module (start-up)
     from roofline.load.autospec import AUTO, auto_spec
-    from roofline.load.specs import SpecCatalog
-
     if any(n.strip().lower() == AUTO for n in spec_names):
         note(auto_spec(SpecCatalog.bundled()).line())
 
@@ -124,8 +126,6 @@ def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
     """The soft invariants each spec breaks (roofline.model.invariants: a roof far from its family, a bandwidth above its
     bus), one warning line per finding naming the file and field, once per spec. Hard ones never get here: the
     loader refuses those specs."""
-    from roofline.model.invariants import soft_violations
-
     seen: set[object] = set()
     for machine in machines:
         key = machine.path or machine.id
@@ -158,8 +158,6 @@ def wide_requested() -> bool:
 def table_width(console_width: int | None = None) -> int | None:
     """The width tables are fitted to: None (every column) with --wide; else $COLUMNS, the terminal's width, or
     200 when standard output is not a terminal (a pipe or file keeps nearly everything)."""
-    import os
-
     if wide_requested():
         return None
     columns = os.environ.get("COLUMNS", "")
@@ -174,8 +172,10 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
 
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
+    # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
     from rich.console import Console
 
+    # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
     from roofline.render.tables.fit import fit, natural_width
 
     if is_stdout(output) or stderr:
@@ -188,7 +188,6 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
         for t in tables:
             console.print(t)
         return
-    import io
 
     buffer = io.StringIO()
     width = None if wide_requested() else 160  # a file does not depend on the terminal it was written from
@@ -206,6 +205,7 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     """The end of every command that makes a document (results, links, interconnect): write -o atomically, print
     JSON or the table, then the notes (failures, warnings) on standard error. With -o - the JSON is standard
     output, once, and the table goes to standard error so standard output stays one JSON document."""
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.load.jsonio import dumps
 
     text = dumps(doc)
@@ -217,6 +217,7 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]
                   table: Callable[[dict], object], notes: Sequence[str], fix: str) -> None:
     """emit_results once the document's JSON exists: `body()` gives its text (or its chunks, for a fleet's file
     assembled from spooled entries) each time it is called; `size` in bytes is held to what report and plot read."""
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.records.files import MAX_RESULTS_BYTES
 
     if size > MAX_RESULTS_BYTES:  # what we write, report and plot must read
@@ -264,6 +265,7 @@ def devices_option(f: F) -> F:
 def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
     """--backend, --device, --min-time, --min-repeats and --seed, as `measure` and `sweep` share them; the seed's
     default is MeasurePolicy's. `per` names what one timing covers ('kernel', 'size')."""
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.measurement.policy import MeasurePolicy
 
     def decorate(f: F) -> F:
@@ -285,6 +287,7 @@ def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable
 
 def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     """The MeasurePolicy of --min-time, --min-repeats and --seed; values out of range are an input error."""
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.measurement.policy import MeasurePolicy
 
     if not 0 <= min_time < float("inf") or min_repeats < 1:  # nan fails the comparison too
@@ -304,6 +307,7 @@ def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | No
     """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error (exit 2)."""
     if value is None:
         return value
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
     from roofline.load.jsonio import cannot_write
 
     why = cannot_write(value)
@@ -318,7 +322,7 @@ class Fraction(click.ParamType):
     name = "FRACTION"
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
-        from roofline.errors import InputError
+        # lazy: not needed by `roofline analyze`, which imports this module (start-up)
         from roofline.gates.config import parse_fraction
 
         if isinstance(value, float):

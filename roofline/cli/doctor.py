@@ -5,8 +5,15 @@ from __future__ import annotations
 import click
 
 from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables, wide_option
-from roofline.cli.fleet import timeout_option
+from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device
 from roofline.errors import BackendUnavailable
+from roofline.cli.progress import Steps
+from roofline.ncu.doctor import doctor as run_doctor
+from roofline.render.tables.doctor import doctor_notes, doctor_table
+from roofline.load.specs import SpecCatalog
+from roofline.fleet.launch import under_mpi
+from roofline.cli.fleet_gpu import doctor_fleet
+from roofline.load.jsonio import dumps
 
 
 @click.command()
@@ -46,27 +53,19 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
       roofline doctor --device 1 --format json > doctor.json
       mpirun -n 16 roofline doctor --timeout 300    # every rank its GPU: a row per rank, exit 1 naming a FAIL
     """
-    from roofline.cli.progress import Steps
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CupyBackend
-    from roofline.ncu.doctor import doctor as run_doctor
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.render.tables.doctor import doctor_notes, doctor_table
-    from roofline.load.specs import SpecCatalog
-
-    from roofline.fleet.launch import under_mpi
-
     if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
-        from roofline.cli.fleet import refuse_device
-        from roofline.cli.fleet_gpu import doctor_fleet
-
         refuse_device(device_id != 0)
         return doctor_fleet(spec_name, use_ncu, ncu_path, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
 
     refuse_timeout(timeout)
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:
+        # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
         from roofline.measurement.backend_cupy import CUPY_INSTALL
 
         raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
@@ -75,8 +74,6 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
     if fmt == "json":
-        from roofline.load.jsonio import dumps
-
         click.echo(dumps(verdict.to_dict()), nl=False)
     else:
         print_tables([doctor_table(verdict)], None)

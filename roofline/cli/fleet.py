@@ -11,9 +11,22 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import click
+from rich.console import Group
 
-from roofline.cli.common import note
+from roofline.cli.common import note, emit_document
 from roofline.records.document import entry_failed
+from roofline.fleet.progress import FleetProgress, progress_style
+from roofline.errors import EXIT_INTERNAL, RooflineError, GateFailed, InputError
+from roofline.fleet import mpi
+from roofline.fleet.abort import abort
+from roofline.fleet.merge import HUNG, grouped_failures, fleet_document
+from roofline.fleet.work import measure_selection, sweep_selection
+from roofline.render.tables.measure import problems, results_table
+from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
+from roofline.fleet.stream import Spool, spool_folder
+from roofline.gates.nodes import fleet_rows, fleet_summary
+from roofline.records.devices import split_devices
+from roofline.render.tables.sweep import explanation, sweep_table
 
 KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
 TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
@@ -29,8 +42,6 @@ def timeout_option(f: Any) -> Any:
 def refuse_timeout(timeout: float | None) -> None:
     """--timeout outside a launch: there is no rank to wait for."""
     if timeout is not None:
-        from roofline.errors import InputError
-
         raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
                          "leave it out here")
 
@@ -38,8 +49,6 @@ def refuse_timeout(timeout: float | None) -> None:
 def refuse_device(given: bool) -> None:
     """--device under a launch: each rank takes its node-local GPU (its local rank)."""
     if given:
-        from roofline.errors import InputError
-
         raise InputError("--device under mpirun/srun: each rank measures its node-local GPU (its local rank); "
                          "leave the option out")
 
@@ -48,8 +57,6 @@ def fleet_progress(size: int, style: str = "auto") -> Callable[[str, Any, int], 
     """Rank 0's progress on standard error (roofline.fleet.progress): a line as each rank finishes in a small
     fleet, a counter throttled to a line a second and every 5 % past 16 ranks; failures as they come, each error
     once."""
-    from roofline.fleet.progress import FleetProgress
-
     progress = FleetProgress(size, style)
 
     def on_event(kind: str, out: Any, finished: int) -> None:
@@ -68,13 +75,6 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     verdict (`notes` go out first, from rank 0 only). When a rank hung, the job is aborted once rank 0 is done (the
     launcher waits for every rank). `spool` (roofline.fleet.stream.Spool): rank 0 streams each rank's entries into
     it as they arrive and holds a slim copy."""
-    from roofline.errors import EXIT_INTERNAL, RooflineError
-    from roofline.fleet import mpi
-    from roofline.fleet.abort import abort
-    from roofline.fleet.merge import HUNG
-
-    from roofline.fleet.progress import progress_style
-
     mpi.require_mpi4py()
     where = mpi.place()
     style, warning = progress_style()
@@ -135,9 +135,6 @@ def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
 
 def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None:
     """Exit 1 naming the ranks that failed or hung (their results were not written; the others' were)."""
-    from roofline.errors import GateFailed
-    from roofline.fleet.merge import grouped_failures
-
     failures = grouped_failures(outcomes, timeout)
     if failures:
         count = sum(o.state != "done" for o in outcomes.values())
@@ -149,8 +146,6 @@ def _results(outcomes: Mapping[int, Any], size: int, stats: Any, timeout: float 
              fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]], spool: Any) -> dict[str, Any]:
     """Merge the ranks' (slim) documents, write the file from the spool and print it (shape(doc) → table function
     and notes), note the gather's cost, and judge the ranks."""
-    from roofline.fleet.merge import fleet_document
-
     began = time.perf_counter()
     doc = fleet_document(outcomes, size, timeout, stats.to_dict())
     table, notes = shape(doc)
@@ -167,8 +162,6 @@ def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str
                   notes: list[str]) -> None:
     """emit_results for a fleet: the file assembled from the merged slim document and the spooled entries (the
     same text the whole merge would give), written atomically and, with --format json, to standard output."""
-    from roofline.cli.common import emit_document
-
     size, chunks = spool.document(doc)
     unused = [chunks]  # the first body is the one whose size was taken; a second use (-o and stdout) assembles again
     emit_document(doc, size, lambda: unused.pop() if unused else spool.document(doc)[1], output, fmt, table, notes,
@@ -176,8 +169,6 @@ def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str
 
 
 def _kernels_failed(doc: dict[str, Any]) -> None:
-    from roofline.errors import GateFailed
-
     failed = sorted({k["name"] for k in doc["kernels"] if entry_failed(k)})
     if failed:
         raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")
@@ -191,9 +182,6 @@ def _what(backend: str) -> str:
 
 def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
     """The fleet `measure`; on ranks other than 0 it returns once rank 0 has its result (rank 0 speaks for the job)."""
-    from roofline.fleet.work import measure_selection
-    from roofline.render.tables.measure import problems
-
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return measure_selection(request, backend, device, on_identity=on_identity)
 
@@ -210,16 +198,10 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
 def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
     """A row per rank and kernel for a small fleet; past COLUMNS_UP_TO ranks, a line per kernel naming the slowest
     GPU and node (the rows are in the file: `roofline report FILE` shows them, `--outlier 5%` judges them)."""
-    from roofline.render.tables.fleet import COLUMNS_UP_TO
-    from roofline.render.tables.measure import results_table
-
     if len(doc.get("devices") or ()) <= COLUMNS_UP_TO:
         return results_table
 
     def table(d: dict[str, Any]) -> Any:
-        from roofline.gates.nodes import fleet_rows, fleet_summary
-        from roofline.render.tables.fleet import fleet_table
-
         return fleet_table(fleet_summary(*fleet_rows(d), None), None)
 
     return table
@@ -228,8 +210,6 @@ def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
 def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
     """The fleet `sweep`: every rank sweeps the same sizes; one document with each rank's entries and model block
     (`sweeps`), the sizes across the fleet, each rank's model lines (up to COLUMNS_UP_TO ranks)."""
-    from roofline.fleet.work import sweep_selection
-
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return sweep_selection(args, backend, device, on_identity=on_identity)
 
@@ -245,9 +225,6 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
 def _spool(output: Path | None) -> Any:
     """Rank 0's streaming writer (roofline.fleet.stream): a fleet of up to COLUMNS_UP_TO ranks keeps its full
     documents too, for the table of every entry."""
-    from roofline.fleet.stream import Spool, spool_folder
-    from roofline.render.tables.fleet import COLUMNS_UP_TO
-
     return Spool(spool_folder(output), COLUMNS_UP_TO)
 
 
@@ -255,11 +232,6 @@ def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = N
     """The fleet sweep's `sweeps` block, and what it prints: each rank's sweep table and model lines for a small
     fleet (the first rank's alone past COLUMNS_UP_TO, its entries read back from the spool), and for any fleet the
     sizes across it (the slowest GPU and node per size)."""
-    from roofline.gates.nodes import fleet_rows, fleet_summary
-    from roofline.records.devices import split_devices
-    from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
-    from roofline.render.tables.sweep import explanation, sweep_table
-
     doc["sweeps"] = [{"device": r, **o.document["sweep"]} for r, o in sorted(outcomes.items())
                      if o.state == "done" and o.document is not None and o.document.get("sweep")]
     parts = split_devices(doc)
@@ -269,8 +241,6 @@ def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = N
     summary = fleet_summary(*fleet_rows(doc), None)
 
     def tables(_: Any) -> Any:
-        from rich.console import Group
-
         return Group(*(sweep_table(p) for p in shown), *([fleet_table(summary, None)] if summary else []))
 
     notes = [f"{p['device']['label']}: {line}" for p in shown for line in explanation(p)]

@@ -11,18 +11,33 @@ from __future__ import annotations
 import time
 from pathlib import Path
 from typing import Any, Mapping
+import datetime as dt
 
 import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
 from roofline.cli.fleet import gather_note, judge, rank_bugs, run_fleet
+from roofline.fleet.identity import rank_label
+from roofline.fleet.merge import DONE, grouped_failures, raise_if_none, FAILED
+from roofline.fleet.work import calibrate_device, doctor_device
+from roofline.version import __version__
+from roofline.records.clockstate import CAPPED_FRACTION
+from roofline.errors import GateFailed
+from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
+from roofline.gates.hosts import figure_rows, outliers
+from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
+from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
+from roofline.render.tables.calibrate import calibration_notes, comparison_table
+from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table, doctor_fleet_table
+from roofline.render.tables.hosts import figure_host_table
+from roofline.gates.doctor import FAIL, Check
+from roofline.render.tables.doctor import doctor_notes
+from roofline.load.jsonio import dumps
 
 
 def _parts(outcomes: Mapping[int, Any]) -> list[dict[str, Any]]:
     """The ranks' documents that came back, each device block naming its rank, host and label, index = rank."""
-    from roofline.fleet.identity import rank_label
-    from roofline.fleet.merge import DONE
-
     parts = []
     for rank, out in sorted(outcomes.items()):
         if out.state != DONE or out.document is None:
@@ -45,8 +60,6 @@ def _fleet_name(parts: list[dict[str, Any]]) -> str:
 
 def calibrate_fleet(spec_name: str, output: Path | None, quick: bool, outlier: float | None, fmt: str,
                     timeout: float | None) -> None:
-    from roofline.fleet.work import calibrate_device
-
     started = time.perf_counter()
 
     def work(device: int, on_identity: Any) -> dict[str, Any]:
@@ -64,21 +77,6 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
     """Rank 0: one spec of the fleet's medians (-o), the comparison with the datasheet, the figures across the fleet
     (each GPU against the fleet median, each node against the median of the node medians), and exit 1 naming each
     rank that failed or hung and, with --outlier, each GPU and node too far below."""
-    import datetime as dt
-
-    from roofline.version import __version__
-    from roofline.records.clockstate import CAPPED_FRACTION
-    from roofline.errors import GateFailed
-    from roofline.fleet.merge import grouped_failures, raise_if_none
-    from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
-    from roofline.gates.hosts import figure_rows, outliers
-    from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
-    from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
-    from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
-    from roofline.render.tables.calibrate import calibration_notes, comparison_table
-    from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
-    from roofline.render.tables.hosts import figure_host_table
-
     raise_if_none(outcomes, timeout)
     began = time.perf_counter()
     parts = _parts(outcomes)
@@ -105,8 +103,6 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
     to_stdout = output is not None and is_stdout(output)
     summary = fleet_summary(rows, nodes, outlier)
     if fmt == "json":
-        from roofline.load.jsonio import dumps
-
         doc = calibration_document(figures, datasheet, fleet_device, spec_doc, time.perf_counter() - started)
         doc.update(devices=[calibration_document(p["figures"], datasheet, p["device"], None) for p in parts],
                    hosts=rows, nodes=nodes, fleet_summary=summary, outliers=slow, node_outliers=slow_nodes,
@@ -138,8 +134,6 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
 # ---- doctor -------------------------------------------------------------------------------------------------------
 
 def doctor_fleet(spec_name: str, use_ncu: bool, ncu_path: str | None, fmt: str, timeout: float | None) -> None:
-    from roofline.fleet.work import doctor_device
-
     def work(device: int, on_identity: Any) -> dict[str, Any]:
         return doctor_device(spec_name, use_ncu, ncu_path, device, on_identity=on_identity)
 
@@ -154,9 +148,6 @@ DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
 
 def doctor_ranks(outcomes: Mapping[int, Any], timeout: float | None) -> list[dict[str, Any]]:
     """One entry per rank: where it ran and its verdict (roofline/doctor/v1), or ERROR / HUNG with its error."""
-    from roofline.fleet.identity import rank_label
-    from roofline.fleet.merge import DONE, FAILED
-
     out = []
     for rank, o in sorted(outcomes.items()):
         ident = {k: o.identity.get(k) for k in ("host", "local_rank", "device_index", "uuid", "pci_bus_id")}
@@ -175,12 +166,6 @@ def doctor_ranks(outcomes: Mapping[int, Any], timeout: float | None) -> list[dic
 def finish_doctor(outcomes: Mapping[int, Any], size: int, stats: Any, fmt: str, timeout: float | None) -> None:
     """Rank 0: a row per rank (its verdict, or its error), the WARN and FAIL lines named by rank, exit 1 when any
     rank FAILED a check, failed or hung."""
-    from roofline.gates.doctor import FAIL
-    from roofline.errors import GateFailed
-    from roofline.fleet.merge import raise_if_none
-    from roofline.render.tables.doctor import doctor_notes
-    from roofline.render.tables.fleet import doctor_fleet_table
-
     raise_if_none(outcomes, timeout)
     began = time.perf_counter()
     ranks = doctor_ranks(outcomes, timeout)
@@ -192,12 +177,8 @@ def finish_doctor(outcomes: Mapping[int, Any], size: int, stats: Any, fmt: str, 
            "fleet": {"engine": "mpi", "size": size, "timeout": timeout, "gather": stats.to_dict()}, "ranks": ranks}
     merged = time.perf_counter()
     if fmt == "json":
-        from roofline.load.jsonio import dumps
-
         click.echo(dumps(doc), nl=False)
     else:
-        from roofline.gates.doctor import Check
-
         print_tables([doctor_fleet_table(ranks)], None)
         for r in ranks:
             if r.get("verdict"):

@@ -6,10 +6,29 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 from typing import Any
+import time
 
 import click
+import yaml
 
-from roofline.cli.common import FilePath, format_option, note, output_option_for, wide_option, write_output
+from roofline.cli.common import (
+    FilePath, format_option, note, output_option_for, wide_option, write_output, emit_results,
+)
+from roofline.errors import GateFailed, InputError, RooflineError, BackendUnavailable, at
+from roofline.fleet import collectives as cv, mpi_links
+from roofline.fleet.collective_sweep import Plan, Solo
+from roofline.fleet.links import LinksRun
+from roofline.fleet.links_doc import failures, link_roofs as roofs_of, load_links
+from roofline.model.units import parse_quantity, format_bytes, format_rate
+from roofline.render.charts.fleet_links import links_table, summary_lines
+from roofline.fleet.watchdog import BackstopOnly, MpiWatchdog, SoloWatchdog, Watch
+from roofline.fleet.mpi_links import watchdog_comm
+from roofline.fleet.launch import mpi4py_installed, under_mpi
+from roofline.fleet.link_spec import where, with_link_roofs
+from roofline.measurement.calibrate.spec import check_loads
+from roofline.load.specs import load_spec
+from roofline.load.yamlio import read_yaml_mapping
+from roofline.fleet.mpi import require_mpi4py
 
 NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
 
@@ -75,13 +94,6 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
       roofline fleet links --max-bytes 1GiB -o one-gpu.json            # one rank, one GPU
       mpirun -n 16 roofline fleet links --timeout 120 -o links.json   # no step may take longer than 2 min
     """
-    from roofline.errors import GateFailed, InputError, RooflineError
-    from roofline.fleet import collectives as cv
-    from roofline.fleet.collective_sweep import Plan
-    from roofline.fleet.links import LinksRun
-    from roofline.fleet.links_doc import failures
-    from roofline.model.units import parse_quantity
-
     try:
         low = int(parse_quantity(min_text, "bytes"))
         high = int(parse_quantity(max_text or ("4 GiB" if backend == "cupy" else NUMPY_MAX), "bytes"))
@@ -91,8 +103,6 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
     world, node, launched = _controls(backend)
 
     def on_point(scope: str, p: dict[str, Any]) -> None:
-        from roofline.model.units import format_bytes, format_rate
-
         what = f"fleet links: {scope} {cv.LABELS[p['collective']]} {format_bytes(p['bytes'], binary=True)}"
         note(f"{what}: busbw {format_rate(p['busbw'])}" if p["status"] == "OK" else f"{what}: FAILED: {p['error']}")
 
@@ -126,9 +136,6 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
 
 def _emit(doc: dict[str, Any], output: Path | None, fmt: str) -> None:
     """Write and print a links document as rank 0 does at the end (also when a deadline cut the run)."""
-    from roofline.cli.common import emit_results
-    from roofline.render.charts.fleet_links import links_table, summary_lines
-
     emit_results(doc, output, fmt, links_table, summary_lines(doc),
                  fix="measure fewer sizes (--max-bytes) or collectives; nothing was written")
 
@@ -136,8 +143,6 @@ def _emit(doc: dict[str, Any], output: Path | None, fmt: str) -> None:
 def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: str) -> Any:
     """Every rank's watchdog (roofline.fleet.watchdog) over `run`; on rank 0 a deadline that passes writes the
     sizes completed and ends the job (exit 1)."""
-    from roofline.fleet.watchdog import BackstopOnly, MpiWatchdog, SoloWatchdog, Watch
-
     watch = Watch(timeout, world.rank, run.host, backstop=True)
     run.watch = watch
 
@@ -153,7 +158,6 @@ def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: st
     comm = getattr(world, "comm", None)
     if comm is None:
         return SoloWatchdog(watch, on_cut, note).start()
-    from roofline.fleet.mpi_links import watchdog_comm
 
     mine = watchdog_comm(world)
     if mine is None:
@@ -166,8 +170,6 @@ def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: st
 
 def _stop(dog: Any) -> None:
     """The main thread is done with the job; when the watchdog is ending it (a deadline passed), only wait."""
-    import time
-
     if dog is not None and not dog.stop():
         while True:
             time.sleep(1)
@@ -176,20 +178,13 @@ def _stop(dog: Any) -> None:
 def _controls(backend: str) -> tuple[Any, Any, bool]:
     """(world, node group, launched): MPI under a launcher (or for --backend numpy, which moves its data with
     MPI even on one rank); for NCCL on one rank without a launcher, no MPI at all."""
-    from roofline.errors import BackendUnavailable
-    from roofline.fleet.collective_sweep import Solo
-    from roofline.fleet.launch import mpi4py_installed, under_mpi
-
     if under_mpi():
-        from roofline.fleet.mpi import require_mpi4py
-
         require_mpi4py()
     elif backend != "numpy":
         return Solo(), Solo(), False
     elif not mpi4py_installed():
         raise BackendUnavailable("--backend numpy moves its buffers with MPI, and mpi4py is not installed",
                                  fix="pip install 'roofline[mpi]' (mpi4py, built against the cluster's MPI)")
-    from roofline.fleet import mpi_links
 
     world = mpi_links.world()
     return world, mpi_links.node_group(world), under_mpi()
@@ -216,15 +211,6 @@ def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path 
       roofline fleet link-roofs links.json --into h200-measured.yaml -o h200-measured.yaml
       roofline analyze allreduce_ring --spec h200-measured.yaml
     """
-    import yaml
-
-    from roofline.errors import InputError, at
-    from roofline.fleet.link_spec import where, with_link_roofs
-    from roofline.fleet.links_doc import link_roofs as roofs_of, load_links
-    from roofline.measurement.calibrate.spec import check_loads
-    from roofline.load.specs import load_spec
-    from roofline.load.yamlio import read_yaml_mapping
-
     doc = load_links(links_path)
     spec = load_spec(spec_path)
     if not spec.measured:
@@ -245,8 +231,6 @@ def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path 
     for line in notes:
         note(f"note: {line}")
     for link, roof in roofs.items():
-        from roofline.model.units import format_rate
-
         note(f"interconnect.{link}: {format_rate(2 * roof['busbw'])} both ways (busbw {format_rate(roof['busbw'])} "
              f"one way, {roof['scope']})")
     if output is not None and str(output) != "-":

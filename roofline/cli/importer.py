@@ -7,8 +7,14 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, wide_option
+from roofline.cli.common import FilePath, emit_results, wide_option, is_stdout, print_tables
 from roofline.cli.profile import group_by_option
+from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
+from roofline.ncu.group import add_groups
+from roofline.ncu.readback import check_import
+from roofline.render.tables.grouped import grouped_table
+from roofline.render.tables.imported import imported_table
+from roofline.kineto.table import tables
 
 
 @click.group("import")
@@ -27,7 +33,6 @@ def import_group() -> None:
 def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 
     click.echo(metrics_argument(IMPORT_METRICS))
     ctx.exit(0)
@@ -75,11 +80,7 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     The metrics are listed in docs/ncu.md. ncu's '--set full' captures work too (FLOPs then come from the
     per-cycle rates it records).
     """
-    from roofline.ncu.group import add_groups
     from roofline.ncu.importer import import_csv, summary_line
-    from roofline.ncu.readback import check_import
-    from roofline.render.tables.grouped import grouped_table
-    from roofline.render.tables.imported import imported_table
 
     doc, notes = import_csv(report, spec_name)
     notes += add_groups(doc, group_by)
@@ -120,10 +121,7 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
       roofline report step.json --fail-below-program 0.3
       roofline plot --results step.json -o step.html
     """
-    from roofline.cli.common import is_stdout, print_tables
     from roofline.kineto.document import import_traces, straggler_line, summary_line
-    from roofline.kineto.table import tables
-    from roofline.ncu.readback import check_import
 
     doc, notes = import_traces(list(traces), spec_name, group_by)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept

@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option
+from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option, emit_results
+from roofline.cli.multi import choose_devices
+from roofline.errors import InputError
+from roofline.measurement import interconnect as ic
+from roofline.model.units import parse_quantity
+from roofline.render.charts.interconnect import interconnect_table
+from roofline.load.specs import SpecCatalog
 
 @click.command()
 @wide_option
@@ -32,11 +38,6 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
       roofline interconnect -o links.json
       roofline plot --interconnect links.json -o links.png
     """
-    from roofline.cli.multi import choose_devices
-    from roofline.errors import InputError
-    from roofline.measurement import interconnect as ic
-    from roofline.model.units import parse_quantity
-
     devices = choose_devices(device_text)
     try:
         size = int(parse_quantity(size_text, "bytes"))
@@ -51,18 +52,15 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
         note(f"note: {name} skipped: {skipped}" if skipped else f"interconnect: {name} ...")
 
     doc = ic.links_document(devices, spec, size, [s for s in ic.ALLREDUCE_SIZES if s <= largest], on_step)
-    from roofline.cli.common import emit_results
-    from roofline.render.charts.interconnect import interconnect_table
 
     emit_results(doc, output, fmt, interconnect_table, (), fix="a smaller --max-allreduce; nothing was written")
 
 
 def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
-    from roofline.load.specs import SpecCatalog
-
     catalog = SpecCatalog.bundled()
     if spec_name != "auto":
         return catalog.resolve(spec_name)
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine, open_backend
 
     return choose_machine("auto", open_backend("cupy", devices[0]), catalog)

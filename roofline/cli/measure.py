@@ -6,10 +6,23 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for, wide_option)
+from roofline.cli.common import (
+    emit_results, format_option, kernel_options, measure_options, measure_policy, measure_spec_option, note,
+    output_option_for, wide_option, is_stdout, write_output,
+)
 from roofline.records.document import entry_failed
-from roofline.cli.fleet import timeout_option
+from roofline.cli.fleet import timeout_option, refuse_timeout, measure_fleet
+from roofline.cli.progress import Steps
+from roofline.errors import GateFailed, InputError, RooflineError
+from roofline.load.selection import load_selection
+from roofline.load.specs import SpecCatalog
+from roofline.fleet.launch import under_mpi
+from roofline.measurement.multi.pool import parse_devices
+from roofline.render.tables.measure import problems, results_table
+from roofline.load.jsonio import dumps
+from roofline.measurement.multi.measure import MeasureRequest
+from roofline.cli.multi import choose_devices, measure_many
+from roofline.ncu.profile import add_profile
 
 
 @click.command()
@@ -42,35 +55,23 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
       mpirun -n 16 roofline measure -o fleet.json         # every rank its node-local GPU, one file
     """
-    from roofline.cli.progress import Steps
-    from roofline.errors import GateFailed, InputError, RooflineError
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
                                           runnable, skipped_entry)
-    from roofline.load.selection import load_selection
-    from roofline.load.specs import SpecCatalog
 
     policy = measure_policy(min_time, min_repeats, seed)
-    from roofline.fleet.launch import under_mpi
-    from roofline.measurement.multi.pool import parse_devices
 
     if under_mpi():  # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
-        from roofline.cli.fleet import measure_fleet
-        from roofline.measurement.multi.measure import MeasureRequest
-
         if device_text != "0" or profile:
             raise InputError(f"{'--profile' if profile else '--device'} under mpirun/srun: each rank measures its "
                              "node-local GPU (its local rank), without --profile; leave the option out")
         return measure_fleet(MeasureRequest(names, kernel_paths, params, spec_name, policy), backend, output, fmt,
                              timeout)
-    from roofline.cli.fleet import refuse_timeout
 
     refuse_timeout(timeout)
     selected, overrides = load_selection(names, kernel_paths, params)
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
-        from roofline.cli.multi import choose_devices, measure_many
-        from roofline.measurement.multi.measure import MeasureRequest
-
         if backend == "numpy" or profile:
             raise InputError(f"--device {device_text}: several devices are measured on the GPU backend, without "
                              "--profile (name one --device for those)")
@@ -99,15 +100,11 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
             _keep_what_ran(results_document(engine, machine, entries + not_run, policy), len(entries), output)
         raise
     if profile == "ncu":
-        from roofline.ncu.profile import add_profile
-
         entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id,
                                          roofs=machine.roofs if machine is not None else None)
         for line in ncu_notes:
             note(line)
     doc = results_document(engine, machine, entries + not_run, policy)
-
-    from roofline.render.tables.measure import problems, results_table
 
     emit_results(doc, output, fmt, results_table, problems(doc))
     failed = [e["name"] for e in doc["kernels"] if entry_failed(e)]
@@ -118,9 +115,6 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 
 def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
     """A kernel stopped the run: the kernels measured before it are written to the -o file, and the note says so."""
-    from roofline.cli.common import is_stdout, write_output
-    from roofline.load.jsonio import dumps
-
     if is_stdout(output):
         return
     write_output(output, dumps(doc))

@@ -4,15 +4,30 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+import sys
 
 import click
+from rich.console import Console, Group
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from roofline.cli.common import note
+from roofline.cli.common import note, emit_results
 from roofline.records.document import entry_failed
+from roofline.measurement.multi.pool import parse_devices, resolve_devices
+from roofline.cli.progress import Steps
+from roofline.render.text import markup
+from roofline.measurement.multi.measure import bug_details, measure_devices
+from roofline.render.tables.measure import problems, results_table
+from roofline.gates.hosts import host_rows
+from roofline.records.devices import split_devices
+from roofline.measurement.multi.sweep import sweep_devices
+from roofline.render.tables.hosts import host_table
+from roofline.render.tables.sweep import explanation, sweep_table
+from roofline.errors import GateFailed
 
 
 def device_count() -> int:
     """How many CUDA devices this process sees (exit 3 with the fix when there is no GPU or no CuPy)."""
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import import_cupy
 
     return int(import_cupy().cuda.runtime.getDeviceCount())
@@ -20,8 +35,6 @@ def device_count() -> int:
 
 def choose_devices(text: str) -> list[int]:
     """--device as given → the ordinals to run on (a single number is one device, as before)."""
-    from roofline.measurement.multi.pool import parse_devices, resolve_devices
-
     wanted = parse_devices(text)
     if wanted is not None and len(wanted) == 1:
         return wanted
@@ -31,10 +44,6 @@ def choose_devices(text: str) -> list[int]:
 def with_progress(command: str, devices: list[int], run: Any) -> Any:
     """run(on_message) with each device's progress on standard error: a bar per GPU on a terminal (transient), or
     off one (a CI log) a line per finished step, 'measure GPU 1: copy n=2^28: OK, 1.02 s'. Worker notes print once."""
-    import sys
-
-    from roofline.cli.progress import Steps
-
     seen_notes: set[str] = set()
 
     def noted(kind: str, value: Any) -> bool:
@@ -55,11 +64,6 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
                 lines[device].finish(*value)
 
         return run(on_line)
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from roofline.render.text import markup
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(stderr=True), transient=True) as bar:
@@ -82,10 +86,6 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
 def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str) -> None:
     """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
     device whose worker failed (after writing the others' results)."""
-    from roofline.cli.common import emit_results
-    from roofline.measurement.multi.measure import bug_details, measure_devices
-    from roofline.render.tables.measure import problems, results_table
-
     doc, failures, outcomes = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
     emit_results(doc, output, fmt, results_table, problems(doc))
     for line in bug_details(outcomes):
@@ -96,20 +96,10 @@ def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str
 def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> None:
     """Sweep on every device at once: each device's table and model lines, then the sizes side by side (median
     time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
-    from roofline.cli.common import emit_results
-    from roofline.gates.hosts import host_rows
-    from roofline.records.devices import split_devices
-    from roofline.measurement.multi.measure import bug_details
-    from roofline.measurement.multi.sweep import sweep_devices
-    from roofline.render.tables.hosts import host_table
-    from roofline.render.tables.sweep import explanation, sweep_table
-
     doc, failures, outcomes = with_progress("sweep", devices, lambda on: sweep_devices(devices, args, on))
     parts = split_devices(doc)
 
     def tables(_: Any) -> Any:
-        from rich.console import Group
-
         rows = host_rows([{"label": p["device"]["name"], "index": p["device"]["index"],
                            "pci_bus_id": p["device"].get("pci_bus_id"), "kernels": p["kernels"]} for p in parts])
         return Group(*(sweep_table(p) for p in parts), *([host_table(rows)] if rows else []))
@@ -122,8 +112,6 @@ def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> 
 
 
 def _fail_if(doc: dict[str, Any], failures: list[str], count: int) -> None:
-    from roofline.errors import GateFailed
-
     failed = [k["name"] for k in doc["kernels"] if entry_failed(k)]
     if failures:
         raise GateFailed(f"{len(failures)} of {count} device(s) failed; the others' results were kept: "

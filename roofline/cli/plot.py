@@ -9,6 +9,23 @@ import click
 
 from roofline.cli.common import (FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option,
                                  write_output)
+from roofline.ncu.group import parse_group_by, add_groups
+from roofline.errors import InputError
+from roofline.render.charts import plot as render
+from roofline.render.charts.points import collect_points
+from roofline.render.charts.sweep import sweep_figure
+from roofline.records.files import load_results
+from roofline.model.analysis import machine_summary
+from roofline.load.selection import resolve_specs, analysis_documents, load_selection
+from roofline.load.autospec import AUTO
+from roofline.render.charts.plot import figure_bytes
+from roofline.render.charts.fleet import fleet_figure, slow_table
+from roofline.fleet.links_doc import load_links
+from roofline.render.charts.fleet_links import links_figure
+from roofline.render.charts.html import figure_html, profile_html, POINT_COLUMNS, point_rows
+from roofline.render.charts.profile import profile_figure
+from roofline.render.charts.interconnect import interconnect_chart
+from roofline.render.charts.hierarchy import hierarchy_figure
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -21,7 +38,6 @@ FLEET_OUTLIER = 0.05  # the fleet chart's default outlier limit, as `report --ou
 def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
     if value == "auto":
         return value
-    from roofline.ncu.group import parse_group_by
 
     try:
         parse_group_by(value)
@@ -100,12 +116,6 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --links links.json --spec h200 --measured-spec h200-measured.yaml -o links.png
       roofline plot --results fleet.json -o fleet.png  # mpirun's file: each GPU and node against the median
     """
-    from roofline.errors import InputError
-    from roofline.render.charts import plot as render
-    from roofline.render.charts.points import collect_points
-    from roofline.render.charts.sweep import sweep_figure
-    from roofline.records.files import load_results
-
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
     fmt = "png" if is_stdout(output) else output.suffix.lower().lstrip(".")  # -o -: PNG on standard output
@@ -131,21 +141,15 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if links_path is not None:
         if results_paths or sweep_path is not None or hierarchy or interconnect_path is not None or names:
             raise InputError("--links draws one fleet links file; give only --spec and --measured-spec beside it")
-        from roofline.fleet.links_doc import load_links
-        from roofline.render.charts.fleet_links import links_figure
-        from roofline.load.selection import resolve_specs
 
         roofs = [{"label": f"{m.id} {link}", "link": link, "bandwidth": roof.per_direction}
                  for m in resolve_specs(spec_names + measured_specs) for link, roof in m.interconnect.items()]
         fig = links_figure(load_links(links_path), roofs, title)
     elif interconnect_path is not None:
-        from roofline.render.charts.interconnect import interconnect_chart
-
         fig = interconnect_chart(interconnect_path, title)
     elif hierarchy:
         if not results_paths or sweep_path is not None:
             raise InputError("--hierarchy draws --results files that carry ncu counters; give --results and no --sweep")
-        from roofline.render.charts.hierarchy import hierarchy_figure
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
@@ -166,8 +170,6 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             note(f"note: {len(points)} points are too many to label readably; name the kernels to draw "
                  "(roofline plot KERNEL... --results FILE), or for an ncu import plot it with --group-by op|kernel")
         if fmt == "html":
-            from roofline.render.charts.html import POINT_COLUMNS, figure_html, point_rows
-
             heading = title or " · ".join(dict.fromkeys(
                 [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
                 + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
@@ -176,8 +178,6 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes))
 
     if fmt == "html":
-        from roofline.render.charts.html import figure_html
-
         return _write(output, figure_html(fig, title or "roofline chart"))
     _write(output, render.figure_bytes(fig, fmt, dpi))
 
@@ -191,8 +191,6 @@ def _write(output: Path, data: str | bytes) -> None:
 def _machines(spec_names: tuple[str, ...]) -> list[dict]:
     if not spec_names:
         return []
-    from roofline.model.analysis import machine_summary
-    from roofline.load.selection import resolve_specs
 
     return [machine_summary(m) for m in resolve_specs(spec_names)]
 
@@ -202,8 +200,6 @@ def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tu
     """The model documents to draw hollow; none when only --results were asked for."""
     if results_docs and not (names or kernel_paths or spec_names or params):
         return []
-    from roofline.load.autospec import AUTO
-    from roofline.load.selection import analysis_documents, load_selection, resolve_specs
 
     if not spec_names:
         ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
@@ -222,8 +218,6 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
     A profile is a file with groups, or an ncu import: grouped here by --group-by, and automatically past
     AUTO_GROUP_POINTS launches (by op with NVTX ranges, else by kernel), saying so on standard error and in the
     chart's title. A plain `measure` file is not a profile: its kernels were timed one by one."""
-    from roofline.records.files import load_results
-
     doc = load_results(results_paths[0]).doc
     if doc.get("groups"):
         return doc
@@ -235,7 +229,6 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
         group_by = "op" if any(k.get("nvtx") for k in doc["kernels"]) else "kernel"
         note(f"note: {len(doc['kernels'])} launches are too many to label one by one: drawn grouped by "
              f"{group_by} (--group-by none draws every launch; --group-by op|kernel|range:N picks the grouping)")
-    from roofline.ncu.group import add_groups
 
     for line in add_groups(doc, group_by):
         note(line)
@@ -244,43 +237,29 @@ def _profile_doc(results_paths: tuple[Path, ...], group_by: str) -> dict | None:
 
 def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | None, dpi: int) -> None:
     """A profile (groups, or an ncu import) as the interactive page (-o NAME.html) or as PNG/SVG/PDF."""
-    from roofline.errors import InputError
-    from roofline.render.charts.plot import figure_bytes
-
     if doc.get("machine") is None:
         raise InputError(f"{path}: machine: is null (measured without a spec): no ceiling to draw")
     if fmt == "html":
-        from roofline.render.charts.html import profile_html
-
         data: str | bytes = profile_html(doc, title)
     else:
-        from roofline.render.charts.profile import profile_figure
-
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
     _write(output, data)
 
 
 def _fleet_doc(results_paths: tuple[Path, ...]) -> ResultsFile | None:
     """The one results file drawn as a fleet (each GPU a point per kernel), or None when it is not from mpirun."""
-    from roofline.records.files import load_results
-
     results = load_results(results_paths[0])
     return results if results.doc.get("fleet") and results.doc.get("devices") else None
 
 
 def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None, dpi: int, limit: float) -> None:
     """A fleet as PNG/SVG/PDF, or as the HTML page with the slow GPUs and nodes in a table under the chart."""
-    from roofline.render.charts.fleet import fleet_figure, slow_table
-
     doc = results.doc
     fig = fleet_figure(doc, limit, title, source=results.name)
     if fmt == "html":
-        from roofline.render.charts.html import figure_html
-
         columns, rows = slow_table(doc, limit)
         notes = [] if rows else [f"no GPU or node is more than {limit:.0%} below its median outside the noise"]
         return _write(output, figure_html(fig, title or "fleet", columns, rows, notes))
-    from roofline.render.charts.plot import figure_bytes
 
     _write(output, figure_bytes(fig, fmt, dpi))
 
@@ -289,8 +268,6 @@ def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None
 
 def _drawable(paths: tuple[Path, ...]) -> list[ResultsFile]:
     """The results files a chart draws over their roofs: one measured without a spec (no ceiling) is named."""
-    from roofline.records.files import load_results
-
     loaded = [load_results(p) for p in paths]
     for results in loaded:
         results.machine_to_draw()
@@ -301,7 +278,6 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
     """L1/L2/DRAM bandwidths from the first --measured-spec that gives a cache bandwidth; None keeps the results'."""
     if not spec_names:
         return None
-    from roofline.load.selection import resolve_specs
 
     for spec in resolve_specs(spec_names):
         found = {level: spec.caches[level].bandwidth if level in spec.caches else None for level in ("l1", "l2")}
@@ -314,7 +290,6 @@ def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], .
     """The first --measured-spec's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
     if not spec_names:
         return (), None
-    from roofline.load.selection import resolve_specs
 
     for spec in resolve_specs(spec_names):
         l2 = spec.caches.get("l2")

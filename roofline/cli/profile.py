@@ -9,10 +9,28 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+import math
+import signal
+import threading
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, note, output_option_for, wide_option, writable_path
+from roofline.cli.common import (
+    FilePath, emit_results, note, output_option_for, wide_option, writable_path, write_output,
+)
+from roofline.ncu.group import parse_group_by, add_groups
+from roofline.errors import InputError, EXIT_TERMINATED, BackendUnavailable, ProgramFailed as ProgramError, TimedOut
+from roofline.kineto.select import kernel_pattern, LaunchScope
+from roofline.ncu.program import Terminated, counter_access, ProgramFailed
+from roofline.kineto.program import runs_as_python
+from roofline.ncu.profile import find_ncu
+from roofline.kineto.table import launch_table
+from roofline.ncu.readback import check_import
+from roofline.render.tables.grouped import grouped_table
+from roofline.model.units import format_bytes, format_time
+from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
+from roofline.render.tables.imported import imported_table
+from roofline.load.specs import SpecCatalog
 
 if TYPE_CHECKING:
     from roofline.kineto.select import LaunchScope
@@ -31,8 +49,6 @@ def group_by_option(default: str) -> object:
 
 
 def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    from roofline.ncu.group import parse_group_by
-
     try:
         parse_group_by(value)
     except ValueError as exc:
@@ -60,9 +76,6 @@ NCU_ONLY = ("--ncu", "--save-csv")
 
 def _check_kernel_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     """An expression Python and ncu both read (ncu would fail only after starting the program)."""
-    from roofline.errors import InputError
-    from roofline.kineto.select import kernel_pattern
-
     if value is not None:
         try:
             kernel_pattern(value)
@@ -72,8 +85,6 @@ def _check_kernel_name(_ctx: click.Context, _param: click.Parameter, value: str 
 
 
 def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | None) -> float | None:
-    import math
-
     if value is not None and not (math.isfinite(value) and value >= 1):
         raise click.BadParameter(f"{value!r}: give a finite number of seconds, at least 1 (leave it out for no "
                                  "limit)")
@@ -167,12 +178,6 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
     """
-    import signal
-    import threading
-
-    from roofline.errors import EXIT_TERMINATED
-    from roofline.ncu.program import Terminated
-
     def terminated(_signum: int, _frame: object) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the cleanup it starts must not be cut short
         raise Terminated()
@@ -185,7 +190,6 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         kernel_regex = kernel_alias
     ncu_options = [name for name, given in zip(NCU_ONLY, (ncu_path, save_csv)) if given]
     chosen, why = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
-    from roofline.kineto.select import LaunchScope
 
     scope = LaunchScope(kernel_regex, launch_skip, launch_count)
     main_thread = threading.current_thread() is threading.main_thread()
@@ -209,10 +213,6 @@ def choose_source(source: str, program: tuple[str, ...], ncu_options: list[str],
     """('ncu' or 'torch', why): --with as given, its options checked against it; for 'auto', the options of one
     source choose it, else ncu where it is found and the driver lets this user read the counters, else torch for
     a Python program. A usage error (exit 2) for options of the other source."""
-    from roofline.kineto.program import runs_as_python
-    from roofline.ncu.profile import find_ncu
-    from roofline.ncu.program import counter_access
-
     torch_options = [name for name, given in (("--save-trace", save_trace is not None),
                                               ("--group-by module", group_by == "module")) if given]
     ncu_options = ncu_options + (["--group-by " + group_by] if group_by.startswith("range:") else []) + (
@@ -251,15 +251,8 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
                    fmt: str, why: str) -> None:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
     no process and no temporary file."""
-    from roofline.cli.common import write_output
-    from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
     from roofline.kineto.document import import_traces, summary_line
     from roofline.kineto.program import Running, capture, capture_range, python_program
-    from roofline.kineto.table import launch_table
-    from roofline.ncu.program import ProgramFailed
-    from roofline.ncu.readback import check_import
-    from roofline.render.tables.grouped import grouped_table
-    from roofline.model.units import format_bytes, format_time
 
     prog = python_program(program)
     range_ = capture_range(ranges)
@@ -305,16 +298,8 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
              ranges: tuple[str, ...], scope: LaunchScope, ncu_path: str | None, save_csv: Path | None,
              timeout: float | None, fmt: str, chosen_by: str) -> None:
     """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
-    from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
-    from roofline.ncu.group import add_groups
     from roofline.ncu.importer import choose_spec, import_table, summary_line
-    from roofline.ncu.profile import find_ncu
     from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
-    from roofline.ncu.readback import check_import
-    from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
-    from roofline.render.tables.grouped import grouped_table
-    from roofline.render.tables.imported import imported_table
-    from roofline.load.specs import SpecCatalog
 
     exe, why = find_ncu(ncu_path)
     if exe is None:

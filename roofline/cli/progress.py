@@ -13,6 +13,10 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
+from rich.console import Console
+
+from roofline.render.text import markup, clean
+
 
 class Steps:
     """start(name) / finish(name, status): 'sweep: m_add n=256 (1/4): OK, 0.05 s' per finished step off a terminal."""
@@ -31,8 +35,6 @@ class Steps:
 
     def __enter__(self) -> "Steps":
         if self.interactive:
-            from rich.console import Console
-
             self._status = Console(file=self.stream).status(self.command, spinner="dots")
             self._status.__enter__()
         return self
@@ -45,15 +47,11 @@ class Steps:
     def start(self, name: str) -> None:
         self._started[name] = self.clock()
         if self._status is not None:
-            from roofline.render.text import markup
-
             self._status.update(f"{self.command}: {markup(name)}")
 
     def finish(self, name: str, status: str) -> None:
         began = self._started.pop(name, None)
         seconds = self.clock() - began if began is not None else 0.0
         if not self.interactive:
-            from roofline.render.text import clean
-
             self.stream.write(f"{self.command}: {clean(name, newlines=False)}: {status}, {seconds:.2f} s\n")
             self.stream.flush()

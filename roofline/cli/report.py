@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from dataclasses import replace
 
 import click
 
 from roofline.cli.common import FilePath, Fraction, emit, output_option, print_tables, wide_option
+from roofline.errors import GateFailed, InputError
+from roofline.gates.config import GateConfig, load_gates
+from roofline.gates.report import failure_message
+from roofline.records.files import load_results
+from roofline.gates.devices import host_report
+from roofline.render.tables.fleet import host_view, host_view_markdown
+from roofline.gates.groups import group_failure_message, group_report
+from roofline.render.tables.report import rich_table
+from roofline.gates.nodes import slow_nodes_text
+from roofline.load.jsonio import dumps
 
 
 @click.command()
@@ -66,13 +77,6 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
       roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
       roofline report gpt2.json --fail-below 0.3 --fail-below-program 0.25   # a grouped profile
     """
-    from dataclasses import replace
-
-    from roofline.errors import GateFailed, InputError
-    from roofline.gates.config import GateConfig, load_gates
-    from roofline.gates.report import failure_message
-    from roofline.records.files import load_results
-
     files = [load_results(p) for p in results]
     if any(f.doc.get("groups") for f in files) or fail_below_program is not None:
         _report_groups(files, fmt, output, fail_below, fail_below_program,
@@ -85,14 +89,9 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
                      strict_model=strict_model, regression_test=regression_test)
 
-    from roofline.gates.devices import host_report
-
     doc, hosts = host_report(files, baseline_files, config, outlier)
-    from roofline.render.tables.fleet import host_view, host_view_markdown
 
     if fmt == "table":
-        from roofline.render.tables.report import rich_table
-
         print_tables([rich_table(doc), *host_view(doc, hosts, outlier)], output)
     else:
         from roofline.render.tables import report as render
@@ -102,8 +101,6 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
 
     if not doc["summary"]["ok"]:
-        from roofline.gates.nodes import slow_nodes_text
-
         raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 
 
@@ -111,8 +108,6 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
                    fail_below_program: float | None, **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
-    from roofline.errors import GateFailed, InputError
-    from roofline.gates.groups import group_failure_message, group_report
     from roofline.render.tables import grouped as render
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
     if given:
@@ -127,8 +122,6 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
     if fmt == "table":
         print_tables(render.report_tables(doc), output)
     else:
-        from roofline.load.jsonio import dumps
-
         writers = {"markdown": render.report_markdown, "json": lambda d: dumps(d), "junit": render.report_junit,
                    "github-benchmark": render.report_github_benchmark}
         emit(writers[fmt](doc), output)

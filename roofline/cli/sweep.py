@@ -8,7 +8,14 @@ import click
 
 from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
                                  measure_policy, measure_spec_option, note, output_option_for, wide_option)
-from roofline.cli.fleet import timeout_option
+from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device, sweep_fleet
+from roofline.cli.progress import Steps
+from roofline.errors import InputError
+from roofline.measurement.multi.pool import parse_devices
+from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
+from roofline.render.tables.sweep import explanation, sweep_table
+from roofline.fleet.launch import under_mpi
+from roofline.cli.multi import choose_devices, sweep_many
 
 
 @click.command()
@@ -82,12 +89,6 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
       roofline sweep copy --device all --sizes 2**16..2**28:4    # every GPU at once, side by side
       mpirun -n 16 roofline sweep copy --sizes 2**16..2**28:4 -o fleet-sweep.json   # every rank its GPU
     """
-    from roofline.cli.progress import Steps
-    from roofline.errors import InputError
-    from roofline.measurement.multi.pool import parse_devices
-    from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
-    from roofline.render.tables.sweep import explanation, sweep_table
-
     fixed = tuple(p for p in params if "=" in p) + set_alias
     named = [p for p in params if "=" not in p]  # --param NAME: the old spelling of --over
     param_alias = named[-1] if named else None
@@ -100,28 +101,22 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     args = SweepArgs(kernel, kernel_paths, swept, sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
-    from roofline.fleet.launch import under_mpi
 
     if under_mpi():  # the options are checked on each rank, so a bad one comes back once, through rank 0
-        from roofline.cli.fleet import refuse_device, sweep_fleet
-
         refuse_device(device_text != "0")
         return sweep_fleet(args, backend, output, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
 
     refuse_timeout(timeout)
     request = sweep_args_request(args)  # bad options exit 2 here, before any device is touched
     wanted = parse_devices(device_text)
     if wanted is None or len(wanted) > 1:
-        from roofline.cli.multi import choose_devices, sweep_many
-
         if backend == "numpy":
             raise InputError(f"--device {device_text}: several devices are swept on the GPU backend")
         devices = choose_devices(device_text)
         if len(devices) > 1:
             return sweep_many(devices, args, output, fmt)
         wanted = devices
-    from roofline.measurement.session import open_backend
+    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
     engine = open_backend(backend, wanted[0])
     with Steps("sweep") as steps:

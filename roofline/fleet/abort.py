@@ -44,7 +44,7 @@ def arm_backstop(code: int, grace_s: float = ABORT_GRACE_S) -> None:
 
 def abort(code: int = 1, grace_s: float = ABORT_GRACE_S) -> None:
     """End every rank of the job with exit status `code`; does not return."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     flush_streams()
     arm_backstop(code, grace_s)

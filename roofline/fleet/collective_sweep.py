@@ -16,6 +16,7 @@ import os
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
+import ctypes
 
 from roofline.fleet import collectives as cv
 from roofline.fleet.launch import hang_for_test
@@ -119,8 +120,6 @@ def stall_kind(rank: int, collective: str, requested: int, environ: Any = None) 
 
 def _stall(kind: str | None) -> None:
     if kind == "freeze":
-        import ctypes
-
         ctypes.PyDLL(None).sleep(3600)  # libc's sleep called without releasing the GIL: no Python thread runs
     if kind == "hang":
         hang_for_test()

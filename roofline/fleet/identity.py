@@ -7,6 +7,8 @@ import platform
 import socket
 from typing import Any, Mapping
 
+from roofline.measurement.multi.measure import identity
+
 
 def cpu_model(cpuinfo: str | None = None) -> str:
     """The host CPU's model name ('AMD EPYC 9654 96-Core Processor'); the platform's word where /proc has none."""
@@ -34,7 +36,6 @@ def device_identity(backend: Any) -> dict[str, Any]:
     if backend.name == "numpy":
         return {"name": backend.device_info().get("name"), "uuid": None, "pci_bus_id": None, "serial": None,
                 "cpu": cpu_model()}
-    from roofline.measurement.multi.measure import identity
 
     out = identity(backend)
     out.pop("index", None)

@@ -8,6 +8,8 @@ import os
 import time
 from typing import Mapping
 
+from roofline.errors import InputError
+
 # Each launcher's variable for the number of ranks in the job: Open MPI, PMI-1/2 (MPICH, Slurm's --mpi=pmi2),
 # MVAPICH2. Slurm's PMIx plugin sets PMIX_RANK but no size: there SLURM_NTASKS is the job's rank count.
 SIZE_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE")
@@ -73,8 +75,6 @@ TEST_NODE_SIZE = "ROOFLINE_FLEET_TEST_NODE_SIZE"
 
 def gather_mode(environ: Mapping[str, str] | None = None) -> str:
     """'node' or 'flat' from ROOFLINE_FLEET_GATHER (default 'node'); another value is an input error."""
-    from roofline.errors import InputError
-
     env = os.environ if environ is None else environ
     value = env.get(GATHER_VARIABLE, "").strip().lower() or "node"
     if value not in GATHER_MODES:

@@ -23,6 +23,9 @@ from roofline.fleet.collective_sweep import Control, Plan, corrupt_targets, run_
 from roofline.fleet.identity import host_name
 from roofline.fleet.links_doc import INTER, INTRA, SCHEMA, SCOPES, scope_link
 from roofline.fleet.watchdog import Unwatched
+from roofline.fleet.nccl import NcclEngine
+from roofline.fleet.mpi_links import NumpyEngine
+from roofline.version import __version__
 
 BACKENDS = ("cupy", "numpy")
 TIMING = ("CUDA event pairs around back-to-back runs (as many as make a sample last 100 us, at most 64), per run",
@@ -57,10 +60,7 @@ def _agree(control: Control, who: str, error: tuple[str, str] | None) -> None:
 
 def _open(backend: str, control: Control, device: int) -> Any:
     if backend == "numpy":
-        from roofline.fleet.mpi_links import NumpyEngine
-
         return NumpyEngine(control)  # type: ignore[arg-type]
-    from roofline.fleet.nccl import NcclEngine
 
     return NcclEngine(device)
 
@@ -198,8 +198,6 @@ class LinksRun:
     def document(self, scopes: list[dict[str, Any]], identities: list[dict[str, Any]], transport: str | None,
                  ) -> dict[str, Any]:
         """The roofline/fleet-links/v1 document of these scopes (roofline.fleet.links_doc)."""
-        from roofline.version import __version__
-
         plan = self.plan
         return {
             "schema": SCHEMA,

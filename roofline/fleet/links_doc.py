@@ -25,6 +25,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from roofline.fleet import collectives as cv
+from roofline.errors import at
+from roofline.load.inputs import read_json
+from roofline.records.files import MAX_RESULTS_BYTES
 
 SCHEMA = "roofline/fleet-links/v1"
 INTRA, INTER = "intra-node", "inter-node"
@@ -40,10 +43,6 @@ def scope_link(backend: str, scope: str) -> str | None:
 def load_links(path: Path) -> dict[str, Any]:
     """Read a roofline/fleet-links/v1 file and check every field the table, chart and spec writer use; an
     InputError naming the file and field otherwise."""
-    from roofline.errors import at
-    from roofline.load.inputs import read_json
-    from roofline.records.files import MAX_RESULTS_BYTES
-
     doc = read_json(path, MAX_RESULTS_BYTES, "a fleet links JSON file")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else type(doc).__name__
@@ -69,8 +68,6 @@ def load_links(path: Path) -> dict[str, Any]:
 
 
 def _check_point(path: Path, where: str, p: Any) -> None:
-    from roofline.errors import at
-
     if not isinstance(p, dict):
         raise at(path, where, "expected a mapping")
     if p.get("collective") not in cv.COLLECTIVES:

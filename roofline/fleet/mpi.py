@@ -99,7 +99,7 @@ class GatherStats:
 def place(gather: str | None = None) -> Place:
     """This rank's place in the job. The splits and one gather of each rank's host and local rank (so rank 0 can
     name a rank that fails before it reports) are the only collectives, at the start, before any work."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -193,7 +193,7 @@ def _lead(work: Work, where: Place, device: int, timeout: float | None,
     """A group's leader: its own work on a thread, its group's messages polled until all are in or the deadline
     passes. Rank 0 also takes the other leaders' notices and bundles; another leader forwards notices as its ranks
     report and sends rank 0 one bundle at the end."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     root = where.rank == 0
     started = time.monotonic()

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from roofline.fleet import collectives as cv
+from roofline.fleet.identity import cpu_model
 
 # Test-only (tests/test_fleet_links.py): split the ranks of one host into this many pretend nodes (consecutive
 # blocks of ranks), so a localhost job has an inter-node scope and several intra-node groups. Not an interface.
@@ -43,7 +44,7 @@ class MpiControl:
 
 
 def world() -> MpiControl:
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     return MpiControl(MPI.COMM_WORLD)
 
@@ -51,7 +52,7 @@ def world() -> MpiControl:
 def node_group(control: MpiControl) -> MpiControl:
     """The ranks that share this rank's node (MPI's shared-memory split): its size says whether the job is all on
     one node, its rank is the node-local rank (the GPU this rank takes)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     pretend = os.environ.get(TEST_NODES, "").strip()
     if pretend.isdigit() and int(pretend) > 1:
@@ -64,7 +65,7 @@ def watchdog_comm(control: MpiControl) -> Any:
     """A duplicate of the control's communicator for the watchdog thread alone (roofline.fleet.watchdog), whose
     messages must pass while the main thread is blocked in a collective: that needs MPI_THREAD_MULTIPLE (mpi4py
     asks for it); None where this MPI does not give it. Every rank calls it (the duplicate is collective)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     comm = control.comm.Dup()
     if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
@@ -74,7 +75,7 @@ def watchdog_comm(control: MpiControl) -> Any:
 
 def library_version() -> str:
     """'Open MPI v4.1.4' (the first line of MPI_Get_library_version)."""
-    from mpi4py import MPI
+    from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
     text = MPI.Get_library_version().strip().splitlines()
     return (text[0] if text else "MPI").split(",")[0].strip()
@@ -86,7 +87,7 @@ class NumpyEngine:
     name = "numpy"
 
     def __init__(self, control: MpiControl):
-        import numpy
+        import numpy  # lazy: numpy is a start-up cost only this path pays
 
         self.xp = numpy
         self.control = control
@@ -95,15 +96,13 @@ class NumpyEngine:
 
     def identity(self) -> dict[str, Any]:
         """A CPU has no index, UUID or bus id: its model names it."""
-        from roofline.fleet.identity import cpu_model
-
         return {"index": None, "name": "host CPU", "uuid": None, "pci_bus_id": None, "cpu": cpu_model()}
 
     def transport(self) -> str:
         return f"MPI ({library_version()}), host memory"
 
     def prepare(self, s: cv.Shape, rank: int) -> None:
-        from mpi4py import MPI
+        from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
         np = self.xp
         self.send = cv.send_buffer(np, s, rank)

@@ -22,11 +22,12 @@ NCCL_FIX = ("install NCCL where CuPy finds it (pip install nvidia-nccl-cu12, or 
 
 def nccl_module() -> Any:
     """cupy.cuda.nccl, or BackendUnavailable (exit 3) saying why CuPy cannot reach NCCL and how to fix it."""
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import import_cupy
 
     import_cupy()  # no CuPy or no GPU: its own message and fix
     try:
-        from cupy.cuda import nccl
+        from cupy.cuda import nccl  # lazy: cupy is a start-up cost only this path pays
     except Exception as exc:  # noqa: BLE001 - ImportError, or the library failing to load
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise BackendUnavailable(f"CuPy cannot load NCCL ({first})", fix=NCCL_FIX) from None
@@ -73,6 +74,7 @@ class NcclEngine:
     def __init__(self, device: int, modules: tuple[Any, Any, Any] | None = None):
         """`modules`: (cupy, cupy.cuda.nccl, a CupyBackend) to use instead of loading them (tests)."""
         if modules is None:
+            # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
             from roofline.measurement.backend_cupy import CupyBackend, import_cupy
 
             nccl = nccl_module()

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from roofline.fleet.abort import abort, flush_streams
+from roofline.fleet.merge import rank_ranges
 
 TAG_LATE, TAG_QUERY, TAG_ANSWER = 2511, 2512, 2513
 POLL_S = 0.05
@@ -185,8 +186,6 @@ class Verdict:
 
 def _ranks(ranks: list[int], hosts: Mapping[int, str]) -> str:
     """'rank 3 on node-1', 'ranks 0-2, 5 on node-0, node-1': a set of ranks named in a line."""
-    from roofline.fleet.merge import rank_ranges
-
     names = sorted({hosts.get(r, "?") for r in ranks})
     on = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     return (f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {rank_ranges(ranks)}") + f" on {on}"
@@ -325,7 +324,7 @@ class MpiWatchdog(_Dog):
             self._follow()
 
     def _drain(self, tag: int, source: Any = None) -> list[tuple[int, Any]]:
-        from mpi4py import MPI
+        from mpi4py import MPI  # lazy: mpi4py is a start-up cost only this path pays
 
         status = MPI.Status()
         got = []

@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from roofline.errors import InputError
+from roofline.errors import InputError, BackendUnavailable
 from roofline.measurement.multi.measure import MeasureRequest
 from roofline.measurement.progress import SILENT, Progress
+from roofline.fleet.identity import device_identity
+from roofline.load.selection import load_selection
+from roofline.load.specs import SpecCatalog
+from roofline.measurement.multi.sweep import sweep_args_request, sweep_on
+from roofline.measurement.calibrate.plan import FULL, QUICK
+from roofline.ncu.doctor import doctor as run_doctor
 
 
 def measure_selection(request: MeasureRequest, backend_name: str, device: int, progress: Progress = SILENT,
@@ -19,11 +25,9 @@ def measure_selection(request: MeasureRequest, backend_name: str, device: int, p
     """`measure` of the request on `device` of `backend_name` ('cupy' or 'numpy'; NumPy has no devices and ignores
     it): the results document, its device block carrying the device's identity. on_identity hears the identity
     before anything is measured, so a device that then fails or hangs is still named."""
-    from roofline.fleet.identity import device_identity
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import (choose_machine, measure_all, open_backend, results_document, runnable,
                                               skipped_entry)
-    from roofline.load.selection import load_selection
-    from roofline.load.specs import SpecCatalog
 
     selected, overrides = load_selection(request.names, request.kernel_paths, request.params)
     engine = open_backend(backend_name, device)
@@ -46,9 +50,7 @@ def sweep_selection(args: Any, backend_name: str, device: int, progress: Progres
                     on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
     """`sweep` (roofline.measurement.multi.sweep.SweepArgs) on `device`: the results document with its `sweep`
     block. The options are checked here, on the rank, so a bad one comes back as every rank's input error."""
-    from roofline.fleet.identity import device_identity
-    from roofline.measurement.multi.sweep import sweep_args_request, sweep_on
-    from roofline.measurement.session import open_backend
+    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
     request = sweep_args_request(args)
     engine = open_backend(backend_name, device)
@@ -62,7 +64,7 @@ def sweep_selection(args: Any, backend_name: str, device: int, progress: Progres
 def _gpu_backend(command: str, device: int) -> Any:
     """The CuPy backend of `device`, or BackendUnavailable (exit 3) saying that `command` measures a GPU, with the fix
     (the shared '--backend numpy' hint does not apply to calibrate and doctor)."""
-    from roofline.errors import BackendUnavailable
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CUPY_INSTALL, CupyBackend
 
     try:
@@ -76,12 +78,10 @@ def calibrate_device(spec_name: str, quick: bool, device: int, progress: Progres
                      on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
     """`calibrate` of `device`: {device (info and identity), datasheet, figures}, as `--device all` gets it from
     each GPU (roofline.measurement.multi.calibrate)."""
-    from roofline.fleet.identity import device_identity
+    # lazy: roofline.measurement.calibrate.gpu imports numpy (start-up)
     from roofline.measurement.calibrate.gpu import calibrate
-    from roofline.measurement.calibrate.plan import FULL, QUICK
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.load.specs import SpecCatalog
-
     backend = _gpu_backend("calibrate", device)
     ident = device_identity(backend)
     on_identity(ident)
@@ -93,11 +93,8 @@ def calibrate_device(spec_name: str, quick: bool, device: int, progress: Progres
 def doctor_device(spec_name: str, use_ncu: bool, ncu_path: str | None, device: int, progress: Progress = SILENT,
                   on_identity: Callable[[dict[str, Any]], None] = lambda ident: None) -> dict[str, Any]:
     """`doctor` of `device`: its verdict as the JSON `roofline doctor --format json` prints (roofline/doctor/v1)."""
-    from roofline.fleet.identity import device_identity
-    from roofline.ncu.doctor import doctor as run_doctor
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.load.specs import SpecCatalog
-
     backend = _gpu_backend("doctor", device)
     ident = device_identity(backend)
     on_identity(ident)

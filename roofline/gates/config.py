@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from roofline.errors import InputError, closest
 from roofline.model.units import parse_number
+from roofline.load.yamlio import read_yaml_mapping
 
 GATES_SCHEMA_VERSION = 1
 _GATE_KEYS = ("fail_below", "max_regression")
@@ -129,6 +130,4 @@ def gates_from_mapping(data: Any, source: str = "<gates>") -> GateConfig:
 
 
 def load_gates(path: Path) -> GateConfig:
-    from roofline.load.yamlio import read_yaml_mapping
-
     return gates_from_mapping(read_yaml_mapping(Path(path)), str(path))

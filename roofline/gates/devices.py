@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from roofline.records.files import ResultsFile
+from roofline.records.files import ResultsFile, device_labels, split_file
+from roofline.errors import InputError
+from roofline.gates.nodes import apply_node_outliers, fleet_summary, node_rows
+from roofline.gates.hosts import host_rows, outliers
+from roofline.gates.report import apply_outlier, build_report
 
 
 def host_report(files: Sequence[ResultsFile], baseline: Sequence[ResultsFile], config: Any,
@@ -15,12 +19,6 @@ def host_report(files: Sequence[ResultsFile], baseline: Sequence[ResultsFile], c
     side by side, and --outlier fails the ones too far below their host's median. In a fleet file (roofline.fleet)
     the host is the fleet, and --outlier also fails each node whose median is too far below the median of the node
     medians (roofline.gates.nodes); the report then carries `nodes` and the one-line-per-kernel `fleet_summary`."""
-    from roofline.errors import InputError
-    from roofline.gates.nodes import apply_node_outliers, fleet_summary, node_rows
-    from roofline.gates.hosts import host_rows, outliers
-    from roofline.gates.report import apply_outlier, build_report
-    from roofline.records.files import device_labels, split_file
-
     parted: list[ResultsFile] = []
     groups: list[list[int]] = []
     fleets: list[bool] = []  # per group: a fleet file (mpirun), whose nodes are judged too

@@ -17,6 +17,11 @@ from __future__ import annotations
 
 import statistics
 from typing import Any, Callable, Mapping, Sequence
+import json
+
+from roofline.gates.hosts import host_rows, figure_rows, is_outlier
+from roofline.records.files import params_text
+from roofline.records.devices import split_devices
 
 
 def _by_host(devices: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -34,8 +39,6 @@ def _node(host: str) -> dict[str, Any]:
 def node_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per-kernel rows of roofline.gates.hosts.host_rows (GPUs) → the same rows with one entry per node, each node's
     deviation from the median of the node medians. Empty when the rows span fewer than two hosts."""
-    from roofline.gates.hosts import host_rows
-
     nodes: dict[str, dict[str, Any]] = {}
     for row in rows:
         for host, devices in _by_host(row["devices"]).items():
@@ -54,8 +57,6 @@ def node_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def node_figure_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Calibrated figures across the fleet (roofline.gates.hosts.figure_rows) → one entry per node, its median figure
     against the median of the node medians (below zero worse, for the latency too)."""
-    from roofline.gates.hosts import figure_rows
-
     nodes: dict[str, dict[str, Any]] = {}
     for row in rows:
         for host, devices in _by_host(row["devices"]).items():
@@ -78,8 +79,6 @@ def apply_node_outliers(report: dict[str, Any], found: Sequence[Mapping[str, Any
     """Fail every report row of a slow node's GPUs on the kernel the node is slow on (each row names the node);
     `host_of(row's device label)` is the row's host. Returns the report with `node_outliers` and the summary
     recounted."""
-    from roofline.records.files import params_text
-
     by_key = {(str(o["index"]), o["kernel"], params_text(o["params"])): o for o in found}
     rows = []
     for row in report["rows"]:
@@ -104,8 +103,6 @@ def fleet_summary(rows: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str
     """One line per kernel (or calibrated figure) however many GPUs: how many GPUs and nodes, the fleet median, the
     slowest GPU and node, and every GPU and node over the limit, worst first. The table a 10,000-GPU fleet can read,
     where a column per GPU cannot."""
-    from roofline.gates.hosts import is_outlier
-
     node_by_key = {(r["kernel"], _params_key(r["params"])): r for r in nodes}
     out = []
     for row in rows:
@@ -133,8 +130,6 @@ def fleet_summary(rows: Sequence[Mapping[str, Any]], nodes: Sequence[Mapping[str
 
 
 def _params_key(params: Any) -> str:
-    import json
-
     return json.dumps(params or {}, sort_keys=True, default=str)
 
 
@@ -154,9 +149,6 @@ def slow_nodes_text(report: Mapping[str, Any], named: int = 5) -> str:
 def fleet_rows(doc: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A fleet results document → (GPU rows, node rows): per kernel, each rank against the fleet median and each
     node against the median of the node medians (what `report --outlier` judges and `plot` draws)."""
-    from roofline.gates.hosts import host_rows
-    from roofline.records.devices import split_devices
-
     parts = split_devices(doc)
     rows = host_rows([{"label": p["device"].get("label") or p["device"]["name"], "index": p["device"].get("index"),
                        "pci_bus_id": p["device"].get("pci_bus_id"), "where": p["device"].get("label"),

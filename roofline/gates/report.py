@@ -24,6 +24,8 @@ from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import MODEL_ERROR_FRACTION, KernelResult, Status, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.files import ResultsFile, ceiling_of, device_labels, kernel_key, params_text
+from roofline.model.units import format_time
+from roofline.gates.hosts import device_name, outliers
 
 REPORT_SCHEMA = "roofline/report/v1"
 
@@ -106,8 +108,6 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
 
 
 def _interval_text(ci: Any) -> str:
-    from roofline.model.units import format_time
-
     return f"{format_time(ci[0])}–{format_time(ci[1])}"
 
 
@@ -223,8 +223,6 @@ def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], lim
     """The node-acceptance gate (`report --outlier 5%`): fail each row whose device is more than `limit` below its
     host's median on that kernel (roofline.gates.hosts), naming the device by index and PCI bus id. Returns the report
     with those rows failed, an `outliers` list, and the summary recounted."""
-    from roofline.gates.hosts import device_name, outliers
-
     found = outliers(rows, limit)
     by_row = {(o["label"], o["kernel"], params_text(o["params"])): o for o in found}
     new_rows = []

@@ -34,6 +34,8 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
+from roofline.load.jsonio import write_text_atomic
+
 EXIT_NO_RANGE = 2
 EXIT_NO_TORCH = 3
 EXIT_NO_TRACE = 1
@@ -125,8 +127,6 @@ def _chunks(path: str, gz: bool) -> Iterator[bytes]:
 def _write_trace(profiler: Any, out: Path) -> int:
     """Export the trace beside `out`, then write it (gzipped when asked) through roofline's one atomic writer:
     never a half-written file."""
-    from roofline.load.jsonio import write_text_atomic
-
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, raw = tempfile.mkstemp(prefix=".roofline-trace-", suffix=".json", dir=out.parent)
     os.close(fd)
@@ -143,7 +143,6 @@ def _write_status(path: Path | None, **fields: Any) -> None:
     """The outcome for the caller, written atomically (a half-written status must not read as an outcome)."""
     if path is None:
         return
-    from roofline.load.jsonio import write_text_atomic
 
     write_text_atomic(path, json.dumps(fields, sort_keys=True) + "\n")
 
@@ -191,8 +190,8 @@ def main(args: list[str] | None = None) -> int:
         parser.error(f"{program[0]}: no such Python script (the program must be a .py file run as 'python "
                      "script.py')")
     try:
-        import torch
-        from torch.profiler import ProfilerActivity, profile
+        import torch  # lazy: torch is a start-up cost only this path pays
+        from torch.profiler import ProfilerActivity, profile  # lazy: torch is a start-up cost only this path pays
     except ImportError as exc:
         _say(f"cannot import torch ({exc}); --with torch needs PyTorch in the program's Python")
         _write_status(ns.status, outcome="no-torch", status=EXIT_NO_TORCH, why=str(exc))

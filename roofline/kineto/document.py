@@ -39,7 +39,9 @@ from roofline.records.groups import group_figures, program_totals
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
-from roofline.kineto.reader import Op, Trace
+from roofline.kineto.reader import Op, Trace, read_trace
+from roofline.kineto import opmodels
+from roofline.model.units import format_time
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
@@ -54,8 +56,6 @@ Model = Callable[..., Any]  # model_op(name, inputs, kernel_names) -> OpWork | N
 
 
 def _default_model() -> tuple[Model, Callable[..., Any]]:
-    from roofline.kineto import opmodels  # written beside this module; imported only when an import runs
-
     return opmodels.model_op, opmodels.OpInput
 
 
@@ -319,7 +319,6 @@ def straggler(ranks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def straggler_line(s: Mapping[str, Any] | None) -> str | None:
     if s is None:
         return None
-    from roofline.model.units import format_time
 
     spread = f"max/min {s['max_over_min']:.2f}x" if s.get("max_over_min") else "max/min n/a"
     if not s["outlier"]:
@@ -406,7 +405,6 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
                      "(a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
-        from roofline.model.units import format_time
 
         notes.append("note: ops without a model (their time is in 'unmodelled'): "
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
@@ -425,8 +423,6 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
 def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | None = None) -> str:
     """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'
     (`origin` in place of 'from 1 trace(s)': 'with torch.profiler' for `profile --with torch`)."""
-    from roofline.model.units import format_time
-
     src = doc["source"]
     done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
@@ -443,8 +439,6 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
                   scope: LaunchScope = LaunchScope()) -> tuple[dict[str, Any], list[str]]:
     """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
     only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace."""
-    from roofline.kineto.reader import read_trace
-
     read = [read_trace(Path(p)) for p in paths]
     traces = [select(t, scope) for t in read]
     notes = []

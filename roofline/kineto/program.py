@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence, TextIO
 
 from roofline.errors import BackendUnavailable, InputError
+from roofline.ncu.program import ProgramFailed, run_profiled
 
 WHOLE_RUN = "all"  # capture's --range for the whole run
 START_STOP = "start-stop"
@@ -205,8 +206,6 @@ def capture(prog: PythonProgram, range_: str = WHOLE_RUN, modules: bool = False,
     fails, InputError when it never reached its range, BackendUnavailable when its Python has no torch, torch sees
     no GPU or the capture could not run or write, OSError when the interpreter cannot start and
     subprocess.TimeoutExpired past `timeout`."""
-    from roofline.ncu.program import ProgramFailed, run_profiled
-
     with tempfile.TemporaryDirectory(prefix="roofline-torch-") as tmp:
         folder = Path(tmp)
         trace = folder / ("trace.json.gz" if gzip_trace else "trace.json")

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from rich.table import Table
+
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal
 from roofline.model.units import format_bytes, format_count, format_fraction, format_time
+from roofline.render.tables.grouped import grouped_table
 
 
 def launch_table(doc: Mapping[str, Any]) -> Any:
-    from rich.table import Table
-
     table = Table(title=literal(f"{doc['device']['name']} · imported from PyTorch profiler traces · ceilings of "
                                 f"{doc['machine']['id']}"), title_justify="left")
     for col in ("launch", "rank", "kernel", "op", "roof", "time", "bytes", "FLOPs", "of ceiling", "bound"):
@@ -26,8 +27,6 @@ def launch_table(doc: Mapping[str, Any]) -> Any:
 
 def tables(doc: Mapping[str, Any]) -> list[Any]:
     """Each rank's grouped table, then the merged one (or the launch table without groups)."""
-    from roofline.render.tables.grouped import grouped_table
-
     if not doc.get("groups"):
         return [launch_table(doc)]
     out = []

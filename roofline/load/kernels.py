@@ -14,6 +14,8 @@ from roofline.model.types import (
     DEFAULT_PATTERN, ITEMSIZE, LINK_NAMES, NO_DTYPE, ROOF_NAMES, TRAFFIC_LEVELS, KernelDescriptor, LaunchGeometry, StageSpec,
 )
 from roofline.model.workload import evaluate
+from roofline.load.yamlio import Fields, read_yaml_mapping
+from roofline.model.geometry import launch_shapes
 
 KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
@@ -42,8 +44,6 @@ def _formula(f_path: Path, field: str, raw: object, allowed: Iterable[str]) -> E
 
 
 def load_descriptor(path: Path) -> KernelDescriptor:
-    from roofline.load.yamlio import Fields, read_yaml_mapping
-
     f = Fields(path, read_yaml_mapping(path))
     f.reject_unknown(_TOP_KEYS)
     f.schema_version(KERNEL_SCHEMA_VERSION, "kernel descriptor")
@@ -127,8 +127,6 @@ def load_descriptor(path: Path) -> KernelDescriptor:
     )
     work = evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
     if geometry:
-        from roofline.model.geometry import launch_shapes
-
         launch_shapes(descriptor, work, sm_count=1)  # so must the launch geometry, on any GPU
     if test_params:
         try:

@@ -30,6 +30,7 @@ def load_selection(
 
 def resolve_specs(spec_names: Sequence[str]) -> list[MachineSpec]:
     """The named specs, once each; 'auto' is the visible GPU's own spec or the stated default (roofline.load.autospec)."""
+    # lazy: not needed by `roofline kernels show`, which imports this module (start-up)
     from roofline.load.autospec import AUTO, auto_spec
 
     catalog = SpecCatalog.bundled()

@@ -20,6 +20,8 @@ from roofline.measurement.implementation import Implementation
 from roofline.measurement.policy import MeasurePolicy, done as _done
 from roofline.measurement.verify import check_outputs, poison_value
 from roofline.model.types import KernelDescriptor
+from roofline.load.inputs import read_input_text
+from roofline.measurement.cuda_includes import expand_includes
 
 # roofline is installed from a checkout (the gpu-roofline distribution is not on PyPI): name CuPy's own wheels.
 CUPY_INSTALL = ("install CuPy for your CUDA version: pip install cupy-cuda12x (CUDA 12) or cupy-cuda13x (CUDA 13); "
@@ -48,7 +50,7 @@ MAX_SOURCE_BYTES = 4 << 20  # a kernel's .cu file is source text, not data
 
 def import_cupy() -> Any:
     try:
-        import cupy
+        import cupy  # lazy: cupy is a start-up cost only this path pays
     except ImportError as exc:
         raise BackendUnavailable(f"CuPy is not installed ({exc})", fix=INSTALL_HINT) from None
     try:
@@ -126,9 +128,6 @@ class CupyBackend:
         return KernelContext(folder, self.info, self.cp, self._compile)
 
     def _compile(self, file: Path, options: Sequence[str]) -> Any:
-        from roofline.load.inputs import read_input_text
-        from roofline.measurement.cuda_includes import expand_includes
-
         def read(path: Path) -> str:  # a regular file under the size limit: a FIFO would block
             return read_input_text(path, MAX_SOURCE_BYTES, "CUDA source")
 

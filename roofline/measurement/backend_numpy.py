@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 from typing import Any, Mapping
+import os
+import platform
 
 import numpy as np
 
@@ -29,9 +31,6 @@ class NumpyBackend:
         self._clock = clock
 
     def device_info(self) -> dict[str, Any]:
-        import os
-        import platform
-
         return {
             "name": f"host CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} logical cores)",
             "kind": "cpu",

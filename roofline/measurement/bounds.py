@@ -13,14 +13,13 @@ from typing import Any, Mapping
 
 from roofline.model.types import MachineSpec
 from roofline.records.document import KernelResult
+from roofline.model.invariants import FigureContext, impossible_dram_bandwidth, impossible_flops
 
 
 def impossible_reason(entry: Mapping[str, Any], machine: MachineSpec | None,
                       device: Mapping[str, Any]) -> str | None:
     """Why the entry's figures are physically impossible on `machine`, or None. Only a GPU's verified results are
     judged (the NumPy backend times the host, whose limits a GPU spec does not describe)."""
-    from roofline.model.invariants import FigureContext, impossible_dram_bandwidth, impossible_flops
-
     if machine is None or entry.get("status") != "OK" or device.get("kind") != "gpu":
         return None
     state = entry.get("gpu_state") or {}

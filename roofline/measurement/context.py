@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from roofline.errors import BackendUnavailable
+
 
 class KernelContext:
     def __init__(
@@ -28,8 +30,6 @@ class KernelContext:
     def module(self, path: str, options: Sequence[str] = ()) -> Any:
         """A RawModule compiled from a .cu file next to the descriptor (compiled once per process)."""
         if self._compile is None:
-            from roofline.errors import BackendUnavailable
-
             raise BackendUnavailable("this backend cannot compile CUDA modules; use --backend cupy on a GPU")
         file = (self.folder / path).resolve()
         key = (file, tuple(options))

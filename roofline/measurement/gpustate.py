@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
+import os
 
 from roofline.errors import first_line
 
@@ -116,7 +117,7 @@ def open_monitor(pci_bus_id: str | None) -> tuple[Monitor | None, str]:
     if not pci_bus_id:
         return None, "none: the CUDA device has no PCI bus id to match with NVML"
     try:
-        import pynvml
+        import pynvml  # lazy: pynvml is a start-up cost only this path pays
     except ImportError:
         return None, f"none: clocks and power are not recorded; {INSTALL_HINT}"
     try:
@@ -142,7 +143,6 @@ def device_state(monitor: Monitor | None, why: str = "") -> dict[str, Any]:
     other programs. A field this GPU or driver does not report is None (unknown, never a pass)."""
     if monitor is None:
         return {"nvml": False, "why": why}
-    import os
 
     nvml, h, get = monitor.nvml, monitor.handle, monitor._try
     state: dict[str, Any] = {"nvml": True}

@@ -20,6 +20,7 @@ from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
 from roofline.model.types import KernelDescriptor, Workload
 from roofline.records.document import KernelResult, Status, model_error_warning
+from roofline.model.units import format_bytes
 
 Run = Callable[..., None]
 
@@ -199,8 +200,6 @@ def _verified_timing(
     sets = buffer_sets(working_set, backend.cache_bytes, policy)
     free = backend.free_bytes()
     if free is not None and sets * working_set > free:
-        from roofline.model.units import format_bytes
-
         raise InputError(
             f"{d.name}: needs {format_bytes(sets * working_set)} of device memory for inputs and outputs "
             f"({sets} buffer set(s) of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "

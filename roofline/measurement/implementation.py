@@ -13,6 +13,7 @@ import numpy as np
 from roofline.errors import InputError
 from roofline.kernelapi import import_file
 from roofline.model.types import KernelDescriptor
+from roofline.model.workload import resolve_params
 
 INTERFACE_VERSION = 1
 _REQUIRED = ("inputs", "outputs", "reference")
@@ -90,7 +91,6 @@ def _descriptor_test_params(d: KernelDescriptor) -> dict[str, Any]:
     """The descriptor's test_params as numbers (they may use the parameters before them)."""
     if not d.test_params:
         return {}
-    from roofline.model.workload import resolve_params
 
     env = resolve_params(d, d.test_params)
     return {name: env[name] for name in d.test_params}

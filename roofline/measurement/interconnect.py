@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import statistics
 from typing import Any, Callable, Sequence
+import datetime as _dt
 
 from roofline.errors import GateFailed
 
 from roofline.records.interconnect import SCHEMA
+from roofline.measurement.multi.pool import failure_lines, run_workers
+from roofline.version import __version__
+from roofline.measurement.multi.measure import identity
 MiB = 1 << 20
 ALLREDUCE_SIZES = tuple(MiB * 4**k for k in range(7))  # 1 MiB, 4 MiB, ... 4 GiB
 _H2D, _D2H = 1, 2  # cudaMemcpyKind
@@ -29,6 +33,7 @@ def bus_bandwidth(size: float, seconds: float, ranks: int) -> tuple[float, float
 
 
 def _cupy() -> Any:
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import import_cupy
 
     return import_cupy()
@@ -123,7 +128,7 @@ def peer_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -
 
 def host_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -> list[dict[str, Any]]:
     """Pinned host memory to each GPU and back (cudaMemcpyAsync, one direction at a time), checked then timed."""
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
     cp = _cupy()
     rt = cp.cuda.runtime
@@ -159,7 +164,7 @@ def host_copies(devices: Sequence[int], size: int = 1 << 30, repeats: int = 5) -
 def nccl_unavailable() -> str | None:
     """Why NCCL cannot be used through CuPy here, or None when it can."""
     try:
-        from cupy.cuda import nccl
+        from cupy.cuda import nccl  # lazy: cupy is a start-up cost only this path pays
     except Exception as exc:  # noqa: BLE001 - ImportError, or the library failing to load
         return f"CuPy's NCCL module does not load ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
     if not getattr(nccl, "available", True):
@@ -172,7 +177,7 @@ def allreduce_worker(rank: int, payload: tuple[tuple[int, ...], bytes, tuple[int
     """One rank (one process, one GPU) of the all-reduce sweep: sum of float32 buffers, checked, then timed."""
     devices, uid, sizes, repeats = payload
     cp = _cupy()
-    from cupy.cuda import nccl
+    from cupy.cuda import nccl  # lazy: cupy is a start-up cost only this path pays
 
     n, device, rank = len(devices), rank, devices.index(rank)  # run_workers passes the device ordinal
     cp.cuda.Device(device).use()
@@ -207,9 +212,7 @@ def allreduce(devices: Sequence[int], sizes: Sequence[int] = ALLREDUCE_SIZES, re
     why = nccl_unavailable()
     if why:
         return {"skipped": why}
-    from cupy.cuda import nccl
-
-    from roofline.measurement.multi.pool import failure_lines, run_workers
+    from cupy.cuda import nccl  # lazy: cupy is a start-up cost only this path pays
 
     uid = nccl.get_unique_id()
     outcomes = run_workers(list(devices), allreduce_worker, (tuple(devices), uid, tuple(sizes), repeats))
@@ -239,11 +242,7 @@ def links_document(devices: Sequence[int], spec: Any, size: int = 1 << 30,
     """Every step on these devices (peer copies, host copies, all-reduce) as one roofline/interconnect/v1 document,
     with the devices' identities and the spec's link roofs. on_step(name, None) is called before each step and
     on_step(name, why) after a step that was skipped."""
-    import datetime as _dt
-
-    from roofline.version import __version__
-    from roofline.measurement.multi.measure import identity
-    from roofline.measurement.session import open_backend
+    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
     steps: dict[str, Any] = {}
     for name, run in (("peer", lambda: peer_copies(devices, size)), ("host", lambda: host_copies(devices, size)),

@@ -16,6 +16,11 @@ from typing import Any, Callable, Mapping
 from roofline.gates import doctor as judge
 from roofline.model.types import MachineSpec
 from roofline.measurement.progress import SILENT, Progress
+from roofline.measurement.calibrate.jobs import Job, run_jobs
+from roofline.model.invariants import FigureContext, l1_bound
+from roofline.measurement.calibrate.plan import QUICK, load_module
+from roofline.measurement.gpustate import device_state
+from roofline.measurement.policy import MeasurePolicy
 
 
 @dataclass(frozen=True)
@@ -52,14 +57,10 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
     `replay` re-runs the verified copy and GEMM under Nsight Compute, (results, plan, progress, backend) → (copy
     duration, why not, counters); roofline.ncu.doctor passes it in, since ncu sits above this stage. None: not asked
     (--no-ncu)."""
-    from roofline.measurement.calibrate.jobs import Job, run_jobs
-    from roofline.model.invariants import FigureContext, l1_bound
+    # lazy: roofline.measurement.calibrate.l1 imports numpy (start-up)
     from roofline.measurement.calibrate.l1 import l1_bandwidth
-    from roofline.measurement.calibrate.plan import QUICK, load_module
+    # lazy: roofline.measurement.calibrate.probes imports numpy (start-up)
     from roofline.measurement.calibrate.probes import current, dram_latency, l2_bandwidth
-    from roofline.measurement.gpustate import device_state
-    from roofline.measurement.policy import MeasurePolicy
-
     started = time.perf_counter()
     info = backend.info
     sms = int(info.get("sm_count") or 0)

@@ -9,6 +9,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
+import os
 
 from roofline.version import __version__
 from roofline.model.analysis import analyze, lacks, machine_summary
@@ -23,7 +24,9 @@ from roofline.records.files import params_text
 from roofline.model.types import KernelDescriptor, MachineSpec
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
-from roofline.model.workload import evaluate
+from roofline.model.workload import evaluate, resolve_params
+from roofline.measurement.device import spec_for_device
+from roofline.measurement.bounds import bound_entry
 
 
 
@@ -31,9 +34,11 @@ def open_backend(name: str, device_id: int = 0) -> Any:
     """'auto' means the GPU: without one it is BackendUnavailable (exit 3) with the fix, never a silent fall-back to
     the host, whose full-size run of the catalogue takes minutes and gives results that cannot be gated."""
     if name == "numpy":
+        # lazy: roofline.measurement.backend_numpy imports numpy (start-up)
         from roofline.measurement.backend_numpy import NumpyBackend
 
         return NumpyBackend()
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CupyBackend
 
     return CupyBackend(device_id)
@@ -42,8 +47,6 @@ def open_backend(name: str, device_id: int = 0) -> Any:
 def memory_limit(backend: Any) -> tuple[float | None, str]:
     """The most memory one kernel's data may take on this backend, and where the figure comes from."""
     if backend.name == "numpy":
-        import os
-
         try:
             return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")), "the host's memory"
         except (ValueError, OSError, AttributeError):
@@ -70,8 +73,6 @@ def check_fits(d: KernelDescriptor, work: Any, limit: float | None, where: str) 
     """Refuse, before anything is allocated, sizes the kernel cannot take: parameters that are not whole numbers
     (they size arrays), and data larger than the memory it must live in. The largest stage's modelled traffic is
     the estimate: every byte a stage moves from DRAM is in an array that must exist."""
-    from roofline.model.workload import resolve_params
-
     defaults = resolve_params(d)
     for name, value in work.params.items():
         default = defaults.get(name)
@@ -96,7 +97,6 @@ def choose_machine(spec_name: str | None, backend: Any, catalog: SpecCatalog) ->
         return catalog.resolve(spec_name)
     if backend.name == "numpy":
         return None
-    from roofline.measurement.device import spec_for_device
 
     return spec_for_device(backend.device_info(), catalog)
 
@@ -185,8 +185,6 @@ def _measure_jobs(jobs: list, backend: Any, policy: MeasurePolicy, progress: Pro
                   entries: list[dict[str, Any]], machine: MachineSpec | None = None) -> list[dict[str, Any]]:
     """Each job measured and held to the physics of its GPU (measure.bounds) as it is appended, so the results kept
     when a later kernel stops the run are bounded too."""
-    from roofline.measurement.bounds import bound_entry
-
     device = backend.device_info()
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(prepare_host, jobs[0][0], jobs[0][1], jobs[0][3], policy) if jobs else None

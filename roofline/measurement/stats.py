@@ -35,7 +35,7 @@ def median_interval(samples: Sequence[float], level: float = 0.95, resamples: in
                     seed: int = 0) -> tuple[float, float]:
     """A percentile-bootstrap confidence interval of the median: what a regression gate compares, so that two runs
     of the same kernel on a shared GPU are not called different by noise (pyperf and asv compare likewise)."""
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
     x = np.asarray(samples, dtype=float)
     if x.size == 0:

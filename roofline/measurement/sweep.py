@@ -13,6 +13,15 @@ from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import SILENT, Progress
 from roofline.model.types import MachineSpec
 from roofline.sizes.request import SweepRequest
+from roofline.model.expr import compile_expr
+from roofline.model.geometry import launch_shapes
+from roofline.sizes.predict import FIRST_PRINCIPLES
+from roofline.sizes.fitted import summary
+from roofline.model.workload import evaluate
+from roofline.sizes import predict, fitted as sweep
+from roofline.errors import first_line, RooflineError
+from roofline.model.analysis import analyze
+from roofline.records.document import KernelResult
 
 MEASUREMENT_NOTE = (
     "Each size is measured as 'roofline measure' does: checked against the NumPy reference, then timed as "
@@ -33,13 +42,8 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     'sweep' block (the model's inputs and their sources, the overheads, the summary). A size that cannot run is a
     FAILED entry; the sweep goes on. The launch geometry of every size is evaluated before anything runs, so a
     descriptor whose `threads` cannot be evaluated is an input error, not a failure after minutes of measuring."""
-    from roofline.model.expr import compile_expr
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import results_document
-    from roofline.model.geometry import launch_shapes
-    from roofline.sizes.predict import FIRST_PRINCIPLES
-    from roofline.sizes.fitted import summary
-    from roofline.model.workload import evaluate
-
     d, param = request.kernel, request.param
     source = request.calibrated if request.calibrated is not None else machine
     sm_count = source.sm_count or machine.sm_count
@@ -71,8 +75,6 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
 def annotate_entries(entries: list[dict[str, Any]], shapes: list[Any], source: MachineSpec,
                      overheads: dict[str, Any], request: SweepRequest) -> dict[str, Any]:
     """Set each entry's prediction by the request's model; returns the model's inputs for the 'sweep' block."""
-    from roofline.sizes import predict
-    from roofline.sizes import fitted as sweep
     if request.model == predict.FIRST_PRINCIPLES:
         figures = predict.machine_figures(source, overheads)
         predict.annotate(entries, shapes, figures)
@@ -88,7 +90,7 @@ def launch_costs(engine: Any, policy: MeasurePolicy) -> dict[str, Any]:
     the NumPy backend. A GPU measurement that fails leaves the floor at 0 and says so in its source (the model then
     uses the spec's latency); a probe that fails leaves {'error': …} (the first-principles model then uses 2 × the
     DRAM latency for λk, or 0 for R, and says so)."""
-    from roofline.errors import first_line
+    # lazy: roofline.measurement.launch_overhead imports numpy (start-up)
     from roofline.measurement.launch_overhead import (host_call_floor, launch_overheads, reduction_probe,
                                                   stream_probe)
 
@@ -125,11 +127,7 @@ def measure_size(d: Any, overrides: dict[str, Any], engine: Any, machine: Machin
                  policy: MeasurePolicy) -> dict[str, Any]:
     """One size through the harness; a size that cannot run (too large for the device, say) becomes a FAILED entry
     rather than ending the sweep."""
-    from roofline.model.analysis import analyze
-    from roofline.errors import RooflineError
-    from roofline.measurement.session import measure_all
-    from roofline.records.document import KernelResult
-    from roofline.model.workload import evaluate
+    from roofline.measurement.session import measure_all  # lazy: roofline.measurement.session imports numpy (start-up)
 
     try:
         return measure_all([d], overrides, engine, machine, policy)[0]

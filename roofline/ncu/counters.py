@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 from roofline.ncu.metrics import (CUDA_ROOF, CYCLES_PER_SECOND, DRAM_READ, DRAM_WRITE, FLOP_METRICS, L1_BYTES,
                                   L2_BYTES, OPS, TENSOR_ACTIVE, TENSOR_INST, TENSOR_INST_VARIANTS, TENSOR_PATHS, TIME,
                                   TensorPath)
+from roofline.model.units import format_bytes
 
 _BYTE_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time")
 
@@ -159,7 +160,6 @@ def traffic_flag(c: Mapping[str, Any], model_bytes: float | None, threshold: flo
     if r is None or r <= threshold:
         return None
     read, write = c.get("dram_read") or 0.0, c.get("dram_write") or 0.0
-    from roofline.model.units import format_bytes
 
     detail = f"{format_bytes(read)} read + {format_bytes(write)} written vs {format_bytes(model_bytes)} modelled"
     if read >= write:

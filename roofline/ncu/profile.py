@@ -30,6 +30,7 @@ from roofline.ncu.metrics import METRICS, metrics_argument
 from roofline.ncu.placement import place
 from roofline.ncu.table import Launch, NcuParseError, NcuTable, diagnose, parse_csv
 from roofline.ncu.target import MARKER
+from roofline.ncu.program import run_to_file
 
 DEFAULT_TIMEOUT = 1800.0
 _CUDA_NCU = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
@@ -155,8 +156,6 @@ def attach(entries: Sequence[dict[str, Any]], plan: Sequence[Mapping[str, Any]],
 def _run(cmd: list[str], timeout: float, tmp: Path) -> subprocess.CompletedProcess[str]:
     """ncu over the target, in a process group of its own that a timeout or Ctrl-C ends whole (roofline.ncu.program.
     run_to_file); its CSV goes through a file, its standard error is kept bounded."""
-    from roofline.ncu.program import run_to_file
-
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Sequence, TextIO
 
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
+from roofline.errors import BackendUnavailable, InputError
+from roofline.ncu.table import diagnose
 
 START_STOP = "start-stop"  # --range value: between cudaProfilerStart and cudaProfilerStop
 _PROFILING = re.compile(r"==PROF==\s+Profiling\s")
@@ -305,9 +307,6 @@ def capture(ncu_exe: str, program: Sequence[str], scope: Scope = Scope(),
     BackendUnavailable when ncu cannot profile here, InputError when it profiled nothing (scope too narrow),
     OSError when ncu cannot start and subprocess.TimeoutExpired past `timeout` (the profile and the read-back
     together)."""
-    from roofline.errors import BackendUnavailable, InputError
-    from roofline.ncu.table import diagnose
-
     with tempfile.TemporaryDirectory(prefix="roofline-profile-") as tmp:
         report = str(Path(tmp) / "profile.ncu-rep")
         run = run_profiled(profile_command(ncu_exe, program, report, scope), progress, timeout)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from roofline.ncu.metrics import CYCLES_PER_SECOND, DEVICE_NAME, NON_NEGATIVE
+from roofline.load.inputs import input_lines
 
 _PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6, "n": 1e-9,
            "p": 1e-12, "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
@@ -281,8 +282,6 @@ MAX_LAUNCHES = 50_000
 def parse_csv_file(path: Path | str, max_bytes: int = MAX_CSV_BYTES) -> NcuTable:
     """Every launch in an `ncu --csv --page raw` file, read line by line: the file is never held whole, and a
     launch keeps only its numbers and descriptive cells. InputError (naming the file) when it cannot be read."""
-    from roofline.load.inputs import input_lines
-
     return parse_lines(input_lines(path, max_bytes, "the CSV that 'ncu --csv --page raw' writes"), max_bytes)
 
 

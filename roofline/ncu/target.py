@@ -15,6 +15,12 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline.load.bundled import bundled_dir
+from roofline.model.expr import compile_expr
+from roofline.load.kernels import KernelCatalog
+from roofline.measurement.policy import MeasurePolicy
+from roofline.model.workload import evaluate
+
 MARKER = "roofline_ncu_marker"
 _MARKER_SOURCE = 'extern "C" __global__ void roofline_ncu_marker(int tag) { }\n'
 USAGE = "usage: python -m roofline.ncu.target PLAN.json [DONE.json [DEVICE]]"
@@ -30,8 +36,6 @@ def _profiler(cp: Any) -> tuple[Any, Any]:
 
 
 def _is_bundled(folder: Path) -> bool:
-    from roofline.load.bundled import bundled_dir
-
     try:
         return folder.resolve() == bundled_dir("kernels").resolve()
     except OSError:
@@ -40,16 +44,13 @@ def _is_bundled(folder: Path) -> bool:
 
 def run_target(plan: Sequence[Mapping[str, Any]], device_id: int = 0) -> dict[str, Any]:
     """Launch each planned kernel once between markers, under cudaProfilerStart/Stop."""
-    import numpy as np
+    import numpy as np  # lazy: numpy is a start-up cost only this path pays
 
-    from roofline.model.expr import compile_expr
-    from roofline.load.kernels import KernelCatalog
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CupyBackend
-    from roofline.measurement.harness import prepare_host
+    from roofline.measurement.harness import prepare_host  # lazy: roofline.measurement.harness imports numpy (start-up)
+    # lazy: roofline.measurement.implementation imports numpy (start-up)
     from roofline.measurement.implementation import load_implementation
-    from roofline.measurement.policy import MeasurePolicy
-    from roofline.model.workload import evaluate
-
     backend = CupyBackend(device_id)
     cp = backend.cp
     start, stop = _profiler(cp)

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
+from roofline.load.jsonio import write_json_atomic
 
 MODEL_ERROR_FRACTION = 1.02  # a verified kernel above this share of its ceiling means the model under-counts
 
@@ -203,8 +204,6 @@ class ResultsDocument:
 
     def write(self, path: Path | str) -> None:
         """Write the file `roofline report` and `roofline plot` read, atomically, after checking it as they will."""
-        from roofline.load.jsonio import write_json_atomic
-
         doc = self.to_json()
         ResultsDocument.from_json(doc, path)
         write_json_atomic(Path(path), doc)

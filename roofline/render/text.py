@@ -37,6 +37,7 @@ def clean(text: object, newlines: bool = True) -> str:
 
 def literal(text: object, style: str = "") -> Any:
     """A rich Text that shows text as written: no markup, no emoji codes, control characters escaped."""
+    # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
     from rich.text import Text
 
     return Text(clean(text), style=style)
@@ -49,6 +50,7 @@ def styled(text: object, style: str) -> Any:
 
 def markup(text: object) -> str:
     """Text to embed inside a rich markup string (progress and status lines): brackets escaped."""
+    # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
     from rich.markup import escape
 
     return escape(clean(text, newlines=False))
@@ -85,7 +87,7 @@ def csv_cell(value: object) -> object:
 def html_text(text: object) -> str:
     """Text for an HTML page (element text or a quoted attribute): controls and bidi overrides made visible as for
     every other renderer, then `& < > " '` escaped."""
-    import html
+    import html  # lazy: not needed by `roofline analyze`, which imports this module (start-up)
 
     return html.escape(clean(text, newlines=False))
 

@@ -17,6 +17,9 @@ from roofline.model.types import KernelDescriptor, MachineSpec
 from roofline.model.geometry import launch_shapes
 from roofline.sizes.predict import machine_figures, predict
 from roofline.sizes.fitted import TARGET_ERROR, fit_model, measured_time, predict_time
+from roofline.model.expr import compile_expr
+from roofline.model.workload import evaluate
+from roofline.model.units import format_bytes, format_time
 
 
 @dataclass(frozen=True)
@@ -42,9 +45,6 @@ class Row:
 def compare(doc: Mapping[str, Any], d: KernelDescriptor, source: MachineSpec) -> list[Row]:
     """Rows for every entry of the sweep in `doc` (a results document with a 'sweep' block) of kernel `d`, with the
     machine figures of `source` (the calibrated or datasheet spec) and the overheads the sweep measured."""
-    from roofline.model.expr import compile_expr
-    from roofline.model.workload import evaluate
-
     s = doc["sweep"]
     overheads = s["overheads"]
     entries = [copy.deepcopy(e) for e in doc["kernels"] if e["name"] == s["kernel"]]
@@ -70,8 +70,6 @@ def compare(doc: Mapping[str, Any], d: KernelDescriptor, source: MachineSpec) ->
 
 def table_lines(rows: Sequence[Row]) -> list[str]:
     """A plain-text table: one line per size, the three models' errors; then the worst error of each model."""
-    from roofline.model.units import format_bytes, format_time
-
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x:+.1%}"
 

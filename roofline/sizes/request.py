@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from roofline.errors import InputError
-from roofline.model.expr import Expr
+from roofline.model.expr import Expr, FormulaError, compile_expr
 from roofline.model.types import KernelDescriptor, MachineSpec
 from roofline.sizes.fitted import FIRST_PRINCIPLES, LATENCY_SETTINGS, MODEL_CHOICES
+from roofline.load.kernels import parse_overrides
 
 MAX_SIZES = 64
 
@@ -37,8 +38,6 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
                   param_option: str = "--over") -> SweepRequest:
     """Check the options against the kernel and parse them; every problem is an InputError naming its option
     (`param_option` is how the user spelled the swept parameter's option)."""
-    from roofline.load.kernels import parse_overrides
-
     sizes = parse_sizes(sizes_text)
     eta = parse_efficiency(efficiency)
     if model not in MODEL_CHOICES:
@@ -69,8 +68,6 @@ def parse_efficiency(text: str) -> str | float:
 
 
 def _size(text: str, whole: str) -> int:
-    from roofline.model.expr import FormulaError, compile_expr
-
     item = text.strip()
     if not item:
         raise InputError(f"--sizes {whole:.60}: a range needs a start and an end, like 2**12..2**28")

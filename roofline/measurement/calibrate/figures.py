@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 from roofline.records.clockstate import describe, throttle_warning
 from roofline.model.types import MachineSpec
+from roofline.model.invariants import FigureContext, impossible_figure
 
 OK = "OK"
 FAILED = "FAILED"
@@ -178,8 +179,6 @@ def enforce_bounds(figures: Sequence[Figure], datasheet: MachineSpec | None,
     """Every OK figure held to its physical bounds (roofline.model.invariants); one outside them becomes FAILED with the
     reason and never reaches the spec or a chart. Why here and not only in the probes: an 11 PB/s L2 figure was
     once checked, timed and written, because its probe's result was right and its timer wrong."""
-    from roofline.model.invariants import FigureContext, impossible_figure
-
     by = {f.field: f for f in figures}
 
     def ok_value(name: str) -> float | None:

@@ -18,6 +18,9 @@ from roofline.errors import RooflineError
 from roofline.measurement.calibrate.figures import FAILED
 from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import SILENT, Progress
+from roofline.model.expr import compile_expr
+from roofline.load.kernels import KernelCatalog
+from roofline.model.workload import evaluate
 
 
 @dataclass
@@ -34,12 +37,10 @@ def run_jobs(backend: Any, jobs: Sequence[Job], policy: MeasurePolicy,
              progress: Progress = SILENT) -> dict[str, dict[str, Any]]:
     """Each job through the harness (prepare_host → measure_kernel); the next job's host inputs and reference are
     made on another thread while the GPU times the current one. Returns key → result entry (status OK or FAILED)."""
-    from roofline.model.expr import compile_expr
-    from roofline.load.kernels import KernelCatalog
+    # lazy: roofline.measurement.harness imports numpy (start-up)
     from roofline.measurement.harness import measure_kernel, prepare_host
+    # lazy: roofline.measurement.implementation imports numpy (start-up)
     from roofline.measurement.implementation import load_implementation
-    from roofline.model.workload import evaluate
-
     catalog = {d.name: d for d in KernelCatalog.load().descriptors}
     prepared: list[tuple[Job, Any, Any, Any] | tuple[Job, str]] = []
     for job in jobs:

@@ -8,11 +8,16 @@ datasheet only with a source entry that says "datasheet, not measured", and a wa
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
+from pathlib import Path
+import tempfile
+
+import yaml
 
 from roofline.errors import InputError
 from roofline.measurement.calibrate.figures import KIND_BY_FIELD, KINDS, METHOD, REQUIRED_FIELDS, Figure, datasheet_value
 from roofline.model.types import MachineSpec
 from roofline.model.units import quantity_text
+from roofline.load.specs import load_spec
 
 
 def spec_id(datasheet: MachineSpec | None, device_name: str) -> str:
@@ -148,8 +153,6 @@ def _notes(figures: Sequence[Figure], datasheet: MachineSpec | None) -> str:
 
 def spec_yaml(doc: Mapping[str, Any]) -> str:
     """The spec document as YAML text (roofline.load.specs.load_spec reads it back)."""
-    import yaml
-
     header = (
         f"# Written by {METHOD} {doc['measurement']['tool_version']} on {doc['measurement']['device']}, "
         f"{doc['measurement']['date']}.\n"
@@ -163,11 +166,6 @@ def spec_yaml(doc: Mapping[str, Any]) -> str:
 def check_loads(text: str) -> None:
     """Read the YAML back through the spec loader (from a temporary file, as a user's --spec FILE would be), so a
     spec the loader would refuse is an error here, never a file written."""
-    import tempfile
-    from pathlib import Path
-
-    from roofline.load.specs import load_spec
-
     with tempfile.TemporaryDirectory() as tmp:
         probe = Path(tmp) / "measured.yaml"
         probe.write_text(text, encoding="utf-8")

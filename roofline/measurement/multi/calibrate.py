@@ -12,8 +12,11 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from roofline.measurement.calibrate.figures import KIND_BY_FIELD, OK, Figure, failed
+from roofline.measurement.calibrate.figures import KIND_BY_FIELD, OK, Figure, failed, KINDS
 from roofline.measurement.multi.pool import Outcome, Relay, run_workers
+from roofline.measurement.calibrate.plan import FULL, QUICK
+from roofline.measurement.multi.measure import identity
+from roofline.load.specs import SpecCatalog
 
 
 @dataclass(frozen=True)
@@ -24,13 +27,12 @@ class CalibrateRequest:
 
 def calibrate_worker(device: int, request: CalibrateRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole calibration in its own process: {device (info and identity), datasheet, figures}."""
+    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
     from roofline.measurement.backend_cupy import CupyBackend
+    # lazy: roofline.measurement.calibrate.gpu imports numpy (start-up)
     from roofline.measurement.calibrate.gpu import calibrate
-    from roofline.measurement.calibrate.plan import FULL, QUICK
-    from roofline.measurement.multi.measure import identity
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    from roofline.load.specs import SpecCatalog
-
     backend = CupyBackend(device)
     ident = identity(backend)
     send("identity", ident)
@@ -51,8 +53,6 @@ def host_figures(parts: Sequence[Mapping[str, Any]], scope: str = "one host", un
     """Per figure, the median of the devices' OK values, cited with every device's value (up to LISTED, then their
     range); a figure no device measured keeps the first device's FAILED/SKIPPED reason. `scope` and `unit` word the
     citation: 'one host' and 'GPU 1', or for a fleet 'a fleet of 4 nodes' and 'rank 5'."""
-    from roofline.measurement.calibrate.figures import KINDS
-
     out = []
     for kind in KINDS:
         per_device = [(p["device"].get("index"), f) for p in parts for f in p["figures"] if f.field == kind.field]

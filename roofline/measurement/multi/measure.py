@@ -10,6 +10,8 @@ from roofline.errors import BackendUnavailable, GateFailed, InputError, Roofline
 from roofline.measurement.multi.pool import Outcome, Relay, failure_lines, run_workers
 from roofline.records.devices import merge_documents
 from roofline.measurement.policy import MeasurePolicy
+from roofline.load.selection import load_selection
+from roofline.load.specs import SpecCatalog
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ def nvml_identity(pci_bus_id: str | None) -> dict[str, str | None]:
     if not pci_bus_id:
         return {}
     try:
-        import pynvml
+        import pynvml  # lazy: pynvml is a start-up cost only this path pays
 
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
@@ -68,10 +70,8 @@ def nvml_identity(pci_bus_id: str | None) -> dict[str, str | None]:
 
 def measure_worker(device: int, request: MeasureRequest, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's whole `measure`, in its own process: the single-device results document, device_id set."""
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine, measure_all, open_backend, results_document, runnable
-    from roofline.load.selection import load_selection
-    from roofline.load.specs import SpecCatalog
-
     selected, overrides = load_selection(request.names, request.kernel_paths, request.params)
     engine = open_backend("cupy", device)
     ident = identity(engine)

@@ -13,8 +13,10 @@ import os
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Sequence
+from multiprocessing.connection import wait
+import multiprocessing as mp
 
-from roofline.errors import InputError
+from roofline.errors import InputError, BackendUnavailable
 
 # NVLink multicast (NVLS) can put a shared host's GPUs out of service; nothing roofline runs needs it.
 SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
@@ -43,8 +45,6 @@ def resolve_devices(wanted: list[int] | None, count: int) -> list[int]:
         return list(range(count))
     missing = [i for i in wanted if not 0 <= i < count]
     if missing:
-        from roofline.errors import BackendUnavailable
-
         raise BackendUnavailable(f"--device {','.join(map(str, wanted))}: there are {count} CUDA devices "
                                  f"(0..{count - 1}); no device {missing[0]}")
     return list(wanted)
@@ -135,9 +135,6 @@ def run_workers(devices: Sequence[int], target: Worker, payload: Any,
     """Start one spawned process per device running target(device, payload, send), concurrently; collect each
     one's result or error. `send(kind, value)` from a worker reaches on_message(device, kind, value) in the parent
     (progress, identity). A worker that dies without a word (killed, a crash in the driver) is an error too."""
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
     for key, value in SAFE_ENV.items():  # children inherit it from the parent's environment as well
         os.environ.setdefault(key, value)
     ctx = mp.get_context("spawn")

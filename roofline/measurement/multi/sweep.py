@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from roofline.measurement.policy import MeasurePolicy
-from roofline.sizes.request import SweepRequest
+from roofline.sizes.request import SweepRequest, sweep_request
+from roofline.load.kernels import KernelCatalog
+from roofline.load.specs import load_spec, SpecCatalog
+from roofline.errors import InputError
+from roofline.measurement.sweep import run_sweep
+from roofline.measurement.multi.pool import Relay, run_workers
+from roofline.measurement.multi.measure import identity, merged_or_raise
 
 
 @dataclass(frozen=True)
@@ -36,10 +42,6 @@ class SweepArgs:
 
 def sweep_args_request(args: SweepArgs) -> SweepRequest:
     """The request the options describe (loads the kernel and the --calibrated spec); InputError on bad input."""
-    from roofline.load.kernels import KernelCatalog
-    from roofline.load.specs import load_spec
-    from roofline.sizes.request import sweep_request
-
     return sweep_request(
         KernelCatalog.load(args.kernel_paths).select([args.kernel])[0], args.param, args.sizes_text, args.fixed,
         model=args.model, latency=args.latency, efficiency=args.efficiency,
@@ -50,11 +52,8 @@ def sweep_args_request(args: SweepArgs) -> SweepRequest:
 def sweep_on(request: SweepRequest, engine: Any, spec_name: str, policy: MeasurePolicy,
              progress: Any) -> dict[str, Any]:
     """One device's sweep on an open backend: choose the spec the model needs, measure every size."""
-    from roofline.errors import InputError
+    # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine, runnable
-    from roofline.measurement.sweep import run_sweep
-    from roofline.load.specs import SpecCatalog
-
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
     if machine is None:
         raise InputError("--backend numpy has no GPU spec to model with: name one with --spec (its bandwidth and "
@@ -65,9 +64,7 @@ def sweep_on(request: SweepRequest, engine: Any, spec_name: str, policy: Measure
 
 def sweep_worker(device: int, args: SweepArgs, send: Callable[[str, Any], None]) -> dict[str, Any]:
     """One device's sweep in its own process; its identity goes to the parent first, so a failure names it."""
-    from roofline.measurement.multi.pool import Relay
-    from roofline.measurement.multi.measure import identity
-    from roofline.measurement.session import open_backend
+    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
     request = sweep_args_request(args)
     engine = open_backend("cupy", device)
@@ -82,9 +79,6 @@ def sweep_devices(devices: Sequence[int], args: SweepArgs,
                   on_message: Callable[[int, str, Any], None] = lambda d, k, v: None
                   ) -> tuple[dict[str, Any], list[str], dict[int, Any]]:
     """Every device's sweep at once → (merged document with `sweeps`, failure lines, outcomes)."""
-    from roofline.measurement.multi.pool import run_workers
-    from roofline.measurement.multi.measure import merged_or_raise
-
     outcomes = run_workers(devices, sweep_worker, args, on_message)
     doc, lines = merged_or_raise(outcomes)
     doc["sweeps"] = [{"device": o.result["device"]["device_id"], **o.result["sweep"]}

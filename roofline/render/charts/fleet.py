@@ -10,8 +10,14 @@ places them. Pure: a document in, a Figure out (matplotlib's object API, no pypl
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
+import textwrap
 
 from roofline.render.text import mpl
+from roofline.records.files import params_text
+from roofline.gates.hosts import is_outlier, outliers
+from roofline.errors import InputError
+from roofline.gates.nodes import fleet_rows
+from roofline.render.charts.roofs import require_matplotlib
 
 ANNOTATED = 3  # slow points named beside each kernel's points, worst first; the caption names (and counts) the rest
 SLOW_COLOR = "#d62728"
@@ -24,8 +30,6 @@ def _xs(i: int, n: int) -> list[float]:
 
 
 def _label(row: Mapping[str, Any]) -> str:
-    from roofline.records.files import params_text
-
     params = params_text(row["params"])
     return mpl(row["kernel"]) + (f"\n{mpl(params)}" if params else "")
 
@@ -33,8 +37,6 @@ def _label(row: Mapping[str, Any]) -> str:
 def _panel(ax: Any, rows: Sequence[Mapping[str, Any]], limit: float, colors: Mapping[str, str],
            what: str) -> list[dict[str, Any]]:
     """Draw one panel (GPUs or nodes); return its outliers, worst first, each with where it was drawn."""
-    from roofline.gates.hosts import is_outlier
-
     slow = []
     for i, row in enumerate(rows):
         devices = [d for d in row["devices"] if d.get("deviation") is not None]
@@ -92,12 +94,8 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None,
     """The chart of a fleet results document (roofline.fleet.merge.fleet_document). Returns a Figure; its texts name
     every slow GPU and node (annotations for the worst, the caption for all). `source` names the document in an
     error (its file's path)."""
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-
-    from roofline.errors import InputError
-    from roofline.gates.nodes import fleet_rows
-    from roofline.render.charts.roofs import require_matplotlib
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
     require_matplotlib()
     rows, nodes = fleet_rows(doc)
@@ -130,7 +128,6 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None,
     fleet = doc.get("fleet") or {}
     name = (doc.get("device") or {}).get("base_name") or (doc.get("device") or {}).get("name") or "fleet"
     fig.suptitle(mpl(title or f"{name}: {fleet.get('size', ranks)} ranks on {len(hosts)} node(s)"), fontsize=11)
-    import textwrap
 
     chars = int(width * 15)
     lines = [f"slow GPUs (more than {limit:.0%} below the fleet median, intervals not overlapping): "
@@ -145,10 +142,6 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None,
 
 def slow_table(doc: Mapping[str, Any], limit: float) -> tuple[tuple[str, ...], list[list[str]]]:
     """The slow GPUs and nodes as the HTML page's table: (columns, rows)."""
-    from roofline.gates.nodes import fleet_rows
-    from roofline.gates.hosts import outliers
-    from roofline.records.files import params_text
-
     rows, nodes = fleet_rows(doc)
     found = [("GPU", o) for o in outliers(rows, limit)] + [("node", o) for o in outliers(nodes, limit)]
     return (("what", "where", "kernel", "params", "against the median"),

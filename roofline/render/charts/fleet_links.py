@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rich.table import Table
+from rich.text import Text
+
 from roofline.fleet import collectives as cv
 from roofline.fleet.links_doc import best_by_scope, peak
 from roofline.render.tables.fit import droppable
 from roofline.model.units import format_bytes, format_rate, format_time
+from roofline.errors import InputError
+from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, require_matplotlib
 
 
 def _where(scope: Mapping[str, Any]) -> str:
@@ -29,9 +34,6 @@ def _group(scope: Mapping[str, Any]) -> str:
 
 def links_table(doc: Mapping[str, Any]) -> Any:
     """Every point: scope, collective, nccl-tests' size, time, algbw, busbw; FAILED points with their error."""
-    from rich.table import Table
-    from rich.text import Text
-
     caption = "; ".join([f"skipped {s}" for s in doc.get("skipped", [])]) or None
     table = Table(title=f"Collectives over {doc.get('transport') or doc.get('backend')}, {doc.get('size')} rank(s) on "
                         f"{doc.get('nodes')} node(s) (nccl-tests' algbw and busbw)", caption=caption)
@@ -73,12 +75,9 @@ def summary_lines(doc: Mapping[str, Any]) -> list[str]:
 def links_figure(doc: Mapping[str, Any], roofs: Sequence[Mapping[str, Any]] = (), title: str | None = None) -> Any:
     """Bus bandwidth (log y) against nccl-tests' size (log2 x), one line per collective and group, one panel per
     scope. `roofs`: {label, link, bandwidth (B/s one direction)} drawn dashed on the panels of their link."""
-    from roofline.errors import InputError
-    from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, require_matplotlib
-
     require_matplotlib()
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib is a start-up cost only this path pays
 
     scopes = [s for s in doc.get("scopes", []) if s.get("points")]
     if not scopes:

@@ -23,6 +23,7 @@ from roofline.render.text import mpl
 from roofline.records.files import params_text
 from roofline.model.units import format_rate, format_si, quantity_text
 from roofline.records.document import entry_failed
+from roofline.errors import InputError
 
 LEVELS = ("l1", "l2", "dram")
 _LEVEL_LABEL = {"l1": "L1", "l2": "L2", "dram": "DRAM"}
@@ -130,7 +131,6 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     against it too). `bandwidths` overrides {'l1','l2','dram'} in B/s, e.g. from a calibrated spec; `l2_curve`, the
     measured spec's (working set, bandwidth) points, adds a panel showing where the L2 plateau falls to DRAM."""
     require_matplotlib()
-    from roofline.errors import InputError
 
     if not results_docs:
         raise InputError("the hierarchical roofline needs --results from 'measure --profile ncu' or 'import ncu'")
@@ -139,9 +139,10 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
         raise InputError("no kernel in these results has counters (L1/L2/DRAM bytes, FLOPs and time); measure with "
                          "'--profile ncu' or import an ncu CSV")
     modelled = model_points(results_docs, points)
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
     machine = results_docs[0]["machine"]
     bws = cache_bandwidths(results_docs[0], bandwidths)
@@ -241,7 +242,7 @@ def _l2_curve_panel(fig: Any, curve: Sequence[tuple[float, float]], dram: float 
     ys = [b / 1e12 for _, b in curve]
     ax.plot(xs, ys, "s-", color="#444444", markersize=4, linewidth=1.2, gid=GID + "hier-l2-curve")
     ax.set_xscale("log", base=2)
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter  # lazy: matplotlib is a start-up cost only this path pays
 
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_ylim(0, max(ys) * 1.15)

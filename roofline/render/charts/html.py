@@ -19,6 +19,7 @@ from roofline.ncu.halfprec import roof_text
 from roofline.render.charts.profile import chart_points, profile_figure, roof_colors
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
+from roofline.render.tables.grouped import footer
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -114,7 +115,6 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
     head = "".join(f"<th>{h}</th>" for h in ("#", "name", "launches", "time", "share", "FLOPs", "DRAM bytes",
                                               "intensity", "achieved", "roof", "of ceiling", "SOL time",
                                               "recoverable", "flag"))
-    from roofline.render.tables.grouped import footer
 
     data = {"points": [{"id": p["id"], "name": p["name"], "tooltip": _tooltip(p)} for p in points if p["plotted"]]}
     return (
@@ -131,6 +131,7 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
 
 
 def _figure_svg(fig: Any) -> str:
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)

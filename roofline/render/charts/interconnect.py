@@ -9,8 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from rich.table import Table
+from rich.text import Text
+
 from roofline.model.units import format_bytes, format_rate
 from roofline.render.tables.fit import droppable
+from roofline.errors import InputError
+from roofline.render.charts.roofs import COLORS, require_matplotlib
+from roofline.records.interconnect import load_interconnect
 
 
 def link_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -48,9 +54,6 @@ def skipped(doc: Mapping[str, Any]) -> list[str]:
 
 
 def interconnect_table(doc: Mapping[str, Any]) -> Any:
-    from rich.table import Table
-    from rich.text import Text
-
     spec = doc.get("spec_id") or "no spec"
     table = Table(title=f"Interconnect, against the {spec} datasheet (roofs: both directions summed ÷ 2 one way)",
                   caption="; ".join(f"skipped {s}" for s in skipped(doc)) or None)
@@ -65,11 +68,8 @@ def interconnect_table(doc: Mapping[str, Any]) -> Any:
 
 def interconnect_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     """Left: each copy as a bar, its roof as a tick. Right: all-reduce bus bandwidth against message size."""
-    from roofline.errors import InputError
-    from roofline.render.charts.roofs import COLORS, require_matplotlib
-
     require_matplotlib()
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
 
     rows = link_rows(doc)
     if not rows:
@@ -112,6 +112,4 @@ def interconnect_figure(doc: Mapping[str, Any], title: str | None = None) -> Any
 
 def interconnect_chart(path: Path, title: str | None) -> Any:
     """The chart of an interconnect file, read and checked first (roofline.records.interconnect)."""
-    from roofline.records.interconnect import load_interconnect
-
     return interconnect_figure(load_interconnect(path), title)

@@ -31,6 +31,7 @@ from roofline.render.charts.roofs import (
     shown_roofs,
     spread_positions,
 )
+from roofline.errors import InputError
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -47,8 +48,8 @@ def roofline_figure(
     `roofs` picks each machine's compute roofs (render.roofs.shown_roofs): 'used' or 'all'; by default 'used' when
     the chart shows several machines and 'all' for one."""
     require_matplotlib()
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
     datasheet: list[dict[str, Any]] = []
     for m in [d["machine"] for d in analysis_docs] + [d["machine"] for d in results_docs]:
@@ -57,8 +58,6 @@ def roofline_figure(
             datasheet.append(m)
     roofsets = assign_roofsets(datasheet, measured_machines)
     if not roofsets:
-        from roofline.errors import InputError
-
         raise InputError("nothing to plot: give kernels or --spec for the model, or --results FILE")
     colors = {rs.machine["id"]: rs.color for rs in roofsets}
     points, unplottable = collect_points(analysis_docs, results_docs, colors)
@@ -80,6 +79,7 @@ def roofline_figure(
     y_lo, _ = log_bounds(low_y, 0.25, 0)
     y_hi = 10 ** (math.log10(max(peaks)) + 0.35)
 
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     fig = Figure(figsize=(16, 8.5), layout=None)
@@ -174,6 +174,7 @@ def roofline_figure(
 
 def figure_bytes(fig: Any, fmt: str, dpi: int) -> bytes:
     """Render a Figure to PNG, SVG or PDF bytes with the Agg canvas (no display, no pyplot)."""
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     if fmt not in FORMATS:

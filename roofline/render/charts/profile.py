@@ -53,8 +53,8 @@ def marker_size(share: float) -> float:
 def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     """The Figure: the memory roof, the compute roofs the points sit under, and the points."""
     require_matplotlib()
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
     machine = doc["machine"]
     points = chart_points(doc)

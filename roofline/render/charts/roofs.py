@@ -72,6 +72,7 @@ class RoofSet:
 def roofline_axes(fig: Any, rect: tuple[float, float, float, float], xlim: tuple[float, float],
                   ylim: tuple[float, float]) -> Any:
     """Log-log axes in FLOP/B and FLOP/s with human tick labels: the frame every roofline chart shares."""
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     ax = fig.add_axes(rect)

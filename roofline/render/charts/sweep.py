@@ -13,8 +13,9 @@ from typing import Any, Sequence
 from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, log_bounds, require_matplotlib
 from roofline.render.text import mpl
 from roofline.records.files import sweep_groups
-from roofline.model.units import format_bytes, format_rate
+from roofline.model.units import format_bytes, format_rate, format_time
 from roofline.records.document import entry_failed
+from roofline.errors import InputError
 
 
 def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
@@ -23,11 +24,10 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     """Achieved bandwidth against bytes moved (log x) for kernels measured at several sizes. `source` names the
     document in an error (its file's path)."""
     require_matplotlib()
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
+    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
+    # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    from roofline.errors import InputError
 
     groups = sweep_groups(doc)
     if kernels:
@@ -119,6 +119,4 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
 
 
 def _time(seconds: float) -> str:
-    from roofline.model.units import format_time
-
     return format_time(seconds)

@@ -76,6 +76,7 @@ def _base_row(k: dict[str, Any]) -> list[str]:
 
 
 def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
+    # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
     from rich.table import Table
 
     tables = []

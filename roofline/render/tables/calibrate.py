@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.table import Table
+
 from roofline.model.types import MachineSpec
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, styled
@@ -35,8 +37,6 @@ def clock_text(row: dict[str, Any], capped_above: float) -> str:
 def comparison_table(rows: Sequence[dict[str, Any]], datasheet: MachineSpec | None, device: dict[str, Any],
                      wall: float, quick: bool, capped_above: float) -> Any:
     """The rows of measure.calibrate.figures.comparison_rows as a rich table."""
-    from rich.table import Table
-
     sheet = f"datasheet {datasheet.id}" + (" [derived from device properties]" if datasheet.derived else "") \
         if datasheet is not None else "no datasheet spec"
     title = (f"Calibrated on {device.get('name')} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"

@@ -32,6 +32,7 @@ def spec_rows(specs: Sequence[MachineSpec]) -> list[dict[str, Any]]:
 
 
 def specs_table(specs: Sequence[MachineSpec]) -> Any:
+    # lazy: not needed by `roofline specs --format json`, which imports this module (start-up)
     from rich.table import Table
 
     table = Table(title="Machine specs (dense peaks; ridge = peak ÷ bandwidth)", title_justify="left")
@@ -48,6 +49,7 @@ def specs_table(specs: Sequence[MachineSpec]) -> Any:
 
 
 def spec_detail(s: MachineSpec) -> list[Any]:
+    # lazy: not needed by `roofline specs --format json`, which imports this module (start-up)
     from rich.table import Table
 
     head = Table(title=literal(f"{s.name} ({s.id})" + ("  [measured]" if s.measured else "")), title_justify="left",
@@ -91,6 +93,7 @@ def spec_detail(s: MachineSpec) -> list[Any]:
 
 
 def kernels_table(descriptors: Sequence[KernelDescriptor]) -> Any:
+    # lazy: not needed by `roofline specs --format json`, which imports this module (start-up)
     from rich.table import Table
 
     table = Table(title="Kernel descriptors", title_justify="left")
@@ -104,6 +107,7 @@ def kernels_table(descriptors: Sequence[KernelDescriptor]) -> Any:
 
 
 def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:
+    # lazy: not needed by `roofline specs --format json`, which imports this module (start-up)
     from rich.table import Table
 
     head = Table(title=literal(f"{d.name} ({d.pattern}, {d.dtype}, roof {d.roof})"), title_justify="left",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.table import Table
+
 from roofline.gates.doctor import FAIL, PASS, SKIP, WARN, Check, Verdict
 from roofline.render.text import literal, styled
 
@@ -12,8 +14,6 @@ _STYLE = {PASS: "green", WARN: "yellow", FAIL: "bold red", SKIP: "dim"}
 
 
 def doctor_table(verdict: Verdict) -> Any:
-    from rich.table import Table
-
     dev = verdict.device
     title = (f"roofline doctor: {dev.get('name') or 'GPU'} (device {dev.get('device_id')}, "
              f"{dev.get('pci_bus_id') or 'bus id unknown'}) against {verdict.spec_id or 'no datasheet spec'}")

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from rich.table import Table
+from rich.text import Text
+
 from roofline.render.tables.fit import droppable
 from roofline.model.units import format_time
+from roofline.records.files import params_text
+from roofline.render.text import md, literal, styled
+from roofline.render.tables.hosts import host_table, host_markdown
+from roofline.gates.doctor import FAIL, PASS, SKIP, WARN
+from roofline.render.tables.calibrate import format_value
 
 COLUMNS_UP_TO = 8  # GPUs: up to this many, the column-per-GPU table is printed beside the fleet lines
 NAMED_UP_TO = 5  # slow GPUs or nodes named in a cell; the rest counted
@@ -17,8 +25,6 @@ def _median(line: Mapping[str, Any]) -> str:
     if line.get("median_time") is not None:
         return format_time(line["median_time"])
     if line.get("median") is not None:
-        from roofline.render.tables.calibrate import format_value
-
         return format_value(line["median"], line.get("kind") or "bandwidth")
     return "–"
 
@@ -37,8 +43,6 @@ def _many(items: Sequence[Mapping[str, Any]], limit: float | None) -> str:
 
 
 def _cells(line: Mapping[str, Any], limit: float | None) -> list[str]:
-    from roofline.records.files import params_text
-
     return [str(line["kernel"]), params_text(line["params"]), str(line["gpus"]), _median(line),
             _one(line["slowest_gpu"]), _many(line["slow_gpus"], limit), str(line["nodes"] or "–"),
             _one(line["slowest_node"]), _many(line["slow_nodes"], limit) if line["nodes"] else "–"]
@@ -55,9 +59,6 @@ def _title(limit: float | None) -> str:
 
 def fleet_table(summary: Sequence[Mapping[str, Any]], limit: float | None) -> Any:
     """roofline.gates.nodes.fleet_summary as a rich table."""
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(title=_title(limit))
     for name in HEADERS:
         table.add_column(name, justify="right" if name in ("GPUs", "nodes", "fleet median") else "left")
@@ -67,8 +68,6 @@ def fleet_table(summary: Sequence[Mapping[str, Any]], limit: float | None) -> An
 
 
 def fleet_markdown(summary: Sequence[Mapping[str, Any]], limit: float | None) -> str:
-    from roofline.render.text import md
-
     lines = ["", f"### {_title(limit)}", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
     lines += ["| " + " | ".join(md(c) for c in _cells(line, limit)) + " |" for line in summary]
     return "\n".join(lines) + "\n"
@@ -81,16 +80,12 @@ def _gpu_count(rows: Sequence[Mapping[str, Any]]) -> int:
 def host_view(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limit: float | None) -> list[Any]:
     """The tables under a report of several GPUs: the column-per-GPU table (for a fleet only up to COLUMNS_UP_TO
     GPUs), and for a fleet the line-per-kernel table naming slow GPUs and nodes."""
-    from roofline.render.tables.hosts import host_table
-
     fleet = report.get("fleet_summary")
     tables = [host_table(rows, limit)] if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else []
     return tables + ([fleet_table(fleet, limit)] if fleet else [])
 
 
 def host_view_markdown(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limit: float | None) -> str:
-    from roofline.render.tables.hosts import host_markdown
-
     fleet = report.get("fleet_summary")
     text = host_markdown(rows, limit) if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else ""
     return text + (fleet_markdown(fleet, limit) if fleet else "")
@@ -100,11 +95,6 @@ def host_view_markdown(report: Mapping[str, Any], rows: Sequence[Mapping[str, An
 
 def doctor_fleet_table(ranks: Sequence[Mapping[str, Any]]) -> Any:
     """One row per rank: where, GPU, its verdict and counts, and the checks that failed or warned (or its error)."""
-    from rich.table import Table
-
-    from roofline.gates.doctor import FAIL, PASS, SKIP, WARN
-    from roofline.render.text import literal, styled
-
     style = {PASS: "green", WARN: "yellow", FAIL: "bold red", "ERROR": "bold red", "HUNG": "bold red"}
     table = Table(title="roofline doctor across the fleet: one row per rank", title_justify="left")
     for name in ("rank", "GPU", "bus id", "", "passed", "warned", "failed", "skipped", "FAIL / WARN checks"):

@@ -4,10 +4,14 @@ recoverable time, with the program's totals as the footer (also as Markdown, for
 from __future__ import annotations
 
 from typing import Any, Mapping
+import xml.etree.ElementTree as ET
+import json
+
+from rich.table import Table
 
 from roofline.ncu.halfprec import roof_text
 from roofline.render.tables.fit import droppable
-from roofline.render.text import literal, md
+from roofline.render.text import literal, md, styled, xml
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 
 _DROP_ORDER = ("model", "#", "intensity", "FLOPs", "DRAM bytes", "achieved", "achieved BW", "SOL time", "launches",
@@ -52,8 +56,6 @@ SOURCES = {"ncu": "ncu counters", "torch": "torch trace, op shape models"}
 
 
 def grouped_table(doc: Mapping[str, Any]) -> Any:
-    from rich.table import Table
-
     by = doc["groups"][0]["by"] if doc.get("groups") else "?"
     title = (f"{doc['device']['name']} · {len(doc['kernels'])} launches grouped by {by}, ranked by recoverable "
              f"time · ceilings of {doc['machine']['id']}")
@@ -88,10 +90,6 @@ def _program_line(p: Mapping[str, Any]) -> str:
 
 def report_tables(report: Mapping[str, Any]) -> list[Any]:
     """One rich table per device: the ranked groups with their verdicts, the program line as its caption."""
-    from rich.table import Table
-
-    from roofline.render.text import styled
-
     tables = []
     for p in report["programs"]:
         rows = [r for r in report["rows"] if r["device"] == p["device"]]
@@ -125,10 +123,6 @@ def report_markdown(report: Mapping[str, Any]) -> str:
 
 def report_junit(report: Mapping[str, Any]) -> str:
     """One testsuite per device: a testcase per group and one for the program."""
-    import xml.etree.ElementTree as ET
-
-    from roofline.render.text import xml
-
     suites = ET.Element("testsuites", name="roofline profile")
     for p in report["programs"]:
         rows = [r for r in report["rows"] if r["device"] == p["device"]]
@@ -145,8 +139,6 @@ def report_junit(report: Mapping[str, Any]) -> str:
 
 def report_github_benchmark(report: Mapping[str, Any]) -> str:
     """github-action-benchmark's customSmallerIsBetter: each group's time in microseconds."""
-    import json
-
     entries = [{"name": f"{r['name']} ({r['device']})", "unit": "us", "value": r["time"] * 1e6,
                 "extra": f"{r['launches']} launches, {r['fraction_of_ceiling']:.1%} of ceiling"}
                for r in report["rows"]]

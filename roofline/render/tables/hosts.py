@@ -6,13 +6,19 @@ from roofline.render.tables.fit import droppable
 
 from typing import Any, Mapping, Sequence
 
+from rich.table import Table
+from rich.text import Text
+
 from roofline.model.units import format_time
+from roofline.gates.hosts import is_outlier
+from roofline.records.files import params_text
+from roofline.render.text import md
+from roofline.render.tables.calibrate import format_value
 
 
 def _deviation(d: Mapping[str, Any], limit: float | None) -> str:
     if d.get("deviation") is None:
         return str(d.get("status") or "–")
-    from roofline.gates.hosts import is_outlier
 
     mark = " ✗" if limit is not None and is_outlier(d, limit) else ""
     return f"{d['deviation']:+.1%}{mark}"
@@ -34,8 +40,6 @@ def _header(index: Any, bus: Any) -> str:
 def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: float | None,
            first: list[str] | None = None) -> list[str]:
     """The row's leading cells (kernel, params, median time unless `first` is given), then each GPU's deviation."""
-    from roofline.records.files import params_text
-
     by_device = {(d["index"], d["pci_bus_id"]): d for d in row["devices"]}
     cells = first if first is not None else [row["kernel"], params_text(row["params"]),
                                              format_time(row["median_time"])]
@@ -47,9 +51,6 @@ def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: f
 
 def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> Any:
     """A rich table: kernel, params, median time across the GPUs, then each GPU's speed deviation from it."""
-    from rich.table import Table
-    from rich.text import Text
-
     columns = _columns(rows)
     title = "Across the host's GPUs: speed against the median" + (f" (outlier limit −{limit:.0%})" if limit else "")
     table = Table(title=title)
@@ -61,8 +62,6 @@ def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) ->
 
 
 def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> str:
-    from roofline.render.text import md
-
     columns = _columns(rows)
     head = ["kernel", "params", "median time", *(h for _, _, h in columns)]
     lines = ["", "### Across the host's GPUs (speed against the median)", "",
@@ -75,11 +74,6 @@ def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None)
 def figure_host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> Any:
     """`calibrate --device all`: per calibrated figure, the host median and each GPU's deviation from it (below zero
     is worse, for the latency too)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    from roofline.render.tables.calibrate import format_value
-
     columns = _columns(rows)
     title = "Calibrated figures across the host's GPUs: each against the median" + \
         (f" (outlier limit −{limit:.0%})" if limit else "")

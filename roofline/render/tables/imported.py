@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.table import Table
+
 from roofline.ncu.halfprec import roof_text
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal
@@ -11,8 +13,6 @@ from roofline.model.units import format_bytes, format_count, format_flops, forma
 
 
 def imported_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     title = f"{doc['device']['name']} · imported from ncu · ceilings of {doc['machine']['id']}"
     table = Table(title=literal(title), title_justify="left")
     for col in ("launch", "kernel", "roof", "time", "DRAM bytes", "FLOPs", "intensity", "achieved BW",

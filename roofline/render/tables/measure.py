@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from rich.console import Console
+from rich.table import Table
+
 from roofline.records import caveats
 from roofline.records.document import KernelResult
-from roofline.render.tables.fit import droppable
+from roofline.render.tables.fit import droppable, fit
 from roofline.render.text import literal, styled
 from roofline.records.files import ceiling_of
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
@@ -40,10 +43,6 @@ def results_table(doc: dict[str, Any]) -> Any:
 def show(kernel: KernelResult) -> None:
     """Print one typed result as the row `roofline measure` prints: the API's Result.show(). rich is imported here,
     at the first print, so `import roofline` stays fast."""
-    from rich.console import Console
-
-    from roofline.render.tables.fit import fit
-
     console = Console(markup=False, emoji=False)
     table = kernel_table([kernel.to_json()], kernel.name)
     fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
@@ -52,8 +51,6 @@ def show(kernel: KernelResult) -> None:
 
 def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
     """The rows of measured kernels under a title (the API's Result.show() prints one)."""
-    from rich.table import Table
-
     table = Table(title=literal(title), title_justify="left")
     per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
     if per_gpu:

@@ -8,9 +8,12 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from rich.table import Table
+
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, md_code, xml
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
+from roofline.load.jsonio import dumps
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -102,8 +105,6 @@ def _footer(report: dict[str, Any]) -> str:
 
 
 def rich_table(report: dict[str, Any]) -> Any:
-    from rich.table import Table
-
     has_baseline = bool(report["gates"].get("baseline"))
     table = Table(title=literal(f"roofline report: {summary_line(report)}"), caption=literal(_footer(report)),
                   title_justify="left", caption_justify="left")
@@ -150,16 +151,12 @@ def to_markdown(report: dict[str, Any]) -> str:
 
 
 def to_json(report: dict[str, Any]) -> str:
-    from roofline.load.jsonio import dumps
-
     return dumps(report)
 
 
 def to_github_benchmark(report: dict[str, Any]) -> str:
     """The `customSmallerIsBetter` JSON that github-action-benchmark charts: one entry per timed kernel and device,
     the median in microseconds (readable on its axis), the 95 % interval as its range, the ceiling share as extra."""
-    from roofline.load.jsonio import dumps
-
     entries = []
     for r in report["rows"]:
         if r["time_median"] is None:

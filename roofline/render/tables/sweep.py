@@ -5,18 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.table import Table
+
 from roofline.records import caveats
 from roofline.sizes.predict import FIRST_PRINCIPLES
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.model.units import format_bytes, format_rate, format_time
+from roofline.records.files import params_text
 
 
 def sweep_table(doc: dict[str, Any]) -> Any:
-    from rich.table import Table
-
-    from roofline.records.files import params_text
-
     s, device = doc["sweep"], doc["device"]
     where = (f"the HOST CPU with NumPy ({device['name']})" if doc["backend"] == "numpy"
              else f"{device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})")
