@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numbers
 
 from roofline.records.caveats import warning
-from roofline.errors import InputError
+from roofline.errors import InputError, first_line
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model.types import ITEMSIZE, MachineSpec, Workload
 from roofline.records.document import KernelResult, ResultsDocument, Status
@@ -358,8 +358,6 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - the user's code failed: reported, never timed
-        from roofline.errors import first_line
-
         return f"{type(exc).__name__}: {first_line(exc)}"
     if reference is None:
         return None

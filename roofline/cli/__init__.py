@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
-        from roofline.render.text import clean  # messages quote user text: no raw control characters
+        from roofline.render.text import clean  # lazy: only an error needs it, not --help; user text, no raw controls
 
         click.echo(f"error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)

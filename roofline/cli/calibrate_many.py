@@ -11,8 +11,9 @@ import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
 from roofline.version import __version__
-from roofline.errors import GateFailed
+from roofline.errors import GateFailed, first_line
 from roofline.gates.hosts import device_name, figure_rows, outliers
+from roofline.measurement.calibrate.links import with_interconnect
 from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
 from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
 from roofline.measurement.multi.pool import failure_lines
@@ -56,12 +57,8 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
             link_doc = _links([p["device"]["index"] for p in parts], datasheet)
         except Exception as exc:  # noqa: BLE001 - a copy that delivered wrong data, a driver error: the devices'
             # figures stand and are written; the links are reported as not measured, and the run exits 1
-            from roofline.errors import first_line
-
             link_error = f"links not measured: {type(exc).__name__}: {first_line(exc, 300)}"
         else:
-            from roofline.measurement.calibrate.links import with_interconnect
-
             spec_doc = with_interconnect(spec_doc, link_doc, f"roofline calibrate {__version__} on "
                                                               f"{host_device['name']}, {date}")
     text = spec_yaml(spec_doc)

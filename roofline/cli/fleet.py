@@ -19,7 +19,7 @@ from roofline.fleet.progress import FleetProgress, progress_style
 from roofline.errors import EXIT_INTERNAL, RooflineError, GateFailed, InputError
 from roofline.fleet import mpi
 from roofline.fleet.abort import abort
-from roofline.fleet.merge import HUNG, grouped_failures, fleet_document
+from roofline.fleet.merge import HUNG, grouped_failures, fleet_document, part
 from roofline.fleet.work import measure_selection, sweep_selection
 from roofline.render.tables.measure import problems, results_table
 from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
@@ -27,6 +27,7 @@ from roofline.fleet.stream import Spool, spool_folder
 from roofline.gates.nodes import fleet_rows, fleet_summary
 from roofline.records.devices import split_devices
 from roofline.render.tables.sweep import explanation, sweep_table
+from roofline.render.text import clean
 
 KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
 TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
@@ -89,8 +90,6 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     try:
         keep = None
         if spool is not None and where.rank == 0:
-            from roofline.fleet.merge import part
-
             def keep(rank: int, out: Any) -> dict[str, Any]:
                 return spool.add(rank, part(out), where.size)
 
@@ -102,8 +101,6 @@ def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     except RooflineError as exc:
         if not hung:
             raise
-        from roofline.render.text import clean
-
         click.echo(f"error: {clean(exc.message)}", err=True)
         code = exc.exit_code
     except BaseException:  # noqa: BLE001 - a bug: its traceback, then the abort, or the job would wait on a rank

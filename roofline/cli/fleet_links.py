@@ -28,6 +28,7 @@ from roofline.fleet.link_spec import where, with_link_roofs
 from roofline.measurement.calibrate.spec import check_loads
 from roofline.load.specs import load_spec
 from roofline.load.yamlio import read_yaml_mapping
+from roofline.fleet.abort import abort
 from roofline.fleet.mpi import require_mpi4py
 
 NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
@@ -119,8 +120,6 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
         if launched and world.size > 1:
             traceback.print_exc()
             click.echo(f"error: internal error on rank {world.rank}; aborting the job", err=True)
-            from roofline.fleet.abort import abort
-
             abort(101)
         _stop(dog)
         raise

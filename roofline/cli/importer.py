@@ -14,7 +14,9 @@ from roofline.ncu.group import add_groups
 from roofline.ncu.readback import check_import
 from roofline.render.tables.grouped import grouped_table
 from roofline.render.tables.imported import imported_table
+from roofline.kineto import document as trace_document
 from roofline.kineto.table import tables
+from roofline.ncu import importer as ncu_importer
 
 
 @click.group("import")
@@ -80,12 +82,10 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
     The metrics are listed in docs/ncu.md. ncu's '--set full' captures work too (FLOPs then come from the
     per-cycle rates it records).
     """
-    from roofline.ncu.importer import import_csv, summary_line
-
-    doc, notes = import_csv(report, spec_name)
+    doc, notes = ncu_importer.import_csv(report, spec_name)
     notes += add_groups(doc, group_by)
     notes += check_import(doc, str(report))  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "imported")]
+    lines = [*notes, ncu_importer.summary_line(doc, "imported")]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)
 
 
@@ -121,12 +121,10 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
       roofline report step.json --fail-below-program 0.3
       roofline plot --results step.json -o step.html
     """
-    from roofline.kineto.document import import_traces, straggler_line, summary_line
-
-    doc, notes = import_traces(list(traces), spec_name, group_by)
+    doc, notes = trace_document.import_traces(list(traces), spec_name, group_by)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
-    line = straggler_line(doc.get("straggler"))
-    lines = [*notes, *([line] if line else []), summary_line(doc)]
+    line = trace_document.straggler_line(doc.get("straggler"))
+    lines = [*notes, *([line] if line else []), trace_document.summary_line(doc)]
     shown = tables(doc)
     if fmt == "table" and len(shown) > 1:  # each rank's table, then the merged one
         print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))

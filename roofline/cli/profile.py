@@ -22,7 +22,9 @@ from roofline.ncu.group import parse_group_by, add_groups
 from roofline.errors import InputError, EXIT_TERMINATED, BackendUnavailable, ProgramFailed as ProgramError, TimedOut
 from roofline.kineto.select import kernel_pattern, LaunchScope
 from roofline.ncu.program import Terminated, counter_access, ProgramFailed
+from roofline.kineto import document as trace_document, program as trace_program
 from roofline.kineto.program import runs_as_python
+from roofline.ncu import importer as ncu_importer, program as ncu_program
 from roofline.ncu.profile import find_ncu
 from roofline.kineto.table import launch_table
 from roofline.ncu.readback import check_import
@@ -251,21 +253,18 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
                    fmt: str, why: str) -> None:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
     no process and no temporary file."""
-    from roofline.kineto.document import import_traces, summary_line
-    from roofline.kineto.program import Running, capture, capture_range, python_program
-
-    prog = python_program(program)
-    range_ = capture_range(ranges)
-    progress = Running(sys.stderr)
+    prog = trace_program.python_program(program)
+    range_ = trace_program.capture_range(ranges)
+    progress = trace_program.Running(sys.stderr)
     gz = save_trace is not None and save_trace.name.endswith(".gz")
     try:
-        with capture(prog, range_, group_by == "module", timeout, gz, progress) as (trace, run):
+        with trace_program.capture(prog, range_, group_by == "module", timeout, gz, progress) as (trace, run):
             note(f"profile: ran under torch.profiler in {run.seconds:.1f} s (profiled range "
                  f"{format_time(run.range_seconds)}, trace {format_bytes(run.trace_bytes)}, torch {run.torch})")
             if save_trace is not None:
                 write_output(save_trace, trace.read_bytes())
                 note(f"wrote {save_trace}")
-            doc, notes = import_traces([trace], spec_name, group_by, scope=scope)
+            doc, notes = trace_document.import_traces([trace], spec_name, group_by, scope=scope)
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {prog.python}: {exc.strerror or exc}",
                                  fix="give the program's Python by its path: python3 SCRIPT.py") from None
@@ -286,7 +285,8 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}"]
+    summary = trace_document.summary_line(doc, "profiled", "with torch.profiler")
+    lines = [*notes, summary + f"; {TORCH_SOURCE['figures']}"]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else launch_table, lines)
 
 
@@ -298,18 +298,15 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
              ranges: tuple[str, ...], scope: LaunchScope, ncu_path: str | None, save_csv: Path | None,
              timeout: float | None, fmt: str, chosen_by: str) -> None:
     """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
-    from roofline.ncu.importer import choose_spec, import_table, summary_line
-    from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
-
     exe, why = find_ncu(ncu_path)
     if exe is None:
         raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
                                  "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH; a PyTorch "
                                  "program can be profiled without it: --with torch -- python3 SCRIPT.py")
-    progress = ProgressLine(sys.stderr)
+    progress = ncu_program.ProgressLine(sys.stderr)
     try:
-        with capture(exe, program, Scope(ranges, scope.kernel, scope.skip, scope.count), progress,
-                     timeout) as (csv_path, run):
+        scope_ = ncu_program.Scope(ranges, scope.kernel, scope.skip, scope.count)
+        with ncu_program.capture(exe, program, scope_, progress, timeout) as (csv_path, run):
             progress.done(run.launches, run.seconds)
             try:
                 table = parse_csv_file(csv_path)
@@ -319,8 +316,6 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
             except NcuParseError as exc:
                 raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
             if save_csv is not None:
-                from roofline.cli.common import write_output
-
                 write_output(save_csv, csv_path.read_bytes())
                 note(f"wrote {save_csv}")
     except OSError as exc:
@@ -334,16 +329,16 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
     except ProgramFailed as exc:
         if progress.interactive:
             sys.stderr.write("\n")
-        own = program_stderr(exc.stderr)
+        own = ncu_program.program_stderr(exc.stderr)
         if own:
             click.echo(own, err=True)
         raise ProgramError(f"the program exited with status {exc.status} under ncu; nothing was written") from None
-    machine = choose_spec(table, spec_name, SpecCatalog.bundled())
-    doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
+    machine = ncu_importer.choose_spec(table, spec_name, SpecCatalog.bundled())
+    doc, notes = ncu_importer.import_table(table, machine, "ncu: " + " ".join(program))
     doc["source"].update(command=list(program), profile_seconds=run.seconds, chosen_by=chosen_by, **NCU_SOURCE)
     if scope.given:
         doc["source"]["scope"] = scope.to_json()
     notes += add_groups(doc, group_by)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"]
+    lines = [*notes, ncu_importer.summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"]
     emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)

@@ -14,6 +14,8 @@ from typing import Iterator
 
 import click
 
+from roofline.cli import cli
+
 WIDTH = 100  # the width the reference is wrapped at, whatever the terminal that generates it
 HEADER = """# Command-line reference
 
@@ -40,9 +42,7 @@ def walk(command: click.Command, path: tuple[str, ...] = ("roofline",),
 
 def reference(root: click.Command | None = None) -> str:
     """docs/cli.md: a contents list, then one section per command holding its --help."""
-    if root is None:
-        from roofline.cli import cli as root
-    entries = list(walk(root))
+    entries = list(walk(cli if root is None else root))
     lines = [HEADER]
     for path, command, ctx in entries:
         summary = command.get_short_help_str(limit=90)

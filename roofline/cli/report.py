@@ -15,6 +15,7 @@ from roofline.records.files import load_results
 from roofline.gates.devices import host_report
 from roofline.render.tables.fleet import host_view, host_view_markdown
 from roofline.gates.groups import group_failure_message, group_report
+from roofline.render.tables import grouped as grouped_tables, report as report_tables
 from roofline.render.tables.report import rich_table
 from roofline.gates.nodes import slow_nodes_text
 from roofline.load.jsonio import dumps
@@ -94,9 +95,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     if fmt == "table":
         print_tables([rich_table(doc), *host_view(doc, hosts, outlier)], output)
     else:
-        from roofline.render.tables import report as render
-        writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
-                   "github-benchmark": render.to_github_benchmark}
+        writers = {"markdown": report_tables.to_markdown, "json": report_tables.to_json,
+                   "junit": report_tables.to_junit, "github-benchmark": report_tables.to_github_benchmark}
         text = writers[fmt](doc)
         emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
 
@@ -108,7 +108,6 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
                    fail_below_program: float | None, **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
-    from roofline.render.tables import grouped as render
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
@@ -120,10 +119,10 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
                          "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
     doc = group_report(files, fail_below, fail_below_program)
     if fmt == "table":
-        print_tables(render.report_tables(doc), output)
+        print_tables(grouped_tables.report_tables(doc), output)
     else:
-        writers = {"markdown": render.report_markdown, "json": lambda d: dumps(d), "junit": render.report_junit,
-                   "github-benchmark": render.report_github_benchmark}
+        writers = {"markdown": grouped_tables.report_markdown, "json": lambda d: dumps(d),
+                   "junit": grouped_tables.report_junit, "github-benchmark": grouped_tables.report_github_benchmark}
         emit(writers[fmt](doc), output)
     if not doc["summary"]["ok"]:
         raise GateFailed(group_failure_message(doc))

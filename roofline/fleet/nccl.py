@@ -15,6 +15,7 @@ from typing import Any
 
 from roofline.errors import BackendUnavailable
 from roofline.fleet import collectives as cv
+from roofline.measurement.multi.measure import identity as device_identity
 
 NCCL_FIX = ("install NCCL where CuPy finds it (pip install nvidia-nccl-cu12, or -cu13 for CUDA 13, in the same "
             "environment as cupy-cuda12x/13x), or measure the host transport with --backend numpy")
@@ -91,9 +92,7 @@ class NcclEngine:
 
     def identity(self) -> dict[str, Any]:
         """The GPU's index, name, UUID and PCI bus id (roofline.measurement.multi.measure.identity)."""
-        from roofline.measurement.multi.measure import identity
-
-        return identity(self.backend)
+        return device_identity(self.backend)
 
     def transport(self) -> str:
         version = nccl_version(self.nccl)

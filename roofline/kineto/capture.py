@@ -30,6 +30,7 @@ import runpy
 import sys
 import tempfile
 import time
+import traceback
 import zlib
 from pathlib import Path
 from typing import Any, Iterator
@@ -165,8 +166,6 @@ def _run_program(argv: list[str]) -> int:
         sys.stderr.write(f"{code}\n")
         return 1
     except BaseException:  # the program's own error: shown as Python would show it, then its status
-        import traceback
-
         traceback.print_exc()
         return 1
     finally:

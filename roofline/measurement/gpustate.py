@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Callable, Mapping
 import os
 
@@ -129,11 +130,9 @@ def open_monitor(pci_bus_id: str | None) -> tuple[Monitor | None, str]:
 
 
 def _dist_version(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version(name)
-    except PackageNotFoundError:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
         return None
 
 

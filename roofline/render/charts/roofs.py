@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Protocol, Sequence
 
+from roofline.errors import InputError
 from roofline.model.units import format_rate, format_si
 
 COLORS = ("#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#bcbd22", "#7f7f7f", "#e377c2")
@@ -95,8 +96,6 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:  # pragma: no cover - matplotlib is a dependency; the message is for broken installs
-        from roofline.errors import InputError
-
         raise InputError(f"plotting needs matplotlib ({exc}): pip install matplotlib") from None
 
 
