@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
@@ -25,9 +25,6 @@ _TOP_KEYS = (
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
-
-if TYPE_CHECKING:
-    from roofline.load.yamlio import Fields
 
 
 def _formula(f_path: Path, field: str, raw: object, allowed: Iterable[str]) -> Expr:
