@@ -100,14 +100,23 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
               help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
                    "name, template arguments left out), 'module' (the innermost nn.Module range: profile with "
                    "with_stack=True or with_modules=True) or 'none' (launch by launch).")
+@click.option("--triton-source", "triton_source", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A directory holding torch.compile's generated kernels (the program's Inductor cache, "
+                   "TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_USER), for a trace read on another machine: "
+                   "each Triton kernel's source is looked up there by file name where the path the trace recorded "
+                   "is gone. Repeatable.")
 def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path | None, fmt: str,
-                  group_by: str) -> None:
+                  group_by: str, triton_source: tuple[Path, ...]) -> None:
     """Read PyTorch profiler traces (Kineto Chrome JSON, .json or .json.gz); one results entry per kernel.
 
     Each kernel is attributed through its correlation id to its launch and to the innermost ATen op around the
     launch; the op's FLOPs and bytes come from its input shapes, dtypes and arguments (profile with
     record_shapes=True) and are split across the op's kernels in proportion to their GPU time. Copies and fills
-    move the bytes the trace recorded. Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
+    move the bytes the trace recorded. A Triton kernel that torch.compile generated is modelled from its launch:
+    each buffer at its footprint in memory, the FLOPs of the ops it fused; with its generated source at hand (the
+    path the trace recorded, or --triton-source) reads and writes are told apart and its arithmetic is counted.
+    Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
     with no op, and ops without a model, keep their time in 'unmodelled', and the program line says what share of
     the GPU time that is. Several traces (one per rank) give a table per rank, the merged groups, and the
     straggler: the rank whose GPU time is furthest above the median, with the spread. Entries have status
@@ -125,7 +134,7 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     from roofline.kineto.table import tables
     from roofline.ncu.readback import check_import
 
-    doc, notes = import_traces(list(traces), spec_name, group_by)
+    doc, notes = import_traces(list(traces), spec_name, group_by, triton_source=triton_source)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
     line = straggler_line(doc.get("straggler"))
     lines = [*notes, *([line] if line else []), summary_line(doc)]

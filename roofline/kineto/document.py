@@ -28,7 +28,10 @@ from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.errors import InputError
+from roofline.kineto.opargs import OpInput
 from roofline.kineto.select import LaunchScope, select
+from roofline.kineto.sources import KernelSources
+from roofline.kineto.triton import is_triton, model_triton
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
 from roofline.ncu.importer import short_name
@@ -145,8 +148,10 @@ def shares(work: Any, events: Sequence[Any]) -> list[Split]:
 class _Builder:
     """The entries of one document, numbered across its traces."""
 
-    def __init__(self, machine: MachineSpec, model: Model, make_input: Callable[..., Any]):
+    def __init__(self, machine: MachineSpec, model: Model, make_input: Callable[..., Any],
+                 sources: KernelSources | None = None):
         self.machine, self.model, self.make_input = machine, model, make_input
+        self.sources = sources or KernelSources()
         self.kernels: list[dict[str, Any]] = []
         self.unmodelled: list[dict[str, Any]] = []
         self.skipped = 0
@@ -164,7 +169,11 @@ class _Builder:
             op = items[members[0]].op
             assert op is not None
             names = [items[m].event.name for m in members]
-            out[key] = (self.model(op.name, op_inputs(op, self.make_input), names), members)
+            if is_triton(op.backend, op.name):
+                source = self.sources.read(op.kernel_file)
+                out[key] = (model_triton(op.name, op_inputs(op, OpInput), source), members)
+            else:
+                out[key] = (self.model(op.name, op_inputs(op, self.make_input), names), members)
         return out
 
     def add(self, trace: Trace, rank: int) -> None:
@@ -220,7 +229,8 @@ class _Builder:
                 return self._unmodelled(base, f"no model for {a.op.name}")
             share = split.share
             if not op_work.bytes or op_work.bytes <= 0 or share <= 0:
-                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes")
+                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes"
+                                        + (f": {op_work.note}" if op_work.note else ""))
             flops, bytes_ = float(op_work.flops or 0.0) * split.flops_share, float(op_work.bytes) * share
             if op_work.roof and op_work.roof in DTYPE and (split.flops_share > 0 or not op_work.flops):
                 roof, note = roof_for(op_work.roof, self.machine.roofs)
@@ -345,15 +355,15 @@ def _ranks(traces: Sequence[Trace], path_order: Sequence[Path]) -> list[int]:
 
 
 def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, group_by: str = "op",
-                   model: Model | None = None, make_input: Callable[..., Any] | None = None
-                   ) -> tuple[dict[str, Any], list[str]]:
+                   model: Model | None = None, make_input: Callable[..., Any] | None = None,
+                   sources: KernelSources | None = None) -> tuple[dict[str, Any], list[str]]:
     """(results document, notes). InputError when no GPU work in the traces can be put on the roofline."""
     if group_by not in GROUP_BY:
         raise InputError(f"--group-by: '{group_by:.40}' is not one of {', '.join(GROUP_BY)}")
     if model is None or make_input is None:
         default_model, default_input = _default_model()
         model, make_input = model or default_model, make_input or default_input
-    builder = _Builder(machine, model, make_input)
+    builder = _Builder(machine, model, make_input, sources)
     ranks = _ranks(traces, [t.path for t in traces])
     for trace, rank in zip(traces, ranks):
         builder.add(trace, rank)
@@ -440,9 +450,11 @@ def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | N
 def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by: str = "op",
                   catalog: SpecCatalog | None = None, model: Model | None = None,
                   make_input: Callable[..., Any] | None = None,
-                  scope: LaunchScope = LaunchScope()) -> tuple[dict[str, Any], list[str]]:
+                  scope: LaunchScope = LaunchScope(),
+                  triton_source: Sequence[Path] = ()) -> tuple[dict[str, Any], list[str]]:
     """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
-    only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace."""
+    only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace;
+    `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone."""
     from roofline.kineto.reader import read_trace
 
     read = [read_trace(Path(p)) for p in paths]
@@ -456,7 +468,7 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
         notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
-    doc, more = build_document(traces, machine, gpu, group_by, model, make_input)
+    doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source))
     if scope.given:
         doc["source"]["scope"] = scope.to_json()
     return doc, notes + more

@@ -5,7 +5,8 @@ inflated to at most MAX_TRACE_TEXT bytes (a small file may inflate to gigabytes)
 parser; every event is reduced at once to the few fields kept here, so nothing else of the trace stays in memory.
 What is not a Kineto trace (no traceEvents list) is refused naming the file. Kept:
 
-  cpu_op           ATen ops with their recorded inputs (record_shapes=True): Input Dims/type/Strides, Concrete Inputs
+  cpu_op           ATen ops with their recorded inputs (record_shapes=True): Input Dims/type/Strides, Concrete Inputs;
+                   an Inductor Triton launch's op also its kernel_backend and kernel_file
   cuda_runtime     launches (cudaLaunchKernel, cudaGraphLaunch, cudaMemcpyAsync, ...) and their correlation ids
   cuda_driver      the same for driver launches (cuLaunchKernel: Triton)
   kernel           GPU kernels: name, ts, dur, correlation, device, stream, grid, block
@@ -51,6 +52,8 @@ class Op:
     strides: tuple[Any, ...]
     concrete: tuple[Any, ...]
     external_id: int | None
+    backend: str | None = None  # "triton": a kernel torch.compile generated, the op named after it
+    kernel_file: str | None = None  # where its generated source was written (Inductor's cache)
 
     @property
     def end(self) -> float:
@@ -165,6 +168,10 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def _text(value: Any, limit: int = 4096) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
+
+
 def _int(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -227,7 +234,8 @@ def read_trace(path: Path) -> Trace:
         elif cat in _OP_CATS:
             ops.append(Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"),
                           _listed(args, "Input type"), _listed(args, "Input Strides"),
-                          _listed(args, "Concrete Inputs"), _int(args.get("External id"))))
+                          _listed(args, "Concrete Inputs"), _int(args.get("External id")),
+                          _text(args.get("kernel_backend")), _text(args.get("kernel_file"))))
         elif cat in _LAUNCH_CATS:
             corr = _int(args.get("correlation"))
             if corr is not None:
