@@ -198,10 +198,10 @@ def test_ten_thousand_kernels_import_quickly(tmp_path: Path, monkeypatch: pytest
     path = tmp_path / "big.json.gz"
     _big_trace(path, 10_000)
     out = tmp_path / "big.json"
-    start = time.perf_counter()
+    start = time.process_time()
     result = CliRunner().invoke(cli, ["import", "torch", str(path), "--group-by", "module", "-o", str(out),
                                       "--format", "json"])
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert result.exit_code == 0, result.output[-2000:]
     doc = json.loads(out.read_text())
     assert len(doc["kernels"]) == 10_000 and doc["groups"][0]["name"] == "Block_0"

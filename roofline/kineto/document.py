@@ -17,12 +17,15 @@ outlier, with the spread.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import functools
+import gc
 import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
@@ -34,7 +37,7 @@ from roofline.kineto.sources import KernelSources
 from roofline.kineto.triton import is_triton, model_triton
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
-from roofline.ncu.importer import short_name
+from roofline.ncu.importer import short_name as _short_name
 from roofline.ncu.placement import DTYPE, roof_for
 from roofline.records.document import Status
 from roofline.records.fields import MAX_FRACTION
@@ -54,6 +57,13 @@ _TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgr
 _HOST = re.compile(r"HtoD|DtoH|PtoP|HtoH", re.IGNORECASE)
 
 Model = Callable[..., Any]  # model_op(name, inputs, kernel_names) -> OpWork | None
+# a long trace launches the same few hundred kernels thousands of times: each name is read once
+short_name = functools.lru_cache(maxsize=1 << 14)(_short_name)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_matrix(kernel: str) -> bool:
+    return bool(_TENSOR.search(kernel))
 
 
 def _default_model() -> tuple[Model, Callable[..., Any]]:
@@ -85,7 +95,14 @@ def op_inputs(op: Op, make_input: Callable[..., Any]) -> list[Any]:
 def roof_from_name(kernel: str, roofs: Mapping[str, float]) -> tuple[str, str]:
     """(roof, what said so) when the model names none: TF32, BF16 or FP16 spelled in the kernel's name (on the
     tensor roof for a GEMM, convolution or attention kernel), else FP32."""
-    tensor = bool(_TENSOR.search(kernel))
+    work, why = _named_work(kernel)
+    roof, _ = roof_for(work, roofs)
+    return roof, why
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _named_work(kernel: str) -> tuple[str, str]:
+    tensor = _is_matrix(kernel)
     bf16, fp16 = spelled(kernel)
     if _TF32.search(kernel):
         work, why = "tf32_tensor", "the kernel name says tf32"
@@ -95,8 +112,7 @@ def roof_from_name(kernel: str, roofs: Mapping[str, float]) -> tuple[str, str]:
         work, why = ("fp16_tensor" if tensor else "fp16"), f"the kernel name says {fp16[0]}"
     else:
         work, why = "fp32", "no precision in the model or the kernel name: fp32"
-    roof, _ = roof_for(work, roofs)
-    return roof, why
+    return work, why
 
 
 def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCatalog) -> tuple[MachineSpec, str]:
@@ -135,7 +151,7 @@ def shares(work: Any, events: Sequence[Any]) -> list[Split]:
     (when some, not all, of its kernels are matrix kernels by name)."""
     total = sum(e.dur for e in events)
     time = [e.dur / total if total > 0 else 0.0 for e in events]
-    matrix = [bool(_TENSOR.search(e.name)) for e in events]
+    matrix = [_is_matrix(e.name) for e in events]
     on_matrix = (work is not None and bool(work.flops) and str(work.roof or "").endswith("_tensor")
                  and 0 < sum(matrix) < len(events))
     if not on_matrix:
@@ -152,11 +168,23 @@ class _Builder:
                  sources: KernelSources | None = None):
         self.machine, self.model, self.make_input = machine, model, make_input
         self.sources = sources or KernelSources()
+        self._memo: dict[tuple[Any, ...], Any] = {}
         self.kernels: list[dict[str, Any]] = []
         self.unmodelled: list[dict[str, Any]] = []
         self.skipped = 0
         self.number = 0
         self.no_model_ops: dict[str, float] = {}
+
+    def _model(self, name: str, inputs: list[Any], names: list[str]) -> Any:
+        """The model of an op, once per distinct op, arguments and kernels (a training loop repeats each layer's)."""
+        try:
+            key = (name, tuple(inputs), tuple(names))
+            hash(key)
+        except TypeError:  # an argument recorded as a list or an object: not kept
+            return self.model(name, inputs, names)
+        if key not in self._memo:
+            self._memo[key] = self.model(name, inputs, names)
+        return self._memo[key]
 
     def _work(self, items: Sequence[Attributed]) -> dict[int, tuple[Any, list[int]]]:
         """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
@@ -173,7 +201,7 @@ class _Builder:
                 source = self.sources.read(op.kernel_file)
                 out[key] = (model_triton(op.name, op_inputs(op, OpInput), source), members)
             else:
-                out[key] = (self.model(op.name, op_inputs(op, self.make_input), names), members)
+                out[key] = (self._model(op.name, op_inputs(op, self.make_input), names), members)
         return out
 
     def add(self, trace: Trace, rank: int) -> None:
@@ -455,6 +483,26 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
     """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
     only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace;
     `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone."""
+    with paused_gc():
+        return _import_traces(paths, spec_name, group_by, catalog, model, make_input, scope, triton_source)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a trace is read and modelled: the objects made are not cyclic garbage,
+    and each collection would walk the millions of them a long trace parses into (a third of the import's time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, catalog: SpecCatalog | None,
+                   model: Model | None, make_input: Callable[..., Any] | None, scope: LaunchScope,
+                   triton_source: Sequence[Path]) -> tuple[dict[str, Any], list[str]]:
     from roofline.kineto.reader import read_trace
 
     read = [read_trace(Path(p)) for p in paths]

@@ -134,13 +134,28 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+def _parse(data: bytes) -> Any:
+    """orjson where it parses the text (a long trace in seconds, not a minute); what it refuses (NaN, a number beyond
+    a double, text that is not UTF-8 or not JSON) goes to the standard parser, whose hooks and errors say why."""
+    try:
+        import orjson  # a dependency; read only when a trace is
+    except ImportError:
+        orjson = None
+    if orjson is not None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data, parse_constant=_constant, parse_int=_whole)
+
+
 def load_json(path: Path) -> dict[str, Any]:
     """The parsed top-level object of a trace file."""
     data = read_input_bytes(path, MAX_TRACE_BYTES, KIND)
     if data[:2] == b"\x1f\x8b":
         data = _inflate(path, data)
     try:
-        doc = json.loads(data, parse_constant=_constant, parse_int=_whole)
+        doc = _parse(data)
     except _TooManyDigits as exc:
         text = str(exc)
         raise at(path, None, f"holds a whole number of more than {MAX_DIGITS} digits ({text[:20]}…); "
