@@ -19,6 +19,7 @@ from roofline.load.jsonio import write_text_atomic
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 RESULTS = Path(__file__).resolve().parent / "data" / "results"
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"
+OLD_ANALYSIS = '{"schema": "roofline/analysis/v1", "old": true}\n'  # what analyze -o may replace
 ANALYZE = ("analyze", "--kernels", KERNELS, "--spec", "t4", "t_vadd", "--format", "json")
 
 
@@ -78,33 +79,63 @@ def test_dash_on_measure_gives_one_json_document_on_stdout_and_the_table_on_stde
     assert list(tmp_path.iterdir()) == []
 
 
-# ---- symlinks are written through -------------------------------------------------------------------------
+# ---- symlinks are refused: never written through to somewhere else, never silently replaced by a file -------
 
 
-def test_symlink_is_written_through_and_kept(run_cli, tmp_path):
+def test_symlink_to_a_file_is_refused_and_both_are_kept(run_cli, tmp_path):
     real = tmp_path / "real"
     real.mkdir()
     target = real / "out.json"
-    target.write_text("old\n")
-    target.chmod(0o640)
+    target.write_text(OLD_ANALYSIS)
     link = tmp_path / "link.json"
     link.symlink_to(target)
     r = run_cli(*ANALYZE, "-o", link)
-    assert r.code == 0, r.err
-    assert link.is_symlink() and os.readlink(link) == str(target)
-    assert target.read_text() == _analysis(run_cli)
-    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # an existing file keeps its mode
+    assert r.code == 2, r.err
+    assert "symbolic link (to " + str(target) in r.err and "Traceback" not in r.err
+    assert link.is_symlink() and os.readlink(link) == str(target) and target.read_text() == OLD_ANALYSIS
     assert _siblings(real, "out.json") == [] and _siblings(tmp_path, "real", "link.json") == []
 
 
-def test_dangling_symlink_creates_its_target_and_stays_a_link(run_cli, tmp_path):
-    target = tmp_path / "made.json"
+def test_dangling_symlink_is_refused_and_creates_nothing(run_cli, tmp_path):
     link = tmp_path / "link.json"
-    link.symlink_to(target.name)  # relative, as people usually make them
+    link.symlink_to("made.json")
     r = run_cli(*ANALYZE, "-o", link)
+    assert r.code == 2 and "symbolic link (to made.json)" in r.err
+    assert link.is_symlink() and _siblings(tmp_path, "link.json") == []
+
+
+def test_the_writer_refuses_a_symlink_too(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("keep")
+    link = tmp_path / "l.txt"
+    link.symlink_to(target)
+    with pytest.raises(OSError, match="symbolic link"):
+        write_text_atomic(link, "new")
+    assert target.read_text() == "keep" and link.is_symlink()
+
+
+def test_a_symlinked_folder_on_the_way_is_fine(run_cli, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "via").symlink_to(real)
+    r = run_cli(*ANALYZE, "-o", tmp_path / "via" / "out.json")
     assert r.code == 0, r.err
-    assert link.is_symlink() and target.is_file() and not target.is_symlink()
-    assert json.loads(target.read_text())["schema"] == "roofline/analysis/v1"
+    assert json.loads((real / "out.json").read_text())["schema"] == "roofline/analysis/v1"
+    assert _siblings(real, "out.json") == []
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_symlink_to_a_fifo_is_written_in_place_as_dev_stdout_is(run_cli, tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "stdout"
+    link.symlink_to(fifo)
+    got: list[bytes] = []
+    thread = _reader(fifo, got)
+    r = run_cli(*ANALYZE, "-o", link)
+    thread.join(timeout=10)
+    assert r.code == 0, r.err
+    assert got and got[0].decode() == _analysis(run_cli) and link.is_symlink()
 
 
 # ---- FIFOs (and devices) are written to, never replaced ---------------------------------------------------
@@ -190,7 +221,7 @@ def test_interrupted_write_removes_the_temporary_file_and_keeps_the_old_one(tmp_
 
 def test_failed_write_is_one_input_error_naming_the_path(run_cli, tmp_path, monkeypatch):
     out = tmp_path / "r.json"
-    out.write_text("old")
+    out.write_text(OLD_ANALYSIS)
 
     def full(src, dst):
         raise OSError(28, "No space left on device")
@@ -199,7 +230,7 @@ def test_failed_write_is_one_input_error_naming_the_path(run_cli, tmp_path, monk
     r = run_cli(*ANALYZE, "-o", out)
     assert r.code == 2
     assert r.err.strip() == f"error: -o {out}: cannot write: No space left on device"
-    assert out.read_text() == "old" and _siblings(tmp_path, "r.json") == []
+    assert out.read_text() == OLD_ANALYSIS and _siblings(tmp_path, "r.json") == []
 
 
 def test_folder_is_refused_by_the_option(run_cli, tmp_path):

@@ -7,7 +7,10 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, wide_option
+from roofline.cli.common import (OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option, wide_option,
+                                 writable_path_for)
+
+RESULTS = "roofline/results/v1"
 from roofline.cli.profile import group_by_option, profile
 
 
@@ -37,8 +40,9 @@ def import_outputs(f: Any) -> Any:
     """-o and --format, as every importer takes them."""
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
-    return click.option("-o", "--output", type=FilePath(), default=None,
-                        help="Write the results JSON (roofline/results/v1) here, atomically.")(f)
+    f = force_option(f)
+    return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(RESULTS),
+                        help="Write the results JSON (roofline/results/v1) here, atomically. " + OUTPUT_HELP)(f)
 
 
 @import_group.command("ncu")

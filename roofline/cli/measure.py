@@ -17,7 +17,7 @@ from roofline.cli.fleet import timeout_option
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
 @measure_options(per="kernel", many_devices=True)
-@output_option_for("the results JSON (roofline/results/v1)")
+@output_option_for("the results JSON (roofline/results/v1)", "roofline/results/v1")
 @format_option(["table", "json"], help="What to print on standard output.")
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
@@ -123,7 +123,7 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
 
     if is_stdout(output):
         return
-    write_output(output, dumps(doc))
+    write_output(output, dumps(doc), str(doc.get("schema") or "text"))
     note(f"wrote {output}: the {measured} kernel(s) measured before the error")
 
 

@@ -43,7 +43,7 @@ from roofline.cli.fleet import timeout_option
                    "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
 @measure_options(per="size", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
-                   "draws it)")
+                   "draws it)", "roofline/results/v1")
 @format_option(["table", "json"], help="What to print on standard output.")
 @timeout_option
 def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],
