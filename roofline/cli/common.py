@@ -141,6 +141,14 @@ def check_outputs(ctx: click.Context) -> None:
 
             if same_file(output, other):
                 raise InputError(f"{label} {output}: is also {other_label}; give each output its own path")
+    writes = ctx.meta.get("roofline.writes")
+    output = ctx.params.get("output")
+    if writes and output is not None and not is_stdout(output) and not force_requested():
+        from roofline.load.jsonio import symlink_refusal, why_not_replace
+
+        why = None if symlink_refusal(output) else why_not_replace(output, writes)
+        if why is not None:
+            raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
 
 
 def guard_outputs(command: click.Command) -> None:
@@ -455,17 +463,11 @@ def output_option_for(what: str, writes: str = "text") -> Callable[[F], F]:
 
 
 def writable_path_for(writes: str) -> Callable[[click.Context, click.Parameter, Path | None], Path | None]:
-    """writable_path that also refuses, unless --force, an existing file of another kind than `writes`."""
+    """writable_path that also has check_outputs refuse, unless --force, an existing file of another kind than
+    `writes` (after the inputs are checked: that the file is an input is the message that matters)."""
     def check(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
-        value = writable_path(ctx, param, value)
-        if value is None or is_stdout(value) or force_requested() or os.path.islink(value):
-            return value
-        from roofline.load.jsonio import why_not_replace
-
-        why = why_not_replace(value, writes)
-        if why is not None:
-            raise click.BadParameter(f"{value}: not replaced: {why}; give another path, or --force to replace it")
-        return value
+        ctx.meta["roofline.writes"] = writes
+        return writable_path(ctx, param, value)
 
     return check
 
