@@ -160,7 +160,8 @@ def _is_figure(fmt: str, head: bytes) -> bool:
 def why_not_replace(path: Path | str, writes: str) -> str | None:
     """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
     a regular file, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
-    (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports, specs: anything but a roofline document may be replaced)."""
+    (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports: anything but a
+    roofline document may be replaced)."""
     if str(path) == STDOUT:
         return None
     try:
