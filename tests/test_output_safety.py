@@ -124,20 +124,6 @@ def test_a_symlinked_folder_on_the_way_is_fine(run_cli, tmp_path):
     assert _siblings(real, "out.json") == []
 
 
-@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_symlink_to_a_fifo_is_written_in_place_as_dev_stdout_is(run_cli, tmp_path):
-    fifo = tmp_path / "out.fifo"
-    os.mkfifo(fifo)
-    link = tmp_path / "stdout"
-    link.symlink_to(fifo)
-    got: list[bytes] = []
-    thread = _reader(fifo, got)
-    r = run_cli(*ANALYZE, "-o", link)
-    thread.join(timeout=10)
-    assert r.code == 0, r.err
-    assert got and got[0].decode() == _analysis(run_cli) and link.is_symlink()
-
-
 # ---- FIFOs (and devices) are written to, never replaced ---------------------------------------------------
 
 
@@ -152,17 +138,23 @@ def _reader(fifo: Path, got: list[bytes]) -> threading.Thread:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_fifo_is_written_to_and_stays_a_fifo(run_cli, tmp_path):
+@pytest.mark.parametrize("through_a_link", [False, True], ids=["fifo", "link-to-fifo"])
+def test_fifo_is_written_to_and_stays_a_fifo(run_cli, tmp_path, through_a_link):
+    """A FIFO, or a link to one (as /dev/stdout is a link to the process's pipe), is written in place."""
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
+    target = fifo
+    if through_a_link:
+        target = tmp_path / "stdout"
+        target.symlink_to(fifo)
     got: list[bytes] = []
     thread = _reader(fifo, got)
-    r = run_cli(*ANALYZE, "-o", fifo)
+    r = run_cli(*ANALYZE, "-o", target)
     thread.join(timeout=10)
     assert r.code == 0, r.err
     assert got and got[0].decode() == _analysis(run_cli)
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    assert _siblings(tmp_path, "out.fifo") == []  # no temporary file was made
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and target.exists()
+    assert _siblings(tmp_path, "out.fifo", target.name) == []  # no temporary file was made
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
