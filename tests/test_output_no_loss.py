@@ -230,3 +230,18 @@ def test_calibrate_never_replaces_a_datasheet(run_cli, tmp_path):
     r = run_cli("calibrate", "--spec", "h200", "-o", sheet)
     assert r.code == 2 and "not a measured spec" in r.err, r.err
     assert sheet.read_bytes() == before
+
+
+def test_the_api_write_never_replaces_a_file_that_is_not_results(tmp_path):
+    from roofline.errors import InputError
+    from roofline.records.document import ResultsDocument
+
+    doc = ResultsDocument.from_json(json.loads(RESULTS.read_text()))
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    with pytest.raises(InputError, match="not a roofline document.*force=True"):
+        doc.write(notes)
+    assert notes.read_text() == "mine"
+    doc.write(notes, force=True)
+    doc.write(notes)  # now a results document: replaced by results
+    assert json.loads(notes.read_text())["schema"] == "roofline/results/v1"
