@@ -251,3 +251,19 @@ def test_lone_surrogate_in_text_is_written_not_a_crash(tmp_path):
     out = tmp_path / "s.json"
     write_text_atomic(out, '{"name": "a\ud800b"}\n')  # what json.loads gives for "a\\ud800b"
     assert json.loads(out.read_text(encoding="utf-8")) == {"name": "a\ud800b"}
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="needs /dev/stdout")
+def test_dev_stdout_redirected_to_a_file_is_written_as_the_stream(tmp_path):
+    """/dev/stdout is a link to the process's own descriptor: written as the stream (`> log` gets the document),
+    not refused as a symlink and not replaced by a rename."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.json"
+    with open(log, "wb") as sink:
+        done = subprocess.run([sys.executable, "-m", "roofline", *map(str, ANALYZE), "-o", "/dev/stdout"],
+                              stdout=sink, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(log.read_text())["schema"] == "roofline/analysis/v1"
+    assert _siblings(tmp_path, "log.json") == []

@@ -7,8 +7,10 @@ write_text_atomic is what `-o PATH` means for every command:
   by the kernel, like any program's output), an existing one keeps its mode;
 - a symlink to a file (or a dangling one) is refused: writing through it would replace a file somewhere else, and
   replacing the link would silently turn the user's link into a file; the message names the link's target;
-- anything else that exists (a FIFO, a character device such as /dev/null, or a link to one such as /dev/stdout)
-  is opened and written to, never replaced: roofline must not turn /dev/null into a regular file when run as root;
+- one of this process's own streams (/dev/stdout, /dev/stderr, /dev/fd/N) is written to as that descriptor,
+  wherever the shell pointed it (`-o /dev/stdout > log` fills log as `> log` set it up);
+- anything else that exists (a FIFO, a character device such as /dev/null, or a link to one) is opened and written
+  to, never replaced: roofline must not turn /dev/null into a regular file when run as root;
 - a folder is refused.
 The temporary file is removed on every failure, KeyboardInterrupt included.
 
@@ -82,8 +84,15 @@ def write_stdout(data: Data) -> None:
 def write_text_atomic(path: Path | str, data: Data) -> None:
     """Write data to path as described in the module docstring; OSError (with strerror) when it cannot. `data`
     may be an iterator of bytes (consumed once), for a text written as it is made."""
-    if str(path) == STDOUT:
+    if str(path) == STDOUT or own_stream(path) == 1:
         write_stdout(data)
+        return
+    fd = own_stream(path)
+    if fd is not None:  # /dev/stderr, /dev/fd/3: written where the shell pointed it, as a redirection would be
+        for chunk in ([_payload(data)] if not isinstance(data, Iterator) else data):
+            view = memoryview(chunk if isinstance(chunk, bytes) else encode(chunk))
+            while view:
+                view = view[os.write(fd, view):]
         return
     path = Path(path)
     link = symlink_refusal(path)
@@ -105,10 +114,31 @@ def write_text_atomic(path: Path | str, data: Data) -> None:
     _replace_atomically(path, payload, None if st is None else stat.S_IMODE(st.st_mode))
 
 
+_STREAM = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+
+
+def own_stream(path: Path | str) -> int | None:
+    """The file descriptor `path` names when it is one of this process's own open files (/dev/stdout, /dev/stderr,
+    /dev/fd/N, /proc/self/fd/N), else None: those are written as the descriptor, whatever it is open on (a pipe, or
+    the regular file `> log` made), never replaced or written through a link."""
+    text = str(path)
+    fd = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(text)
+    match = _STREAM.match(text)
+    if match is not None:
+        fd = int(match.group(1))
+    if fd is None or fd == 0:
+        return None
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return fd
+
+
 def symlink_refusal(path: Path | str) -> str | None:
     """Why `path`, a symbolic link, is not written (None when it is not a link, or leads to a FIFO or device that is
     written in place, as /dev/stdout is)."""
-    if not os.path.islink(path):
+    if not os.path.islink(path) or own_stream(path) is not None:
         return None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
@@ -159,10 +189,10 @@ def _is_figure(fmt: str, head: bytes) -> bool:
 
 def why_not_replace(path: Path | str, writes: str) -> str | None:
     """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
-    a regular file, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
+    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
     (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports: anything but a
     roofline document may be replaced)."""
-    if str(path) == STDOUT:
+    if str(path) == STDOUT or own_stream(path) is not None:
         return None
     try:
         st = os.stat(path)
@@ -231,12 +261,28 @@ def _replace_atomically(target: Path, payload: bytes | Iterator[bytes], keep_mod
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+        _sync_folder(target.parent)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush the rename itself to disk, so a crash after it leaves the new file, not an empty name (best effort:
+    some filesystems cannot open a folder for this)."""
+    try:
+        fd = os.open(folder if str(folder) else ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
@@ -247,7 +293,7 @@ def cannot_write(path: Path | str) -> str | None:
     """Why write_text_atomic(path, ...) would fail, or None: asked before the work, so a long run never ends in a
     write that fails. What it checks is what the writer needs: not a folder; a FIFO or device writable in place;
     otherwise (a new file, a regular one, a symlink's target) a folder that exists and that we may create files in."""
-    if str(path) == STDOUT:
+    if str(path) == STDOUT or own_stream(path) is not None:
         return None
     path = Path(path)
     link = symlink_refusal(path)
