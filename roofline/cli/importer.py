@@ -9,8 +9,7 @@ import click
 
 from roofline.cli.common import (OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option, wide_option,
                                  writable_path_for)
-
-RESULTS = "roofline/results/v1"
+from roofline.records.schema import RESULTS_SCHEMA as RESULTS
 from roofline.cli.profile import group_by_option, profile
 
 

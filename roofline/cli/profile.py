@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from roofline.cli.common import FilePath, OutputPath, emit_results, note, output_option_for, wide_option, writable_path
+from roofline.records.schema import RESULTS_SCHEMA
 
 if TYPE_CHECKING:
     from roofline.kineto.select import LaunchScope
@@ -83,7 +84,7 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @wide_option
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
-@output_option_for("the results JSON (roofline/results/v1, with the groups)", "roofline/results/v1")
+@output_option_for("the results JSON (roofline/results/v1, with the groups)", RESULTS_SCHEMA)
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU ncu (or the trace) names.")
