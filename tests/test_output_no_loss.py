@@ -124,12 +124,6 @@ def test_the_check_runs_before_the_work(run_cli, trace, monkeypatch):
     _refused(r, trace, "is the input")
 
 
-def test_link_roofs_may_update_its_spec_in_place_as_documented(run_cli):
-    from roofline.cli.fleet_links import link_roofs
-
-    assert getattr(link_roofs.callback.__wrapped__, "roofline_updates_in_place") == ("spec_path",)
-
-
 # ---- folders: never a file named after one --------------------------------------------------------------------
 
 
