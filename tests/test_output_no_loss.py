@@ -127,12 +127,14 @@ def test_the_check_runs_before_the_work(run_cli, trace, monkeypatch):
 # ---- folders: never a file named after one --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("argv", [ANALYZE, ("report", RESULTS), ("plot", "--results", RESULTS),
-                                  ("import", "torch", TRACE, "--spec", "h200")])
-def test_a_trailing_slash_is_refused_and_makes_nothing(run_cli, tmp_path, argv):
+@pytest.mark.parametrize("argv, example", [(ANALYZE, "analysis.json"), (("report", RESULTS), "report.md"),
+                                           (("plot", "--results", RESULTS), "roofline.png"),
+                                           (("import", "torch", TRACE, "--spec", "h200"), "results.json")])
+def test_a_trailing_slash_is_refused_and_makes_nothing(run_cli, tmp_path, argv, example):
     target = f"{tmp_path / 'newdir'}/"
     r = run_cli(*argv, "-o", target)
     assert r.code == 2 and "names a folder; give a file name in it" in r.err, r.err
+    assert f"e.g. {target}{example}" in r.err.replace("\n", "")
     assert list(tmp_path.iterdir()) == []  # neither a folder nor a file called newdir
 
 

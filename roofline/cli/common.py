@@ -42,14 +42,20 @@ class OutputPath(FilePath):
 
     def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
         if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
-            self.fail(f"{value!r} names a folder; give a file name in it (e.g. {value}{self.example(param)})",
+            self.fail(f"{value!r} names a folder; give a file name in it (e.g. {value}{self.example(param, ctx)})",
                       param, ctx)
         return super().convert(value, param, ctx)
 
     @staticmethod
-    def example(param: click.Parameter | None) -> str:
-        name = getattr(param, "name", "")
-        return {"save_trace": "trace.json", "save_csv": "ncu.csv"}.get(name or "", "out.json")
+    def example(param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """A file name the command would sensibly write, for the message."""
+        name = getattr(param, "name", "") or ""
+        command = ctx.command.name if ctx is not None and ctx.command is not None else ""
+        by_option = {"save_trace": "trace.json.gz", "save_csv": "ncu.csv"}
+        by_command = {"plot": "roofline.png", "report": "report.md", "analyze": "analysis.json",
+                      "calibrate": "measured.yaml", "link-roofs": "measured.yaml", "interconnect": "links.json",
+                      "links": "links.json"}
+        return by_option.get(name) or by_command.get(command or "", "results.json")
 
 
 def force_option(f: F) -> F:
