@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,18 @@ def test_the_api_write_never_replaces_a_file_that_is_not_results(tmp_path):
     doc.write(notes, force=True)
     doc.write(notes)  # now a results document: replaced by results
     assert json.loads(notes.read_text())["schema"] == "roofline/results/v1"
+
+
+def test_telling_a_file_kind_never_blows_up_on_a_hostile_head(tmp_path):
+    """why_not_replace reads 64 KiB of the existing file with a regex: plain values with spaces after them, which
+    an ambiguous pattern would try in exponentially many ways, are answered at once."""
+    from roofline.load.jsonio import why_not_replace
+
+    hostile = tmp_path / "h.json"
+    hostile.write_bytes(b"{" + b'"a": 1    ,  ' * 4000 + b'"x": {}}')
+    started = time.monotonic()
+    assert "not a roofline document" in why_not_replace(hostile, "roofline/results/v1")
+    assert time.monotonic() - started < 5  # milliseconds; the ambiguous pattern did not finish 20 items in a minute
+    late = tmp_path / "late.json"
+    late.write_bytes(b"{" + b'"a": 1    ,  ' * 4000 + b'"schema": "roofline/results/v1"}')
+    assert why_not_replace(late, "roofline/results/v1") is None

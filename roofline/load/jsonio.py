@@ -166,7 +166,8 @@ def same_file(a: Path | str, b: Path | str) -> bool:
 HEAD_BYTES = 64 << 10  # how much of an existing file is read to tell what it is
 # the top-level "schema" of a JSON object (or of the first of a list of them: analyze's several specs), after
 # any plain keys before it (roofline writes it first)
-_SCHEMA = re.compile(rb'^\s*\[?\s*\{\s*(?:"[^"]*"\s*:\s*(?:"[^"]*"|[^,{}\[\]"]*)\s*,\s*)*?'
+# (a plain value has no spaces inside, so each key and value can match one way only: no backtracking blow-up)
+_SCHEMA = re.compile(rb'^\s*\[?\s*\{\s*(?:"[^"]*"\s*:\s*(?:"[^"]*"|[^,{}\[\]"\s]+)\s*,\s*)*?'
                      rb'"schema"\s*:\s*"(roofline/[A-Za-z0-9_.-]+)/v\d+"')
 _FIGURES = {"png": "a PNG image", "pdf": "a PDF document", "svg": "an SVG image", "html": "an HTML page"}
 
