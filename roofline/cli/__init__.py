@@ -12,6 +12,7 @@ import traceback
 
 import click
 
+from roofline.cli.common import guard_outputs
 from roofline.version import __version__
 from roofline.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, RooflineError
 
@@ -55,6 +56,7 @@ def _register() -> None:
 
 
 _register()
+guard_outputs(cli)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -42,7 +42,9 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     if fmt == "json":
         from roofline.load.jsonio import dumps
 
-        emit(dumps(docs[0] if len(docs) == 1 else docs), output)
+        from roofline.model.analysis import ANALYSIS_SCHEMA
+
+        emit(dumps(docs[0] if len(docs) == 1 else docs), output, ANALYSIS_SCHEMA)
     elif fmt == "csv":
         from roofline.render.tables.analysis import to_csv
 

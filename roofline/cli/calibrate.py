@@ -15,7 +15,7 @@ from roofline.errors import BackendUnavailable
 @click.command()
 @wide_option
 @measure_spec_option("Datasheet spec to compare with")
-@output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)")
+@output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)", "measured-spec")
 @click.option("--quick", is_flag=True,
               help="Smaller sizes and fewer runs (2^26 streams, 4096³ GEMMs, 5 chase passes): a smoke test, "
                    "a few percent below the full figures.")
@@ -124,7 +124,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     wall = time.perf_counter() - started
 
     if output is not None:
-        write_output(output, text)
+        write_output(output, text, "measured-spec")
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     rows = comparison_rows(figures, datasheet)
     if fmt == "json":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
@@ -30,6 +31,152 @@ class FilePath(click.Path):
         if isinstance(value, str) and "\0" in value:  # no shell passes one; a Python caller of main() can
             self.fail(f"{value!r}: a path cannot hold a NUL character", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class OutputPath(FilePath):
+    """FilePath for an output: a name ending in '/' (or an existing folder) is refused, never written as a file
+    named after the folder (Path('newdir/') is Path('newdir')): roofline does not guess a file name for you."""
+
+    def __init__(self) -> None:
+        super().__init__(allow_dash=True)
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
+            self.fail(f"{value!r} names a folder; give a file name in it (e.g. {value}{self.example(param, ctx)})",
+                      param, ctx)
+        return super().convert(value, param, ctx)
+
+    @staticmethod
+    def example(param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """A file name the command would sensibly write, for the message."""
+        name = getattr(param, "name", "") or ""
+        command = ctx.command.name if ctx is not None and ctx.command is not None else ""
+        by_option = {"save_trace": "trace.json.gz", "save_csv": "ncu.csv"}
+        by_command = {"plot": "roofline.png", "report": "report.md", "analyze": "analysis.json",
+                      "calibrate": "measured.yaml", "link-roofs": "measured.yaml", "interconnect": "links.json",
+                      "links": "links.json"}
+        return by_option.get(name) or by_command.get(command or "", "results.json")
+
+
+def force_option(f: F) -> F:
+    """--force: -o may replace an existing file that is not what the command writes. Eager, so the -o checks that
+    run as options are read see it."""
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.meta["roofline.force"] = True
+        return value
+
+    return click.option(
+        "--force", is_flag=True, expose_value=False, is_eager=True, callback=remember,
+        help="Let -o replace an existing file that is not what this command writes (a results document replaces "
+             "only a results document, a figure only a figure of its format, and nothing replaces a roofline "
+             "document of another kind without it). Never an input, never through a symlink.",
+    )(f)
+
+
+def force_requested() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.find_root().meta.get("roofline.force"))
+
+
+# ---- outputs never replace inputs ---------------------------------------------------------------------------
+
+OUTPUT_PARAMS = ("output", "save_trace", "save_csv")  # the parameters, in any command, that name files written
+
+
+def updates_in_place(*names: str) -> Callable[[F], F]:
+    """Mark a command whose -o may be the same file as these inputs on purpose (link-roofs -o SPEC --into SPEC)."""
+    def mark(f: F) -> F:
+        setattr(f, "roofline_updates_in_place", names)
+        return f
+
+    return mark
+
+
+def _label(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    return (param.metavar or (param.name or "").upper()).strip("[].") or "an argument"
+
+
+def _inputs(ctx: click.Context, exempt: Sequence[str]) -> list[tuple[str, Path]]:
+    """(how the user gave it, path) for every file or folder a command's arguments name: the path options and
+    arguments, and any other text (a --spec YAML, the profiled program's script) that names an existing file."""
+    found = []
+    for param in ctx.command.params:
+        if param.name is None or param.name in OUTPUT_PARAMS or param.name in exempt:
+            continue
+        value = ctx.params.get(param.name)
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, Path) and str(item) != "-":
+                found.append((_label(param), item))
+            elif isinstance(item, str) and item not in ("", "-") and "\0" not in item and os.path.isfile(item):
+                found.append((_label(param), Path(item)))
+    return found
+
+
+def _reads(output: Path, given: Path) -> bool:
+    """Whether writing `output` would replace `given` or a file the command reads from it (a --kernels folder's
+    descriptors)."""
+    from roofline.load.jsonio import same_file
+
+    if os.path.isdir(given):
+        return (output.suffix in (".yaml", ".yml") and not output.name.startswith("_") and output.exists()
+                and same_file(output.parent if str(output.parent) else Path("."), given))
+    return same_file(output, given)
+
+
+def check_outputs(ctx: click.Context) -> None:
+    """Refuse (exit 2) an output that is one of the command's inputs, or another of its outputs: found by inode
+    where both exist, so a symlink, '..' or a hard link to an input is the input."""
+    callback = ctx.command.callback
+    exempt = getattr(getattr(callback, "__wrapped__", callback), "roofline_updates_in_place", ())
+    outputs = [(p, ctx.params.get(p.name)) for p in ctx.command.params if p.name in OUTPUT_PARAMS]
+    outputs = [(_label(p), Path(v)) for p, v in outputs if v is not None and not is_stdout(Path(v))]
+    if not outputs:
+        return
+    inputs = _inputs(ctx, exempt)
+    for i, (label, output) in enumerate(outputs):
+        for other_label, given in inputs:
+            if _reads(output, given):
+                what = "a file read from " if os.path.isdir(given) else ""
+                raise InputError(f"{label} {output}: is {what}the input {other_label} {given}; roofline never "
+                                 "replaces its input: give another path")
+        for other_label, other in outputs[:i]:
+            from roofline.load.jsonio import same_file
+
+            if same_file(output, other):
+                raise InputError(f"{label} {output}: is also {other_label}; give each output its own path")
+    writes = ctx.meta.get("roofline.writes")
+    output = ctx.params.get("output")
+    if writes and output is not None and not is_stdout(output) and not force_requested():
+        from roofline.load.jsonio import symlink_refusal, why_not_replace
+
+        why = None if symlink_refusal(output) else why_not_replace(output, writes)
+        if why is not None:
+            raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
+
+
+def guard_outputs(command: click.Command) -> None:
+    """Run check_outputs before the work of `command` (and of every command of a group): one place for all."""
+    import functools
+
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            guard_outputs(sub)
+        return
+    callback = command.callback
+    if callback is None or getattr(callback, "roofline_guarded", False) \
+            or not any(p.name in OUTPUT_PARAMS for p in command.params):
+        return
+
+    @functools.wraps(callback)
+    def guarded(*args: object, **kwargs: object) -> object:
+        check_outputs(click.get_current_context())
+        return callback(*args, **kwargs)
+
+    setattr(guarded, "roofline_guarded", True)
+    command.callback = guarded
 
 
 def spec_option(multiple: bool = True, default: str | None = "auto", help_extra: str = "") -> Callable[[F], F]:
@@ -61,11 +208,15 @@ def kernel_options(f: F) -> F:
     return f
 
 
+OUTPUT_HELP = ("A regular file is replaced atomically (written beside it, then renamed); never an input, a symlink "
+               "or a folder; a FIFO or device is written to.")
+
+
 def output_option(f: F) -> F:
+    f = force_option(f)
     return click.option(
-        "-o", "--output", type=FilePath(allow_dash=True), default=None,
-        help="Write the output to this file instead of standard output ('-': standard output). A regular file is "
-             "replaced atomically (a symlink's target, the link kept); a FIFO or device is written to.",
+        "-o", "--output", type=OutputPath(), default=None,
+        help="Write the output to this file instead of standard output ('-': standard output). " + OUTPUT_HELP,
     )(f)
 
 
@@ -82,22 +233,34 @@ def is_stdout(output: Path | None) -> bool:
     return output is None or str(output) == "-"
 
 
-def emit(text: str, output: Path | None) -> None:
+def emit(text: str, output: Path | None, writes: str = "text") -> None:
     """Write text to the -o file or to standard output ('-' or no -o)."""
-    write_output(output, text)
+    write_output(output, text, writes)
     if not is_stdout(output):
         note(f"wrote {output}")
 
 
-def write_output(output: Path | None, data: str | bytes | Iterator[bytes]) -> None:
-    """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
-    FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
-    from roofline.load.jsonio import write_stdout, write_text_atomic
+def write_output(output: Path | None, data: str | bytes | Iterator[bytes], writes: str = "text") -> None:
+    """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, a regular file replaced
+    atomically, symlinks refused, FIFOs and devices written to, never replaced). It checks again, at the moment of
+    writing, that the output is none of the command's inputs (check_outputs) and, unless --force, that what it
+    replaces is of the kind `writes` names (roofline.load.jsonio.why_not_replace); a write that fails is one
+    input error naming the path."""
+    from roofline.load.jsonio import symlink_refusal, why_not_replace, write_stdout, write_text_atomic
 
     if is_stdout(output):
         write_stdout(data)  # a broken pipe stays BrokenPipeError: the CLI exits 0 on it, as `| head` expects
         return
     assert output is not None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        check_outputs(ctx)
+    link = symlink_refusal(output)
+    if link is not None:
+        raise InputError(f"-o {output}: cannot write: {link}")
+    why = None if force_requested() else why_not_replace(output, writes)
+    if why is not None:
+        raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
     try:
         write_text_atomic(output, data)
     except OSError as exc:
@@ -224,7 +387,7 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]
                          f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
                          f"({len(doc.get('kernels') or [])} entries)", fix=fix)
     if output is not None:
-        write_output(output, body())
+        write_output(output, body(), str(doc.get("schema") or "text"))
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         if not to_stdout:
@@ -293,15 +456,31 @@ def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     return MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
 
 
-def output_option_for(what: str) -> Callable[[F], F]:
+def output_option_for(what: str, writes: str = "text") -> Callable[[F], F]:
     """-o for a command whose file is a document of its own (results JSON, a measured spec); checked as the
-    options are read, so a path that cannot be written stops the command before its work (a whole profile)."""
-    return click.option("-o", "--output", type=FilePath(allow_dash=True), default=None, callback=writable_path,
-                        help=f"Write {what} here, atomically ('-': standard output).")
+    options are read, so a path that cannot be written, or a file it must not replace, stops the command before
+    its work (a whole profile). `writes`: what roofline.load.jsonio.why_not_replace compares the file with."""
+    def decorate(f: F) -> F:
+        f = force_option(f)
+        return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(writes),
+                            help=f"Write {what} here, atomically ('-': standard output). " + OUTPUT_HELP)(f)
+
+    return decorate
+
+
+def writable_path_for(writes: str) -> Callable[[click.Context, click.Parameter, Path | None], Path | None]:
+    """writable_path that also has check_outputs refuse, unless --force, an existing file of another kind than
+    `writes` (after the inputs are checked: that the file is an input is the message that matters)."""
+    def check(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        ctx.meta["roofline.writes"] = writes
+        return writable_path(ctx, param, value)
+
+    return check
 
 
 def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
-    """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error (exit 2)."""
+    """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error
+    (exit 2)."""
     if value is None:
         return value
     from roofline.load.jsonio import cannot_write

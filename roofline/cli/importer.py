@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, wide_option
+from roofline.cli.common import (OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option, wide_option,
+                                 writable_path_for)
+from roofline.records.schema import RESULTS_SCHEMA as RESULTS
 from roofline.cli.profile import group_by_option, profile
 
 
@@ -37,8 +39,9 @@ def import_outputs(f: Any) -> Any:
     """-o and --format, as every importer takes them."""
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
-    return click.option("-o", "--output", type=FilePath(), default=None,
-                        help="Write the results JSON (roofline/results/v1) here, atomically.")(f)
+    f = force_option(f)
+    return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(RESULTS),
+                        help="Write the results JSON (roofline/results/v1) here, atomically. " + OUTPUT_HELP)(f)
 
 
 @import_group.command("ncu")

@@ -17,7 +17,7 @@ from roofline.cli.common import format_option, measure_spec_option, note, output
               help="Bytes per peer and host copy.")
 @click.option("--max-allreduce", "max_text", default="4 GiB", show_default=True,
               help="Largest all-reduce message (from 1 MiB, x4 each step).")
-@output_option_for("the interconnect JSON (roofline/interconnect/v1)")
+@output_option_for("the interconnect JSON (roofline/interconnect/v1)", "roofline/interconnect/v1")
 @format_option(["table", "json"], help="What to print on standard output.")
 def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str, output: Path | None,
                  fmt: str) -> None:

@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
                                  measure_spec_option, note, output_option_for, wide_option)
+from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.document import entry_failed
 from roofline.cli.fleet import timeout_option
 
@@ -17,7 +18,7 @@ from roofline.cli.fleet import timeout_option
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
 @measure_options(per="kernel", many_devices=True)
-@output_option_for("the results JSON (roofline/results/v1)")
+@output_option_for("the results JSON (roofline/results/v1)", RESULTS_SCHEMA)
 @format_option(["table", "json"], help="What to print on standard output.")
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
@@ -123,7 +124,7 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
 
     if is_stdout(output):
         return
-    write_output(output, dumps(doc))
+    write_output(output, dumps(doc), str(doc.get("schema") or "text"))
     note(f"wrote {output}: the {measured} kernel(s) measured before the error")
 
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import (FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option,
-                                 write_output)
+from roofline.cli.common import (FilePath, Fraction, OutputPath, force_option, is_stdout, kernel_options, note,
+                                 say_auto_spec, spec_option, write_output)
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -53,7 +53,8 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--links", "links_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
                    "scope, under the link roofs of --spec and --measured-spec (one direction) and the best measured.")
-@click.option("-o", "--output", type=FilePath(), default=None,
+@force_option
+@click.option("-o", "--output", type=OutputPath(), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
                    "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
                    "it) ('-': PNG on standard output). "
@@ -173,17 +174,17 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
                 + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
             notes = [f"{name}: no floating-point work (0 FLOP/s), so it has no place on a log-log roofline"
                      for name in unplottable]
-            return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes))
+            return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes), fmt)
 
     if fmt == "html":
         from roofline.render.charts.html import figure_html
 
-        return _write(output, figure_html(fig, title or "roofline chart"))
-    _write(output, render.figure_bytes(fig, fmt, dpi))
+        return _write(output, figure_html(fig, title or "roofline chart"), fmt)
+    _write(output, render.figure_bytes(fig, fmt, dpi), fmt)
 
 
-def _write(output: Path, data: str | bytes) -> None:
-    write_output(output, data)
+def _write(output: Path, data: str | bytes, fmt: str) -> None:
+    write_output(output, data, f"figure:{fmt}")
     if not is_stdout(output):
         note(f"wrote {output}")
 
@@ -257,7 +258,7 @@ def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | N
         from roofline.render.charts.profile import profile_figure
 
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
-    _write(output, data)
+    _write(output, data, fmt)
 
 
 def _fleet_doc(results_paths: tuple[Path, ...]) -> ResultsFile | None:
@@ -279,10 +280,10 @@ def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None
 
         columns, rows = slow_table(doc, limit)
         notes = [] if rows else [f"no GPU or node is more than {limit:.0%} below its median outside the noise"]
-        return _write(output, figure_html(fig, title or "fleet", columns, rows, notes))
+        return _write(output, figure_html(fig, title or "fleet", columns, rows, notes), fmt)
     from roofline.render.charts.plot import figure_bytes
 
-    _write(output, figure_bytes(fig, fmt, dpi))
+    _write(output, figure_bytes(fig, fmt, dpi), fmt)
 
 
 COMMANDS = [plot]

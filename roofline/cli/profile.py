@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, note, output_option_for, wide_option, writable_path
+from roofline.cli.common import FilePath, OutputPath, emit_results, note, output_option_for, wide_option, writable_path
+from roofline.records.schema import RESULTS_SCHEMA
 
 if TYPE_CHECKING:
     from roofline.kineto.select import LaunchScope
@@ -83,7 +84,7 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @click.command("profile", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @wide_option
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
-@output_option_for("the results JSON (roofline/results/v1, with the groups)")
+@output_option_for("the results JSON (roofline/results/v1, with the groups)", RESULTS_SCHEMA)
 @click.option("--spec", "spec_name", default=None, metavar="SPEC",
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU ncu (or the trace) names.")
@@ -111,10 +112,10 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @click.option("--launch-count", type=click.IntRange(1), default=None,
               help="Profile at most this many matching kernel launches (with torch: keep at most this many).")
 @click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: on PATH).")
-@click.option("--save-csv", type=FilePath(), default=None, metavar="FILE",
+@click.option("--save-csv", type=OutputPath(), default=None, metavar="FILE",
               callback=writable_path,
               help="Also keep ncu's CSV capture, for 'roofline import ncu FILE' later.")
-@click.option("--save-trace", type=FilePath(), default=None, metavar="FILE",
+@click.option("--save-trace", type=OutputPath(), default=None, metavar="FILE",
               callback=writable_path,
               help="With torch: also keep the PyTorch profiler trace (gzipped when FILE ends .gz), for 'roofline "
                    "import torch FILE', Perfetto or TensorBoard.")

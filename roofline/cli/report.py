@@ -99,7 +99,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         writers = {"markdown": render.to_markdown, "json": render.to_json, "junit": render.to_junit,
                    "github-benchmark": render.to_github_benchmark}
         text = writers[fmt](doc)
-        emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
+        emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output,
+             str(doc.get("schema")) if fmt == "json" else "text")
 
     if not doc["summary"]["ok"]:
         from roofline.gates.nodes import slow_nodes_text
@@ -131,7 +132,7 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
 
         writers = {"markdown": render.report_markdown, "json": lambda d: dumps(d), "junit": render.report_junit,
                    "github-benchmark": render.report_github_benchmark}
-        emit(writers[fmt](doc), output)
+        emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
         raise GateFailed(group_failure_message(doc))
 

@@ -8,6 +8,7 @@ import click
 
 from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
                                  measure_policy, measure_spec_option, note, output_option_for, wide_option)
+from roofline.records.schema import RESULTS_SCHEMA
 from roofline.cli.fleet import timeout_option
 
 
@@ -43,7 +44,7 @@ from roofline.cli.fleet import timeout_option
                    "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
 @measure_options(per="size", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
-                   "draws it)")
+                   "draws it)", RESULTS_SCHEMA)
 @format_option(["table", "json"], help="What to print on standard output.")
 @timeout_option
 def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],

@@ -419,6 +419,14 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
         "kernels": builder.kernels,
         "unmodelled": builder.unmodelled,
     }
+    unusable: dict[str, int] = {}
+    for t in traces:
+        for why, n in t.unusable.items():
+            unusable[why] = unusable.get(why, 0) + n
+    if unusable:  # additive (results/v1 readers ignore it): the events left out, and why
+        doc["source"]["unusable"] = {"events": sum(unusable.values()),
+                                     "gpu_events": sum(t.unusable_gpu for t in traces),
+                                     "why": dict(sorted(unusable.items(), key=lambda kv: (-kv[1], kv[0])))}
     by = group_by
     groups = group_entries(builder.kernels, by)
     if groups:
@@ -466,13 +474,21 @@ def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | N
     from roofline.model.units import format_time
 
     src = doc["source"]
-    done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]
+    bad = src.get("unusable") or {}
+    done, total, lost = len(doc["kernels"]), src["launches"] + bad.get("gpu_events", 0), src["unmodelled_time"]
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
     share = lost / everything if everything else 0.0
     origin = origin or f"from {len(src['files'])} trace(s)"
     return (f"{verb} {done} of {total} GPU event(s) {origin} on {doc['machine']['id']}; "
             f"{share:.1%} of GPU time ({format_time(lost)}) has no model"
-            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else ""))
+            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else "")
+            + (f"; {bad['events']} unusable event(s) left out ({_why(bad['why'])})" if bad else ""))
+
+
+def _why(why: Mapping[str, int]) -> str:
+    from roofline.kineto.reader import unusable_text
+
+    return unusable_text(dict(why))
 
 
 def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by: str = "op",
@@ -503,10 +519,14 @@ def paused_gc() -> Iterator[None]:
 def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, catalog: SpecCatalog | None,
                    model: Model | None, make_input: Callable[..., Any] | None, scope: LaunchScope,
                    triton_source: Sequence[Path]) -> tuple[dict[str, Any], list[str]]:
-    from roofline.kineto.reader import read_trace
+    from roofline.kineto.reader import MAX_GPU_EVENTS, read_trace, too_many_gpu_events
 
-    read = [read_trace(Path(p)) for p in paths]
+    # the limit first: a trace too big is refused before it is parsed (unless a selection may make it fit)
+    read = [read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS) for p in paths]
     traces = [select(t, scope) for t in read]
+    gpu_events = sum(len(t.gpu) for t in traces)
+    if gpu_events > MAX_GPU_EVENTS:  # all the traces together, after the selection: before the work on them
+        raise too_many_gpu_events(Path(", ".join(str(t.path) for t in traces)), gpu_events)
     notes = []
     if scope.given:
         kept, kernels = sum(len(t.gpu) for t in traces), sum(e.kind == "kernel" for t in read for e in t.gpu)

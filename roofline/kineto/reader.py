@@ -14,6 +14,18 @@ What is not a Kineto trace (no traceEvents list) is refused naming the file. Kep
   python_function  only the nn.Module ranges (with_stack or with_modules), for --group-by module
 Times in the trace are microseconds; here they stay microseconds for ordering (ts) and durations become seconds
 only in the document.
+
+Nothing is dropped silently. An event of those kinds whose ts or dur is not a finite number (NaN, infinite, text,
+null, missing), whose name is not text, or that lies outside the trace window is unusable: counted by reason in
+Trace.unusable (the summary line and the results' source.unusable say how many and why), and a trace where more
+than UNUSABLE_LIMIT of the events, or of the GPU events, are unusable is refused. The window is Kineto's own (its
+'Trace' span, or the 'Iteration Start' to 'Record Window End' instants, with WINDOW_SLACK of its length either
+side); a trace without one (made by hand) has the span of its events' start times (those within FALLBACK_REACH, an
+hour, of their median), which an event may run past by at most that span or FALLBACK_RUN µs (1 s), whichever is
+longer. So a duration of 1e308 µs is unusable, not printed.
+
+The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events (counted in the raw text, before the
+JSON is parsed) is refused at once, not after minutes of work on a results file report and plot could not read.
 """
 
 from __future__ import annotations
@@ -21,17 +33,24 @@ from __future__ import annotations
 import json
 import math
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from roofline.errors import InputError, at
 from roofline.load.inputs import read_input_bytes
 from roofline.model.units import MAX_DIGITS
+from roofline.records.files import MAX_RESULTS_BYTES
 from roofline.records.fields import kind_of
 
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
 MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to
+ENTRY_BYTES = 2 << 10  # about what one GPU event takes in a results file (1.4-2.4 KiB measured on real traces)
+MAX_GPU_EVENTS = MAX_RESULTS_BYTES // ENTRY_BYTES  # 131,072: more would not fit the 256 MiB report and plot read
+UNUSABLE_LIMIT = 0.10  # a trace with a larger share of unusable events (or GPU events) is refused
+WINDOW_SLACK = 0.01  # of the window's length, either side of Kineto's window
+FALLBACK_RUN = 1e6  # µs: how far past the last start an event may run in a trace without Kineto's window
+FALLBACK_REACH = 3.6e9  # µs: without it, the starts more than an hour from their median are outside
 KIND = "a PyTorch profiler trace (Kineto JSON)"
 MODULE_PREFIX = "nn.Module: "
 _OP_CATS = {"cpu_op", "operator"}  # 'Operator' in traces of PyTorch before 1.11
@@ -103,6 +122,13 @@ class Trace:
     launches: dict[int, Launch]  # by correlation id
     gpu: list[GpuEvent]
     modules: list[Span]
+    unusable: dict[str, int] = field(default_factory=dict)  # why ('dur is NaN', 'outside the trace window') -> count
+    unusable_gpu: int = 0  # of those, GPU events (kernels, copies, fills)
+    window: tuple[float, float] | None = None  # µs: the events that count lie in it
+
+    @property
+    def unusable_count(self) -> int:
+        return sum(self.unusable.values())
 
 
 def _inflate(path: Path, data: bytes) -> bytes:
@@ -119,8 +145,8 @@ def _inflate(path: Path, data: bytes) -> bytes:
     return out
 
 
-def _constant(_text: str) -> None:
-    return None  # NaN or Infinity (not JSON): the field is taken as missing
+def _constant(text: str) -> float:
+    return float(text)  # NaN or Infinity (not JSON): kept, so an unusable time is counted by what it is
 
 
 class _TooManyDigits(ValueError):
@@ -149,11 +175,30 @@ def _parse(data: bytes) -> Any:
     return json.loads(data, parse_constant=_constant, parse_int=_whole)
 
 
-def load_json(path: Path) -> dict[str, Any]:
-    """The parsed top-level object of a trace file."""
+def gpu_events_in(data: bytes) -> int:
+    """How many GPU events (kernels, copies, fills) the raw text of a trace holds, counted without parsing it: each
+    names its category as a JSON string ("kernel", "gpu_memcpy", ...). Cheap (a byte count, under a second a GiB)."""
+    return sum(data.count(b'"' + cat.encode() + b'"') for cat in _GPU_CATS)
+
+
+def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS) -> InputError:
+    return InputError(f"{path}: holds {count:,} GPU events (kernels, copies, fills), more than the {limit:,} one "
+                      f"import takes (about {ENTRY_BYTES >> 10} KiB of results each, and report and plot read at most "
+                      f"{MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
+                      fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches with "
+                          "'roofline profile --kernel-name/--launch-skip/--launch-count'")
+
+
+def load_json(path: Path, max_gpu_events: int | None = None) -> dict[str, Any]:
+    """The parsed top-level object of a trace file; with `max_gpu_events`, a file holding more GPU events is
+    refused before it is parsed (parsing a million events takes a minute and gigabytes)."""
     data = read_input_bytes(path, MAX_TRACE_BYTES, KIND)
     if data[:2] == b"\x1f\x8b":
         data = _inflate(path, data)
+    if max_gpu_events is not None:
+        count = gpu_events_in(data)
+        if count > max_gpu_events:
+            raise too_many_gpu_events(path, count, max_gpu_events)
     try:
         doc = _parse(data)
     except _TooManyDigits as exc:
@@ -223,14 +268,67 @@ def _devices(doc: dict[str, Any]) -> dict[int, str]:
     return out
 
 
-def read_trace(path: Path) -> Trace:
-    """The events of one trace file; InputError naming the file when it is not a Kineto trace."""
+def _what(event: dict[str, Any], key: str) -> str:
+    """'dur is NaN', 'ts is text': why a time is unusable, in the user's words."""
+    if key not in event:
+        return f"{key} is missing"
+    value = event[key]
+    if value is None:
+        kind = "null"
+    elif isinstance(value, float) and math.isnan(value):
+        kind = "NaN"
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        kind = "infinite"
+    elif isinstance(value, str):
+        kind = "text"
+    else:
+        kind = kind_of(value)
+    return f"{key} is {kind}"
+
+
+def _kineto_window(events: list[Any]) -> tuple[float, float] | None:
+    """Kineto's own window in µs: its 'Trace' span, else 'Iteration Start' .. 'Record Window End'; None without."""
+    spans = [(_number(e.get("ts")), _number(e.get("dur"))) for e in events
+             if isinstance(e, dict) and e.get("ph") == "X" and isinstance(e.get("cat"), str)
+             and e["cat"].lower() == "trace"]
+    spans = [(ts, ts + dur) for ts, dur in spans if ts is not None and dur is not None and dur > 0]
+    if spans:
+        return min(s for s, _ in spans), max(e for _, e in spans)
+    marks = {e.get("name"): _number(e.get("ts")) for e in events
+             if isinstance(e, dict) and e.get("ph") in ("i", "I")
+             and e.get("name") in ("Iteration Start: PyTorch Profiler", "Record Window End")}
+    start, end = marks.get("Iteration Start: PyTorch Profiler"), marks.get("Record Window End")
+    if start is not None and end is not None and end > start:
+        return start, end
+    return None
+
+
+def _window(events: list[Any], starts: list[float]) -> tuple[float, float] | None:
+    """The window events must lie in (µs), with its slack: Kineto's, else the span of the usable starts."""
+    kineto = _kineto_window(events)
+    if kineto is not None:
+        slack = WINDOW_SLACK * (kineto[1] - kineto[0]) + 1.0
+        return kineto[0] - slack, kineto[1] + slack
+    if not starts:
+        return None
+    middle = sorted(starts)[len(starts) // 2]
+    near = [s for s in starts if abs(s - middle) <= FALLBACK_REACH]  # one start at 1e300 does not widen it
+    lo, hi = min(near), max(near)
+    return lo, hi + max(hi - lo, FALLBACK_RUN)
+
+
+def read_trace(path: Path, max_gpu_events: int | None = None) -> Trace:
+    """The events of one trace file; InputError naming the file when it is not a Kineto trace, when more than
+    UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events."""
     path = Path(path)
-    doc = load_json(path)
+    doc = load_json(path, max_gpu_events)
     ops: list[Op] = []
     launches: dict[int, Launch] = {}
     gpu: list[GpuEvent] = []
     modules: list[Span] = []
+    unusable: dict[str, int] = {}
+    unusable_gpu = 0
+    timed: list[tuple[dict[str, Any], str, float, float, str]] = []  # event, category, ts, dur, name
     for event in doc["traceEvents"]:
         if not isinstance(event, dict) or event.get("ph") != "X":
             continue
@@ -238,8 +336,23 @@ def read_trace(path: Path) -> Trace:
         if not isinstance(cat, str):
             continue
         cat = cat.lower()
+        if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
+                or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
+            continue  # not an event an import uses: not judged
         ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
-        if ts is None or dur is None or not isinstance(name, str):
+        why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
+               else "name is not text" if not isinstance(name, str) else None)
+        if why is not None:
+            unusable[why] = unusable.get(why, 0) + 1
+            unusable_gpu += cat in _GPU_CATS
+            continue
+        assert ts is not None and dur is not None and isinstance(name, str)
+        timed.append((event, cat, ts, dur, name))
+    window = _window(doc["traceEvents"], [t[2] for t in timed])
+    for event, cat, ts, dur, name in timed:
+        if window is not None and not (window[0] <= ts and ts + dur <= window[1]):
+            unusable["outside the trace window"] = unusable.get("outside the trace window", 0) + 1
+            unusable_gpu += cat in _GPU_CATS
             continue
         args = event.get("args") if isinstance(event.get("args"), dict) else {}
         if cat in _GPU_CATS:
@@ -258,8 +371,24 @@ def read_trace(path: Path) -> Trace:
         elif cat == "python_function" and name.startswith(MODULE_PREFIX):
             modules.append(Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid"))))
     dist = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
+    _refuse_unusable(path, unusable, len(timed) + sum(unusable.values()), unusable_gpu,
+                     unusable_gpu + sum(1 for e, cat, *_ in timed if cat in _GPU_CATS))
     if not gpu and not ops and not launches:
         raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                          "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
     return Trace(path, _devices(doc), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                 modules)
+                 modules, unusable, unusable_gpu, window)
+
+
+def unusable_text(unusable: dict[str, int]) -> str:
+    """'3 dur is NaN, 1 outside the trace window': the reasons, most frequent first."""
+    return ", ".join(f"{n} {why}" for why, n in sorted(unusable.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _refuse_unusable(path: Path, unusable: dict[str, int], events: int, bad_gpu: int, gpu_events: int) -> None:
+    bad = sum(unusable.values())
+    for part, whole, what in ((bad, events, "events"), (bad_gpu, gpu_events, "GPU events")):
+        if whole and part / whole > UNUSABLE_LIMIT:
+            raise InputError(f"{path}: {part} of {whole} {what} are unusable ({unusable_text(unusable)}), more than "
+                             f"the {UNUSABLE_LIMIT:.0%} an import leaves out; this is a broken trace: nothing was "
+                             "imported", fix="export the trace again (export_chrome_trace), or fix those events")

@@ -201,12 +201,16 @@ class ResultsDocument:
     def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
         return replace(self, kernels=tuple(kernels))
 
-    def write(self, path: Path | str) -> None:
-        """Write the file `roofline report` and `roofline plot` read, atomically, after checking it as they will."""
-        from roofline.load.jsonio import write_json_atomic
+    def write(self, path: Path | str, force: bool = False) -> None:
+        """Write the file `roofline report` and `roofline plot` read, atomically, after checking it as they will.
+        An existing file that is not a results document is not replaced (InputError) unless force=True."""
+        from roofline.load.jsonio import why_not_replace, write_json_atomic
 
         doc = self.to_json()
         ResultsDocument.from_json(doc, path)
+        why = None if force else why_not_replace(path, str(doc["schema"]))
+        if why is not None:
+            raise InputError(f"{path}: not replaced: {why}; give another path, or write(path, force=True)")
         write_json_atomic(Path(path), doc)
 
 
