@@ -70,3 +70,23 @@ def test_any_events_come_back_whole_and_in_order(events, indent):
     stream = EventStream(json.dumps(doc, indent=2 if indent else None).encode(), orjson.loads)
     assert events_of(stream) == events
     assert stream.head == {"traceEvents": [], "tail": "]}"}
+
+
+@pytest.mark.parametrize("name", ["compiled/llama-train-compiled.json.gz",
+                                  "compiled/gpt2-train-fp16-scaler-compiled.json.gz",
+                                  "h200-train.json.gz", "step.json", "rank0.json"])
+def test_the_reader_gives_the_same_trace_in_batches_as_whole(monkeypatch, name):
+    """read_trace parses a long trace in batches: the same ops, launches, GPU events, window and unusable counts as
+    the whole parse (forced here on the committed traces with 64-byte batches)."""
+    from pathlib import Path
+
+    from roofline.kineto import reader
+
+    path = Path(__file__).parent / "data" / "kineto" / name
+    monkeypatch.setattr(reader, "STREAM_FROM", 1 << 40)
+    whole = reader.read_trace(path)
+    monkeypatch.setattr(reader, "STREAM_FROM", 0)
+    monkeypatch.setattr(reader, "_whole_doc", lambda *a: pytest.fail("parsed whole, not in batches"))
+    batched = reader.read_trace(path)
+    assert batched == whole
+    assert whole.gpu

@@ -369,14 +369,14 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     """The end of every command that makes a document (results, links, interconnect): write -o atomically, print
     JSON or the table, then the notes (failures, warnings) on standard error. With -o - the JSON is standard
     output, once, and the table goes to standard error so standard output stays one JSON document."""
-    from roofline.load.jsonio import dumps
+    from roofline.load.jsonio import dump_bytes
 
-    text = dumps(doc)
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
-    emit_document(doc, size, lambda: text, output, fmt, table, notes, fix)
+    data = dump_bytes(doc)
+    emit_document(doc, len(data), lambda: data, output, fmt, table, notes, fix)
 
 
-def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]], output: Path | None, fmt: str,
+def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterator[bytes]], output: Path | None,
+                  fmt: str,
                   table: Callable[[dict], object], notes: Sequence[str], fix: str) -> None:
     """emit_results once the document's JSON exists: `body()` gives its text (or its chunks, for a fleet's file
     assembled from spooled entries) each time it is called; `size` in bytes is held to what report and plot read."""

@@ -43,6 +43,7 @@ from roofline.model.units import MAX_DIGITS
 from roofline.records.files import MAX_RESULTS_BYTES
 from roofline.records.fields import kind_of
 
+STREAM_FROM = 8 << 20  # a trace text longer than this is parsed in batches
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
 MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to
 ENTRY_BYTES = 2 << 10  # about what one GPU event takes in a results file (1.4-2.4 KiB measured on real traces)
@@ -189,9 +190,9 @@ def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS) -> 
                           "'roofline profile --kernel-name/--launch-skip/--launch-count'")
 
 
-def load_json(path: Path, max_gpu_events: int | None = None) -> dict[str, Any]:
-    """The parsed top-level object of a trace file; with `max_gpu_events`, a file holding more GPU events is
-    refused before it is parsed (parsing a million events takes a minute and gigabytes)."""
+def _trace_bytes(path: Path, max_gpu_events: int | None) -> bytes:
+    """The trace's text (a .json.gz inflated); with `max_gpu_events`, a file holding more GPU events is refused
+    before it is parsed (parsing a million events takes a minute and gigabytes)."""
     data = read_input_bytes(path, MAX_TRACE_BYTES, KIND)
     if data[:2] == b"\x1f\x8b":
         data = _inflate(path, data)
@@ -199,6 +200,15 @@ def load_json(path: Path, max_gpu_events: int | None = None) -> dict[str, Any]:
         count = gpu_events_in(data)
         if count > max_gpu_events:
             raise too_many_gpu_events(path, count, max_gpu_events)
+    return data
+
+
+def load_json(path: Path, max_gpu_events: int | None = None) -> dict[str, Any]:
+    """The parsed top-level object of a trace file (all of it at once; read_trace parses a long one in batches)."""
+    return _whole_doc(path, _trace_bytes(path, max_gpu_events))
+
+
+def _whole_doc(path: Path, data: bytes) -> dict[str, Any]:
     try:
         doc = _parse(data)
     except _TooManyDigits as exc:
@@ -286,26 +296,36 @@ def _what(event: dict[str, Any], key: str) -> str:
     return f"{key} is {kind}"
 
 
-def _kineto_window(events: list[Any]) -> tuple[float, float] | None:
-    """Kineto's own window in µs: its 'Trace' span, else 'Iteration Start' .. 'Record Window End'; None without."""
-    spans = [(_number(e.get("ts")), _number(e.get("dur"))) for e in events
-             if isinstance(e, dict) and e.get("ph") == "X" and isinstance(e.get("cat"), str)
-             and e["cat"].lower() == "trace"]
-    spans = [(ts, ts + dur) for ts, dur in spans if ts is not None and dur is not None and dur > 0]
-    if spans:
-        return min(s for s, _ in spans), max(e for _, e in spans)
-    marks = {e.get("name"): _number(e.get("ts")) for e in events
-             if isinstance(e, dict) and e.get("ph") in ("i", "I")
-             and e.get("name") in ("Iteration Start: PyTorch Profiler", "Record Window End")}
-    start, end = marks.get("Iteration Start: PyTorch Profiler"), marks.get("Record Window End")
-    if start is not None and end is not None and end > start:
-        return start, end
-    return None
+class _Marks:
+    """Kineto's own window in µs: its 'Trace' span, else 'Iteration Start' .. 'Record Window End'; seen batch by
+    batch."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self.marks: dict[str, float | None] = {}
+
+    def see(self, event: dict[str, Any], cat: str | None) -> None:
+        if event.get("ph") == "X" and cat == "trace":
+            ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+            if ts is not None and dur is not None and dur > 0:
+                self.spans.append((ts, ts + dur))
+        elif event.get("ph") in ("i", "I") and event.get("name") in _MARKS:
+            self.marks[event["name"]] = _number(event.get("ts"))
+
+    def window(self) -> tuple[float, float] | None:
+        if self.spans:
+            return min(s for s, _ in self.spans), max(e for _, e in self.spans)
+        start, end = self.marks.get(_MARKS[0]), self.marks.get(_MARKS[1])
+        if start is not None and end is not None and end > start:
+            return start, end
+        return None
 
 
-def _window(events: list[Any], starts: list[float]) -> tuple[float, float] | None:
+_MARKS = ("Iteration Start: PyTorch Profiler", "Record Window End")
+
+
+def _window(kineto: tuple[float, float] | None, starts: list[float]) -> tuple[float, float] | None:
     """The window events must lie in (µs), with its slack: Kineto's, else the span of the usable starts."""
-    kineto = _kineto_window(events)
     if kineto is not None:
         slack = WINDOW_SLACK * (kineto[1] - kineto[0]) + 1.0
         return kineto[0] - slack, kineto[1] + slack
@@ -317,67 +337,116 @@ def _window(events: list[Any], starts: list[float]) -> tuple[float, float] | Non
     return lo, hi + max(hi - lo, FALLBACK_RUN)
 
 
+class _Reduced:
+    """The events an import uses, reduced as they are read (a batch at a time: the parsed batch is then dropped);
+    the window is applied once all are seen."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[str, float, float, Any]] = []  # category, ts, dur, the reduced event
+        self.unusable: dict[str, int] = {}
+        self.unusable_gpu = 0
+        self.marks = _Marks()
+
+    def add(self, events: list[Any]) -> None:
+        for event in events:
+            if not isinstance(event, dict):
+                continue
+            cat = event.get("cat")
+            cat = cat.lower() if isinstance(cat, str) else None
+            if event.get("ph") != "X" or cat is None:
+                self.marks.see(event, cat)
+                continue
+            if cat == "trace":
+                self.marks.see(event, cat)
+            if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
+                    or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
+                continue  # not an event an import uses: not judged
+            ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
+            why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
+                   else "name is not text" if not isinstance(name, str) else None)
+            if why is not None:
+                self.unusable[why] = self.unusable.get(why, 0) + 1
+                self.unusable_gpu += cat in _GPU_CATS
+                continue
+            assert ts is not None and dur is not None and isinstance(name, str)
+            reduced = _reduce(event, cat, ts, dur, name)
+            if reduced is not None:
+                self.kept.append((cat, ts, dur, reduced))
+
+    def trace(self, path: Path, head: dict[str, Any]) -> Trace:
+        ops: list[Op] = []
+        launches: dict[int, Launch] = {}
+        gpu: list[GpuEvent] = []
+        modules: list[Span] = []
+        unusable = self.unusable
+        unusable_gpu = self.unusable_gpu
+        window = _window(self.marks.window(), [k[1] for k in self.kept])
+        for cat, ts, dur, item in self.kept:
+            if window is not None and not (window[0] <= ts and ts + dur <= window[1]):
+                unusable["outside the trace window"] = unusable.get("outside the trace window", 0) + 1
+                unusable_gpu += cat in _GPU_CATS
+                continue
+            if isinstance(item, GpuEvent):
+                gpu.append(item)
+            elif isinstance(item, Op):
+                ops.append(item)
+            elif isinstance(item, Launch):
+                launches[item.correlation] = item
+            else:
+                modules.append(item)
+        dist = head.get("distributedInfo") if isinstance(head.get("distributedInfo"), dict) else {}
+        _refuse_unusable(path, unusable, len(self.kept) + sum(self.unusable.values()), unusable_gpu,
+                         self.unusable_gpu + sum(1 for cat, *_ in self.kept if cat in _GPU_CATS))
+        if not gpu and not ops and not launches:
+            raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
+                             "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
+        return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
+                     modules, unusable, unusable_gpu, window)
+
+
+def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
+    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    if cat in _GPU_CATS:
+        return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")), _int(args.get("device")),
+                        _int(args.get("stream")), _dim3(args.get("grid")), _dim3(args.get("block")),
+                        _number(args.get("bytes")))
+    if cat in _OP_CATS:
+        return Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"), _listed(args, "Input type"),
+                  _listed(args, "Input Strides"), _listed(args, "Concrete Inputs"), _int(args.get("External id")),
+                  _text(args.get("kernel_backend")), _text(args.get("kernel_file")))
+    if cat in _LAUNCH_CATS:
+        corr = _int(args.get("correlation"))
+        return None if corr is None else Launch(name, ts, str(event.get("tid")), corr)
+    return Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid")))
+
+
 def read_trace(path: Path, max_gpu_events: int | None = None) -> Trace:
     """The events of one trace file; InputError naming the file when it is not a Kineto trace, when more than
-    UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events."""
+    UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events. A long
+    trace is parsed in batches (roofline.kineto.chunks), each reduced to the few fields kept and dropped; a file
+    the batches cannot take is parsed whole, with the whole parse's messages."""
     path = Path(path)
-    doc = load_json(path, max_gpu_events)
-    ops: list[Op] = []
-    launches: dict[int, Launch] = {}
-    gpu: list[GpuEvent] = []
-    modules: list[Span] = []
-    unusable: dict[str, int] = {}
-    unusable_gpu = 0
-    timed: list[tuple[dict[str, Any], str, float, float, str]] = []  # event, category, ts, dur, name
-    for event in doc["traceEvents"]:
-        if not isinstance(event, dict) or event.get("ph") != "X":
-            continue
-        cat = event.get("cat")
-        if not isinstance(cat, str):
-            continue
-        cat = cat.lower()
-        if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
-                or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
-            continue  # not an event an import uses: not judged
-        ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
-        why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
-               else "name is not text" if not isinstance(name, str) else None)
-        if why is not None:
-            unusable[why] = unusable.get(why, 0) + 1
-            unusable_gpu += cat in _GPU_CATS
-            continue
-        assert ts is not None and dur is not None and isinstance(name, str)
-        timed.append((event, cat, ts, dur, name))
-    window = _window(doc["traceEvents"], [t[2] for t in timed])
-    for event, cat, ts, dur, name in timed:
-        if window is not None and not (window[0] <= ts and ts + dur <= window[1]):
-            unusable["outside the trace window"] = unusable.get("outside the trace window", 0) + 1
-            unusable_gpu += cat in _GPU_CATS
-            continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
-        if cat in _GPU_CATS:
-            gpu.append(GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
-                                _int(args.get("device")), _int(args.get("stream")), _dim3(args.get("grid")),
-                                _dim3(args.get("block")), _number(args.get("bytes"))))
-        elif cat in _OP_CATS:
-            ops.append(Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"),
-                          _listed(args, "Input type"), _listed(args, "Input Strides"),
-                          _listed(args, "Concrete Inputs"), _int(args.get("External id")),
-                          _text(args.get("kernel_backend")), _text(args.get("kernel_file"))))
-        elif cat in _LAUNCH_CATS:
-            corr = _int(args.get("correlation"))
-            if corr is not None:
-                launches[corr] = Launch(name, ts, str(event.get("tid")), corr)
-        elif cat == "python_function" and name.startswith(MODULE_PREFIX):
-            modules.append(Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid"))))
-    dist = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
-    _refuse_unusable(path, unusable, len(timed) + sum(unusable.values()), unusable_gpu,
-                     unusable_gpu + sum(1 for e, cat, *_ in timed if cat in _GPU_CATS))
-    if not gpu and not ops and not launches:
-        raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
-                         "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
-    return Trace(path, _devices(doc), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                 modules, unusable, unusable_gpu, window)
+    data = _trace_bytes(path, max_gpu_events)
+    reduced = _Reduced()
+    head: dict[str, Any] | None = None
+    if len(data) > STREAM_FROM:
+        try:
+            import orjson  # a dependency; read only when a trace is
+            from roofline.kineto.chunks import EventStream
+
+            stream = EventStream(data, orjson.loads)
+            for batch in stream:
+                reduced.add(batch)
+            head = stream.head
+        except (ImportError, ValueError):  # no orjson, or not laid out in batches: parsed whole below
+            reduced, head = _Reduced(), None
+    if head is None:
+        doc = _whole_doc(path, data)
+        del data
+        reduced.add(doc["traceEvents"])
+        doc["traceEvents"] = []
+        head = doc
+    return reduced.trace(path, head)
 
 
 def unusable_text(unusable: dict[str, int]) -> str:
