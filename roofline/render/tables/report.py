@@ -11,6 +11,7 @@ from xml.etree import ElementTree as ET
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, md_code, xml
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
+from roofline.gates.report import baseline_text
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -74,7 +75,11 @@ def summary_line(report: dict[str, Any]) -> str:
     else:
         verdict = f"{s['failed']} failed"
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
-    return f"{where}: {verdict}{skipped}"
+    compared = baseline_text(s)
+    if s.get("baseline") and not s["baseline"]["ok"]:
+        verdict = f"FAILED, {compared}" if not s["failed"] else f"{verdict}; {compared}"
+        compared = None
+    return f"{where}: {verdict}{skipped}" + (f"; {compared}" if compared else "")
 
 
 def _gates_line(report: dict[str, Any]) -> str:
