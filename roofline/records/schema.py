@@ -151,11 +151,24 @@ def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
     if not isinstance(doc["devices"], list) or not doc["devices"]:
         raise at(path, "devices", f"expected a non-empty list of devices, got {_kind(doc['devices'])}")
     indices = []
+    ranks: dict[Any, int] = {}
     for i, dev in enumerate(doc["devices"]):
         if not isinstance(dev, dict):
             raise at(path, f"devices[{i}]", f"expected a mapping, got {_kind(dev)}")
         _check(path, f"devices[{i}].", dev, {"index": _NUMBER, "name": _STRING}, {})
+        if dev["index"] in indices:
+            raise at(path, f"devices[{i}].index", f"device {dev['index']!r:.20} appears twice (also devices"
+                                                  f"[{indices.index(dev['index'])}]); each device's results are "
+                                                  "listed once, so one of them is from another file: remove it")
         indices.append(dev["index"])
+        # A fleet file (mpirun): one entry per rank. The same rank twice (two runs pasted together) would be judged as
+        # two GPUs, and move the fleet's medians, without a word.
+        if dev.get("rank") is not None:
+            if dev["rank"] in ranks:
+                raise at(path, f"devices[{i}].rank", f"rank {dev['rank']!r:.20} appears twice (also devices"
+                                                     f"[{ranks[dev['rank']]}]); a fleet file holds one result per "
+                                                     "rank, so one of them is from another run: remove it")
+            ranks[dev["rank"]] = i
     for i, k in enumerate(doc["kernels"]):
         if k.get("device") not in indices:
             raise at(path, f"kernels[{i}].device", f"is {k.get('device')!r:.20}; expected one of the devices' "
