@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from roofline.records import caveats
-from roofline.records.clockstate import throttle_warning
+from roofline.records.clockstate import power_over_limit, throttle_warning
 from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import MODEL_ERROR_FRACTION, KernelResult, Status, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
@@ -169,6 +169,9 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
             ceiling = ceiling_of(kernel)
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
             throttled = throttle_warning(kernel.get("gpu_state"))
+            # A mean above the power limit is explained where the throttle warning does not already (the file may
+            # predate the power-over-limit warning, so it is worked out from gpu_state here).
+            over = None if throttled else power_over_limit(kernel.get("gpu_state"))
             rows.append({
                 "device": label,
                 "kernel": name,
@@ -198,7 +201,7 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 "verdict": gate["verdict"],
                 "failures": gate["failures"],
                 "failed_gates": gate["failed_gates"],
-                "notes": gate["notes"] + ([throttled] if throttled else []),
+                "notes": gate["notes"] + ([throttled] if throttled else []) + ([over] if over else []),
                 "throttled": throttled,
             })
     report: dict[str, Any] = {

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.records import caveats
+from roofline.model.invariants import outside
 from roofline.errors import at
 from roofline.records.fields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
 from roofline.records.fields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
@@ -127,6 +128,10 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     for key in _HELD_FIELDS:
         if state.get(key) is not None and state[key] > 1:
             raise at(path, f"{label}.gpu_state.{key}", f"is {state[key]!r}; expected a share of the window, 0 to 1")
+    for key in ("power_limit", "power_mean"):  # a power limit in mW, or a mean no GPU draws, is no figure
+        value = state.get(key)
+        if value is not None and (value > 0 or key == "power_limit") and (why := outside("power", value)):
+            raise at(path, f"{label}.gpu_state.{key}", f"{why}; check the unit (W, not mW)")
     reasons = state.get("reasons_end")
     if reasons is not None and not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
         raise at(path, f"{label}.gpu_state.reasons_end", f"expected a list of reason names, got {_kind(reasons)}")
