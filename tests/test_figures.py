@@ -24,7 +24,7 @@ def test_a_duplicated_key_in_a_kernel_descriptor_is_refused(run_cli, tmp_path: P
     path.write_text((KERNELS / "t_vadd.yaml").read_text() + "bytes: n * itemsize\n")
     r = run_cli("analyze", "--kernels", path, "--spec", "h100")
     assert r.code == 2
-    assert r.err.strip() == f"error: {path}: line 11: duplicate key 'bytes' (first at line 9); YAML would keep only " \
+    assert r.err.strip() == f"error: {path}: line 11: duplicate key bytes (first at line 9); YAML would keep only " \
                             "the last value, so remove one"
 
 
@@ -33,7 +33,7 @@ def test_a_duplicated_key_in_a_gates_file_is_refused(run_cli, tmp_path: Path) ->
     gates.write_text("default:\n  fail_below: 0.7\nkernels:\n  sum: {fail_below: 0.5, fail_below: 0.1}\n")
     r = run_cli("report", REPO / "tests" / "data" / "results" / "h100.json", "--gates", gates)
     assert r.code == 2
-    assert f"{gates}: line 4: duplicate key 'fail_below' (first at line 4)" in r.err
+    assert f"{gates}: line 4: duplicate key kernels.sum.fail_below (first at line 4)" in r.err
     assert "Traceback" not in r.err
 
 
@@ -132,3 +132,12 @@ def test_every_results_file_the_repository_ships_passes_a_users_checks(path: Pat
     code, out, err = run_cli("report", path, "--format", "json")
     assert code in (0, 1), err  # 1: a shipped file may hold a kernel that failed a gate; never 2 (bad input)
     assert "Traceback" not in out + err
+
+
+def test_a_link_rated_in_bits_loads_as_an_eighth_in_bytes(tmp_path: Path) -> None:
+    """A network rated 400 Gb/s per GPU is 50 GB/s; read as GB/s it would be eight times too fast."""
+    text = (REPO / "specs" / "h200-sxm.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "h200-ib.yaml"
+    path.write_text(text.replace("interconnect:\n", "interconnect:\n  network: {bandwidth: 400 Gb/s}\n", 1),
+                    encoding="utf-8")
+    assert load_spec(path).interconnect["network"].bandwidth == 50e9

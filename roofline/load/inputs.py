@@ -186,9 +186,9 @@ def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
     import yaml
 
     seen: set[int] = set()
-    stack = [(root, 1)]
+    stack: list[tuple[Any, int, str]] = [(root, 1, "")]  # node, depth, its dotted path (for messages)
     while stack:
-        node, depth = stack.pop()
+        node, depth, where = stack.pop()
         line = node.start_mark.line + 1 if node.start_mark else 0
         if id(node) in seen:
             line = _first_alias_line(text) or line
@@ -202,13 +202,15 @@ def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
         if depth > MAX_DEPTH:
             raise at(source, f"line {line}", f"is nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, yaml.MappingNode):
-            _refuse_duplicate_keys(node, source)
-            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+            _refuse_duplicate_keys(node, source, where)
+            for key, value in node.value:
+                name = str(key.value)[:40] if isinstance(key, yaml.ScalarNode) else "?"
+                stack.extend(((key, depth + 1, where), (value, depth + 1, f"{where}.{name}" if where else name)))
         else:
-            stack.extend((child, depth + 1) for child in node.value)
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(node.value))
 
 
-def _refuse_duplicate_keys(node: Any, source: object) -> None:
+def _refuse_duplicate_keys(node: Any, source: object, where: str) -> None:
     """A key written twice in one mapping: PyYAML keeps the last value without a word, so the first is lost."""
     import yaml
 
@@ -218,9 +220,9 @@ def _refuse_duplicate_keys(node: Any, source: object) -> None:
             continue
         line = key.start_mark.line + 1 if key.start_mark else 0
         if (key.tag, key.value) in first:
-            raise at(source, f"line {line}", f"duplicate key '{key.value[:40]}' (first at line "
-                                             f"{first[key.tag, key.value]}); YAML would keep only the last value, so "
-                                             "remove one")
+            name = f"{where}.{key.value[:40]}" if where else key.value[:40]
+            raise at(source, f"line {line}", f"duplicate key {name} (first at line {first[key.tag, key.value]}); "
+                                             "YAML would keep only the last value, so remove one")
         first[key.tag, key.value] = line
 
 
