@@ -260,6 +260,12 @@ def test_a_baseline_that_matches_no_kernel_fails_the_report(run_cli, tmp_path):
         assert "Traceback" not in out + err
         assert "the baseline matched none of the 4 kernel result(s), so nothing was compared" in out
         assert err.startswith(f"error: {DATA / 'a100_failed.json'}: the baseline matched none of the 4 kernel result(s)")
+    code, out, _ = run_cli(*args, "--format", "junit")
+    assert code == 1
+    root = ET.fromstring(out)
+    assert root.get("failures") == "1"  # the kernels passed; the comparison did not, and a CI page must show it
+    failure = root.find("testsuite[@name='baseline']/testcase/failure")
+    assert failure is not None and "matched none of the 4" in failure.get("message")
     code, out, _ = run_cli(*args, "--format", "json")
     assert code == 1
     summary = json.loads(out)["summary"]

@@ -212,6 +212,14 @@ def to_junit(report: dict[str, Any]) -> str:
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+    baseline = s.get("baseline")
+    if baseline is not None and not baseline["ok"]:  # a failed report shows as a failed test, not all green
+        suite = ET.SubElement(root, "testsuite", name="baseline", tests="1", failures="1", skipped="0", time="0")
+        case = ET.SubElement(suite, "testcase", classname="roofline.baseline", name="compared with the baseline",
+                             time="0")
+        ET.SubElement(case, "failure", message=baseline_text(s) or "", type="roofline.baseline")
+        root.set("tests", str(s["kernels"] + 1))
+        root.set("failures", str(s["failed"] + 1))
     for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
         element.attrib.update({key: xml(value) for key, value in element.attrib.items()})
         if element.text:
