@@ -141,3 +141,23 @@ def test_a_link_rated_in_bits_loads_as_an_eighth_in_bytes(tmp_path: Path) -> Non
     path.write_text(text.replace("interconnect:\n", "interconnect:\n  network: {bandwidth: 400 Gb/s}\n", 1),
                     encoding="utf-8")
     assert load_spec(path).interconnect["network"].bandwidth == 50e9
+
+
+@pytest.mark.parametrize(("change", "field", "fragment"), [
+    (lambda m: m.update(bandwidth=1555.0), "machine.bandwidth", "1.55 kB/s is outside 1 GB/s to 40 TB/s"),
+    (lambda m: m["roofs"].update(fp32=19.5e15), "machine.roofs.fp32", "19.5 PFLOP/s is outside 1 GFLOP/s to 1 PFLOP/s"),
+    (lambda m: m.update(latency=332.0), "machine.latency", "outside 50 ns to 5 µs"),
+])
+def test_a_results_file_measured_against_an_impossible_spec_is_refused(change, field: str, fragment: str,
+                                                                       tmp_path: Path, run_cli) -> None:
+    """The spec block inside a results file is held to the ranges a spec file is: a file edited by hand, or one
+    written before the ranges, cannot draw a 1,555 B/s roof."""
+    import json
+
+    doc = json.loads((REPO / "tests" / "data" / "results" / "h100.json").read_text(encoding="utf-8"))
+    change(doc["machine"])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run_cli("report", path)
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {path}: {field}: ") and fragment in err

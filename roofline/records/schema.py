@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.records import caveats
-from roofline.model.invariants import outside
+from roofline.model.invariants import impossible_latency, outside
 from roofline.errors import at
 from roofline.records.fields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
 from roofline.records.fields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
@@ -180,6 +180,20 @@ def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
                                                     f"indices {indices}")
 
 
+def _plausible_machine(path: Path, machine: Mapping[str, Any]) -> None:
+    """The spec a results file was measured against, held to the ranges a spec file is (roofline.model.invariants
+    PLAUSIBLE): a file edited by hand, or written from a spec before the ranges, cannot carry a 1,555 B/s DRAM."""
+    why = outside("memory_bandwidth", machine["bandwidth"])
+    field = "bandwidth"
+    if why is None:
+        why, field = impossible_latency("memory", machine["latency"]), "latency"
+    for roof, value in machine["roofs"].items():
+        if why is None:
+            why, field = outside("tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof", value), f"roofs.{roof}"
+    if why is not None:
+        raise at(path, f"machine.{field}", f"{why}; check the unit and the figure")
+
+
 def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
     """(name, parameters, device): a kernel entry's identity; a document holds each once."""
     params = json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
@@ -205,6 +219,7 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
         for key in ("bandwidth", "latency", "bytes_in_flight"):
             if machine[key] <= 0:
                 raise at(path, f"machine.{key}", f"expected a positive number, got {machine[key]!r}")
+        _plausible_machine(path, machine)
     if not doc["kernels"]:
         raise at(path, "kernels", "is empty: a results file holds at least one kernel")
     for i, kernel in enumerate(doc["kernels"]):
