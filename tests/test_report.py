@@ -259,7 +259,8 @@ def test_a_baseline_that_matches_no_kernel_fails_the_report(run_cli, tmp_path):
         assert code == 1
         assert "Traceback" not in out + err
         assert "the baseline matched none of the 4 kernel result(s), so nothing was compared" in out
-        assert err.startswith(f"error: {DATA / 'a100_failed.json'}: the baseline matched none of the 4 kernel result(s)")
+        assert err.startswith(f"error: {DATA / 'a100_failed.json'}: the baseline matched none of the 4 kernel "
+                              "result(s)")
     code, out, _ = run_cli(*args, "--format", "junit")
     assert code == 1
     root = ET.fromstring(out)

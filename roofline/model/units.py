@@ -3,8 +3,8 @@
 Rates and FLOP counts use decimal prefixes (1 TB/s = 1e12 B/s); capacities may use either, and the
 choice is explicit in the unit (GB = 1e9 B, GiB = 2**30 B). A bare 'KB' is refused as ambiguous.
 Case matters where it changes the meaning: B is a byte and b a bit, so '25 Gb/s' (a network link's rating) is
-25e9 / 8 B/s, as is '25 Gbit/s'; a bit is never case-folded into a byte ('Gb/s' is not 'GB/s'). A size in bits ('80 Gb') is
-refused: no GPU figure gives a capacity in bits, so it is a slip for GB.
+25e9 / 8 B/s, as is '25 Gbit/s'; a bit is never case-folded into a byte ('Gb/s' is not 'GB/s'). A size in bits
+('80 Gb') is refused: no GPU figure gives a capacity in bits, so it is a slip for GB.
 """
 
 from __future__ import annotations

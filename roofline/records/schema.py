@@ -189,7 +189,8 @@ def _plausible_machine(path: Path, machine: Mapping[str, Any]) -> None:
         why, field = impossible_latency("memory", machine["latency"]), "latency"
     for roof, value in machine["roofs"].items():
         if why is None:
-            why, field = outside("tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof", value), f"roofs.{roof}"
+            kind = "tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof"
+            why, field = outside(kind, value), f"roofs.{roof}"
     if why is not None:
         raise at(path, f"machine.{field}", f"{why}; check the unit and the figure")
 
