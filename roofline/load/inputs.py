@@ -2,7 +2,8 @@
 
 Files in CI come from pull requests, so nothing here trusts its input: only regular files are read (a FIFO would
 block, /dev/zero would never end), never more than the size limit plus one byte, UTF-8 or a clear message; YAML
-without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) and JSON, both at most
+without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor duplicate keys (YAML keeps the
+last silently, so a second `bandwidth:` would replace the first unseen) and JSON, both at most
 MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal is one
 InputError naming the file (and the line, where there is one).
 """
@@ -185,9 +186,9 @@ def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
     import yaml
 
     seen: set[int] = set()
-    stack = [(root, 1)]
+    stack: list[tuple[Any, int, str]] = [(root, 1, "")]  # node, depth, its dotted path (for messages)
     while stack:
-        node, depth = stack.pop()
+        node, depth, where = stack.pop()
         line = node.start_mark.line + 1 if node.start_mark else 0
         if id(node) in seen:
             line = _first_alias_line(text) or line
@@ -201,9 +202,28 @@ def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
         if depth > MAX_DEPTH:
             raise at(source, f"line {line}", f"is nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, yaml.MappingNode):
-            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+            _refuse_duplicate_keys(node, source, where)
+            for key, value in node.value:
+                name = str(key.value)[:40] if isinstance(key, yaml.ScalarNode) else "?"
+                stack.extend(((key, depth + 1, where), (value, depth + 1, f"{where}.{name}" if where else name)))
         else:
-            stack.extend((child, depth + 1) for child in node.value)
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(node.value))
+
+
+def _refuse_duplicate_keys(node: Any, source: object, where: str) -> None:
+    """A key written twice in one mapping: PyYAML keeps the last value without a word, so the first is lost."""
+    import yaml
+
+    first: dict[tuple[str, str], int] = {}
+    for key, _value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        line = key.start_mark.line + 1 if key.start_mark else 0
+        if (key.tag, key.value) in first:
+            name = f"{where}.{key.value[:40]}" if where else key.value[:40]
+            raise at(source, f"line {line}", f"duplicate key {name} (first at line {first[key.tag, key.value]}); "
+                                             "YAML would keep only the last value, so remove one")
+        first[key.tag, key.value] = line
 
 
 def _first_alias_line(text: str) -> int | None:
