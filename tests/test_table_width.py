@@ -53,7 +53,7 @@ def _cells_of(tables, width):
     return out.getvalue(), whole
 
 
-@pytest.mark.parametrize("width", [80, 100, 120])
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatch):
     import roofline.cli.common as common
@@ -88,15 +88,32 @@ def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatc
             assert f"{cell[:-1]}…" not in r.out
 
 
-def test_analyze_at_80_leaves_out_columns_and_says_so(run_cli, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "80")
+@pytest.mark.parametrize("width", [80, 100])
+def test_analyze_at_80_keeps_roof_flops_bytes_bound_and_sol_time(width, run_cli, monkeypatch):
+    """What the model was given (roof, FLOPs, bytes) and what it concluded (bound, SOL time) stay at 80 columns;
+    what follows from them (attainable, AI) and the rest go first, and the note under the table names them."""
+    monkeypatch.setenv("COLUMNS", str(width))
     r = run_cli("analyze")
     assert r.code == 0, r.err
-    assert "Left out at 80 columns: threads for BW" in r.out.replace("\n", " ") or "Left out at 80 columns" in r.out
-    assert "--wide shows them" in r.out.replace("\n", " ").replace("  ", " ")
+    flat = " ".join(r.out.split())
+    assert max(len(line) for line in r.out.splitlines()) <= width
+    assert f"Left out at {width} columns: threads for BW" in flat and "--wide shows them" in flat
     assert "…" not in r.out
-    assert "attention_fused_bf16_causal" in r.out  # a name you type back is kept whole
-    assert "0.0583" in r.out and "66.9 TFLOP/s" in r.out
+    header = " ".join(line for line in r.out.splitlines()[:6])
+    for column in ("kernel", "roof", "FLOPs", "bytes", "bound", "SOL", "time"):
+        assert column in header, (column, r.out)
+    # every kernel's row, whole, with its figures (from --format json: nothing rounded differently)
+    import json
+
+    doc = json.loads(run_cli("analyze", "--format", "json").out)
+    from roofline.model.units import format_bytes, format_count, format_time
+
+    rows = {line.split()[0]: line for line in r.out.splitlines() if line.split()}
+    for k in (doc[0] if isinstance(doc, list) else doc)["kernels"]:
+        row = rows[k["name"]]  # the name you type back is kept whole
+        for cell in (k["roof"], format_count(k["flops"]), format_bytes(k["bytes"]), format_time(k["sol_time"])):
+            assert cell in row, (cell, row)
+    assert "nvlink" in rows["allreduce_ring"]  # the link that bounds it, as narrow as 'memory'
 
 
 def test_wide_prints_every_column(run_cli, monkeypatch):
