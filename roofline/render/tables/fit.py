@@ -169,10 +169,15 @@ def minimum_width(table: Any) -> int:
 
 
 def natural_width(table: Any) -> int:
-    from rich.console import Console
+    """The width this table takes with every cell on one line (what --wide prints at)."""
+    from rich.table import Table
 
-    console = Console(width=10_000, file=_Null(), markup=False, emoji=False)
-    return console.measure(table).maximum
+    if not isinstance(table, Table):
+        from rich.console import Console
+
+        return Console(width=10_000, file=_Null(), markup=False, emoji=False).measure(table).maximum
+    console = _lazy_console()
+    return sum(_measure(c, console).most for c in table.columns) + _overhead(table, len(table.columns))
 
 
 class _Null:
