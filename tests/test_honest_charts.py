@@ -62,6 +62,16 @@ def test_measured_and_datasheet_roof_labels_never_overlap(names):
     _assert_apart(_boxes(fig, labels))
 
 
+def test_three_memory_roofs_keep_their_labels_apart():
+    """H100 and H200 datasheets and the H200's measured spec: three near-parallel slopes, three labels apart."""
+    measured = [machine_summary(m) for m in resolve_specs([str(MEASURED_SPEC)])]
+    fig = roofline_figure([_analysis(["vector_add", "matmul_tiled"], "h100"),
+                           _analysis(["vector_add", "matmul_tiled"], "h200")], [], measured)
+    memory = _texts(fig, "memory-label")
+    assert len(memory) == 3
+    _assert_apart(_boxes(fig, memory + _texts(fig, "roof-label")))
+
+
 @pytest.fixture(scope="module")
 def resnet() -> dict:
     doc, _ = import_csv(NCU / "h200_resnet50_profile.csv", "h200")
