@@ -284,3 +284,21 @@ def test_fit_measures_once_not_per_trial(monkeypatch):
     monkeypatch.setattr(Console, "measure", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
     fit(_table(rows=200), 30)
     assert calls == []
+
+
+@pytest.mark.parametrize("spec", ["h100", "h200"])
+def test_wide_output_is_rich_s_own_layout(spec, run_cli):
+    """With --wide, fit gives rich the widths it would have found itself (so that it need not measure every cell
+    again): the text is the same as rich's layout of the same table untouched."""
+    import json
+
+    from roofline.render.tables.analysis import rich_tables
+    from roofline.render.tables.fit import fit, natural_width
+
+    docs = [json.loads(run_cli("analyze", "--spec", spec, "--format", "json").out)]
+    fitted = rich_tables(docs)[0]
+    fit(fitted, None)
+    width = natural_width(fitted)
+    untouched = rich_tables(docs)[0]
+    assert width == natural_width(untouched)
+    assert _render(fitted, width) == _render(untouched, width)

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 _DROP = "roofline_drop_order"
 _WHOLE = "roofline_whole_columns"
+_WIDEST = "roofline_widest_cell"  # set on a column by _prepare: its widest cell, measured once
 WIDE_HINT = "--wide shows them"
 
 
@@ -77,6 +78,9 @@ class _Span:
 def _measure(column: Any, console: Any) -> _Span:
     cells = list(column._cells)
     least = most = 0
+    widest = getattr(column, _WIDEST, None)
+    if column.no_wrap and widest is not None and all(_text(cell) is not None for cell in cells):
+        cells, least, most = [], widest, widest  # _prepare measured these already
     for cell in cells:
         if _text(cell) is None:  # some other renderable: ask rich
             from rich.measure import Measurement
@@ -105,6 +109,7 @@ def _prepare(table: Any, width: int | None) -> None:
     for column in table.columns:
         column.overflow = "fold"  # never an ellipsis: what does not fit goes on the next line
         widest = max((_cell_width(c) for c in column._cells), default=0)
+        setattr(column, _WIDEST, widest)
         keep = column.justify == "right" or (_header(column) in whole and (width is None or widest <= 0.4 * width))
         column.no_wrap = keep
         if keep:
@@ -211,12 +216,12 @@ def fit(table: Any, width: int | None) -> list[str]:
     if not isinstance(table, Table):
         return []
     _prepare(table, width)
-    if width is None:
-        return []
     console = _lazy_console()
     spans = {id(c): _measure(c, console) for c in table.columns}
-    if sum(s.most for s in spans.values()) + _overhead(table, len(table.columns)) <= width:
-        return []  # fits as it is: rich lays it out unchanged
+    if width is None or sum(s.most for s in spans.values()) + _overhead(table, len(table.columns)) <= width:
+        for column in table.columns:  # fits as it is: each column at its natural width, as rich would lay it out,
+            column.width = spans[id(column)].most  # given so that rich need not measure every cell again
+        return []
     declared = list(getattr(table, _DROP, ()))
     order = [h for h in declared if _empty(table, h)] + [h for h in declared if not _empty(table, h)]
     dropped: list[str] = []
