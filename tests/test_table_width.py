@@ -28,6 +28,8 @@ COMMANDS = {
     "import-grouped": ["import", "ncu", GPT2, "--spec", "h200", "--group-by", "op"],
     "report-host": ["report", Path(__file__).resolve().parent.parent / "tests" / "data" / "h200"
                     / "measure-all-two-gpus.json"],
+    "report-baseline": ["report", RESULTS / "h100.json", "--baseline", RESULTS / "h100_baseline.json"],
+    "import-torch": ["import", "torch", DATA / "kineto" / "h200-gpt2.json.gz"],
     "sweep": ["sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "2**12..2**13",
               "--min-time", "0", "--min-repeats", "2"],
     "measure": ["measure", "--backend", "numpy", "--kernels", DATA / "measure" / "m_add.yaml", "m_add", "-p", "n=4096",
@@ -47,6 +49,8 @@ KEY_COLUMNS = {
     "report-sweep": ("kernel", "status", "time (median)", "of ceiling", "gate"),
     "report-host": ("device", "kernel", "status", "time (median)", "of ceiling", "gate"),
     "import": ("group", "time", "of ceiling", "recoverable"),
+    "import-torch": ("group", "time", "of ceiling", "recoverable"),
+    "report-baseline": ("kernel", "status", "time (median)", "of ceiling", "vs baseline", "gate"),
     "import-grouped": ("group", "time", "of ceiling", "recoverable"),
     "sweep": ("size", "bytes", "measured", "predicted", "error"),
     "measure": ("kernel", "status", "time (median)", "of ceiling"),
