@@ -19,7 +19,7 @@ rich never has to squeeze a column below what it holds.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 _DROP = "roofline_drop_order"
 _WHOLE = "roofline_whole_columns"
@@ -75,7 +75,8 @@ class _Span:
     fixed: bool
 
 
-def _measure(column: Any, console: Any) -> _Span:
+def _measure(column: Any, console: Callable[[], Any]) -> _Span:
+    """One pass over the column's cells, from their text (rich asked only for cells that are not text)."""
     cells = list(column._cells)
     least = most = 0
     widest = getattr(column, _WIDEST, None)
@@ -165,14 +166,6 @@ def _widths(spans: list[_Span], room: int) -> list[int] | None:
     return widths
 
 
-def minimum_width(table: Any) -> int:
-    """The narrowest this table renders without breaking a number, an id or a word."""
-    from rich.console import Console
-
-    console = Console(width=10_000, file=_Null(), markup=False, emoji=False)
-    return console.measure(table).minimum
-
-
 def natural_width(table: Any) -> int:
     """The width this table takes with every cell on one line (what --wide prints at)."""
     from rich.table import Table
@@ -193,7 +186,8 @@ class _Null:
         pass
 
 
-def _lazy_console() -> Any:
+def _lazy_console() -> Callable[[], Any]:
+    """A Console made on first use: most tables are all text and never need one."""
     made: list[Any] = []
 
     def get() -> Any:

@@ -66,8 +66,8 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
         title += f" · {SOURCES[source]}"
     groups = doc.get("groups") or []
     mixed = [MIXED_ROOF] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
-    table = Table(title=literal(title), title_justify="left", caption=literal("\n".join(x for x in (footer(doc), *mixed) if x)),
-                  caption_justify="left")
+    caption = "\n".join(x for x in (footer(doc), *mixed) if x)
+    table = Table(title=literal(title), title_justify="left", caption=literal(caption), caption_justify="left")
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
     for i, g in enumerate(doc.get("groups") or [], 1):
