@@ -172,6 +172,8 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             heading = title or " · ".join(dict.fromkeys(
                 [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
                 + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
+            ran = render.ran_on(results_docs)
+            heading = heading if title or not ran else f"measured on {'; '.join(ran)} · ceilings of {heading}"
             notes = [f"{name}: no floating-point work (0 FLOP/s), so it has no place on a log-log roofline"
                      for name in unplottable]
             return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes), fmt)

@@ -69,7 +69,8 @@ def _tooltip(p: Mapping[str, Any]) -> str:
              f"time: {format_time(p['time'])} ({p['share']:.1%} of GPU time)",
              "intensity: " + ("-" if not p["intensity"] else f"{p['intensity']:.3g} FLOP/B"),
              f"achieved: {format_flops(p['achieved'])}, {format_rate(p['bandwidth'])}",
-             "roof: " + clean(roof_text(p["roof"], p.get("dtype")), newlines=False),
+             "roof: " + clean(roof_text(p["roof"], p.get("dtype")), newlines=False)
+             + (" + (work on more than one roof; this one holds most of it)" if p.get("mixed") else ""),
              f"fraction of ceiling: {format_fraction(p['fraction'])}",
              f"recoverable: {format_time(p['recoverable'])}"]
     if p.get("flag"):
@@ -99,12 +100,21 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
         f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'
         for p in points if p["plotted"])
+    from roofline.render.tables.grouped import MIXED_ROOF
+
+    unplotted = [(i, p) for i, p in enumerate(points, 1) if not p["plotted"]]
+    missing = ("<p id=\"unplotted\">Not on the chart, 0 FLOPs (no place on a log-log chart): "
+               + "; ".join(f"{i}. {html_text(p['name'])} at {format_rate(p['bandwidth'])} for {format_time(p['time'])}"
+                           for i, p in unplotted) + ".</p>\n") if unplotted else ""
+    mixed = (f"<p id=\"mixed-roof\">{html_text(MIXED_ROOF)}.</p>\n"
+             if any(p.get("mixed") for p in points) else "")
     rows = []
     for i, p in enumerate(points, 1):
         cells = [str(i), html_text(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
                  str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", format_count(p["flops"]),
                  format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
-                 format_flops(p["achieved"]), html_text(roof_text(p["roof"], p.get("dtype"))),
+                 format_flops(p["achieved"]),
+                 html_text(roof_text(p["roof"], p.get("dtype")) + (" +" if p.get("mixed") else "")),
                  format_fraction(p["fraction"]),
                  format_time(p["sol_time"]),
                  format_time(p["recoverable"]), html_text(p.get("flag") or "")]
@@ -123,7 +133,7 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         f"<h1 style=\"font-size:1.2em\">{html_text(heading)}</h1>\n"
         f"<div id=\"chart\">{_svg(doc, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
         f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
-        f"<p>{html_text(footer(doc))}</p>\n"
+        f"{missing}<p>{html_text(footer(doc))}</p>\n{mixed}"
         f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
         f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
         f"<script>{_SCRIPT}</script>\n</body></html>\n"

@@ -26,6 +26,9 @@ def _model_cell(g: Mapping[str, Any]) -> str:
     return ", ".join(cells)
 
 
+MIXED_ROOF = "roof +: work on more than one roof, timed at each; the roof shown holds most of it"
+
+
 def group_row(rank: int, g: Mapping[str, Any]) -> list[str]:
     roof = roof_text(g["roof"], g.get("dtype")) + (" +" if len(g.get("roofs") or []) > 1 else "")
     return [str(rank), str(g["name"]), str(g["launches"]), format_time(g["time"]), f"{g['share']:.1%}",
@@ -61,8 +64,10 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
     source = block.get("with") if isinstance(block, dict) else None
     if source in SOURCES:
         title += f" · {SOURCES[source]}"
-    table = Table(title=literal(title), title_justify="left", caption=literal(footer(doc)),
-                  caption_justify="left")
+    groups = doc.get("groups") or []
+    mixed = [MIXED_ROOF] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
+    caption = "\n".join(x for x in (footer(doc), *mixed) if x)
+    table = Table(title=literal(title), title_justify="left", caption=literal(caption), caption_justify="left")
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
     for i, g in enumerate(doc.get("groups") or [], 1):
@@ -76,7 +81,8 @@ def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
     rows = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for i, g in enumerate(groups[:limit] if limit else groups, 1):
         rows.append("| " + " | ".join(md(c) for c in group_row(i, g)) + " |")
-    return "\n".join(rows) + "\n\n" + md(footer(doc)) + "\n"
+    mixed = ["", md(MIXED_ROOF)] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
+    return "\n".join(rows) + "\n\n" + "\n".join([md(footer(doc)), *mixed]) + "\n"
 
 
 # ---- `roofline report` of grouped profiles (roofline.gates.groups.group_report) ----------------------------
