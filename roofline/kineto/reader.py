@@ -86,6 +86,11 @@ class Launch:
     ts: float
     tid: str
     correlation: int
+    dur: float = 0.0  # µs: the call's own time (the timeline's launch delay runs from its end)
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +372,7 @@ def read_trace(path: Path, max_gpu_events: int | None = None) -> Trace:
         elif cat in _LAUNCH_CATS:
             corr = _int(args.get("correlation"))
             if corr is not None:
-                launches[corr] = Launch(name, ts, str(event.get("tid")), corr)
+                launches[corr] = Launch(name, ts, str(event.get("tid")), corr, dur)
         elif cat == "python_function" and name.startswith(MODULE_PREFIX):
             modules.append(Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid"))))
     dist = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
