@@ -49,11 +49,19 @@ FLOP_CONVENTION = ("model FLOPs (MFU): the modelled FLOPs of matrix-class ops (G
                    "matmuls), recomputation not told apart; hardware FLOPs (HFU): every modelled FLOP")
 
 
+_KERNEL_CATEGORY: dict[str, str] = {}  # a kernel name's category, found once (a trace repeats its names)
+
+
 def category(event: GpuEvent) -> str:
     """'copy' for memcpy and memset, 'collective' for a collective kernel, else 'compute'."""
     if event.kind != "kernel":
         return "copy"
-    return "collective" if _COLLECTIVE.search(event.name) else "compute"
+    found = _KERNEL_CATEGORY.get(event.name)
+    if found is None:
+        if len(_KERNEL_CATEGORY) > 100_000:
+            _KERNEL_CATEGORY.clear()
+        found = _KERNEL_CATEGORY[event.name] = "collective" if _COLLECTIVE.search(event.name) else "compute"
+    return found
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,7 @@ class Overlap:
     concurrent: float
     busy: float
     compute_collective: float  # collective time with compute running beside it
+    work: float = 0.0  # time compute or copies ran: busy time outside collectives
 
     @property
     def concurrent_share(self) -> float:
@@ -185,13 +194,19 @@ class Timeline:
 
 def merge(intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
     """The union of [start, end] intervals as disjoint, sorted intervals (touching ones merged, as HTA does)."""
-    out: list[list[float]] = []
+    out: list[tuple[float, float]] = []
+    first, last = None, 0.0
     for start, end in sorted(intervals):
-        if out and start <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], end)
-        else:
-            out.append([start, end])
-    return [(a, b) for a, b in out]
+        if first is not None and start <= last:
+            if end > last:
+                last = end
+            continue
+        if first is not None:
+            out.append((first, last))
+        first, last = start, end
+    if first is not None:
+        out.append((first, last))
+    return out
 
 
 def _length(intervals: Sequence[tuple[float, float]]) -> float:
@@ -222,30 +237,40 @@ def launch_delay(events: Sequence[GpuEvent], launches: Mapping[int, Launch]) -> 
 
 def overlap(events: Sequence[GpuEvent]) -> Overlap:
     """A sweep over the events' starts and ends counting what runs in each category."""
-    points: list[tuple[float, int, str]] = []
+    index = {"compute": 0, "copy": 1, "collective": 2}
+    points: list[tuple[float, int, int]] = []
     for e in events:
         if e.dur > 0:
-            cat = category(e)
+            cat = index[category(e)]
             points += [(e.ts, 1, cat), (e.ts + e.dur, -1, cat)]
     points.sort(key=lambda p: (p[0], p[1]))  # ends before starts at the same instant
-    running = {"compute": 0, "copy": 0, "collective": 0}
-    spent = {"compute": 0.0, "copy": 0.0, "collective": 0.0}
-    concurrent = busy = both = 0.0
-    last = None
+    running = [0, 0, 0]
+    spent = [0.0, 0.0, 0.0]
+    concurrent = busy = both = work = 0.0
+    last = points[0][0] if points else 0.0
     for t, step, cat in points:
-        if last is not None and t > last:
+        if t > last:
             span = t - last
-            active = [c for c, n in running.items() if n > 0]
-            for c in active:
-                spent[c] += span
-            busy += span if active else 0.0
-            concurrent += span if len(active) >= 2 else 0.0
-            both += span if running["compute"] and running["collective"] else 0.0
+            compute, copy, collective = running
+            active = (compute > 0) + (copy > 0) + (collective > 0)
+            if active:
+                busy += span
+                if compute:
+                    spent[0] += span
+                if copy:
+                    spent[1] += span
+                if collective:
+                    spent[2] += span
+                if active >= 2:
+                    concurrent += span
+                if compute and collective:
+                    both += span
+                if compute or copy:
+                    work += span
         running[cat] += step
         last = t
     us = 1e-6
-    return Overlap(spent["compute"] * us, spent["copy"] * us, spent["collective"] * us, concurrent * us, busy * us,
-                   both * us)
+    return Overlap(spent[0] * us, spent[1] * us, spent[2] * us, concurrent * us, busy * us, both * us, work * us)
 
 
 class _Host:
@@ -281,37 +306,41 @@ class _Host:
         return found
 
 
-def _gaps(merged: Sequence[tuple[float, float]], starts: Mapping[float, GpuEvent], host: _Host,
-          origin: float) -> list[Gap]:
-    """Every gap between the merged busy intervals, with its cause."""
+def _gaps(merged: Sequence[tuple[float, float]], starts: Mapping[float, GpuEvent], host: _Host, origin: float,
+          top: int) -> tuple[dict[str, float], list[Gap]]:
+    """The idle time by cause over every gap between the merged busy intervals, and the `top` largest gaps."""
+    by_cause = {c: 0.0 for c in CAUSES}
     raw = []
+    points: dict[str, list[tuple[float, int]]] = {}
+    launches = host.launches
     for (_, a), (b, _) in zip(merged, merged[1:]):
         nxt = starts[b]
-        launch = host.launches.get(nxt.correlation) if nxt.correlation is not None else None
-        raw.append((a, b, nxt, launch))
-    points: dict[str, list[tuple[float, int]]] = {}
-    for i, (a, _, _, launch) in enumerate(raw):
+        launch = launches.get(nxt.correlation) if nxt.correlation is not None else None
+        if launch is None:
+            cause = "other"
+        elif host.sync_at(launch.tid, a) is not None:
+            cause = "synchronisation"
+        elif launch.ts > a:
+            cause = "host-bound"
+        else:
+            cause = "launch-bound"
+        by_cause[cause] += (b - a) * 1e-6
+        raw.append((a, b, nxt, launch, cause))
+    largest = sorted(raw, key=lambda g: (g[0] - g[1], g[0]))[:top]
+    for i, (a, _, _, launch, _) in enumerate(largest):
         if launch is not None:
             points.setdefault(launch.tid, []).append((a, i))
     op_at = host.ops_at(points)
     out = []
-    for i, (a, b, nxt, launch) in enumerate(raw):
+    for i, (a, b, nxt, launch, cause) in enumerate(largest):
         op = op_at.get(i)
         host_op = op.name if op is not None else None
-        if launch is None:
-            cause, lead = "other", None
-        else:
-            lead = (launch.ts - a) * 1e-6
-            sync = host.sync_at(launch.tid, a)
-            if sync is not None:
-                cause, host_op = "synchronisation", sync.name
-            elif launch.ts > a:
-                cause = "host-bound"
-            else:
-                cause = "launch-bound"
+        if cause == "synchronisation":
+            assert launch is not None
+            host_op = host.sync_at(launch.tid, a).name  # type: ignore[union-attr]
         out.append(Gap((a - origin) * 1e-6, (b - a) * 1e-6, cause, host_op, nxt.name,
-                       launch.name if launch else None, lead))
-    return out
+                       launch.name if launch else None, (launch.ts - a) * 1e-6 if launch else None))
+    return by_cause, out
 
 
 def device_timeline(trace: Trace, rank: int, device: int | None, events: Sequence[GpuEvent], host: _Host,
@@ -322,13 +351,9 @@ def device_timeline(trace: Trace, rank: int, device: int | None, events: Sequenc
     for e in sorted(usable, key=lambda e: (e.ts, -e.dur)):
         starts.setdefault(e.ts, e)
     window = (merged[-1][1] - merged[0][0]) * 1e-6 if merged else 0.0
-    gaps = _gaps(merged, starts, host, merged[0][0]) if merged else []
-    by_cause = {c: 0.0 for c in CAUSES}
-    for g in gaps:
-        by_cause[g.cause] += g.duration
-    largest = tuple(sorted(gaps, key=lambda g: (-g.duration, g.start))[:top])
+    by_cause, largest = _gaps(merged, starts, host, merged[0][0], top) if merged else ({c: 0.0 for c in CAUSES}, [])
     streams = tuple(sorted({e.stream for e in usable if e.stream is not None}))
-    return DeviceTimeline(rank, device, len(usable), streams, window, _length(merged) * 1e-6, by_cause, largest,
+    return DeviceTimeline(rank, device, len(usable), streams, window, _length(merged) * 1e-6, by_cause, tuple(largest),
                           launch_delay(usable, trace.launches), overlap(usable))
 
 
@@ -349,9 +374,14 @@ def analyze(traces: Sequence[Trace], ranks: Sequence[int], top: int = TOP_GAPS) 
         by_device: dict[int | None, list[GpuEvent]] = {}
         for e in trace.gpu:
             by_device.setdefault(e.device, []).append(e)
-        for device in sorted(by_device, key=lambda d: (d is None, d or 0)):
-            devices.append(device_timeline(trace, rank, device, by_device[device], host, top))
-        per_rank.append(_rank(rank, trace.gpu))
+        mine = [device_timeline(trace, rank, device, by_device[device], host, top)
+                for device in sorted(by_device, key=lambda d: (d is None, d or 0))]
+        devices += mine
+        if len(mine) == 1:  # the rank's union is its one device's
+            d = mine[0]
+            per_rank.append(RankTimeline(rank, d.window, d.busy, d.overlap.work))
+        else:
+            per_rank.append(_rank(rank, trace.gpu))
     return Timeline(tuple(devices), tuple(per_rank))
 
 
