@@ -33,11 +33,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from roofline.kineto.attribution import _innermost
 from roofline.kineto.reader import GpuEvent, Launch, Trace
+from roofline.records.timeline import CAUSES, SCHEMA
 
-SCHEMA = "roofline/timeline/v1"
 DEFINITION = ("HTA's: busy = the union of the device's kernel, memcpy and memset intervals; window = first event "
               "start to last event end; idle = window - busy")
-CAUSES = ("host-bound", "launch-bound", "synchronisation", "other")
 TOP_GAPS = 5
 SYNC_SLACK = 5.0  # µs: how far a sync call may seem to end before the GPU does (CPU and GPU clocks are aligned
 # by CUPTI to about this)

@@ -108,7 +108,8 @@ def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
 
 
 def _program_line(p: Mapping[str, Any]) -> str:
-    return footer({"program": p}) + (f" · {p['verdict'].upper()}: {p['failures'][0]}" if p["failures"] else "")
+    shown = footer({"program": p, **({"timeline": {"step": p["step"]}} if p.get("step") else {})})
+    return shown + (f" · {p['verdict'].upper()}: {'; '.join(p['failures'])}" if p["failures"] else "")
 
 
 def report_tables(report: Mapping[str, Any]) -> list[Any]:
