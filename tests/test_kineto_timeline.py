@@ -249,3 +249,14 @@ def test_idle_share_agrees_with_hta_where_installed(step_trace: Path, tmp_path: 
     hta_idle = float(run.stdout.strip().splitlines()[-1])
     (r,) = analyze([read_trace(step_trace)], [0]).ranks
     assert abs(r.idle_share - hta_idle) <= 0.01
+
+
+def test_each_rank_table_states_its_own_step(run_cli, tmp_path: Path) -> None:
+    a = write_trace(tmp_path / "r0.json", step_events(), rank=0)
+    b = write_trace(tmp_path / "r1.json", step_events(k3=40.0), rank=1)
+    code, stdout, err = run_cli("import", "torch", str(a), str(b))
+    assert code in (0, None), err
+    text = " ".join((stdout + err).split())
+    # rank 0 idle 220 of 355 µs, rank 1 190 of 355, both 410 of 710
+    assert "GPU idle 62.0%" in text and "GPU idle 53.5%" in text and "over 2 devices, GPU idle 57.7%" in text
+    assert "straggler by busy time outside collectives: rank 1" in text

@@ -31,11 +31,15 @@ def tables(doc: Mapping[str, Any]) -> list[Any]:
     if not doc.get("groups"):
         return [launch_table(doc)]
     out = []
+    steps = {t["rank"]: t.get("step") for t in (doc.get("timeline") or {}).get("ranks") or []}
     for r in doc.get("ranks") or []:
         if r["groups"]:
             sub = {**doc, "device": {**doc["device"], "name": f"rank {r['rank']} ({doc['device']['name']})"},
                    "kernels": [k for k in doc["kernels"] if k["rank"] == r["rank"]], "groups": r["groups"],
                    "program": r["program"]}
+            sub.pop("timeline", None)  # the whole document's step is the merged table's; this rank's is its own
+            if steps.get(r["rank"]):
+                sub["timeline"] = {"step": steps[r["rank"]]}
             out.append(grouped_table(sub))
     merged = dict(doc)
     if doc.get("ranks"):
