@@ -260,3 +260,15 @@ def test_each_rank_table_states_its_own_step(run_cli, tmp_path: Path) -> None:
     # rank 0 idle 220 of 355 µs, rank 1 190 of 355, both 410 of 710
     assert "GPU idle 62.0%" in text and "GPU idle 53.5%" in text and "over 2 devices, GPU idle 57.7%" in text
     assert "straggler by busy time outside collectives: rank 1" in text
+
+
+def test_html_page_shows_the_step_strip(run_cli, step_trace: Path, tmp_path: Path) -> None:
+    out, page = tmp_path / "step-results.json", tmp_path / "step.html"
+    _import_cli(run_cli, step_trace, out)
+    code, _, err = run_cli("plot", "--results", str(out), "-o", str(page))
+    assert code in (0, None), err
+    html = page.read_text()
+    assert "Timeline: the GPU over the step" in html and 'class="strip"' in html
+    # the 90 µs synchronisation gap 210 µs into the 355 µs window, in place
+    assert f"left:{100 * 210 / 355:.4f}%;width:{100 * 90 / 355:.4f}%;background:#5b7fd6" in html
+    assert "cudaStreamSynchronize" in html
