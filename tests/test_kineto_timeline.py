@@ -171,7 +171,7 @@ def test_every_gpu_event_is_an_entry_even_one_of_no_duration(tmp_path: Path) -> 
     assert len(doc["kernels"]) + len(doc["unmodelled"]) == doc["source"]["launches"] == 8
     (zero,) = [u for u in doc["unmodelled"] if u["time"] == 0.0]
     assert "duration of 0 µs" in zero["why"]
-    assert any("duration of 0 or less" in n for n in notes)
+    assert any("duration of 0 or less: listed in 'unmodelled'" in n for n in notes)
 
 
 def _import_cli(run_cli, trace: Path, out: Path) -> None:
@@ -272,3 +272,10 @@ def test_html_page_shows_the_step_strip(run_cli, step_trace: Path, tmp_path: Pat
     # the 90 µs synchronisation gap 210 µs into the 355 µs window, in place
     assert f"left:{100 * 210 / 355:.4f}%;width:{100 * 90 / 355:.4f}%;background:#5b7fd6" in html
     assert "cudaStreamSynchronize" in html
+
+
+def test_a_selection_of_launches_has_no_timeline(step_trace: Path) -> None:
+    from roofline.kineto.select import LaunchScope
+
+    doc, notes = import_traces([step_trace], scope=LaunchScope(kernel="gemm"))
+    assert "timeline" not in doc and any("no timeline" in n for n in notes)

@@ -481,8 +481,8 @@ def _timeline(traces: Sequence[Trace], ranks: Sequence[int], builder: _Builder, 
 def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
     notes = []
     if builder.skipped:
-        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less not imported "
-                     "(a negative one is a broken trace)")
+        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less: listed in 'unmodelled' "
+                     "with no time (a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
         from roofline.model.units import format_time
