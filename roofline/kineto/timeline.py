@@ -4,7 +4,10 @@ Definitions (HTA's, Holistic Trace Analysis 0.5, `get_temporal_breakdown`, so th
   window   from the first GPU event's start to the last one's end (kernels, memcpys and memsets, every stream)
   busy     the union of those events' intervals; idle = window - busy
 per device, and per rank over all its devices (HTA's figure: one union per rank). Events of negative duration (a
-broken trace) are left out; an event of zero duration still marks where the window begins or ends.
+broken trace) are left out; an event of zero duration still marks where the window begins or ends. Every event the
+import covers is in: HTA by default leaves out the last profiler step of a trace of several, and rounds each event
+of a nanosecond trace inward to whole microseconds; with include_last_profiler_step=True and
+HTA_DISABLE_NS_ROUNDING=1 it gives the same idle share (benchmarks/timeline_vs_hta.py).
 
 An idle gap is a stretch of the window where nothing runs on the device. Its cause is read from the host, on the
 thread that launched the event ending the gap (found through the correlation id), in this order:
