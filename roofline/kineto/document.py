@@ -574,6 +574,5 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
     if scope.given:
         more.append("note: no timeline (window, idle, gaps) for a selection of launches: import the whole trace "
                     "for it")
-    if scope.given:
         doc["source"]["scope"] = scope.to_json()
     return doc, notes + more
