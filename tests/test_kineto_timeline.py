@@ -161,7 +161,7 @@ def test_program_line_states_all_gpu_time_wall_time_mfu_and_hfu(step_trace: Path
     assert step["hfu"] == pytest.approx(step["hardware_flops"] / (355 * US) / step["peak"]["flops"])
     assert step["hardware_flops"] >= step["model_flops"] and "2·m·n·k" in step["flop_convention"]
     line = " ".join(footer(doc).split())
-    assert f"GPU time" in line and "(every GPU event)" in line and "GPU idle 62.0%" in line
+    assert "GPU time" in line and "(every GPU event)" in line and "GPU idle 62.0%" in line
     assert "of ceiling over wall time" in line and "MFU" in line and "HFU" in line and "bf16_tensor peak" in line
 
 
