@@ -102,6 +102,7 @@ def test_window_busy_idle_and_the_gaps_causes(step_trace: Path) -> None:
     assert gaps == [(210, 90, "synchronisation", "cudaStreamSynchronize"), (120, 80, "host-bound", "aten::index"),
                     (320, 30, "other", None), (80, 20, "launch-bound", "aten::mm")]
     assert d.gaps[1].launch == "cudaLaunchKernel" and d.gaps[1].launch_lead == pytest.approx(70 * US)
+    assert d.gaps[1].launch_op == "aten::add" and d.gaps[0].launch_op == "aten::mm"  # what the host reached
     assert d.gaps[3].launch_lead == pytest.approx(-10 * US)  # the launch began before the GPU ran dry
 
 

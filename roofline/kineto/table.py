@@ -59,8 +59,9 @@ def _short(name: str | None, limit: int = 48) -> str:
 
 def _gap_text(g: Mapping[str, Any]) -> str:
     where = f" in {g['host_op']}" if g.get("host_op") else ""
+    launched = f" (launched in {_short(g['launch_op'])})" if g.get("launch_op") else ""
     return (f"{format_time(g['duration'])} at {format_time(g['start'])}: {g['cause']}{where}, before "
-            f"{_short(g.get('next'))}")
+            f"{_short(g.get('next'))}{launched}")
 
 
 def timeline_tables(doc: Mapping[str, Any]) -> list[Any]:

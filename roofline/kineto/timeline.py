@@ -76,10 +76,12 @@ class Gap:
     next_event: str  # the GPU event that ended it
     launch: str | None  # the call that launched that event
     launch_lead: float | None  # s: the launch call's start minus the gap's start (> 0: the host was late)
+    launch_op: str | None = None  # the op the launch call ran in: what the host reached when the gap ended
 
     def to_json(self) -> dict[str, Any]:
         return {"start": self.start, "duration": self.duration, "cause": self.cause, "host_op": self.host_op,
-                "next": self.next_event, "launch": self.launch, "launch_lead": self.launch_lead}
+                "next": self.next_event, "launch": self.launch, "launch_lead": self.launch_lead,
+                "launch_op": self.launch_op}
 
 
 @dataclass(frozen=True)
@@ -330,18 +332,19 @@ def _gaps(merged: Sequence[tuple[float, float]], starts: Mapping[float, GpuEvent
         raw.append((a, b, nxt, launch, cause))
     largest = sorted(raw, key=lambda g: (g[0] - g[1], g[0]))[:top]
     for i, (a, _, _, launch, _) in enumerate(largest):
-        if launch is not None:
-            points.setdefault(launch.tid, []).append((a, i))
+        if launch is not None:  # key 2i: the op when the gap began; 2i + 1: the op the launch ran in
+            points.setdefault(launch.tid, []).extend(((a, 2 * i), (launch.ts, 2 * i + 1)))
     op_at = host.ops_at(points)
     out = []
     for i, (a, b, nxt, launch, cause) in enumerate(largest):
-        op = op_at.get(i)
+        op, launch_op = op_at.get(2 * i), op_at.get(2 * i + 1)
         host_op = op.name if op is not None else None
         if cause == "synchronisation":
             assert launch is not None
             host_op = host.sync_at(launch.tid, a).name  # type: ignore[union-attr]
         out.append(Gap((a - origin) * 1e-6, (b - a) * 1e-6, cause, host_op, nxt.name,
-                       launch.name if launch else None, (launch.ts - a) * 1e-6 if launch else None))
+                       launch.name if launch else None, (launch.ts - a) * 1e-6 if launch else None,
+                       launch_op.name if launch_op is not None else None))
     return by_cause, out
 
 

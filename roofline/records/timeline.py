@@ -28,7 +28,8 @@ _DEVICE = {**_SPAN, "events": NUMBER, "streams": "list", "idle_by_cause": MAPPIN
 _DEVICE_OPTIONAL = {"device": _OPT_NUMBER, "launch_delay": "mapping or null"}
 _RANK_OPTIONAL = {"busy_outside_collectives": NUMBER, "step": MAPPING}
 _GAP = {"start": NUMBER, "duration": NUMBER, "cause": STRING}
-_GAP_OPTIONAL = {"host_op": "string or null", "next": STRING, "launch": "string or null", "launch_lead": _OPT_NUMBER}
+_GAP_OPTIONAL = {"host_op": "string or null", "next": STRING, "launch": "string or null", "launch_lead": _OPT_NUMBER,
+                 "launch_op": "string or null"}
 _DELAY = {"count": NUMBER, "mean": NUMBER, "p50": NUMBER, "p95": NUMBER, "max": NUMBER}
 _OVERLAP = {"compute": NUMBER, "copy": NUMBER, "collective": NUMBER, "concurrent": NUMBER,
             "concurrent_share": NUMBER}

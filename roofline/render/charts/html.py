@@ -169,7 +169,8 @@ def timeline_html(doc: Mapping[str, Any]) -> str:
 def _gap_title(g: Mapping[str, Any]) -> str:
     where = f" in {g['host_op']}" if g.get("host_op") else ""
     return (f"{format_time(g['duration'])} idle at {format_time(g['start'])}: {g['cause']}{where}; "
-            f"then {clean(str(g.get('next') or ''), newlines=False)[:120]}")
+            f"then {clean(str(g.get('next') or ''), newlines=False)[:120]}"
+            + (f", launched in {clean(str(g['launch_op']), newlines=False)[:80]}" if g.get("launch_op") else ""))
 
 
 def _figure_svg(fig: Any) -> str:
