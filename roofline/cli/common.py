@@ -393,7 +393,8 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterato
         if not to_stdout:
             write_output(None, body())
     else:
-        print_tables([table(doc)], None, stderr=to_stdout)
+        shown = table(doc)  # one table, or several (a document's table and its timeline)
+        print_tables(list(shown) if isinstance(shown, (list, tuple)) else [shown], None, stderr=to_stdout)
     for line in notes:
         note(line)
     if output is not None and not to_stdout:

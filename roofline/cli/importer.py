@@ -134,7 +134,7 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     """
     from roofline.cli.common import is_stdout, print_tables
     from roofline.kineto.document import import_traces, straggler_line, summary_line
-    from roofline.kineto.table import tables
+    from roofline.kineto.table import tables, timeline_tables
     from roofline.ncu.readback import check_import
 
     doc, notes = import_traces(list(traces), spec_name, group_by, triton_source=triton_source)
@@ -144,7 +144,7 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     shown = tables(doc)
     if fmt == "table" and len(shown) > 1:  # each rank's table, then the merged one
         print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))
-    emit_results(doc, output, fmt, lambda _doc: shown[-1], lines)
+    emit_results(doc, output, fmt, lambda _doc: [shown[-1], *timeline_tables(doc)], lines)
 
 
 COMMANDS = [import_group, profile]  # profile lives in roofline/cli/profile.py; registered with the importers

@@ -256,7 +256,7 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
     from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
     from roofline.kineto.document import import_traces, summary_line
     from roofline.kineto.program import Running, capture, capture_range, python_program
-    from roofline.kineto.table import launch_table
+    from roofline.kineto.table import launch_table, timeline_tables
     from roofline.ncu.program import ProgramFailed
     from roofline.ncu.readback import check_import
     from roofline.render.tables.grouped import grouped_table
@@ -295,7 +295,8 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
     lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}"]
-    emit_results(doc, output, fmt, grouped_table if doc.get("groups") else launch_table, lines)
+    table = grouped_table if doc.get("groups") else launch_table
+    emit_results(doc, output, fmt, lambda d: [table(d), *timeline_tables(d)], lines)
 
 
 NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}

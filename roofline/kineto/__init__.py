@@ -5,4 +5,6 @@ attribution   each kernel -> its launch (correlation id) -> the innermost ATen o
 document      the results document `import ncu` writes: kernels, groups, program, and the ranks' straggler
 opargs        OpInput / OpWork: an op's recorded arguments read (dtypes, shapes, concrete values)
 opmodels      the op models (FLOPs and bytes from input shapes), imported only when an import runs
+timeline      the step: window, GPU busy and idle (HTA's definition), idle gaps and their causes, launch delay,
+              overlap across streams, and the step's MFU/HFU and fraction of ceiling over wall time
 """

@@ -212,26 +212,34 @@ class _Builder:
             for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
                 split[m] = share
         for i, a in enumerate(items):
-            if a.event.dur <= 0:
-                self.skipped += 1
-                continue
             self.number += 1
+            if a.event.dur <= 0:  # an entry all the same: every GPU event of the trace is one, with why
+                self.skipped += 1
+                self._unmodelled({**self._base(rank, a), "time_median": 0.0},
+                                 f"the trace gives it a duration of {a.event.dur:g} µs: no time to put on a roofline")
+                continue
             self._one(trace, rank, a, split.get(i))
 
     def _unmodelled(self, base: dict[str, Any], why: str) -> None:
         self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
-                                "time": base["time_median"], "why": why, "model": "no model"})
-        if base["op"] not in (GRAPH_OP, NO_OP):
+                                "kernel_name": base["kernel_name"], "time": base["time_median"], "why": why,
+                                "model": "no model"})
+        if base["op"] not in (GRAPH_OP, NO_OP) and base["time_median"] > 0:
             self.no_model_ops[base["op"]] = self.no_model_ops.get(base["op"], 0.0) + base["time_median"]
 
-    def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
-        e, time = a.event, a.event.dur * 1e-6
+    def _base(self, rank: int, a: Attributed) -> dict[str, Any]:
+        e = a.event
         base: dict[str, Any] = {"name": short_name(e.name), "kernel_name": e.name, "params": {"launch": self.number},
-                                "rank": rank, "op": a.op_name, "time_median": time}
+                                "rank": rank, "op": a.op_name, "time_median": e.dur * 1e-6}
         if a.op is not None:
             base["op_inputs"] = {"dims": list(a.op.dims), "types": list(a.op.types)}
         if a.module is not None:
             base["module"] = a.module
+        return base
+
+    def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
+        e, time = a.event, a.event.dur * 1e-6
+        base = self._base(rank, a)
         if a.graph:
             base["graph"] = {"launch": a.launch.name if a.launch else None,
                              "around": a.op.name if a.op is not None else None}
@@ -317,9 +325,11 @@ def group_entries(entries: Sequence[Mapping[str, Any]], by: str) -> list[dict[st
 
 
 def _program(groups: Sequence[Mapping[str, Any]], unmodelled_time: float) -> dict[str, Any]:
+    """The groups' totals, and the GPU time of every event, modelled or not (gpu_time), which the shares are of."""
     program = program_totals(groups)
     everything = program["time"] + unmodelled_time
-    program.update(unmodelled_time=unmodelled_time, unmodelled_share=unmodelled_time / everything if everything else 0.0)
+    program.update(gpu_time=everything, unmodelled_time=unmodelled_time,
+                   unmodelled_share=unmodelled_time / everything if everything else 0.0)
     return program
 
 
@@ -384,8 +394,10 @@ def _ranks(traces: Sequence[Trace], path_order: Sequence[Path]) -> list[int]:
 
 def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, group_by: str = "op",
                    model: Model | None = None, make_input: Callable[..., Any] | None = None,
-                   sources: KernelSources | None = None) -> tuple[dict[str, Any], list[str]]:
-    """(results document, notes). InputError when no GPU work in the traces can be put on the roofline."""
+                   sources: KernelSources | None = None, with_timeline: bool = True
+                   ) -> tuple[dict[str, Any], list[str]]:
+    """(results document, notes). InputError when no GPU work in the traces can be put on the roofline. The
+    `timeline` block (roofline.kineto.timeline) needs every event of the traces: leave it out for a selection."""
     if group_by not in GROUP_BY:
         raise InputError(f"--group-by: '{group_by:.40}' is not one of {', '.join(GROUP_BY)}")
     if model is None or make_input is None:
@@ -442,14 +454,35 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
                                  "gpu_time": sum(k["time_median"] for k in mine) + lost, "unmodelled_time": lost,
                                  "groups": rank_groups, "program": _program(rank_groups, lost)})
         doc["straggler"] = straggler(doc["ranks"])
+    if with_timeline:
+        doc["timeline"] = _timeline(traces, ranks, builder, machine)
     return doc, notes
+
+
+def _timeline(traces: Sequence[Trace], ranks: Sequence[int], builder: _Builder, machine: MachineSpec
+              ) -> dict[str, Any]:
+    """The timeline block: each device's window, busy, idle, gaps, launch delay and overlap, and the step's
+    figures (of the whole document and of each rank) over the devices' wall time."""
+    from roofline.kineto import timeline
+
+    line = timeline.analyze(traces, ranks)
+
+    def step_of(rank: int | None) -> dict[str, Any]:
+        devices = [d for d in line.devices if rank is None or d.rank == rank]
+        kernels = [k for k in builder.kernels if rank is None or k["rank"] == rank]
+        lost = sum(u["time"] for u in builder.unmodelled if rank is None or u["rank"] == rank)
+        return timeline.step(kernels, lost, sum(d.window for d in devices), sum(d.busy for d in devices),
+                             machine.roofs, len(devices))
+
+    rank_steps = {rank: step_of(rank) for rank in ranks} if len(ranks) > 1 else None
+    return timeline.block(line, step_of(None), rank_steps)
 
 
 def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
     notes = []
     if builder.skipped:
-        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less not imported "
-                     "(a negative one is a broken trace)")
+        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less: listed in 'unmodelled' "
+                     "with no time (a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
         from roofline.model.units import format_time
@@ -536,7 +569,10 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
         notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
-    doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source))
+    doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source),
+                               with_timeline=not scope.given)
     if scope.given:
+        more.append("note: no timeline (window, idle, gaps) for a selection of launches: import the whole trace "
+                    "for it")
         doc["source"]["scope"] = scope.to_json()
     return doc, notes + more

@@ -87,6 +87,11 @@ class Launch:
     ts: float
     tid: str
     correlation: int
+    dur: float = 0.0  # µs: the call's own time (the timeline's launch delay runs from its end)
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +421,7 @@ def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -
                   _text(args.get("kernel_backend")), _text(args.get("kernel_file")))
     if cat in _LAUNCH_CATS:
         corr = _int(args.get("correlation"))
-        return None if corr is None else Launch(name, ts, str(event.get("tid")), corr)
+        return None if corr is None else Launch(name, ts, str(event.get("tid")), corr, dur)
     return Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid")))
 
 

@@ -16,6 +16,7 @@ from roofline.errors import at
 from roofline.records.fields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
 from roofline.records.fields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
 from roofline.records.groups import check_groups
+from roofline.records.timeline import check_timeline
 
 RESULTS_SCHEMA = "roofline/results/v1"
 RESULTS_VERSION = 1
@@ -237,3 +238,4 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
     if sweep is not None and not isinstance(sweep.get("kernel"), str):
         raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
     check_groups(path, doc)
+    check_timeline(path, doc)
