@@ -239,6 +239,8 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     elif source is None:
         # a fused kernel runs over its largest buffer (a pointwise kernel's output, a reduction's input)
         points = max(_footprint(t, inp.strides) for _, t, inp in buffers)
+        if reach is not None:
+            points = min(points, reach)  # a gathered table is not iterated over
         per = sum(_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op, 0)) for op in ops)
         unknown = [op for op in ops if op not in _FLOPS_PER_ELEMENT and "_" + op not in _FLOPS_PER_ELEMENT]
         flops = float(per * points)
