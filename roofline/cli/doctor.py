@@ -55,6 +55,8 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
 
     from roofline.fleet.launch import under_mpi
 
+    catalog = SpecCatalog.bundled()
+    check_inputs(spec_name, use_ncu, ncu_path, catalog)  # exit 2 before a GPU is looked for (exit 3)
     if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
         from roofline.cli.fleet import refuse_device
         from roofline.cli.fleet_gpu import doctor_fleet
@@ -69,9 +71,15 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     except BackendUnavailable as exc:
         from roofline.measurement.backend_cupy import CUPY_INSTALL
 
-        raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
-                                 fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU") from None
-    spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
+        error = BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
+                                   fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU")
+        if fmt == "json":  # standard output is a verdict even now: a script gets the reason, not nothing
+            from roofline.gates.doctor import unavailable
+            from roofline.load.jsonio import dumps
+
+            click.echo(dumps(unavailable(error.reason, error.fix, device_id)), nl=False)
+        raise error from None
+    spec = choose_machine(spec_name, backend, catalog)
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
     if fmt == "json":
@@ -84,6 +92,20 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
             note(line)
     if verdict.exit_code:
         raise click.exceptions.Exit(verdict.exit_code)
+
+
+def check_inputs(spec_name: str, use_ncu: bool, ncu_path: str | None, catalog: object) -> None:
+    """What the user typed, checked before any GPU is opened: a bad --spec or --ncu-path is exit 2 on any
+    machine, never hidden behind 'no GPU' (exit 3)."""
+    from roofline.errors import InputError
+    from roofline.ncu.profile import find_ncu
+
+    if spec_name and spec_name != "auto":
+        catalog.resolve(spec_name)  # type: ignore[attr-defined]
+    if use_ncu and ncu_path:
+        _exe, why = find_ncu(ncu_path)
+        if why is not None:
+            raise InputError(f"--ncu-path {ncu_path}: no such executable", fix="give the path of ncu, or --no-ncu")
 
 
 COMMANDS = [doctor]
