@@ -137,17 +137,40 @@ def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
 
 
 def wide_option(f: F) -> F:
-    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut)."""
+    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut); and
+    --color, which every command that prints a table takes with it."""
     def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
         if value:
             ctx.meta["roofline.wide"] = True
         return value
 
-    return click.option(
+    return color_option(click.option(
         "--wide", is_flag=True, expose_value=False, callback=remember,
         help="Print every table column however wide (by default a narrow terminal leaves the least important "
              "columns out, never cutting a number or id).",
+    )(f))
+
+
+def color_option(f: F) -> F:
+    """--color auto|always|never (roofline.render.console decides what auto means: NO_COLOR, TERM=dumb, MPI)."""
+    from roofline.render.console import COLOR_CHOICES
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        if value is not None:
+            ctx.meta["roofline.color"] = value
+        return value
+
+    return click.option(
+        "--color", type=click.Choice(COLOR_CHOICES), default=None, expose_value=False, callback=remember,
+        help="Colour in tables: auto (default) colours a terminal, but not with NO_COLOR set, TERM=dumb or under "
+             "mpirun/srun (whose ranks' output only looks like a terminal); FORCE_COLOR=1 is always.",
     )(f)
+
+
+def color_requested() -> str | None:
+    """The --color given to this command, or None (auto)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.find_root().meta.get("roofline.color")
 
 
 def wide_requested() -> bool:
@@ -174,17 +197,16 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
 
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
-    from rich.console import Console
-
+    from roofline.render.console import make_console
     from roofline.render.tables.fit import fit, natural_width
 
     if is_stdout(output) or stderr:
         stream = sys.stderr if stderr else sys.stdout
-        width = table_width(Console(file=stream).width if stream.isatty() else None)
+        width = table_width(make_console(stream).width if stream.isatty() else None)
         for t in tables:
             fit(t, width)
         need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-        console = Console(file=stream, markup=False, emoji=False, width=need)
+        console = make_console(stream, color=color_requested(), markup=False, emoji=False, width=need)
         for t in tables:
             console.print(t)
         return
@@ -195,7 +217,7 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
     for t in tables:
         fit(t, width)
     need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-    console = Console(file=buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
+    console = make_console(buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)
