@@ -118,7 +118,7 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
     if given:
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
                          "(each group) and --fail-below-program (the whole): report it without the groups by "
-                         "importing again with --group-by none")
+                         "importing again with 'roofline import ncu --group-by none'")
     missing = [f.name for f in files if not f.doc.get("groups")]
     if missing:
         raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
