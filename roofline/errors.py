@@ -87,12 +87,14 @@ def closest(word: str, choices: object) -> str:
 # The Python API and the pytest plugin reword them at their boundary, so a hint names what exists where it is read:
 # `backend="numpy"` for roofline.measure, `--roofline-backend numpy` for the plugin's user. One table, here.
 
-DISTRIBUTION = "gpu-roofline"  # [project].name in pyproject.toml: what pip installs; `roofline` is the command
+DISTRIBUTION = "gpu-roofline"  # [project].name in pyproject.toml; `roofline` is the import package and the command
 
 
 def install_extra(extra: str) -> str:
-    """The install hint for an optional part: the distribution's extra, and the same from a checkout."""
-    return f"pip install '{DISTRIBUTION}[{extra}]' (from a checkout: pip install -e '.[{extra}]')"
+    """The install hint for an optional part: the extra of our distribution, installed from its checkout. Never
+    the extra of 'roofline' from an index (another project's name on PyPI), nor of 'gpu-roofline' (not published
+    there: pip would fail, or install whatever took the name)."""
+    return f"pip install -e '.[{extra}]' in the {DISTRIBUTION} checkout"
 
 
 # option -> the pattern of the values it takes in a message (a placeholder such as SPEC, or a literal)

@@ -1,7 +1,9 @@
 """Every hint names what exists where it is read (issue 31, "Honest output"): a command line the messages quote
 names a real command and its real options; an option a CLI message names exists; the Python API's errors name its
 keywords (`backend="numpy"`), not command-line options; the pytest plugin's name its own options; an install hint
-names the distribution as published and extras that pyproject.toml defines. Each is checked by running what the
+installs something that exists: a published package, or an extra pyproject.toml defines from the gpu-roofline
+checkout (never 'roofline[...]', another project's name on PyPI, nor 'gpu-roofline[...]' from an index: it is not
+published there, see the comment on backend_cupy.CUPY_INSTALL). Each is checked by running what the
 hint says against the real thing: click's command objects, the API's signatures, the plugin's parser, pyproject."""
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ else:  # pragma: no cover - Python 3.10
 PACKAGE = Path(roofline.__file__).parent
 PYPROJECT = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
 QUOTED = re.compile(r"'(roofline [^']*)'|`(roofline [^`]*)`")
-OTHER_TOOL = re.compile(r"'ncu [^']*'|`ncu [^`]*`|\bncu (?:--?[\w-]+(?:[ =](?!-)[^\s;)]*)?\s?)+")  # Nsight Compute's own options
+# Nsight Compute's own options, in the command lines of ncu that hints quote
+OTHER_TOOL = re.compile(r"'ncu [^']*'|`ncu [^`]*`|\bncu (?:--?[\w-]+(?:[ =](?!-)[^\s;)]*)?\s?)+")
 
 
 # ---- what exists ----------------------------------------------------------------------------------------------------
@@ -362,8 +365,8 @@ def _requirement_names() -> set[str]:
 
 
 def check_install_hint(hint: str) -> list[str]:
-    """What is wrong with one `pip install ...` hint: another distribution's name for ours, an extra pyproject.toml
-    does not define, a package that is neither a dependency nor a known third-party one."""
+    """What is wrong with one `pip install ...` hint: our distribution asked of an index (by its own name or by
+    'roofline'), an extra pyproject.toml does not define, a package that is neither a dependency nor a known one."""
     name = PYPROJECT["project"]["name"]
     extras = set(PYPROJECT["project"]["optional-dependencies"])
     problems = []
@@ -378,10 +381,11 @@ def check_install_hint(hint: str) -> list[str]:
         wanted = set(rest.rstrip("]").split(",")) if rest else set()
         if dist == ".":
             problems += [f"{hint}: no extra '{e}' in pyproject.toml" for e in wanted - extras]
+            if name not in hint:
+                problems.append(f"{hint}: say whose checkout ({name})")
         elif dist in (name, "roofline") or wanted:
-            if dist != name:
-                problems.append(f"{hint}: the distribution is '{name}', not '{dist}'")
-            problems += [f"{hint}: no extra '{e}' in pyproject.toml" for e in wanted - extras]
+            problems.append(f"{hint}: '{dist}' from an index is not this project ({name} is installed from its "
+                            "checkout: pip install -e '.[extra]')")
         elif dist.lower() not in _requirement_names() and dist not in THIRD_PARTY and not dist.startswith("-cu"):
             problems.append(f"{hint}: '{dist}' is neither a dependency in pyproject.toml nor a known package")
     return problems
@@ -395,12 +399,13 @@ def test_every_install_hint_names_the_published_distribution_and_real_extras():
 
 
 def test_the_install_hint_check_can_fail():
-    assert check_install_hint("pip install 'gpu-roofline[cuda12]'") == []
-    assert check_install_hint("pip install -e '.[mpi]'") == []
-    assert check_install_hint("pip install 'roofline[mpi]'") == ["pip install 'roofline[mpi]': the distribution is "
-                                                                 "'gpu-roofline', not 'roofline'"]
-    assert check_install_hint("pip install 'gpu-roofline[cuda11]'") == ["pip install 'gpu-roofline[cuda11]': no "
-                                                                        "extra 'cuda11' in pyproject.toml"]
+    assert check_install_hint("pip install -e '.[mpi]' in the gpu-roofline checkout") == []
+    assert check_install_hint("pip install cupy-cuda12x") == []
+    assert check_install_hint("pip install 'roofline[mpi]'")[0].startswith("pip install 'roofline[mpi]': 'roofline' "
+                                                                           "from an index is not this project")
+    assert check_install_hint("pip install 'gpu-roofline[cuda12]'")
+    assert check_install_hint("pip install -e '.[cuda11]' in the gpu-roofline checkout") == [
+        "pip install -e '.[cuda11]' in the gpu-roofline checkout: no extra 'cuda11' in pyproject.toml"]
     assert check_install_hint("pip install cupyy")
 
 
@@ -413,4 +418,4 @@ def test_the_raised_install_hints_read_as_the_source_says():
     for text in (install_extra("mpi"), install_extra("cuda13"), CUPY_INSTALL, INSTALL_HINT, NVML_HINT):
         for match in re.finditer(r"pip install [^;()]*", text):
             assert check_install_hint(match.group(0)) == [], text
-    assert "gpu-roofline[" in CUPY_INSTALL
+    assert "cupy-cuda12x" in CUPY_INSTALL and "gpu-roofline checkout" in CUPY_INSTALL

@@ -22,7 +22,8 @@ from roofline.measurement.policy import MeasurePolicy, done as _done
 from roofline.measurement.verify import check_outputs, poison_value
 from roofline.model.types import KernelDescriptor
 
-# CuPy's own wheels first (they install anywhere), then the distribution's extra by its published name.
+# CuPy's own wheels first (published: they install anywhere), then our extra from the checkout (gpu-roofline is
+# not on PyPI: roofline.errors.install_extra).
 CUPY_INSTALL = ("install CuPy for your CUDA version: pip install cupy-cuda12x (CUDA 12) or cupy-cuda13x (CUDA 13); "
                 f"with nvidia-ml-py as well: {install_extra('cuda12')}")
 INSTALL_HINT = CUPY_INSTALL + ", or run the NumPy references on the host CPU with --backend numpy"

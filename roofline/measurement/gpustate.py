@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 
 from roofline.errors import DISTRIBUTION, first_line
 
-INSTALL_HINT = f"pip install nvidia-ml-py (it comes with {DISTRIBUTION}[cuda12] and [cuda13])"
+INSTALL_HINT = f"pip install nvidia-ml-py (the cuda12 and cuda13 extras of the {DISTRIBUTION} checkout have it)"
 
 # NVML clock-event reasons (nvmlClocksEventReason*), the bits a user can act on or should know about.
 REASONS: dict[int, str] = {
