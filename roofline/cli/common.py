@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 
@@ -271,16 +271,106 @@ def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F],
     )
 
 
-def device_option(f: F) -> F:
-    return click.option("--device", "device_id", type=int, default=0, show_default=True,
-                        help="CUDA device ordinal.")(f)
+# ---- one vocabulary: a concept has one spelling on every command (docs/cli.md, "One vocabulary") -----------------
+
+DEVICE_METAVAR = "N|N,M,...|all"
 
 
-def devices_option(f: F) -> F:
-    """--device for a command that can run on several GPUs at once (roofline.cli.multi parses it)."""
-    return click.option("--device", "device_text", default="0", show_default=True, metavar="N|N,M,...|all",
-                        help="CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one process "
-                             "each, into one file whose entries name their device.")(f)
+def _check_devices(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Every --device reads the same forms (roofline.measurement.multi.pool.parse_devices); a bad one is exit 2 as
+    the options are read, before any GPU is looked for."""
+    from roofline.measurement.multi.pool import parse_devices
+
+    try:
+        parse_devices(value)
+    except InputError as exc:
+        raise click.BadParameter(exc.message.split(": ", 1)[-1], param=param) from None
+    return value
+
+
+def devices_option(f: F | None = None, *, default: str = "0",
+                   help: str = "CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one "
+                               "process each, into one file whose entries name their device.") -> Any:
+    """--device N|N,M,...|all, the one spelling every command that runs on GPUs takes (the value stays text:
+    roofline.cli.multi parses it)."""
+    option = click.option("--device", "device_text", default=default, show_default=True, metavar=DEVICE_METAVAR,
+                          callback=_check_devices, help=help)
+    return option if f is None else option(f)
+
+
+MODULE_IN_NCU = ("an ncu capture has no nn.Module ranges of its own: PyTorch's module ranges are NVTX levels there "
+                 "(--group-by range:N); a PyTorch trace groups by module with 'roofline import torch --group-by "
+                 "module'")
+GROUP_BY_WORDS = ("op", "kernel", "module", "range:N", "none")  # every --group-by reads these words
+
+
+def check_group_by(auto: bool = False, refused: dict[str, str] | None = None) -> Callable[..., str]:
+    """The callback of every --group-by: one vocabulary (GROUP_BY_WORDS, and 'auto' where the command chooses);
+    a word this command's data cannot give (`refused`: word or 'range' -> why) is exit 2 saying why, not
+    'no such choice'."""
+    import re
+
+    def check(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+        words = (("auto",) if auto else ()) + GROUP_BY_WORDS
+        word = "range" if re.fullmatch(r"range:\d+", value) else value
+        if word == "range" and int(value.split(":")[1]) < 1:
+            word = value
+        if word not in ("auto" if auto else "", "op", "kernel", "module", "range", "none"):
+            raise click.BadParameter(f"'{value:.40}' is not one of {', '.join(words)} (N >= 1)", param=param)
+        if refused and word in refused:
+            raise click.BadParameter(f"'{value:.40}': {refused[word]}", param=param)
+        return value
+
+    return check
+
+
+def group_by_option(default: str, help: str, auto: bool = False,
+                    refused: dict[str, str] | None = None) -> Callable[[F], F]:
+    """--group-by with the one vocabulary and metavar on every command (profile, import ncu, import torch, plot)."""
+    return click.option("--group-by", "group_by", default=default, show_default=True,
+                        metavar="|".join((("auto",) if auto else ()) + GROUP_BY_WORDS),
+                        callback=check_group_by(auto, refused), help=help)
+
+
+def old_spelling(old: str, param_name: str, **option: Any) -> Callable[[F], F]:
+    """A renamed option's old spelling, hidden and kept for one release: what it is given lands on the new
+    option's parameter (give the new option `callback=takes_old_spelling(param_name)`)."""
+    def keep(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is None or value == ():
+            return value
+        ctx.meta[f"roofline.old.{param_name}"] = value
+        if param_name in ctx.params:  # the new spelling was read first (both given): the two together
+            current = ctx.params[param_name]
+            ctx.params[param_name] = (tuple(current) + tuple(value)) if option.get("multiple") else (
+                value if current is None else current)
+        return value
+
+    return click.option(old, f"old_{param_name}", hidden=True, expose_value=False, callback=keep, **option)
+
+
+def takes_old_spelling(param_name: str, then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """The new option's callback: its value, or what the old spelling was given (`then` checks the result)."""
+    def merge(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        old = ctx.meta.get(f"roofline.old.{param_name}")
+        if old is not None:
+            value = (tuple(value or ()) + tuple(old)) if getattr(param, "multiple", False) else (
+                old if value is None else value)
+        return then(ctx, param, value) if then is not None else value
+
+    return merge
+
+
+def ncu_path_option(help: str = "The ncu executable (default: PATH, then CUDA's usual folders).",
+                    old: bool = True) -> Callable[[F], F]:
+    """--ncu-path PATH on every command that runs Nsight Compute; `--ncu PATH` (measure, profile) is its old
+    spelling, kept hidden (old=False for doctor, whose --ncu/--no-ncu is the switch of its replay)."""
+    def decorate(f: F) -> F:
+        if old:
+            f = old_spelling("--ncu", "ncu_path", default=None, metavar="PATH")(f)
+        return click.option("--ncu-path", "ncu_path", default=None, metavar="PATH",
+                            callback=takes_old_spelling("ncu_path"), help=help)(f)
+
+    return decorate
 
 
 def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
@@ -295,7 +385,7 @@ def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable
                          help=f"Timed runs per {per}, at least.")(f)
         f = click.option("--min-time", type=float, default=MeasurePolicy.min_time, show_default=True,
                          help=f"Seconds of timed runs per {per}.")(f)
-        f = devices_option(f) if many_devices else device_option(f)
+        f = devices_option(f)
         return click.option(
             "--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
             help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "
