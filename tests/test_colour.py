@@ -127,3 +127,21 @@ def test_a_table_of_cpu_ranks_is_not_headed_gpu():
     gpu = {**small, "backend": "cupy", "device": {**small["device"], "kind": "gpu"}}
     header = text(results_table(gpu)).splitlines()
     assert any(" GPU " in line and "kernel" in line for line in header)
+
+
+def test_mpirun_into_a_log_writes_no_escape_codes_and_heads_cpu_ranks_cpu(tmp_path):
+    """The case the issue met: `mpirun -n 2 roofline measure --backend numpy ... > log`. Open MPI forwards each
+    rank's output through a pseudo-terminal, so the table thought it was on a terminal: the log held escape codes
+    and a column headed GPU for CPU ranks."""
+    from mpi_job import mpi_missing, run_job
+
+    why = mpi_missing()
+    if why is not None:
+        pytest.skip(why)
+    job = run_job(["mpirun", "-n", "2", sys.executable, "-m", "roofline", "measure", "--backend", "numpy",
+                   "vector_add", "-p", "n=1024", "--min-time", "0", "--min-repeats", "3"], tmp_path,
+                  env={"NO_COLOR": "", "FORCE_COLOR": "", "TERM": "xterm-256color"})
+    assert job.returncode == 0, job.stderr[-2000:]
+    assert "vector_add" in job.stdout and ESC not in job.stdout and ESC not in job.stderr
+    header = next(line for line in job.stdout.splitlines() if "kernel" in line and "status" in line)
+    assert "CPU" in header and "GPU" not in header

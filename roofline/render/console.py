@@ -21,8 +21,9 @@ import os
 import sys
 from typing import Any, Mapping, TextIO
 
+from roofline.fleet.launch import LAUNCHER_VARIABLES as MPI_RANK_VARIABLES, under_launcher
+
 COLOR_CHOICES = ("auto", "always", "never")
-MPI_RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
 
 
 def colour(choice: str | None = None, environ: Mapping[str, str] | None = None) -> bool | None:
@@ -37,12 +38,6 @@ def colour(choice: str | None = None, environ: Mapping[str, str] | None = None) 
     if env.get("NO_COLOR") or env.get("TERM") == "dumb" or under_launcher(env):
         return False
     return None
-
-
-def under_launcher(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether an MPI launcher (mpirun, srun) started this process: its 'terminal' is a forwarded pseudo-terminal."""
-    env = os.environ if environ is None else environ
-    return any(env.get(name) for name in MPI_RANK_VARIABLES)
 
 
 def interactive(stream: Any, choice: str | None = None, environ: Mapping[str, str] | None = None) -> bool:
