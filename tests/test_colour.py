@@ -145,3 +145,17 @@ def test_mpirun_into_a_log_writes_no_escape_codes_and_heads_cpu_ranks_cpu(tmp_pa
     assert "vector_add" in job.stdout and ESC not in job.stdout and ESC not in job.stderr
     header = next(line for line in job.stdout.splitlines() if "kernel" in line and "status" in line)
     assert "CPU" in header and "GPU" not in header
+
+
+def test_a_report_of_cpu_ranks_is_not_headed_gpu(run_cli, tmp_path, monkeypatch):
+    import json
+
+    from test_fleet_outliers import _fleet
+
+    monkeypatch.setenv("COLUMNS", "250")
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(_fleet(hosts=2, per_host=2)))
+    for fmt in ("table", "markdown"):
+        r = run_cli("report", path, "--format", fmt)
+        assert r.code == 0, r.err
+        assert "CPUs" in r.out and "GPU" not in r.out, r.out

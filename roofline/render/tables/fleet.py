@@ -90,17 +90,23 @@ def host_view(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limi
     GPUs), and for a fleet the line-per-kernel table naming slow GPUs and nodes."""
     from roofline.render.tables.hosts import host_table
 
-    fleet = report.get("fleet_summary")
-    tables = [host_table(rows, limit)] if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else []
-    return tables + ([fleet_table(fleet, limit)] if fleet else [])
+    fleet, unit = report.get("fleet_summary"), report_unit(report)
+    tables = [host_table(rows, limit, unit)] if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else []
+    return tables + ([fleet_table(fleet, limit, unit)] if fleet else [])
+
+
+def report_unit(report: Mapping[str, Any]) -> str:
+    """'CPU' when every device of the report ran on the host (--backend numpy), else 'GPU'."""
+    devices = report.get("devices") or []
+    return "CPU" if devices and all(d.get("backend") == "numpy" for d in devices) else "GPU"
 
 
 def host_view_markdown(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limit: float | None) -> str:
     from roofline.render.tables.hosts import host_markdown
 
-    fleet = report.get("fleet_summary")
-    text = host_markdown(rows, limit) if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else ""
-    return text + (fleet_markdown(fleet, limit) if fleet else "")
+    fleet, unit = report.get("fleet_summary"), report_unit(report)
+    text = host_markdown(rows, limit, unit) if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else ""
+    return text + (fleet_markdown(fleet, limit, unit) if fleet else "")
 
 
 # ---- doctor under mpirun -------------------------------------------------------------------------------------------
