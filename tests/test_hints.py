@@ -78,14 +78,16 @@ def _sources() -> list[Path]:
 # ---- command lines the messages quote -------------------------------------------------------------------------------
 
 def _quoted_commands() -> list[tuple[str, str]]:
+    """Every quoted command line: 'roofline CMD ...', and the short form 'CMD --option' ('report --outlier 5%')."""
+    tops = sorted({path.split()[0] for path in _commands() if path})
+    short = re.compile(r"['`]((?:%s) -[^'`]*)['`]" % "|".join(map(re.escape, tops)))
     out = []
     for path in _sources():
         for line, text, _ in _strings(path):
-            for match in QUOTED.finditer(text):
-                quoted = match.group(1) or match.group(2)
-                if "[^" in quoted:  # a regular expression about quoted commands, not one
-                    continue
-                out.append((f"{path.relative_to(PACKAGE.parent)}:{line}", quoted))
+            found = [m.group(1) or m.group(2) for m in QUOTED.finditer(text)]
+            found += ["roofline " + m.group(1) for m in short.finditer(text)]
+            out += [(f"{path.relative_to(PACKAGE.parent)}:{line}", quoted) for quoted in found
+                    if "[^" not in quoted]  # a regular expression about quoted commands is not one
     return out
 
 
