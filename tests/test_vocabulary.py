@@ -145,6 +145,14 @@ def test_old_spellings_land_on_the_new_parameters():
     assert {"--ncu", "--measured-spec"} <= hidden
 
 
+def test_an_old_spelling_says_the_new_one_on_standard_error(run_cli):
+    r = run_cli("measure", "--backend", "numpy", "--ncu", "/opt/ncu", "--format", "json", "vector_add", "-p",
+                "n=1024", "--min-time", "0", "--min-repeats", "2")
+    assert r.code == 0, r.err
+    assert "warning: --ncu is deprecated and will be removed in the next release; use --ncu-path PATH" in r.err
+    assert '"schema": "roofline/results/v1"' in r.out  # standard output is the document, as before
+
+
 def test_the_old_measured_spec_spelling_still_draws(run_cli, tmp_path):
     from roofline.load.specs import SpecCatalog
 

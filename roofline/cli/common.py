@@ -332,12 +332,14 @@ def group_by_option(default: str, help: str, auto: bool = False,
                         callback=check_group_by(auto, refused), help=help)
 
 
-def old_spelling(old: str, param_name: str, **option: Any) -> Callable[[F], F]:
+def old_spelling(old: str, new: str, param_name: str, **option: Any) -> Callable[[F], F]:
     """A renamed option's old spelling, hidden and kept for one release: what it is given lands on the new
-    option's parameter (give the new option `callback=takes_old_spelling(param_name)`)."""
+    option's parameter (give the new option `callback=takes_old_spelling(param_name)`), with a warning on standard
+    error naming the new spelling, as profile's --kernel and sweep's --param NAME have."""
     def keep(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
         if value is None or value == ():
             return value
+        note(f"warning: {old} is deprecated and will be removed in the next release; use {new}")
         ctx.meta[f"roofline.old.{param_name}"] = value
         if param_name in ctx.params:  # the new spelling was read first (both given): the two together
             current = ctx.params[param_name]
@@ -366,7 +368,7 @@ def ncu_path_option(help: str = "The ncu executable (default: PATH, then CUDA's 
     spelling, kept hidden (old=False for doctor, whose --ncu/--no-ncu is the switch of its replay)."""
     def decorate(f: F) -> F:
         if old:
-            f = old_spelling("--ncu", "ncu_path", default=None, metavar="PATH")(f)
+            f = old_spelling("--ncu", "--ncu-path PATH", "ncu_path", default=None, metavar="PATH")(f)
         return click.option("--ncu-path", "ncu_path", default=None, metavar="PATH",
                             callback=takes_old_spelling("ncu_path"), help=help)(f)
 

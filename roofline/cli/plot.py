@@ -29,7 +29,7 @@ FLEET_OUTLIER = 0.05  # the fleet chart's default outlier limit, as `report --ou
               callback=takes_old_spelling("measured_specs"),
               help="A measured spec ('roofline calibrate -o FILE') drawn dashed beside the datasheet roofs. "
                    "Repeatable.")
-@old_spelling("--measured-spec", "measured_specs", multiple=True, metavar="SPEC")
+@old_spelling("--measured-spec", "--calibrated SPEC", "measured_specs", multiple=True, metavar="SPEC")
 @click.option("--sweep", "sweep_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
                    "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
