@@ -72,8 +72,11 @@ def backend(name: str = "auto", device: int = 0) -> Any:
 
     if name not in BACKENDS:
         raise InputError(f"backend {_short(name)}: expected one of {', '.join(map(repr, BACKENDS))}")
-    if isinstance(device, bool) or not isinstance(device, int) or device < 0:
+    import numbers
+
+    if isinstance(device, bool) or not isinstance(device, numbers.Integral) or device < 0:
         raise InputError(f"device={_short(device)}: expected a CUDA device ordinal (0, 1, ...)")
+    device = int(device)  # a NumPy integer too
     key = ("cupy" if name == "auto" else name, device)
     if key not in _BACKENDS:
         _BACKENDS[key] = open_backend(key[0], device)
