@@ -328,7 +328,7 @@ def test_ncu_without_counter_permission_names_with_torch(run_cli, faketorch: Pat
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--ncu: options of ncu"),
+    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--ncu-path: options of ncu"),
     (["--with", "torch", "--save-csv", "x.csv"], "--save-csv: options of ncu"),
     (["--with", "torch", "--group-by", "range:2"], "--group-by range:2: options of ncu"),
     (["--with", "torch", "--range", "a", "--range", "b"], "2 --range options: options of ncu"),

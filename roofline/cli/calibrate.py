@@ -55,14 +55,14 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     Every figure comes from a run whose result was checked; a failed one is reported and left out of the spec,
     never replaced by a guess. The spec written with -o loads like any other (--spec FILE in analyze, measure,
-    sweep; plot --measured-spec FILE draws it beside the datasheet roofs). About 30 s on an H200; off a
+    sweep; plot --calibrated FILE draws it beside the datasheet roofs). About 30 s on an H200; off a
     terminal, one line per step on standard error as it finishes.
 
     \b
     Examples:
       roofline calibrate -o h200-measured.yaml
       roofline analyze vector_add --spec h200 --spec h200-measured.yaml
-      roofline plot --spec h200 --measured-spec h200-measured.yaml -o roofs.png
+      roofline plot --spec h200 --calibrated h200-measured.yaml -o roofs.png
       roofline calibrate --device all --outlier 5% -o node-measured.yaml
       mpirun -n 16 roofline calibrate --outlier 5% -o fleet-measured.yaml   # every rank its GPU; slow GPU, node
     """

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import click
 
@@ -300,17 +300,40 @@ def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
 
 
 def wide_option(f: F) -> F:
-    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut)."""
+    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut); and
+    --color, which every command that prints a table takes with it."""
     def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
         if value:
             ctx.meta["roofline.wide"] = True
         return value
 
-    return click.option(
+    return color_option(click.option(
         "--wide", is_flag=True, expose_value=False, callback=remember,
         help="Print every table column however wide (by default a narrow terminal leaves the least important "
              "columns out, never cutting a number or id).",
+    )(f))
+
+
+def color_option(f: F) -> F:
+    """--color auto|always|never (roofline.render.console decides what auto means: NO_COLOR, TERM=dumb, MPI)."""
+    from roofline.render.console import COLOR_CHOICES
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        if value is not None:
+            ctx.meta["roofline.color"] = value
+        return value
+
+    return click.option(
+        "--color", type=click.Choice(COLOR_CHOICES), default=None, expose_value=False, callback=remember,
+        help="Colour in tables: auto (default) colours a terminal, but not with NO_COLOR set, TERM=dumb or under "
+             "mpirun/srun (whose ranks' output only looks like a terminal); FORCE_COLOR=1 is always.",
     )(f)
+
+
+def color_requested() -> str | None:
+    """The --color given to this command, or None (auto)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.find_root().meta.get("roofline.color")
 
 
 def wide_requested() -> bool:
@@ -337,17 +360,16 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
 
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
-    from rich.console import Console
-
+    from roofline.render.console import make_console
     from roofline.render.tables.fit import fit, natural_width
 
     if is_stdout(output) or stderr:
         stream = sys.stderr if stderr else sys.stdout
-        width = table_width(Console(file=stream).width if stream.isatty() else None)
+        width = table_width(make_console(stream).width if stream.isatty() else None)
         for t in tables:
             fit(t, width)
         need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-        console = Console(file=stream, markup=False, emoji=False, width=need)
+        console = make_console(stream, color=color_requested(), markup=False, emoji=False, width=need)
         for t in tables:
             console.print(t)
         return
@@ -358,7 +380,7 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
     for t in tables:
         fit(t, width)
     need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-    console = Console(file=buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
+    console = make_console(buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)
@@ -413,16 +435,108 @@ def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F],
     )
 
 
-def device_option(f: F) -> F:
-    return click.option("--device", "device_id", type=int, default=0, show_default=True,
-                        help="CUDA device ordinal.")(f)
+# ---- one vocabulary: a concept has one spelling on every command (docs/cli.md, "One vocabulary") -----------------
+
+DEVICE_METAVAR = "N|N,M,...|all"
 
 
-def devices_option(f: F) -> F:
-    """--device for a command that can run on several GPUs at once (roofline.cli.multi parses it)."""
-    return click.option("--device", "device_text", default="0", show_default=True, metavar="N|N,M,...|all",
-                        help="CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one process "
-                             "each, into one file whose entries name their device.")(f)
+def _check_devices(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Every --device reads the same forms (roofline.measurement.multi.pool.parse_devices); a bad one is exit 2 as
+    the options are read, before any GPU is looked for."""
+    from roofline.measurement.multi.pool import parse_devices
+
+    try:
+        parse_devices(value)
+    except InputError as exc:
+        raise click.BadParameter(exc.message.split(": ", 1)[-1], param=param) from None
+    return value
+
+
+def devices_option(f: F | None = None, *, default: str = "0",
+                   help: str = "CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one "
+                               "process each, into one file whose entries name their device.") -> Any:
+    """--device N|N,M,...|all, the one spelling every command that runs on GPUs takes (the value stays text:
+    roofline.cli.multi parses it)."""
+    option = click.option("--device", "device_text", default=default, show_default=True, metavar=DEVICE_METAVAR,
+                          callback=_check_devices, help=help)
+    return option if f is None else option(f)
+
+
+MODULE_IN_NCU = ("an ncu capture has no nn.Module ranges of its own: PyTorch's module ranges are NVTX levels there "
+                 "(--group-by range:N); a PyTorch trace groups by module with 'roofline import torch --group-by "
+                 "module'")
+GROUP_BY_WORDS = ("op", "kernel", "module", "range:N", "none")  # every --group-by reads these words
+
+
+def check_group_by(auto: bool = False, refused: dict[str, str] | None = None) -> Callable[..., str]:
+    """The callback of every --group-by: one vocabulary (GROUP_BY_WORDS, and 'auto' where the command chooses);
+    a word this command's data cannot give (`refused`: word or 'range' -> why) is exit 2 saying why, not
+    'no such choice'."""
+    import re
+
+    def check(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+        words = (("auto",) if auto else ()) + GROUP_BY_WORDS
+        word = "range" if re.fullmatch(r"range:\d+", value) else value
+        if word == "range" and int(value.split(":")[1]) < 1:
+            word = value
+        if word not in ("auto" if auto else "", "op", "kernel", "module", "range", "none"):
+            raise click.BadParameter(f"'{value:.40}' is not one of {', '.join(words)} (N >= 1)", param=param)
+        if refused and word in refused:
+            raise click.BadParameter(f"'{value:.40}': {refused[word]}", param=param)
+        return value
+
+    return check
+
+
+def group_by_option(default: str, help: str, auto: bool = False,
+                    refused: dict[str, str] | None = None) -> Callable[[F], F]:
+    """--group-by with the one vocabulary and metavar on every command (profile, import ncu, import torch, plot)."""
+    return click.option("--group-by", "group_by", default=default, show_default=True,
+                        metavar="|".join((("auto",) if auto else ()) + GROUP_BY_WORDS),
+                        callback=check_group_by(auto, refused), help=help)
+
+
+def old_spelling(old: str, new: str, param_name: str, **option: Any) -> Callable[[F], F]:
+    """A renamed option's old spelling, hidden and kept for one release: what it is given lands on the new
+    option's parameter (give the new option `callback=takes_old_spelling(param_name)`), with a warning on standard
+    error naming the new spelling, as profile's --kernel and sweep's --param NAME have."""
+    def keep(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is None or value == ():
+            return value
+        note(f"warning: {old} is deprecated and will be removed in the next release; use {new}")
+        ctx.meta[f"roofline.old.{param_name}"] = value
+        if param_name in ctx.params:  # the new spelling was read first (both given): the two together
+            current = ctx.params[param_name]
+            ctx.params[param_name] = (tuple(current) + tuple(value)) if option.get("multiple") else (
+                value if current is None else current)
+        return value
+
+    return click.option(old, f"old_{param_name}", hidden=True, expose_value=False, callback=keep, **option)
+
+
+def takes_old_spelling(param_name: str, then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """The new option's callback: its value, or what the old spelling was given (`then` checks the result)."""
+    def merge(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        old = ctx.meta.get(f"roofline.old.{param_name}")
+        if old is not None:
+            value = (tuple(value or ()) + tuple(old)) if getattr(param, "multiple", False) else (
+                old if value is None else value)
+        return then(ctx, param, value) if then is not None else value
+
+    return merge
+
+
+def ncu_path_option(help: str = "The ncu executable (default: PATH, then CUDA's usual folders).",
+                    old: bool = True) -> Callable[[F], F]:
+    """--ncu-path PATH on every command that runs Nsight Compute; `--ncu PATH` (measure, profile) is its old
+    spelling, kept hidden (old=False for doctor, whose --ncu/--no-ncu is the switch of its replay)."""
+    def decorate(f: F) -> F:
+        if old:
+            f = old_spelling("--ncu", "--ncu-path PATH", "ncu_path", default=None, metavar="PATH")(f)
+        return click.option("--ncu-path", "ncu_path", default=None, metavar="PATH",
+                            callback=takes_old_spelling("ncu_path"), help=help)(f)
+
+    return decorate
 
 
 def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
@@ -437,7 +551,7 @@ def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable
                          help=f"Timed runs per {per}, at least.")(f)
         f = click.option("--min-time", type=float, default=MeasurePolicy.min_time, show_default=True,
                          help=f"Seconds of timed runs per {per}.")(f)
-        f = devices_option(f) if many_devices else device_option(f)
+        f = devices_option(f)
         return click.option(
             "--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
             help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "

@@ -219,8 +219,9 @@ def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
     def table(d: dict[str, Any]) -> Any:
         from roofline.gates.nodes import fleet_rows, fleet_summary
         from roofline.render.tables.fleet import fleet_table
+        from roofline.render.tables.measure import ran_on
 
-        return fleet_table(fleet_summary(*fleet_rows(d), None), None)
+        return fleet_table(fleet_summary(*fleet_rows(d), None), None, unit=ran_on(d))
 
     return table
 
@@ -271,7 +272,10 @@ def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = N
     def tables(_: Any) -> Any:
         from rich.console import Group
 
-        return Group(*(sweep_table(p) for p in shown), *([fleet_table(summary, None)] if summary else []))
+        from roofline.render.tables.measure import ran_on
+
+        return Group(*(sweep_table(p) for p in shown),
+                     *([fleet_table(summary, None, unit=ran_on(doc))] if summary else []))
 
     notes = [f"{p['device']['label']}: {line}" for p in shown for line in explanation(p)]
     if len(parts) > len(shown):

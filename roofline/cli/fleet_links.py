@@ -177,7 +177,7 @@ def _stop(dog: Any) -> None:
 def _controls(backend: str) -> tuple[Any, Any, bool]:
     """(world, node group, launched): MPI under a launcher (or for --backend numpy, which moves its data with
     MPI even on one rank); for NCCL on one rank without a launcher, no MPI at all."""
-    from roofline.errors import BackendUnavailable
+    from roofline.errors import BackendUnavailable, install_extra
     from roofline.fleet.collective_sweep import Solo
     from roofline.fleet.launch import mpi4py_installed, under_mpi
 
@@ -189,7 +189,7 @@ def _controls(backend: str) -> tuple[Any, Any, bool]:
         return Solo(), Solo(), False
     elif not mpi4py_installed():
         raise BackendUnavailable("--backend numpy moves its buffers with MPI, and mpi4py is not installed",
-                                 fix="pip install 'roofline[mpi]' (mpi4py, built against the cluster's MPI)")
+                                 fix=f"{install_extra('mpi')} (mpi4py, built against the cluster's MPI)")
     from roofline.fleet import mpi_links
 
     world = mpi_links.world()

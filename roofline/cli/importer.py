@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import (OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option, wide_option,
-                                 writable_path_for)
+from roofline.cli.common import (MODULE_IN_NCU, OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option,
+                                 group_by_option, wide_option, writable_path_for)
 from roofline.records.schema import RESULTS_SCHEMA as RESULTS
-from roofline.cli.profile import group_by_option, profile
+from roofline.cli.profile import GROUP_BY_HELP, profile
 
 
 @click.group("import")
@@ -51,7 +51,7 @@ def import_outputs(f: Any) -> Any:
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
 @import_outputs
-@group_by_option("op")
+@group_by_option("op", help=GROUP_BY_HELP, refused={"module": MODULE_IN_NCU})
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
 def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: str, group_by: str) -> None:
@@ -98,9 +98,9 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")
 @import_outputs
-@click.option("--group-by", "group_by", type=click.Choice(["op", "kernel", "module", "none"]), default="op",
-              show_default=True,
-              help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
+@group_by_option("op", refused={"range": "range:N is the N-th NVTX level of an ncu capture; a PyTorch trace "
+                                          "groups by its nn.Module ranges with --group-by module"},
+                 help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
                    "name, template arguments left out), 'module' (the innermost nn.Module range: profile with "
                    "with_stack=True or with_modules=True) or 'none' (launch by launch).")
 @click.option("--triton-source", "triton_source", multiple=True, metavar="DIR",

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option
+from roofline.cli.common import devices_option, format_option, measure_spec_option, note, output_option_for, wide_option
 
 @click.command()
 @wide_option
-@click.option("--device", "device_text", default="all", show_default=True, metavar="all|N,M,...",
-              help="The GPUs whose links to measure.")
+@devices_option(default="all", help="The GPUs whose links to measure: their ordinals (0,2,3), or all.")
 @measure_spec_option("Link roofs (interconnect.nvlink / pcie) to compare with")
 @click.option("--size", "size_text", default="1 GiB", show_default=True,
               help="Bytes per peer and host copy.")

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
-                                 measure_spec_option, note, output_option_for, wide_option)
+                                 measure_spec_option, ncu_path_option, note, output_option_for, wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.document import entry_failed
 from roofline.cli.fleet import timeout_option
@@ -23,7 +23,7 @@ from roofline.cli.fleet import timeout_option
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
                    "executed FLOPs) and their ratio to the model.")
-@click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
+@ncu_path_option()
 @timeout_option
 def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
             backend: str, device_text: str, min_time: float, min_repeats: int, seed: int, output: Path | None,

@@ -43,7 +43,9 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
             note(str(value))
         return kind == "note"
 
-    if not sys.stderr.isatty():
+    from roofline.render.console import interactive, make_console
+
+    if not interactive(sys.stderr):  # a CI log, a dumb terminal, a rank under mpirun: plain lines
         lines = {d: Steps(f"{command} GPU {d}") for d in devices}
 
         def on_line(device: int, kind: str, value: Any) -> None:
@@ -56,13 +58,12 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
 
         return run(on_line)
 
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from roofline.render.text import markup
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=make_console(stderr=True), transient=True) as bar:
         tasks = {d: bar.add_task(f"GPU {d}: starting", total=None) for d in devices}
 
         def on_message(device: int, kind: str, value: Any) -> None:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import FilePath, OutputPath, emit_results, note, output_option_for, wide_option, writable_path
+from roofline.cli.common import (FilePath, OutputPath, emit_results, group_by_option, ncu_path_option, note,
+                                 output_option_for, wide_option, writable_path)
 from roofline.records.schema import RESULTS_SCHEMA
 
 if TYPE_CHECKING:
@@ -26,37 +27,13 @@ GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range aroun
                  "then grouped by kernel name, and a note says so.")
 
 
-def group_by_option(default: str) -> object:
-    return click.option("--group-by", "group_by", default=default, show_default=True, metavar="op|kernel|range:N|none",
-                        callback=_check_group_by, help=GROUP_BY_HELP)
-
-
-def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    from roofline.ncu.group import parse_group_by
-
-    try:
-        parse_group_by(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return value
-
-
-def _check_profile_group_by(ctx: click.Context, param: click.Parameter, value: str) -> str:
-    if value == "module":  # the trace's nn.Module ranges: --with torch only (checked with --with)
-        return value
-    try:
-        return _check_group_by(ctx, param, value)
-    except click.BadParameter:
-        raise click.BadParameter(f"'{value:.40}' is not one of op, kernel, module, range:N (N >= 1), none") from None
-
-
 WITH_HELP = ("Where the FLOPs and bytes come from. 'ncu': Nsight Compute's counters (what each kernel really moved; "
              "replays every kernel, needs counter permission). 'torch': the PyTorch profiler, for a Python program "
              "('python3 script.py ARGS'): op shape models from the trace, at about the program's own speed, no "
              "permission needed. 'auto': ncu where it is found and the driver lets this user read the counters, "
-             "else torch for a Python program; options of one source (--ncu, --save-csv; --save-trace, --group-by "
+             "else torch for a Python program; options of one source (--ncu-path, --save-csv; --save-trace, --group-by "
              "module) choose it.")
-NCU_ONLY = ("--ncu", "--save-csv")
+NCU_ONLY = ("--ncu-path", "--save-csv")
 
 
 def _check_kernel_name(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -90,9 +67,8 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
                    "device_names lists the GPU ncu (or the trace) names.")
 @click.option("--with", "source", type=click.Choice(["auto", "ncu", "torch"]), default="auto", show_default=True,
               help=WITH_HELP)
-@click.option("--group-by", "group_by", default="op", show_default=True, metavar="op|kernel|module|range:N|none",
-              callback=_check_profile_group_by,
-              help=GROUP_BY_HELP + " With --with torch: 'op' is the innermost ATen op, 'module' the innermost "
+@group_by_option("op",
+                 help=GROUP_BY_HELP + " With --with torch: 'op' is the innermost ATen op, 'module' the innermost "
                    "nn.Module (recorded with_stack; slower), and range:N does not apply.")
 @click.option("--range", "ranges", multiple=True, metavar="NAME|start-stop",
               help="Profile only inside the NVTX push/pop range NAME (ncu --nvtx-include NAME/; with torch the first "
@@ -111,7 +87,7 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
               help="Skip this many matching kernel launches first (with torch: in the trace, in launch order).")
 @click.option("--launch-count", type=click.IntRange(1), default=None,
               help="Profile at most this many matching kernel launches (with torch: keep at most this many).")
-@click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: on PATH).")
+@ncu_path_option()
 @click.option("--save-csv", type=OutputPath(), default=None, metavar="FILE",
               callback=writable_path,
               help="Also keep ncu's CSV capture, for 'roofline import ncu FILE' later.")
@@ -321,7 +297,7 @@ def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | Non
     exe, why = find_ncu(ncu_path)
     if exe is None:
         raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
-                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu PATH; a PyTorch "
+                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu-path PATH; a PyTorch "
                                  "program can be profiled without it: --with torch -- python3 SCRIPT.py")
     progress = ProgressLine(sys.stderr)
     try:

@@ -26,14 +26,15 @@ class Steps:
 
     @property
     def interactive(self) -> bool:
-        isatty = getattr(self.stream, "isatty", None)
-        return bool(isatty and isatty())
+        from roofline.render.console import interactive
+
+        return interactive(self.stream)  # a terminal that wants a spinner: not TERM=dumb, NO_COLOR, mpirun's pty
 
     def __enter__(self) -> "Steps":
         if self.interactive:
-            from rich.console import Console
+            from roofline.render.console import make_console
 
-            self._status = Console(file=self.stream).status(self.command, spinner="dots")
+            self._status = make_console(self.stream).status(self.command, spinner="dots")
             self._status.__enter__()
         return self
 

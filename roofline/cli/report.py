@@ -125,7 +125,7 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
     if given:
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
                          "(each group) and --fail-below-program (the whole): report it without the groups by "
-                         "importing again with --group-by none")
+                         "importing again with 'roofline import ncu --group-by none'")
     untimed = [f.name for f in files if "timeline" not in f.doc]
     if max_idle is not None and untimed:
         raise InputError(f"{untimed[0]}: has no timeline; --max-idle gates the step of an imported PyTorch trace "

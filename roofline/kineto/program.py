@@ -168,9 +168,10 @@ class Running:
     """'profile: running under torch.profiler (12 s)' live on a terminal; off one, nothing until the end."""
 
     def __init__(self, stream: TextIO) -> None:
+        from roofline.render.console import interactive
+
         self.stream = stream
-        isatty = getattr(stream, "isatty", None)
-        self.interactive = bool(isatty and isatty())
+        self.interactive = interactive(stream)  # not on TERM=dumb, NO_COLOR or a launcher's pseudo-terminal
 
     def __call__(self, _launches: int, elapsed: float) -> None:
         if self.interactive:

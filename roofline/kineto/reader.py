@@ -191,8 +191,8 @@ def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS) -> 
     return InputError(f"{path}: holds {count:,} GPU events (kernels, copies, fills), more than the {limit:,} one "
                       f"import takes (about {ENTRY_BYTES >> 10} KiB of results each, and report and plot read at most "
                       f"{MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
-                      fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches with "
-                          "'roofline profile --kernel-name/--launch-skip/--launch-count'")
+                      fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches: "
+                          "'roofline profile --launch-count N' (or --kernel-name, --launch-skip)")
 
 
 def _trace_bytes(path: Path, max_gpu_events: int | None) -> bytes:

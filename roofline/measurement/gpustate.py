@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from roofline.errors import first_line
+from roofline.errors import DISTRIBUTION, first_line
 
-INSTALL_HINT = "pip install nvidia-ml-py (it comes with the cuda12/cuda13 extras)"
+INSTALL_HINT = f"pip install nvidia-ml-py (the cuda12 and cuda13 extras of the {DISTRIBUTION} checkout have it)"
 
 # NVML clock-event reasons (nvmlClocksEventReason*), the bits a user can act on or should know about.
 REASONS: dict[int, str] = {

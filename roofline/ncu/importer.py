@@ -72,8 +72,8 @@ def choose_spec(table: NcuTable, spec_name: str | None, catalog: SpecCatalog) ->
     if len(names) > 1:
         raise InputError(f"the CSV holds launches on several devices ({', '.join(names)}); choose one with --spec")
     if not names:
-        raise InputError("the CSV does not name its GPU (collect device__attribute_display_name too, or use "
-                         "--set full); say which spec to compare with: --spec h200 (see 'roofline specs')")
+        raise InputError("the CSV does not name its GPU (collect device__attribute_display_name too, or profile "
+                         "with 'ncu --set full'); say which spec to compare with: --spec h200 (see 'roofline specs')")
     matched = catalog.match_device(names[0])
     if matched is None:
         raise InputError(f"no bundled spec lists the device '{names[0]}'; say which to compare with: --spec SPEC "
