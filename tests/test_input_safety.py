@@ -326,7 +326,7 @@ def test_the_pure_python_fallback_refuses_the_same(monkeypatch: pytest.MonkeyPat
     start = time.process_time()
     with pytest.raises(InputError, match=fragment):
         parse_yaml(text, "f.yaml")
-    assert time.process_time() - start < 1.0
+    assert time.process_time() - start < 2.0  # PyYAML's pure-Python reader takes ~0.8 s of CPU on the deep flow
 
 
 @pytest.mark.parametrize("name", ["x" * 5000, "a\x00b", "x" * 5000 + ".yaml"], ids=["too-long", "nul", "long-path"])
