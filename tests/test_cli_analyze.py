@@ -171,7 +171,9 @@ def test_version(run_cli) -> None:
 
 def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     paths = []
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
         paths.append((*prefix, name))
         if isinstance(command, click.Group):
             paths += _command_paths(command, (*prefix, name))

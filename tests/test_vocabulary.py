@@ -19,7 +19,10 @@ from roofline.errors import API_WORDS
 def commands() -> Iterator[tuple[str, click.Command]]:
     def walk(command: click.Command, path: str) -> Iterator[tuple[str, click.Command]]:
         if isinstance(command, click.Group):
-            for name, sub in command.commands.items():
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):  # the lazy group loads each command as it is asked for
+                sub = command.get_command(ctx, name)
+                assert sub is not None, name
                 yield from walk(sub, f"{path} {name}".strip())
         else:
             yield path, command

@@ -147,6 +147,3 @@ def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
     from roofline.measurement.backend_cupy import CUPY_INSTALL
 
     return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}", fix=CUPY_INSTALL)
-
-
-COMMANDS = [calibrate]

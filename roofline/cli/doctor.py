@@ -125,5 +125,3 @@ def check_inputs(spec_name: str, use_ncu: bool, ncu_path: str | None, catalog: o
         if why is not None:
             raise InputError(f"--ncu-path {ncu_path}: no such executable", fix="give the path of ncu, or --no-ncu")
 
-
-COMMANDS = [doctor]

@@ -254,6 +254,3 @@ def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path 
              f"one way, {roof['scope']})")
     if output is not None and str(output) != "-":
         note(f"wrote {output}")
-
-
-COMMANDS = [fleet]

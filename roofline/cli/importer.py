@@ -146,5 +146,3 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
         print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))
     emit_results(doc, output, fmt, lambda _doc: [shown[-1], *timeline_tables(doc)], lines)
 
-
-COMMANDS = [import_group, profile]  # profile lives in roofline/cli/profile.py; registered with the importers

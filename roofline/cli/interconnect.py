@@ -65,6 +65,3 @@ def _spec(spec_name: str, devices: list[int]):  # type: ignore[no-untyped-def]
     from roofline.measurement.session import choose_machine, open_backend
 
     return choose_machine("auto", open_backend("cupy", devices[0]), catalog)
-
-
-COMMANDS = [interconnect]

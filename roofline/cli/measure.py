@@ -126,6 +126,3 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
         return
     write_output(output, dumps(doc), str(doc.get("schema") or "text"))
     note(f"wrote {output}: the {measured} kernel(s) measured before the error")
-
-
-COMMANDS = [measure]

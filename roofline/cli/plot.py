@@ -279,7 +279,6 @@ def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None
     _write(output, figure_bytes(fig, fmt, dpi), fmt)
 
 
-COMMANDS = [plot]
 
 
 def _drawable(paths: tuple[Path, ...]) -> list[ResultsFile]:
@@ -316,4 +315,3 @@ def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], .
         if l2 is not None and l2.curve:
             return l2.curve, l2.size
     return (), None
-

@@ -145,6 +145,3 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
         emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
         raise GateFailed(group_failure_message(doc))
-
-
-COMMANDS = [report]

@@ -129,5 +129,3 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
         doc = sweep_on(request, engine, spec_name, args.policy, steps)
 
     emit_results(doc, output, fmt, sweep_table, explanation(doc))
-
-COMMANDS = [sweep]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -268,9 +269,23 @@ def _implementation_path(path: Path, f: "Fields", key: str) -> Path | None:
     if candidate.is_absolute():
         raise f.error(key, f"must be a file name relative to the descriptor's folder, got the absolute "
                            f"path {impl_name!r}")
-    implementation = (folder / candidate).resolve()
+    implementation = _resolved_in(folder, candidate)
     if not implementation.is_relative_to(folder):
         raise f.error(key, f"{impl_name!r} resolves to {implementation}, outside the descriptor's folder {folder}")
     if implementation.suffix != ".py" or not implementation.is_file():
         raise f.error(key, f"expected a .py file next to the descriptor, found no {implementation}")
     return implementation
+
+
+def _resolved_in(folder: Path, candidate: Path) -> Path:
+    """`folder / candidate` with links followed, `folder` already resolved. A bare file name that is a regular file,
+    not a link, is that path as it stands, found with one lstat instead of resolve()'s walk over every component
+    (each bundled descriptor names one or two: that walk was a fifth of loading the catalogue)."""
+    direct = folder / candidate
+    if len(candidate.parts) == 1 and candidate.name not in (".", ".."):
+        try:
+            if stat.S_ISREG(direct.lstat().st_mode):
+                return direct
+        except OSError:
+            pass  # missing or unreadable: resolve() and the caller's checks say which
+    return direct.resolve()

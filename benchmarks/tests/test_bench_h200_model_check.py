@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-spec = importlib.util.spec_from_file_location("h200_model_check", ROOT / "benchmarks" / "h200_model_check.py")
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"  # the scripts under test; their fixtures are committed under tests/data
+spec = importlib.util.spec_from_file_location("h200_model_check", BENCHMARKS / "h200_model_check.py")
 check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check)
 

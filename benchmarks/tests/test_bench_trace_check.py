@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"  # the scripts under test; their fixtures are committed under tests/data
 DATA = ROOT / "tests" / "data" / "kineto"
-spec = importlib.util.spec_from_file_location("trace_check", ROOT / "benchmarks" / "trace_check.py")
+spec = importlib.util.spec_from_file_location("trace_check", BENCHMARKS / "trace_check.py")
 tc = importlib.util.module_from_spec(spec)
 sys.modules["trace_check"] = tc  # its dataclasses look their module up
 spec.loader.exec_module(tc)
