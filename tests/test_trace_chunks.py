@@ -90,3 +90,20 @@ def test_the_reader_gives_the_same_trace_in_batches_as_whole(monkeypatch, name):
     batched = reader.read_trace(path)
     assert batched == whole
     assert whole.gpu
+
+
+def test_a_long_import_says_where_it_is_and_a_short_one_says_nothing(monkeypatch, run_cli):
+    """Issue 34: a progress report on long imports (a line per step in a log, a spinner on a terminal); traces under
+    the batch size (8 MB) import as quietly as before."""
+    from pathlib import Path
+
+    from roofline.kineto import reader
+
+    path = Path(__file__).parent / "data" / "kineto" / "compiled" / "llama-train-compiled.json.gz"
+    code, _, err = run_cli("import", "torch", path, "--format", "json")
+    assert code == 0 and "import torch: read" not in err
+    monkeypatch.setattr(reader, "STREAM_FROM", 0)
+    code, _, err = run_cli("import", "torch", path, "--format", "json")
+    assert code == 0, err
+    assert "import torch: read llama-train-compiled.json.gz: OK" in err
+    assert "import torch: model 120 GPU events: OK" in err

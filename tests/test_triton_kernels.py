@@ -204,3 +204,15 @@ def test_a_cuda_graph_replay_names_its_reason_per_kernel():
     doc, notes = import_traces([DATA / "llama-infer-cudagraph.json.gz"], "h200")
     assert len(doc["unmodelled"]) == 38
     assert all("CUDA graph replay" in u["why"] for u in doc["unmodelled"])
+
+
+def test_triton_launches_group_by_fused_pattern():
+    """Inductor numbers each kernel it writes: the RMS-norm pattern of every layer (..._rsqrt_5, _7, _8) is one
+    group, named without the number, its launches summed."""
+    doc, _ = import_traces([DATA / "llama-train-compiled.json.gz"], "h200")
+    groups = {g["name"]: g for g in doc["groups"]}
+    rms = groups["triton_per_fused__to_copy__unsafe_view_add_mean_mul_pow_rsqrt"]
+    members = [k for k in doc["kernels"] if k["op"].startswith("triton_per_fused__to_copy__unsafe_view_add_mean_mul_"
+                                                                  "pow_rsqrt_")]
+    assert len(members) >= 3 and len(rms["kernels"]) == len(members)
+    assert not [name for name in groups if name.startswith("triton_") and name[-1].isdigit()]

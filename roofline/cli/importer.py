@@ -137,7 +137,10 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     from roofline.kineto.table import tables, timeline_tables
     from roofline.ncu.readback import check_import
 
-    doc, notes = import_traces(list(traces), spec_name, group_by, triton_source=triton_source)
+    from roofline.cli.progress import Steps
+
+    with Steps("import torch") as steps:  # a long trace's steps: a spinner on a terminal, a line each in a log
+        doc, notes = import_traces(list(traces), spec_name, group_by, triton_source=triton_source, progress=steps)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
     line = straggler_line(doc.get("straggler"))
     lines = [*notes, *([line] if line else []), summary_line(doc)]

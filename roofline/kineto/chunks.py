@@ -33,6 +33,7 @@ class EventStream:
             raise ValueError("no traceEvents array")
         self.data, self.loads, self.start = data, loads, m.end()
         self.head: dict[str, Any] | None = None
+        self.position = self.start  # bytes of the text parsed so far, for a progress report
 
     def __iter__(self) -> Iterator[list[Any]]:
         data, pos = self.data, self.start
@@ -50,8 +51,9 @@ class EventStream:
             if cut is None:
                 yield from self._last(pos)
                 return
-            yield batch
             pos = cut.end()
+            self.position = pos
+            yield batch
 
     def _last(self, pos: int) -> Iterator[list[Any]]:
         """The last stretch: whole events up to the last cut, then the final event, ']' and the rest."""

@@ -35,6 +35,7 @@ from roofline.kineto.opargs import OpInput
 from roofline.kineto.select import LaunchScope, select
 from roofline.kineto.sources import KernelSources
 from roofline.kineto.triton import is_triton, model_triton
+from roofline.measurement.progress import SILENT, Progress
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
 from roofline.ncu.importer import short_name as _short_name
@@ -302,8 +303,13 @@ class _Builder:
             "warnings": warnings})
 
 
+_KERNEL_NUMBER = re.compile(r"_\d+$")
+
+
 def group_name(entry: Mapping[str, Any], by: str) -> str:
     if by == "op":
+        if (entry.get("model") or {}).get("op_class") == "triton":  # one group per fused pattern: Inductor numbers
+            return _KERNEL_NUMBER.sub("", str(entry["op"]))  # each kernel it writes (..._rsqrt_5, ..._rsqrt_7)
         return str(entry["op"])
     if by == "module":
         return str(entry.get("module") or NO_MODULE)
@@ -528,12 +534,24 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
                   catalog: SpecCatalog | None = None, model: Model | None = None,
                   make_input: Callable[..., Any] | None = None,
                   scope: LaunchScope = LaunchScope(),
-                  triton_source: Sequence[Path] = ()) -> tuple[dict[str, Any], list[str]]:
+                  triton_source: Sequence[Path] = (), progress: Progress = SILENT) -> tuple[dict[str, Any], list[str]]:
     """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
     only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace;
-    `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone."""
+    `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone;
+    `progress` hears the steps of a long import (traces over STREAM_FROM bytes together)."""
+    from roofline.kineto.reader import STREAM_FROM
+
+    long = sum(_size(p) for p in paths) > STREAM_FROM
     with paused_gc():
-        return _import_traces(paths, spec_name, group_by, catalog, model, make_input, scope, triton_source)
+        return _import_traces(paths, spec_name, group_by, catalog, model, make_input, scope, triton_source,
+                              progress if long else SILENT)
+
+
+def _size(path: Path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0  # the reader says what is wrong with it
 
 
 @contextlib.contextmanager
@@ -551,11 +569,17 @@ def paused_gc() -> Iterator[None]:
 
 def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, catalog: SpecCatalog | None,
                    model: Model | None, make_input: Callable[..., Any] | None, scope: LaunchScope,
-                   triton_source: Sequence[Path]) -> tuple[dict[str, Any], list[str]]:
+                   triton_source: Sequence[Path], progress: Progress) -> tuple[dict[str, Any], list[str]]:
     from roofline.kineto.reader import MAX_GPU_EVENTS, read_trace, too_many_gpu_events
 
     # the limit first: a trace too big is refused before it is parsed (unless a selection may make it fit)
-    read = [read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS) for p in paths]
+    read = []
+    for p in paths:
+        step = f"read {Path(p).name}"
+        progress.start(step)
+        read.append(read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
+                               lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
+        progress.finish(step, "OK")
     traces = [select(t, scope) for t in read]
     gpu_events = sum(len(t.gpu) for t in traces)
     if gpu_events > MAX_GPU_EVENTS:  # all the traces together, after the selection: before the work on them
@@ -569,8 +593,11 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
         notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
+    step = f"model {sum(len(t.gpu) for t in traces):,} GPU events"
+    progress.start(step)
     doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source),
                                with_timeline=not scope.given)
+    progress.finish(step, "OK")
     if scope.given:
         more.append("note: no timeline (window, idle, gaps) for a selection of launches: import the whole trace "
                     "for it")

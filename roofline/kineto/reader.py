@@ -35,7 +35,7 @@ import math
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from roofline.errors import InputError, at
 from roofline.load.inputs import read_input_bytes
@@ -425,7 +425,8 @@ def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -
     return Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid")))
 
 
-def read_trace(path: Path, max_gpu_events: int | None = None) -> Trace:
+def read_trace(path: Path, max_gpu_events: int | None = None,
+               on_batch: Callable[[float], None] | None = None) -> Trace:
     """The events of one trace file; InputError naming the file when it is not a Kineto trace, when more than
     UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events. A long
     trace is parsed in batches (roofline.kineto.chunks), each reduced to the few fields kept and dropped; a file
@@ -442,6 +443,8 @@ def read_trace(path: Path, max_gpu_events: int | None = None) -> Trace:
             stream = EventStream(data, orjson.loads)
             for batch in stream:
                 reduced.add(batch)
+                if on_batch is not None:
+                    on_batch(stream.position / len(data))  # the share of the text read, for a progress report
             head = stream.head
         except (ImportError, ValueError):  # no orjson, or not laid out in batches: parsed whole below
             reduced, head = _Reduced(), None
