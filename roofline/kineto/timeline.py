@@ -123,8 +123,23 @@ class Overlap:
                 "compute_collective": self.compute_collective, "collective_hidden": self.collective_hidden}
 
 
+class _Idle:
+    """idle and idle_share from a window and the busy time in it (HTA's definition), for a device and a rank."""
+
+    window: float
+    busy: float
+
+    @property
+    def idle(self) -> float:
+        return max(self.window - self.busy, 0.0)
+
+    @property
+    def idle_share(self) -> float:
+        return self.idle / self.window if self.window > 0 else 0.0
+
+
 @dataclass(frozen=True)
-class DeviceTimeline:
+class DeviceTimeline(_Idle):
     rank: int
     device: int | None
     events: int
@@ -136,14 +151,6 @@ class DeviceTimeline:
     launch_delay: LaunchDelay | None
     overlap: Overlap
 
-    @property
-    def idle(self) -> float:
-        return max(self.window - self.busy, 0.0)
-
-    @property
-    def idle_share(self) -> float:
-        return self.idle / self.window if self.window > 0 else 0.0
-
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "device": self.device, "events": self.events, "streams": list(self.streams),
                 "window": self.window, "busy": self.busy, "idle": self.idle, "idle_share": self.idle_share,
@@ -153,20 +160,12 @@ class DeviceTimeline:
 
 
 @dataclass(frozen=True)
-class RankTimeline:
+class RankTimeline(_Idle):
     """HTA's per-rank figure: one union over all the rank's devices and streams."""
     rank: int
     window: float
     busy: float
     busy_outside_collectives: float  # compute and copies: the work a slow rank makes the others wait for
-
-    @property
-    def idle(self) -> float:
-        return max(self.window - self.busy, 0.0)
-
-    @property
-    def idle_share(self) -> float:
-        return self.idle / self.window if self.window > 0 else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {"rank": self.rank, "window": self.window, "busy": self.busy, "idle": self.idle,
