@@ -18,6 +18,7 @@ outlier, with the spread.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as _dt
 import functools
 import gc
@@ -46,7 +47,7 @@ from roofline.records.groups import group_figures, program_totals
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
-from roofline.kineto.reader import Op, Trace
+from roofline.kineto.reader import Op, Params, Trace
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
@@ -187,7 +188,7 @@ class _Builder:
             self._memo[key] = self.model(name, inputs, names)
         return self._memo[key]
 
-    def _work(self, items: Sequence[Attributed]) -> dict[int, tuple[Any, list[int]]]:
+    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()) -> dict[int, tuple[Any, list[int]]]:
         """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
         kernels_of: dict[int, list[int]] = {}
         for i, a in enumerate(items):  # a kernel of no duration is not imported (add): it takes no share
@@ -202,12 +203,20 @@ class _Builder:
                 source = self.sources.read(op.kernel_file)
                 out[key] = (model_triton(op.name, op_inputs(op, OpInput), source), members)
             else:
-                out[key] = (self._model(op.name, op_inputs(op, self.make_input), names), members)
+                inputs = op_inputs(op, self.make_input)
+                annotated = _annotated_params(op, inputs, params)
+                if annotated is not None:
+                    inputs[0] = self.make_input(dims=annotated.shapes, dtype="TensorList", strides=None, value="")
+                work = self._model(op.name, inputs, names)
+                if annotated is not None and work is not None:
+                    work = dataclasses.replace(work, note="; ".join(
+                        n for n in (work.note, PARAMS_NOTE.format(n=len(annotated.shapes))) if n))
+                out[key] = (work, members)
         return out
 
     def add(self, trace: Trace, rank: int) -> None:
         items = attribute(trace)
-        work = self._work(items)
+        work = self._work(items, trace.params)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
             for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
@@ -304,6 +313,26 @@ class _Builder:
 
 
 _KERNEL_NUMBER = re.compile(r"_\d+$")
+
+
+# ops whose first argument is the step's parameters (or their gradients), as a tensor list
+PARAM_LIST_OPS = {"aten::_fused_adamw_", "aten::_fused_adam_", "aten::_fused_sgd_",
+                  "aten::_amp_foreach_non_finite_check_and_unscale_"}
+PARAMS_NOTE = "the {n} parameter shapes from profile's annotation of the optimizer step (the trace keeps none)"
+PARAMS_REACH = 1e6  # µs: an annotation this far from the op is another step's
+
+
+def _annotated_params(op: Op, inputs: Sequence[Any], params: Sequence[Params]) -> Params | None:
+    """The annotated parameters of an optimizer op whose tensor lists the trace recorded empty (PyTorch keeps no
+    shapes for a list of 30 or more tensors): the annotation nearest in time on the op's thread (GradScaler
+    unscales just before the step's annotation, the fused step runs just after it)."""
+    if op.name not in PARAM_LIST_OPS or not inputs or not params:
+        return None
+    first = inputs[0]
+    if getattr(first, "dtype", None) != "TensorList" or getattr(first, "dims", None):
+        return None
+    mine = [p for p in params if p.tid == op.tid and abs(p.ts - op.ts) <= PARAMS_REACH]
+    return min(mine, key=lambda p: abs(p.ts - op.ts)) if mine else None
 
 
 def group_name(entry: Mapping[str, Any], by: str) -> str:

@@ -80,6 +80,19 @@ class Op:
         return self.ts + self.dur
 
 
+PARAMS_PREFIX = "roofline.params "  # a user annotation `profile --with torch` writes: one optimizer step's parameters
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The parameters of one optimizer step, as `profile --with torch` annotates them (PyTorch's trace keeps no
+    shapes for a tensor list of 30 or more tensors)."""
+    ts: float
+    tid: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class Launch:
     """A runtime or driver call that put work on the GPU (cudaLaunchKernel, cudaGraphLaunch, cudaMemcpyAsync...)."""
@@ -131,6 +144,7 @@ class Trace:
     unusable: dict[str, int] = field(default_factory=dict)  # why ('dur is NaN', 'outside the trace window') -> count
     unusable_gpu: int = 0  # of those, GPU events (kernels, copies, fills)
     window: tuple[float, float] | None = None  # µs: the events that count lie in it
+    params: list["Params"] = field(default_factory=list)  # the optimizer steps' parameters `profile` wrote in
 
     @property
     def unusable_count(self) -> int:
@@ -351,6 +365,7 @@ class _Reduced:
         self.unusable: dict[str, int] = {}
         self.unusable_gpu = 0
         self.marks = _Marks()
+        self.params: list[Params] = []
 
     def add(self, events: list[Any]) -> None:
         for event in events:
@@ -363,6 +378,11 @@ class _Reduced:
                 continue
             if cat == "trace":
                 self.marks.see(event, cat)
+            if cat == "user_annotation" and str(event.get("name", "")).startswith(PARAMS_PREFIX):
+                found = _params(event)
+                if found is not None:
+                    self.params.append(found)
+                continue
             if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
                     or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
                 continue  # not an event an import uses: not judged
@@ -406,7 +426,30 @@ class _Reduced:
             raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                              "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
         return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                     modules, unusable, unusable_gpu, window)
+                     modules, unusable, unusable_gpu, window, self.params)
+
+
+MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
+
+
+def _params(event: dict[str, Any]) -> Params | None:
+    """An optimizer step's parameters from `profile`'s annotation; None when it is not one (read as any input is:
+    nothing in it is trusted)."""
+    ts = _number(event.get("ts"))
+    try:
+        body = json.loads(str(event["name"])[len(PARAMS_PREFIX):])
+    except (ValueError, RecursionError):
+        return None
+    if ts is None or not isinstance(body, dict):
+        return None
+    shapes, dtypes = body.get("shapes"), body.get("dtypes")
+    if not isinstance(shapes, list) or not isinstance(dtypes, list) or len(shapes) != len(dtypes) \
+            or len(shapes) > MAX_PARAMS:
+        return None
+    if not all(isinstance(sh, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
+               for sh in shapes) or not all(isinstance(d, str) for d in dtypes):
+        return None
+    return Params(ts, str(event.get("tid")), tuple(tuple(sh) for sh in shapes), tuple(dtypes))
 
 
 def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
