@@ -608,7 +608,7 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
         progress.start(step)
         read.append(read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
                                lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
-        progress.finish(step, "OK")
+        progress.finish(step, Status.OK.value)
     traces = [select(t, scope) for t in read]
     gpu_events = sum(len(t.gpu) for t in traces)
     if gpu_events > MAX_GPU_EVENTS:  # all the traces together, after the selection: before the work on them
@@ -626,7 +626,7 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
     progress.start(step)
     doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source),
                                with_timeline=not scope.given)
-    progress.finish(step, "OK")
+    progress.finish(step, Status.OK.value)
     if scope.given:
         more.append("note: no timeline (window, idle, gaps) for a selection of launches: import the whole trace "
                     "for it")
