@@ -232,13 +232,14 @@ def test_an_annotated_optimizer_step_models_the_lists_the_trace_left_empty(tmp_p
     start, on its thread) both ops are modelled from the real parameter count."""
     import gzip
 
-    from roofline.kineto.reader import PARAMS_PREFIX
+    from roofline.kineto.reader import params_annotation
 
     doc = json.loads(gzip.decompress((DATA / "gpt2-train-fp16-scaler-compiled.json.gz").read_bytes()))
     adam = next(e for e in doc["traceEvents"] if e.get("name") == "aten::_fused_adamw_")
     shapes = _gpt2_params()
-    note = {"optimizer": "AdamW", "shapes": shapes, "dtypes": ["float32"] * len(shapes)}
-    doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": PARAMS_PREFIX + json.dumps(note),
+    name = params_annotation("AdamW", [tuple(s) for s in shapes], ["float32"] * len(shapes))
+    assert '"' not in name and "\\" not in name  # Kineto writes names unescaped
+    doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": name,
                                "pid": adam["pid"], "tid": adam["tid"], "ts": adam["ts"] - 5, "dur": 1})
     path = tmp_path / "annotated.json"
     path.write_text(json.dumps(doc))
@@ -252,3 +253,15 @@ def test_an_annotated_optimizer_step_models_the_lists_the_trace_left_empty(tmp_p
                for k in result["kernels"] if k["op"] == "aten::_fused_adamw_")
     lost = result["source"]["unmodelled_time"] / sum(k["time_median"] for k in result["kernels"])
     assert lost < 0.01  # only the step counters' _foreach_add_/_sub_ remain
+
+
+def test_the_parameter_annotation_reads_back_and_refuses_what_it_did_not_write():
+    from roofline.kineto.reader import _params, params_annotation
+
+    name = params_annotation('Adam"W', [(50257, 768), (), (3,)], ["float32", "bfloat16", "float16"])
+    assert name == "roofline.params AdamW 50257x768:float32,-:bfloat16,3:float16"
+    got = _params({"name": name, "ts": 5.0, "tid": 7})
+    assert got is not None and got.shapes == ((50257, 768), (), (3,)) and got.tid == "7"
+    for bad in ("roofline.params AdamW 12x:float32", "roofline.params AdamW", "roofline.params A B C",
+                "roofline.params AdamW 1e9:float32"):
+        assert _params({"name": bad, "ts": 5.0, "tid": 7}) is None

@@ -34,7 +34,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
-from roofline.kineto.reader import PARAMS_PREFIX
+from roofline.kineto.reader import params_annotation
 
 EXIT_NO_RANGE = 2
 EXIT_NO_TORCH = 3
@@ -121,8 +121,12 @@ def _hook_optimizers(torch: Any, window: Window) -> None:
     """PyTorch writes a tensor list's shapes into the trace only when it holds fewer than 30 tensors, so a real
     model's fused optimizer step (_fused_adamw_ over every parameter) and GradScaler's unscale arrive without them.
     Before each optimizer step inside the window, the step's parameters (those with a gradient: the ones the fused
-    kernels touch) are written into the trace as a user annotation that `import torch` reads."""
-    optimizer_module = getattr(getattr(torch, "optim", None), "optimizer", None)
+    kernels touch) are written into the trace as a user annotation that `import torch` reads (params_annotation:
+    no quotes, which Kineto's exporter would not escape)."""
+    try:
+        import torch.optim.optimizer as optimizer_module  # the global step hooks (PyTorch 2.0 and later)
+    except ImportError:
+        return
     register = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)
     if register is None:
         return
@@ -131,10 +135,8 @@ def _hook_optimizers(torch: Any, window: Window) -> None:
         if window.state != "recording":
             return
         params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
-        text = PARAMS_PREFIX + json.dumps({"optimizer": type(optimizer).__name__,
-                                           "shapes": [list(p.shape) for p in params],
-                                           "dtypes": [str(p.dtype).removeprefix("torch.") for p in params]},
-                                          separators=(",", ":"))
+        text = params_annotation(type(optimizer).__name__, [tuple(p.shape) for p in params],
+                                 [str(p.dtype).removeprefix("torch.") for p in params])
         if len(text) <= MAX_ANNOTATION:
             with torch.profiler.record_function(text):
                 pass

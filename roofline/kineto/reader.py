@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -432,24 +433,38 @@ class _Reduced:
 MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
 
 
+def params_annotation(optimizer: str, shapes: list[tuple[int, ...]], dtypes: list[str]) -> str:
+    """'roofline.params AdamW 50257x768:float32,768:float32,-:float32': one optimizer step's parameters as the
+    name of a user annotation (a 0-dim parameter is '-'). Words, digits, 'x', ':' and ',' only: Kineto writes event
+    names into its JSON without escaping them."""
+    def one(shape: tuple[int, ...], dtype: str) -> str:
+        return ("x".join(str(int(d)) for d in shape) or "-") + ":" + re.sub(r"[^A-Za-z0-9_]", "", dtype)
+
+    return PARAMS_PREFIX + re.sub(r"[^A-Za-z0-9_]", "", optimizer) + " " + ",".join(
+        one(s, d) for s, d in zip(shapes, dtypes))
+
+
+_PARAM = re.compile(r"(-|\d+(?:x\d+)*):(\w+)")
+
+
 def _params(event: dict[str, Any]) -> Params | None:
-    """An optimizer step's parameters from `profile`'s annotation; None when it is not one (read as any input is:
-    nothing in it is trusted)."""
+    """An optimizer step's parameters from `profile`'s annotation (params_annotation); None when it is not one
+    (read as any input is: nothing in it is trusted)."""
     ts = _number(event.get("ts"))
-    try:
-        body = json.loads(str(event["name"])[len(PARAMS_PREFIX):])
-    except (ValueError, RecursionError):
+    parts = str(event["name"])[len(PARAMS_PREFIX):].split(" ")
+    if ts is None or len(parts) != 2:
         return None
-    if ts is None or not isinstance(body, dict):
+    items = parts[1].split(",") if parts[1] else []
+    if len(items) > MAX_PARAMS:
         return None
-    shapes, dtypes = body.get("shapes"), body.get("dtypes")
-    if not isinstance(shapes, list) or not isinstance(dtypes, list) or len(shapes) != len(dtypes) \
-            or len(shapes) > MAX_PARAMS:
-        return None
-    if not all(isinstance(sh, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in sh)
-               for sh in shapes) or not all(isinstance(d, str) for d in dtypes):
-        return None
-    return Params(ts, str(event.get("tid")), tuple(tuple(sh) for sh in shapes), tuple(dtypes))
+    shapes, dtypes = [], []
+    for item in items:
+        m = _PARAM.fullmatch(item)
+        if m is None:
+            return None
+        shapes.append(() if m.group(1) == "-" else tuple(int(d) for d in m.group(1).split("x")))
+        dtypes.append(m.group(2))
+    return Params(ts, str(event.get("tid")), tuple(shapes), tuple(dtypes))
 
 
 def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
