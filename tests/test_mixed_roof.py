@@ -31,3 +31,18 @@ def test_the_markdown_of_groups_explains_it_too(run_cli, tmp_path):
     assert run_cli("import", "ncu", MIXED, "--spec", "h200", "--group-by", "op", "-o", out).code == 0
     text = grouped_markdown(json.loads(out.read_text()))
     assert "fp32 +" in text and "roof +: work on more than one roof" in text
+
+
+def test_the_plus_is_not_explained_under_a_table_that_left_the_roof_out(run_cli, monkeypatch):
+    """At a width that drops the roof column, the note explaining its '+' goes with it (the 'Left out' line says the
+    column is gone); with the column shown, the note stays."""
+    from pathlib import Path
+
+    trace = Path(__file__).parent / "data" / "kineto" / "compiled" / "llama-train-compiled.json.gz"
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run_cli("import", "torch", trace)
+    assert code == 0, err
+    assert "roof +:" not in out and "roof" in out.split("Left out at 200 columns:")[1].split("\n")[0]
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, err = run_cli("import", "torch", trace, "--wide")
+    assert code == 0 and "roof +:" in out

@@ -246,6 +246,11 @@ def fit(table: Any, width: int | None) -> list[str]:
             column.width = w
     if dropped:
         note = Text(f"Left out at {width} columns: {', '.join(dropped)} ({WIDE_HINT}).", style="dim")
+        if table.caption:  # a line that explains a column left out ('roof +: ...') goes with it
+            lines = str(table.caption).split("\n")
+            kept = [line for line in lines if not any(line.startswith(f"{name} +:") for name in dropped)]
+            if len(kept) != len(lines):
+                table.caption = Text("\n".join(kept)) if any(kept) else None  # Text: no markup read into it
         if table.caption:
             caption = table.caption if isinstance(table.caption, Text) else Text(str(table.caption))
             table.caption = Text.assemble(caption, "\n", note)
