@@ -39,7 +39,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from roofline.errors import InputError, at
+from roofline.kineto.chunks import EventStream
 from roofline.load.inputs import read_input_bytes
+from roofline.load.jsonio import fast_json
 from roofline.model.units import MAX_DIGITS
 from roofline.records.files import MAX_RESULTS_BYTES
 from roofline.records.fields import kind_of
@@ -184,10 +186,7 @@ def _whole(text: str) -> int:
 def _parse(data: bytes) -> Any:
     """orjson where it parses the text (a long trace in seconds, not a minute); what it refuses (NaN, a number beyond
     a double, text that is not UTF-8 or not JSON) goes to the standard parser, whose hooks and errors say why."""
-    try:
-        import orjson  # a dependency; read only when a trace is
-    except ImportError:
-        orjson = None
+    orjson = fast_json()
     if orjson is not None:
         try:
             return orjson.loads(data)
@@ -223,12 +222,8 @@ def _trace_bytes(path: Path, max_gpu_events: int | None) -> bytes:
     return data
 
 
-def load_json(path: Path, max_gpu_events: int | None = None) -> dict[str, Any]:
-    """The parsed top-level object of a trace file (all of it at once; read_trace parses a long one in batches)."""
-    return _whole_doc(path, _trace_bytes(path, max_gpu_events))
-
-
 def _whole_doc(path: Path, data: bytes) -> dict[str, Any]:
+    """The parsed top-level object of a trace's text, all of it at once, with a message naming what is wrong."""
     try:
         doc = _parse(data)
     except _TooManyDigits as exc:
@@ -493,18 +488,16 @@ def read_trace(path: Path, max_gpu_events: int | None = None,
     data = _trace_bytes(path, max_gpu_events)
     reduced = _Reduced()
     head: dict[str, Any] | None = None
-    if len(data) > STREAM_FROM:
+    orjson = fast_json()
+    if orjson is not None and len(data) > STREAM_FROM:
         try:
-            import orjson  # a dependency; read only when a trace is
-            from roofline.kineto.chunks import EventStream
-
             stream = EventStream(data, orjson.loads)
             for batch in stream:
                 reduced.add(batch)
                 if on_batch is not None:
                     on_batch(stream.position / len(data))  # the share of the text read, for a progress report
             head = stream.head
-        except (ImportError, ValueError):  # no orjson, or not laid out in batches: parsed whole below
+        except ValueError:  # not laid out in batches: parsed whole below
             reduced, head = _Reduced(), None
     if head is None:
         doc = _whole_doc(path, data)

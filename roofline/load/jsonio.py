@@ -47,16 +47,23 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def fast_json() -> Any:
+    """orjson (a dependency), imported on first use rather than at start-up; None where it is missing, so every
+    caller keeps the standard library's way."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson
+
+
 def dump_bytes(doc: Any) -> bytes:
     """Two-space indented JSON as UTF-8, inf and NaN as null, ending in a newline. orjson writes a long trace's
     results in a second where the standard encoder takes half a minute (it indents in Python), and as bytes, so no
     second copy of a 100 MB text is made; what orjson refuses (an integer past 64 bits, a lone surrogate, a type it
     does not know) is written by the standard encoder. The two differ only in how an exponent is spelled (1e-05
     against 0.00001): the same numbers."""
-    try:
-        import orjson  # a dependency; read only when a document is written
-    except ImportError:
-        orjson = None
+    orjson = fast_json()
     if orjson is not None:
         try:
             return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
