@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from roofline.kineto.opargs import FLOATING, OpInput, OpWork, Tensor, matrix_roof, tensor, vector_roof
+from roofline.kineto.opargs import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
+                                    vector_roof)
 from roofline.kineto.opmodels import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
 
 BACKEND = "triton"
@@ -208,10 +209,10 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if any(t.dtype is None for _, t, _ in buffers):
         bad = sorted({t.raw for _, t, _ in buffers if t.dtype is None})
         return OpWork(None, None, None, None, "triton", note=f"unknown buffer dtype {', '.join(bad)}")
+    footprints = [_footprint(t, inp.strides) for _, t, inp in buffers]
     nbytes = 0.0
     bounded = False
-    for i, t, inp in buffers:
-        elements = _footprint(t, inp.strides)
+    for (i, t, _), elements in zip(buffers, footprints):
         if reach is not None and elements > reach:
             elements, bounded = reach, True
         role = roles.get(i, "")
@@ -238,11 +239,12 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         flops = source.flops_per_point * points + (source.flops_per_row * rows if rows else 0.0)
     elif source is None:
         # a fused kernel runs over its largest buffer (a pointwise kernel's output, a reduction's input)
-        points = max(_footprint(t, inp.strides) for _, t, inp in buffers)
+        points = max(footprints)
         if reach is not None:
             points = min(points, reach)  # a gathered table is not iterated over
-        per = sum(_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op, 0)) for op in ops)
-        unknown = [op for op in ops if op not in _FLOPS_PER_ELEMENT and "_" + op not in _FLOPS_PER_ELEMENT]
+        counts = [_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op)) for op in ops]
+        per = sum(c or 0 for c in counts)
+        unknown = [op for op, c in zip(ops, counts) if c is None]
         flops = float(per * points)
         notes.append(f"{per} FLOPs per element of its largest buffer from the fused ops" + (
             f" ({', '.join(unknown)} not known: counted as 0)" if unknown else ""))
@@ -258,11 +260,9 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
 
 
 def _whole(value: object) -> int | None:
-    try:
-        n = int(str(value))
-    except ValueError:
-        return None
-    return n if n >= 0 else None
+    """A concrete input that is a whole number of at least 0 ("4096"), else None."""
+    n = parse_value(value)
+    return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
 
 
 def _template_gemm(tensors: Sequence[Tensor]) -> float | None:
