@@ -47,7 +47,9 @@ from roofline.records.groups import group_figures, program_totals
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
-from roofline.kineto.reader import Op, Params, Trace
+from roofline.kineto import opmodels, reader, timeline
+from roofline.model.units import format_time
+from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
@@ -69,8 +71,6 @@ def _is_matrix(kernel: str) -> bool:
 
 
 def _default_model() -> tuple[Model, Callable[..., Any]]:
-    from roofline.kineto import opmodels  # written beside this module; imported only when an import runs
-
     return opmodels.model_op, opmodels.OpInput
 
 
@@ -179,14 +179,14 @@ class _Builder:
 
     def _model(self, name: str, inputs: list[Any], names: list[str]) -> Any:
         """The model of an op, once per distinct op, arguments and kernels (a training loop repeats each layer's)."""
+        key = (name, tuple(inputs), tuple(names))
         try:
-            key = (name, tuple(inputs), tuple(names))
-            hash(key)
+            return self._memo[key]
+        except KeyError:
+            work = self._memo[key] = self.model(name, inputs, names)
+            return work
         except TypeError:  # an argument recorded as a list or an object: not kept
             return self.model(name, inputs, names)
-        if key not in self._memo:
-            self._memo[key] = self.model(name, inputs, names)
-        return self._memo[key]
 
     def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()) -> dict[int, tuple[Any, list[int]]]:
         """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
@@ -402,8 +402,6 @@ def straggler(ranks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def straggler_line(s: Mapping[str, Any] | None) -> str | None:
     if s is None:
         return None
-    from roofline.model.units import format_time
-
     spread = f"max/min {s['max_over_min']:.2f}x" if s.get("max_over_min") else "max/min n/a"
     if not s["outlier"]:
         line = (f"no straggler: the slowest rank ({s['rank']}, {format_time(s['time'])} of GPU time) is within "
@@ -498,8 +496,6 @@ def _timeline(traces: Sequence[Trace], ranks: Sequence[int], builder: _Builder, 
               ) -> dict[str, Any]:
     """The timeline block: each device's window, busy, idle, gaps, launch delay and overlap, and the step's
     figures (of the whole document and of each rank) over the devices' wall time."""
-    from roofline.kineto import timeline
-
     line = timeline.analyze(traces, ranks)
 
     def step_of(rank: int | None) -> dict[str, Any]:
@@ -520,8 +516,6 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
                      "with no time (a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
-        from roofline.model.units import format_time
-
         notes.append("note: ops without a model (their time is in 'unmodelled'): "
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
                      + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
@@ -539,8 +533,6 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
 def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | None = None) -> str:
     """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'
     (`origin` in place of 'from 1 trace(s)': 'with torch.profiler' for `profile --with torch`)."""
-    from roofline.model.units import format_time
-
     src = doc["source"]
     bad = src.get("unusable") or {}
     done, total, lost = len(doc["kernels"]), src["launches"] + bad.get("gpu_events", 0), src["unmodelled_time"]
@@ -554,8 +546,6 @@ def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | N
 
 
 def _why(why: Mapping[str, int]) -> str:
-    from roofline.kineto.reader import unusable_text
-
     return unusable_text(dict(why))
 
 
@@ -568,9 +558,7 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
     only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace;
     `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone;
     `progress` hears the steps of a long import (traces over STREAM_FROM bytes together)."""
-    from roofline.kineto.reader import STREAM_FROM
-
-    long = sum(_size(p) for p in paths) > STREAM_FROM
+    long = sum(_size(p) for p in paths) > reader.STREAM_FROM
     with paused_gc():
         return _import_traces(paths, spec_name, group_by, catalog, model, make_input, scope, triton_source,
                               progress if long else SILENT)
@@ -599,15 +587,13 @@ def paused_gc() -> Iterator[None]:
 def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, catalog: SpecCatalog | None,
                    model: Model | None, make_input: Callable[..., Any] | None, scope: LaunchScope,
                    triton_source: Sequence[Path], progress: Progress) -> tuple[dict[str, Any], list[str]]:
-    from roofline.kineto.reader import MAX_GPU_EVENTS, read_trace, too_many_gpu_events
-
     # the limit first: a trace too big is refused before it is parsed (unless a selection may make it fit)
     read = []
     for p in paths:
         step = f"read {Path(p).name}"
         progress.start(step)
-        read.append(read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
-                               lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
+        read.append(reader.read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
+                                      lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
         progress.finish(step, Status.OK.value)
     traces = [select(t, scope) for t in read]
     gpu_events = sum(len(t.gpu) for t in traces)
@@ -622,7 +608,7 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
         notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
-    step = f"model {sum(len(t.gpu) for t in traces):,} GPU events"
+    step = f"model {gpu_events:,} GPU events"
     progress.start(step)
     doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source),
                                with_timeline=not scope.given)
