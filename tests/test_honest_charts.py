@@ -13,11 +13,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from conftest import NCU  # noqa: E402
+from conftest import h200_profile  # noqa: E402
 from roofline.model.analysis import analysis_document, machine_summary  # noqa: E402
 from roofline.load.selection import analyze_selection, load_selection, resolve_specs  # noqa: E402
-from roofline.ncu.group import add_groups  # noqa: E402
-from roofline.ncu.importer import import_csv  # noqa: E402
 from roofline.render.charts.plot import roofline_figure  # noqa: E402
 from roofline.render.charts.profile import profile_figure  # noqa: E402
 
@@ -74,16 +72,12 @@ def test_three_memory_roofs_keep_their_labels_apart():
 
 @pytest.fixture(scope="module")
 def resnet() -> dict:
-    doc, _ = import_csv(NCU / "h200_resnet50_profile.csv", "h200")
-    add_groups(doc, "op")
-    return doc
+    return h200_profile("h200_resnet50_profile.csv")
 
 
 @pytest.fixture(scope="module")
 def gpt2() -> dict:
-    doc, _ = import_csv(NCU / "h200_gpt2_profile.csv", "h200")
-    add_groups(doc, "op")
-    return doc
+    return h200_profile("h200_gpt2_profile.csv")
 
 
 @pytest.mark.parametrize("which", ["resnet", "gpt2"])

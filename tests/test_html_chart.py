@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
-from roofline.ncu.group import add_groups
-from roofline.ncu.importer import import_csv
 from roofline.render.charts.html import profile_html
-from conftest import NCU
+from conftest import h200_profile, plot_html
 
 INSTALL_HINT = ("needs Playwright and a Chromium: apt-get install -y chromium && pip install playwright "
                 "(or pip install -e '.[browser]'); no 'playwright install' download is needed")
@@ -34,20 +31,12 @@ def _chromium() -> str | None:
 
 @pytest.fixture(scope="module")
 def gpt2_doc() -> dict:
-    doc, _ = import_csv(NCU / "h200_gpt2_profile.csv", "h200")
-    add_groups(doc, "op")
-    return doc
+    return h200_profile("h200_gpt2_profile.csv")
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory, gpt2_doc: dict) -> Path:
-    out = tmp_path_factory.mktemp("html") / "gpt2.json"
-    out.write_text(json.dumps(gpt2_doc), encoding="utf-8")
-    html_path = out.with_suffix(".html")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", "--results", str(out), "-o", str(html_path)])
-    assert exit_info.value.code in (0, None)
-    return html_path
+    return plot_html(gpt2_doc, tmp_path_factory.mktemp("html"), "gpt2")
 
 
 @pytest.fixture(scope="module")
@@ -131,14 +120,8 @@ def test_legend_toggles_a_group(browser_page) -> None:  # type: ignore[no-untype
 @pytest.fixture(scope="module")
 def resnet_page(tmp_path_factory: pytest.TempPathFactory, browser):  # type: ignore[no-untyped-def]
     """The ResNet-50 profile: two groups with no FLOPs (clamp_min_, copy_) and two on more than one roof."""
-    doc, _ = import_csv(NCU / "h200_resnet50_profile.csv", "h200")
-    add_groups(doc, "op")
-    out = tmp_path_factory.mktemp("html") / "resnet.json"
-    out.write_text(json.dumps(doc), encoding="utf-8")
-    html_path = out.with_suffix(".html")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", "--results", str(out), "-o", str(html_path)])
-    assert exit_info.value.code in (0, None)
+    doc = h200_profile("h200_resnet50_profile.csv")
+    html_path = plot_html(doc, tmp_path_factory.mktemp("html"), "resnet")
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     tab.goto(html_path.as_uri())
     yield tab, doc
