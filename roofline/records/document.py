@@ -238,7 +238,5 @@ def check_results(doc: Any, path: Path | str) -> None:
 
 def require_results(doc: Any, path: Path | str) -> ResultsDocument:
     """The same check for a document already in memory (an importer's output, a test's)."""
-    try:
-        return ResultsDocument.from_json(doc, path)
-    except RecursionError:
-        raise InputError(f"{path}: nested too deeply to be a results document") from None
+    check_results(doc, path)
+    return ResultsDocument.from_checked(doc)
