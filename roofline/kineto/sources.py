@@ -21,8 +21,6 @@ class KernelSources:
         self.dirs = tuple(Path(d) for d in dirs)
         self._by_name: dict[str, Path] | None = None
         self._read: dict[str, KernelSource | None] = {}
-        self.found = 0  # distinct kernels whose source was read
-        self.missing = 0  # distinct kernels whose recorded source was not found
 
     def _index(self) -> dict[str, Path]:
         if self._by_name is None:
@@ -55,8 +53,4 @@ class KernelSources:
             if source is not None:
                 break
         self._read[recorded] = source
-        if source is None:
-            self.missing += 1
-        else:
-            self.found += 1
         return source
