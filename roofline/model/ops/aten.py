@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Sequence
 
-from roofline.kineto.opargs import (
+from roofline.model.ops.args import (
     FLOATING, ITEMSIZE, OpInput, OpWork, Tensor, int_tuple, kernel_dtype, matrix_roof, parse_value, says_causal,
     scalar_type, tensor, tensor_list, vector_roof,
 )
