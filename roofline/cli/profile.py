@@ -232,7 +232,7 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
     from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
     from roofline.kineto.document import import_traces, summary_line
     from roofline.kineto.program import Running, capture, capture_range, python_program
-    from roofline.kineto.table import launch_table, timeline_tables
+    from roofline.render.tables.trace import launch_table, timeline_tables
     from roofline.ncu.program import ProgramFailed
     from roofline.ncu.readback import check_import
     from roofline.render.tables.grouped import grouped_table
