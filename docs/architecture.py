@@ -27,7 +27,7 @@ FLOORS: list[dict[str, str]] = [
     {"errors": "errors a user can act on, each with its exit code",
      "version": "the version every stage stamps into the files it writes",
      "kernelapi": "helpers for kernel implementation files"},
-    {"model": "pure physics: units, formulas, the model objects, the roofline model, invariants"},
+    {"model": "pure physics: units, formulas, the model objects, the roofline model, invariants, op physics"},
     {"load": "files in: the one reader, specs and descriptors into model objects, JSON and the atomic writer"},
     {"records": "the results format: schema, the typed results, reading results files"},
     {"sizes": "time against size: fitted on a sweep, predicted from first principles",

@@ -9,6 +9,7 @@ verification by `check=` or `reference=`, and the stream the work must run on.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import warnings
@@ -18,7 +19,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numbers
 
 from roofline.records.caveats import warning
-from roofline.errors import InputError, first_line
+from roofline.errors import API_WORDS, InputError, RooflineError, first_line, in_api_words, reworded
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.model.types import ITEMSIZE, MachineSpec, Workload
 from roofline.records.document import KernelResult, ResultsDocument, Status
@@ -28,6 +29,27 @@ from roofline.load.selection import resolve_specs, load_selection
 from roofline.records.schema import kernel_identity
 from roofline.model.workload import evaluate
 
+
+BACKENDS = ("auto", "cupy", "numpy")
+
+
+def speaks_api(fn: Callable[..., Any] | None = None, **renamed: str) -> Any:
+    """The library's messages name command-line options; a caller of the API is told the keyword instead
+    (`--backend numpy` -> `backend="numpy"`, roofline.errors.in_api_words), in the same error type. `renamed`:
+    a function whose keyword for a concept is spelled otherwise (roofline.backend(name=...))."""
+    words = {option: renamed.get(keyword, keyword) for option, keyword in API_WORDS.items()}
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return f(*args, **kwargs)
+            except RooflineError as exc:
+                raise reworded(exc, lambda text: in_api_words(text, words)) from None
+
+        return call
+
+    return decorate if fn is None else decorate(fn)
 
 
 class Result(KernelResult):
@@ -49,17 +71,23 @@ _BACKENDS: dict[tuple[str, int], Any] = {}  # opening one compiles a kernel and 
 _MACHINES: dict[tuple[str, int, str], MachineSpec | None] = {}
 
 
+@speaks_api(backend="name")
 def backend(name: str = "auto", device: int = 0) -> Any:
     """The process's backend: 'auto' or 'cupy' is the GPU (BackendUnavailable without one), 'numpy' the host."""
     from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
 
+    if name not in BACKENDS:
+        raise InputError(f"backend {_short(name)}: expected one of {', '.join(map(repr, BACKENDS))}")
+    if isinstance(device, bool) or not isinstance(device, numbers.Integral) or device < 0:
+        raise InputError(f"device={_short(device)}: expected a CUDA device ordinal (0, 1, ...)")
+    device = int(device)  # a NumPy integer too
     key = ("cupy" if name == "auto" else name, device)
     if key not in _BACKENDS:
         _BACKENDS[key] = open_backend(key[0], device)
     return _BACKENDS[key]
 
 
-_open_backend = backend  # for the functions whose backend= argument hides the name
+_open_backend = backend.__wrapped__  # for the functions whose backend= argument hides the name (their own words)
 
 
 def _backend_argument(backend: str | None, backend_name: str | None, default: str | None) -> str | None:
@@ -82,6 +110,7 @@ def _machine(spec: str | None, engine: Any) -> MachineSpec | None:
     return _MACHINES[key]
 
 
+@speaks_api
 def workload(name: str | None = None, *, flops: float | None = None, bytes: float | None = None,
              descriptor: str | None = None, params: Mapping[str, Any] | None = None,
              kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32") -> Workload:
@@ -135,6 +164,7 @@ def _spec_name(spec: Any, default: str) -> str:
     return spec
 
 
+@speaks_api
 def analyze(name: str | None = None, *, spec: str | None = "auto", **model: Any) -> Result:
     """The analysis alone (no run): the same fields `roofline analyze --format json` gives, as a KernelResult.
     spec='auto' (or None), as in `roofline analyze`: the GPU's own spec when the driver lists one, otherwise
@@ -145,6 +175,7 @@ def analyze(name: str | None = None, *, spec: str | None = "auto", **model: Any)
                                "error": "analysis only: not run"})
 
 
+@speaks_api
 def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | None = None,
             bytes: float | None = None, descriptor: str | None = None, params: Mapping[str, Any] | None = None,
             kernels: Sequence[str | Path] = (), roof: str = "fp32", dtype: str = "float32", spec: str | None = "auto",
@@ -200,9 +231,12 @@ def measure(fn: Callable[..., Any], *, name: str | None = None, flops: float | N
     timing = engine.time_runs(run, sets, MeasurePolicy(min_time=min_time, min_repeats=min_repeats))
     verified = check is not None or reference is not None
     result = timed_result(base, work, base.get("sol_time"), timing, len(sets), {}, verified, notes)
-    return _as_result(replace(result, extra={**result.extra, MEASURED_WITH: origin}))
+    warned = tuple(in_api_words(w) if isinstance(w, str) else
+                   {k: in_api_words(v) if isinstance(v, str) else v for k, v in w.items()} for w in result.warnings)
+    return _as_result(replace(result, warnings=warned, extra={**result.extra, MEASURED_WITH: origin}))
 
 
+@speaks_api
 def results(measured: Sequence[KernelResult], backend: str | None = None, device: int | None = None,
             spec: str | None = None, *, backend_name: str | None = None) -> ResultsDocument:
     """The results document of API measurements, for `roofline report` and `roofline plot` (`.write(path)`): the

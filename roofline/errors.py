@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+from typing import Callable
+import copy
+
 # Exit codes are a contract that CI pipelines rely on (README, "Exit codes").
 EXIT_GATE_FAILED = 1
 EXIT_INPUT = 2
@@ -77,3 +81,75 @@ def closest(word: str, choices: object) -> str:
     cutoff = 0.5 if len(word) <= 3 else 0.6  # 't5' -> 't4' scores 0.5; longer words need more in common
     match = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=cutoff)
     return f" (did you mean '{match[0]}'?)" if match else ""
+
+
+# ---- hints in the words of the caller ------------------------------------------------------------------------------
+# The library's messages name command-line options (`--backend numpy`, `--spec`, `-p n=...`), as the CLI raises them.
+# The Python API and the pytest plugin reword them at their boundary, so a hint names what exists where it is read:
+# `backend="numpy"` for roofline.measure, `--roofline-backend numpy` for the plugin's user. One table, here.
+
+DISTRIBUTION = "gpu-roofline"  # [project].name in pyproject.toml; `roofline` is the import package and the command
+
+
+def install_extra(extra: str) -> str:
+    """The install hint for an optional part: the extra of our distribution, installed from its checkout. Never
+    the extra of 'roofline' from an index (another project's name on PyPI), nor of 'gpu-roofline' (not published
+    there: pip would fail, or install whatever took the name)."""
+    return f"pip install -e '.[{extra}]' in the {DISTRIBUTION} checkout"
+
+
+# option -> the pattern of the values it takes in a message (a placeholder such as SPEC, or a literal)
+OPTION_VALUES = {
+    "--backend": r"auto|cupy|numpy",
+    "--spec": r"[A-Z]+|auto|[\w.-]*\d[\w.-]*|[\w./-]+\.ya?ml",
+    "--min-time": r"[\d.]+(?:e-?\d+)?|[A-Z]+",
+    "--min-repeats": r"\d+|[A-Z]+",
+    "--device": r"\d+|all|[A-Z]+",
+    "--kernels": r"[A-Z]+|/[^\s:;,)]+|[\w./-]+\.ya?ml",
+    "-p": r"[\w.]+=[^\s:;,)]+|[A-Z]+=[A-Z]+",
+}
+API_WORDS = {"--backend": "backend", "--spec": "spec", "--min-time": "min_time", "--min-repeats": "min_repeats",
+             "--device": "device", "--kernels": "kernels", "-p": "params"}
+_QUOTED_COMMAND = re.compile(r"'roofline [^']*'|`roofline [^`]*`|\"roofline [^\"]*\"")
+
+
+def _keyword(name: str, value: str | None) -> str:
+    if value is None:
+        return f"{name}="
+    if name == "params":
+        key, _, given = value.partition("=")
+        return f"params={{'{key}': {given}}}" if key.isupper() else f"params={{'{key}': '{given}'}}"
+    if value.isupper() or re.fullmatch(r"[\d.]+(?:e-?\d+)?", value):
+        return f"{name}={value}"
+    return f'{name}="{value}"'
+
+
+def in_api_words(text: str | None, words: dict[str, str] = API_WORDS) -> str | None:
+    """`text` with each command-line option in `words` written as the keyword argument it is in the Python API
+    (`--backend numpy` -> `backend="numpy"`, `-p n=4` -> `params={'n': '4'}`); a quoted command line
+    ('roofline measure --spec h100') stays as it is: it is a command to run, true anywhere."""
+    if not text:
+        return text
+    options = "|".join(re.escape(o) for o in sorted(words, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w-])({options})(?![\w-])(?:(:)|[ =](?!-)(\S+?)(?=[\s:;,)]|$))?")
+
+    def one(match: re.Match[str]) -> str:
+        option, colon, value = match.group(1), match.group(2), match.group(3)
+        if value is not None and not re.fullmatch(OPTION_VALUES[option], value):
+            return _keyword(words[option], None) + match.group(0)[len(option):]  # the next word is prose
+        return _keyword(words[option], value) + ("..." + colon if colon else "")
+
+    pieces, last = [], 0
+    for quoted in _QUOTED_COMMAND.finditer(text):
+        pieces += [pattern.sub(one, text[last:quoted.start()]), quoted.group(0)]
+        last = quoted.end()
+    return "".join(pieces + [pattern.sub(one, text[last:])])
+
+
+def reworded(exc: RooflineError, say: Callable[[str | None], str | None]) -> RooflineError:
+    """The same error (its type, its exit code) with its reason and fix passed through `say`."""
+    new = copy.copy(exc)
+    new.reason, new.fix = say(exc.reason) or "", say(exc.fix)
+    new.message = f"{new.reason}; {new.fix}" if new.fix else new.reason
+    new.args = (new.message,)
+    return new

@@ -13,6 +13,7 @@ lambdas stay two results; a test run again (reruns) keeps its last result.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,6 +32,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Ceilings: 'auto' (the GPU's own spec), a bundled id or alias, or a YAML path.")
     group.addoption("--roofline-backend", choices=("auto", "cupy", "numpy"), default="auto",
                     help="cupy (auto): the GPU; numpy: host callables timed by wall clock.")
+
+
+# the API keywords the plugin fills in from its own options: a hint about them names the option
+PLUGIN_OPTIONS = {"backend": "--roofline-backend", "spec": "--roofline-spec"}
+
+
+def in_plugin_words(text: str, supplied: set[str]) -> str:
+    """An API message (roofline.api speaks keywords) as the plugin's user reads it: `backend="numpy"` is
+    `--roofline-backend numpy` when the plugin supplied backend= from its option (not when the test passed it)."""
+    for keyword in supplied:
+        option = PLUGIN_OPTIONS[keyword]
+        text = re.sub(rf'(?<![\w.]){keyword}="([^"]*)"', rf"{option} \1", text)
+        text = re.sub(rf"(?<![\w.]){keyword}=(?:\.\.\.)?(?=[\s:;,)]|$)", option, text)
+        text = re.sub(rf"(?<![\w.]){keyword}=([A-Z]+)\b", rf"{option} \1", text)
+    return text
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -93,6 +109,8 @@ def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
         # lazy: every pytest run imports this plugin; only a measuring test needs this (start-up)
         from roofline.errors import BackendUnavailable, RooflineError
 
+        supplied = {k for k in PLUGIN_OPTIONS if kwargs.get(k) is None} - (
+            {"backend"} if kwargs.get("backend_name") is not None else set())
         kwargs.setdefault("spec", config.getoption("roofline_spec"))
         if kwargs.get("backend_name") is None:  # (its deprecated spelling, which roofline.api still takes)
             kwargs.setdefault("backend", config.getoption("roofline_backend"))
@@ -105,9 +123,9 @@ def roofline_check(request: pytest.FixtureRequest) -> Callable[..., Any]:
         try:
             result = measure(fn, **kwargs)
         except BackendUnavailable as exc:
-            pytest.skip(f"roofline: {exc.message}")
+            pytest.skip(f"roofline: {in_plugin_words(exc.message, supplied)}")
         except RooflineError as exc:
-            pytest.fail(f"roofline: {exc.message}", pytrace=False)
+            pytest.fail(f"roofline: {in_plugin_words(exc.message, supplied)}", pytrace=False)
         config.stash[_RESULTS][(request.node.nodeid, calls["all"])] = result.to_json()
         problem = shortfall(result, at_least)
         if problem is not None:

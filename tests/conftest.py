@@ -24,6 +24,32 @@ NCU_PROFILED = NCU / "synthetic_profiled.csv"
 NCU_NOPERM = NCU / "synthetic_nvgpuctrperm.csv"
 
 
+def h200_profile(csv: str) -> dict:
+    """A real H200 capture of tests/data/ncu imported against h200-sxm and grouped by op, as 'profile' writes it."""
+    from roofline.ncu.group import add_groups
+    from roofline.ncu.importer import import_csv
+
+    doc, _ = import_csv(NCU / csv, "h200")
+    add_groups(doc, "op")
+    return doc
+
+
+def plot_html(doc: dict, folder: Path, stem: str) -> Path:
+    """`doc` written as folder/STEM.json and drawn by 'roofline plot --results ... -o folder/STEM.html', which must
+    succeed; the page's path."""
+    import json
+
+    from roofline.cli import main
+
+    out = folder / f"{stem}.json"
+    out.write_text(json.dumps(doc), encoding="utf-8")
+    html_path = out.with_suffix(".html")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["plot", "--results", str(out), "-o", str(html_path)])
+    assert exit_info.value.code in (0, None)
+    return html_path
+
+
 # ---- the `gpu` marker: tests that need CuPy and a CUDA device are skipped without them ----------
 
 

@@ -37,7 +37,7 @@ def mpi_missing() -> str | None:
     if shutil.which("mpirun") is None:
         return "needs Open MPI's mpirun (apt-get install openmpi-bin libopenmpi-dev)"
     if importlib.util.find_spec("mpi4py") is None:
-        return "needs mpi4py (pip install 'roofline[mpi]')"
+        return "needs mpi4py (pip install -e '.[mpi]' in the gpu-roofline checkout)"
     try:
         probe = run_job(["mpirun", "-n", "2", "--oversubscribe", sys.executable, "-c", _PROBE], Path.cwd(),
                         limit=60, fail=False)

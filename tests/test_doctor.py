@@ -205,3 +205,38 @@ def test_the_ncu_replay_uses_the_ncu_that_ncu_path_names(monkeypatch, tmp_path):
     results = {"timer_graph": {"status": "OK", "name": "copy"}, "gemm": {"status": "OK", "name": "matmul_library_fp16"}}
     time, why, counted = ncu_doctor._replay(str(given), results, FULL, SILENT, Backend())
     assert seen["ncu_path"] == str(given) and why is None and time == 1e-4 and counted["dram_read"] == 8.0
+
+
+def _no_cupy(monkeypatch):
+    import roofline.measurement.backend_cupy as bc
+    from roofline.errors import BackendUnavailable
+
+    def no_cupy():
+        raise BackendUnavailable("CuPy is not installed (No module named 'cupy')")
+
+    monkeypatch.setattr(bc, "import_cupy", no_cupy)
+
+
+def test_doctor_json_without_a_gpu_prints_a_verdict_and_exits_3(run_cli, monkeypatch):
+    """A script that runs `doctor --format json > doctor.json` on a machine without a GPU gets a document that
+    says why (it got an empty file), and still exit 3."""
+    import json
+
+    _no_cupy(monkeypatch)
+    r = run_cli("doctor", "--format", "json")
+    assert r.code == 3
+    verdict = json.loads(r.out)
+    assert verdict["schema"] == "roofline/doctor/v1" and verdict["status"] == "UNAVAILABLE"
+    assert verdict["error"]["exit_code"] == 3 and "CuPy is not installed" in verdict["error"]["reason"]
+    assert "pip install" in verdict["error"]["fix"] and verdict["checks"] == []
+    assert "doctor checks a GPU" in r.err
+
+
+@pytest.mark.parametrize("argv", [("--spec", "no-such-gpu"), ("--spec", "no-such-gpu", "--format", "json"),
+                                  ("--ncu-path", "/no/such/ncu"), ("--timeout", "5")])
+def test_doctor_input_errors_win_over_a_missing_gpu(run_cli, monkeypatch, argv):
+    """Bad input is exit 2 on any machine: it is checked before the GPU is looked for (exit 3 hid it)."""
+    _no_cupy(monkeypatch)
+    r = run_cli("doctor", *argv)
+    assert r.code == 2, r.err
+    assert r.out == "" and "Traceback" not in r.err

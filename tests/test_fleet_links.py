@@ -560,6 +560,9 @@ def test_an_existing_link_is_replaced_and_its_old_citation_dropped(tmp_path, run
     assert written["interconnect"] == {"nvlink": {"bandwidth": "740 GB/s"}}
     assert "peer copies both ways" not in spec.read_text()
     assert list(written).index("interconnect") < list(written).index("notes")
+    before = links.read_bytes()  # --into is updated in place on purpose; the links file is an input all the same
+    r = run_cli("fleet", "link-roofs", links, "--into", spec, "-o", links)
+    assert r.code == 2 and "is the input LINKS.json" in r.err and links.read_bytes() == before
 
 
 def test_link_roofs_refuse_what_cannot_be_a_roof(tmp_path, run_cli):

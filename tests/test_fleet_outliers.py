@@ -191,3 +191,35 @@ def test_measure_under_mpirun_prints_a_line_per_kernel_past_eight_ranks():
     assert "Across the fleet" in text and "rank 5 on node-1" in text and "node node-2" in text
     small = _fleet(hosts=2, per_host=4)
     assert _measure_table(small) is results_table
+
+
+# ---- the same rank twice (issue 31) -------------------------------------------------------------------------------
+
+
+def test_a_fleet_file_with_the_same_rank_twice_is_refused(tmp_path, run_cli):
+    """Two runs pasted together gave 5 'GPUs' in a 4-rank fleet, judged and drawn without a word; now exit 2 names
+    the file, the entry and the rank."""
+    import copy
+
+    doc = _fleet(hosts=2, per_host=2)
+    again = copy.deepcopy(doc)
+    rank3 = copy.deepcopy(again["devices"][3])
+    again["devices"].append({**rank3, "index": 4})
+    again["kernels"].append({**copy.deepcopy(next(k for k in again["kernels"] if k["device"] == 3)), "device": 4})
+    path = _write(tmp_path, again)
+    for argv in (["report", path], ["report", path, "--outlier", "5%"], ["report", path, "--format", "json"]):
+        code, out, err = run_cli(*argv)
+        assert code == 2
+        assert err.strip() == (f"error: {path}: devices[4].rank: rank 3 appears twice (also devices[3]); a fleet file "
+                               "holds one result per rank, so one of them is from another run: remove it")
+        assert out == ""
+    assert run_cli("report", _write(tmp_path, doc, "ok.json"))[0] == 0  # each rank once is fine
+
+
+def test_a_results_file_with_the_same_device_twice_is_refused(tmp_path, run_cli):
+    doc = _fleet(hosts=2, per_host=2)
+    doc["devices"].append(dict(doc["devices"][1]))
+    path = _write(tmp_path, doc)
+    code, _, err = run_cli("report", path)
+    assert code == 2
+    assert f"{path}: devices[4].index: device 1 appears twice (also devices[1])" in err

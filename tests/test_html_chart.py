@@ -14,11 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.cli import main
-from roofline.ncu.group import add_groups
-from roofline.ncu.importer import import_csv
 from roofline.render.charts.html import profile_html
-from conftest import NCU
+from conftest import h200_profile, plot_html
 
 INSTALL_HINT = ("needs Playwright and a Chromium: apt-get install -y chromium && pip install playwright "
                 "(or pip install -e '.[browser]'); no 'playwright install' download is needed")
@@ -34,36 +31,35 @@ def _chromium() -> str | None:
 
 @pytest.fixture(scope="module")
 def gpt2_doc() -> dict:
-    doc, _ = import_csv(NCU / "h200_gpt2_profile.csv", "h200")
-    add_groups(doc, "op")
-    return doc
+    return h200_profile("h200_gpt2_profile.csv")
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory, gpt2_doc: dict) -> Path:
-    out = tmp_path_factory.mktemp("html") / "gpt2.json"
-    out.write_text(json.dumps(gpt2_doc), encoding="utf-8")
-    html_path = out.with_suffix(".html")
-    with pytest.raises(SystemExit) as exit_info:
-        main(["plot", "--results", str(out), "-o", str(html_path)])
-    assert exit_info.value.code in (0, None)
-    return html_path
+    return plot_html(gpt2_doc, tmp_path_factory.mktemp("html"), "gpt2")
 
 
 @pytest.fixture(scope="module")
-def browser_page(page: Path):  # type: ignore[no-untyped-def]
+def browser():  # type: ignore[no-untyped-def]
+    """One Chromium for the module: Playwright's sync API allows one running instance per thread."""
     sync_api = pytest.importorskip("playwright.sync_api", reason=INSTALL_HINT)
     exe = _chromium()
     if exe is None:
         pytest.skip(INSTALL_HINT)
     with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        requests: list[str] = []
-        tab.on("request", lambda r: requests.append(r.url))
-        tab.goto(page.as_uri())
-        yield tab, requests
-        browser.close()
+        chromium = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser_page(page: Path, browser):  # type: ignore[no-untyped-def]
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    requests: list[str] = []
+    tab.on("request", lambda r: requests.append(r.url))
+    tab.goto(page.as_uri())
+    yield tab, requests
+    tab.close()
 
 
 def test_page_is_self_contained_and_lists_groups(page: Path, gpt2_doc: dict) -> None:
@@ -116,3 +112,69 @@ def test_legend_toggles_a_group(browser_page) -> None:  # type: ignore[no-untype
     assert tab.locator("#pt-0").is_visible()  # the others stay
     item.click()
     assert point.is_visible()
+
+
+# ---- issue 31: roof labels with values, apart; 0-FLOP groups and the mixed-roof '+' said on the page ----------
+
+
+@pytest.fixture(scope="module")
+def resnet_page(tmp_path_factory: pytest.TempPathFactory, browser):  # type: ignore[no-untyped-def]
+    """The ResNet-50 profile: two groups with no FLOPs (clamp_min_, copy_) and two on more than one roof."""
+    doc = h200_profile("h200_resnet50_profile.csv")
+    html_path = plot_html(doc, tmp_path_factory.mktemp("html"), "resnet")
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    tab.goto(html_path.as_uri())
+    yield tab, doc
+    tab.close()
+
+
+def _apart(a: dict, b: dict) -> bool:
+    return (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
+            or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
+
+
+def test_the_page_draws_a_label_per_roof_and_none_overlap(resnet_page) -> None:  # type: ignore[no-untyped-def]
+    tab, doc = resnet_page
+    roofs = tab.locator('[id="roofline:roof-label"]')
+    drawn = {g["roof"] for g in doc["groups"] if g["flops"]}
+    assert roofs.count() == len(drawn)
+    memory = tab.locator('[id="roofline:memory-label"]')
+    assert memory.count() == 1 and memory.is_visible()
+    boxes = [roofs.nth(i).bounding_box() for i in range(roofs.count())]
+    boxes += [memory.bounding_box(), tab.locator('[id="roofline:side-panel"]').bounding_box()]
+    assert all(b and b["width"] > 0 and b["height"] > 0 for b in boxes)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert _apart(a, b), (a, b)
+
+
+def test_the_page_lists_the_groups_with_no_flops(resnet_page) -> None:  # type: ignore[no-untyped-def]
+    tab, doc = resnet_page
+    note = tab.locator("#unplotted")
+    assert note.is_visible()
+    text = note.inner_text()
+    zero = [g["name"] for g in doc["groups"] if not g["flops"]]
+    assert zero and text.startswith("Not on the chart, 0 FLOPs")
+    for name in zero:
+        assert name in text
+        assert tab.locator(f'#legend li:text-is("{name}")').count() == 0  # not a toggle for a point not drawn
+
+
+def test_the_page_explains_the_plus_of_a_mixed_roof(resnet_page) -> None:  # type: ignore[no-untyped-def]
+    tab, doc = resnet_page
+    assert tab.locator("#mixed-roof").inner_text().startswith("roof +: work on more than one roof")
+    mixed = [i for i, g in enumerate(doc["groups"]) if len(g.get("roofs") or []) > 1]
+    assert mixed
+    row = tab.locator(f"#row-pt-{mixed[0]}")
+    assert " +" in row.inner_text()
+    tab.locator(f"#pt-{mixed[0]}").hover()
+    tooltip = tab.locator("#tooltip")
+    tooltip.wait_for(state="visible", timeout=5000)
+    assert "work on more than one roof" in tooltip.inner_text()
+    tab.mouse.move(5, 5)
+
+
+def test_a_page_without_zero_flop_or_mixed_groups_says_nothing_of_them(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert 'id="mixed-roof"' not in text
+    assert 'id="unplotted"' in text  # gpt2 has aten::gather and aten::arange with no FLOPs

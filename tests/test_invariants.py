@@ -83,8 +83,9 @@ def test_without_l2_an_l1_below_dram_is_blamed_on_l1() -> None:
 
 def test_sizes_grow_down_the_hierarchy() -> None:
     m = machine()
-    assert fields(machine(caches=cache(m, "l2", size=16e9 * JUST_UNDER))) == []
-    assert fields(machine(caches=cache(m, "l2", size=16e9))) == ["caches.l2.size"]  # as large as DRAM
+    # a 1 GB DRAM, so that an L2 as large as it is still inside the L2's own plausible range (up to 2 GiB)
+    assert fields(machine(capacity=1e9, caches=cache(m, "l2", size=1e9 * JUST_UNDER))) == []
+    assert fields(machine(capacity=1e9, caches=cache(m, "l2", size=1e9))) == ["caches.l2.size"]  # as large as DRAM
     assert fields(machine(caches=cache(m, "l2", size=256 * 1024))) == ["caches.l2.size"]  # as small as L1
 
 

@@ -19,6 +19,7 @@ from roofline.load.jsonio import write_text_atomic
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 RESULTS = Path(__file__).resolve().parent / "data" / "results"
 MEASURE = Path(__file__).resolve().parent / "data" / "measure"
+OLD_ANALYSIS = '{"schema": "roofline/analysis/v1", "old": true}\n'  # what analyze -o may replace
 ANALYZE = ("analyze", "--kernels", KERNELS, "--spec", "t4", "t_vadd", "--format", "json")
 
 
@@ -78,33 +79,49 @@ def test_dash_on_measure_gives_one_json_document_on_stdout_and_the_table_on_stde
     assert list(tmp_path.iterdir()) == []
 
 
-# ---- symlinks are written through -------------------------------------------------------------------------
+# ---- symlinks are refused: never written through to somewhere else, never silently replaced by a file -------
 
 
-def test_symlink_is_written_through_and_kept(run_cli, tmp_path):
+def test_symlink_to_a_file_is_refused_and_both_are_kept(run_cli, tmp_path):
     real = tmp_path / "real"
     real.mkdir()
     target = real / "out.json"
-    target.write_text("old\n")
-    target.chmod(0o640)
+    target.write_text(OLD_ANALYSIS)
     link = tmp_path / "link.json"
     link.symlink_to(target)
     r = run_cli(*ANALYZE, "-o", link)
-    assert r.code == 0, r.err
-    assert link.is_symlink() and os.readlink(link) == str(target)
-    assert target.read_text() == _analysis(run_cli)
-    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # an existing file keeps its mode
+    assert r.code == 2, r.err
+    assert "symbolic link (to " + str(target) in r.err and "Traceback" not in r.err
+    assert link.is_symlink() and os.readlink(link) == str(target) and target.read_text() == OLD_ANALYSIS
     assert _siblings(real, "out.json") == [] and _siblings(tmp_path, "real", "link.json") == []
 
 
-def test_dangling_symlink_creates_its_target_and_stays_a_link(run_cli, tmp_path):
-    target = tmp_path / "made.json"
+def test_dangling_symlink_is_refused_and_creates_nothing(run_cli, tmp_path):
     link = tmp_path / "link.json"
-    link.symlink_to(target.name)  # relative, as people usually make them
+    link.symlink_to("made.json")
     r = run_cli(*ANALYZE, "-o", link)
+    assert r.code == 2 and "symbolic link (to made.json)" in r.err
+    assert link.is_symlink() and _siblings(tmp_path, "link.json") == []
+
+
+def test_the_writer_refuses_a_symlink_too(tmp_path):
+    target = tmp_path / "t.txt"
+    target.write_text("keep")
+    link = tmp_path / "l.txt"
+    link.symlink_to(target)
+    with pytest.raises(OSError, match="symbolic link"):
+        write_text_atomic(link, "new")
+    assert target.read_text() == "keep" and link.is_symlink()
+
+
+def test_a_symlinked_folder_on_the_way_is_fine(run_cli, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "via").symlink_to(real)
+    r = run_cli(*ANALYZE, "-o", tmp_path / "via" / "out.json")
     assert r.code == 0, r.err
-    assert link.is_symlink() and target.is_file() and not target.is_symlink()
-    assert json.loads(target.read_text())["schema"] == "roofline/analysis/v1"
+    assert json.loads((real / "out.json").read_text())["schema"] == "roofline/analysis/v1"
+    assert _siblings(real, "out.json") == []
 
 
 # ---- FIFOs (and devices) are written to, never replaced ---------------------------------------------------
@@ -121,17 +138,23 @@ def _reader(fifo: Path, got: list[bytes]) -> threading.Thread:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-def test_fifo_is_written_to_and_stays_a_fifo(run_cli, tmp_path):
+@pytest.mark.parametrize("through_a_link", [False, True], ids=["fifo", "link-to-fifo"])
+def test_fifo_is_written_to_and_stays_a_fifo(run_cli, tmp_path, through_a_link):
+    """A FIFO, or a link to one (as /dev/stdout is a link to the process's pipe), is written in place."""
     fifo = tmp_path / "out.fifo"
     os.mkfifo(fifo)
+    target = fifo
+    if through_a_link:
+        target = tmp_path / "stdout"
+        target.symlink_to(fifo)
     got: list[bytes] = []
     thread = _reader(fifo, got)
-    r = run_cli(*ANALYZE, "-o", fifo)
+    r = run_cli(*ANALYZE, "-o", target)
     thread.join(timeout=10)
     assert r.code == 0, r.err
     assert got and got[0].decode() == _analysis(run_cli)
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
-    assert _siblings(tmp_path, "out.fifo") == []  # no temporary file was made
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and target.exists()
+    assert _siblings(tmp_path, "out.fifo", target.name) == []  # no temporary file was made
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -190,7 +213,7 @@ def test_interrupted_write_removes_the_temporary_file_and_keeps_the_old_one(tmp_
 
 def test_failed_write_is_one_input_error_naming_the_path(run_cli, tmp_path, monkeypatch):
     out = tmp_path / "r.json"
-    out.write_text("old")
+    out.write_text(OLD_ANALYSIS)
 
     def full(src, dst):
         raise OSError(28, "No space left on device")
@@ -199,7 +222,7 @@ def test_failed_write_is_one_input_error_naming_the_path(run_cli, tmp_path, monk
     r = run_cli(*ANALYZE, "-o", out)
     assert r.code == 2
     assert r.err.strip() == f"error: -o {out}: cannot write: No space left on device"
-    assert out.read_text() == "old" and _siblings(tmp_path, "r.json") == []
+    assert out.read_text() == OLD_ANALYSIS and _siblings(tmp_path, "r.json") == []
 
 
 def test_folder_is_refused_by_the_option(run_cli, tmp_path):
@@ -228,3 +251,19 @@ def test_lone_surrogate_in_text_is_written_not_a_crash(tmp_path):
     out = tmp_path / "s.json"
     write_text_atomic(out, '{"name": "a\ud800b"}\n')  # what json.loads gives for "a\\ud800b"
     assert json.loads(out.read_text(encoding="utf-8")) == {"name": "a\ud800b"}
+
+
+@pytest.mark.skipif(not Path("/dev/stdout").exists(), reason="needs /dev/stdout")
+def test_dev_stdout_redirected_to_a_file_is_written_as_the_stream(tmp_path):
+    """/dev/stdout is a link to the process's own descriptor: written as the stream (`> log` gets the document),
+    not refused as a symlink and not replaced by a rename."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.json"
+    with open(log, "wb") as sink:
+        done = subprocess.run([sys.executable, "-m", "roofline", *map(str, ANALYZE), "-o", "/dev/stdout"],
+                              stdout=sink, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(log.read_text())["schema"] == "roofline/analysis/v1"
+    assert _siblings(tmp_path, "log.json") == []

@@ -132,7 +132,7 @@ def test_help(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["plot", "--help"])
     out = capsys.readouterr().out
-    assert exc.value.code == 0 and "Examples:" in out and "--measured-spec" in out and "--sweep" in out
+    assert exc.value.code == 0 and "Examples:" in out and "--calibrated" in out and "--sweep" in out
 
 
 def test_a_multi_spec_chart_draws_only_the_used_roofs_and_the_best_tensor_roof():

@@ -79,7 +79,7 @@ def test_without_ncu_exit_3_with_the_fix(run_cli, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr("roofline.ncu.profile._CUDA_NCU", ())
     code, _, err = run_cli("profile", "--", *OK)
-    assert code == 3 and "not on PATH" in err and "--ncu PATH" in err
+    assert code == 3 and "not on PATH" in err and "--ncu-path PATH" in err
     code, _, err = run_cli("profile", "--ncu", tmp_path / "nope", "--", *OK)
     assert code == 3 and "no such executable" in err
 

@@ -246,6 +246,10 @@ def test_profile_with_torch_writes_grouped_results(run_cli, faketorch: Path, tmp
     assert fake(kept)["marks"] == ["step"]  # the trace kept, gzipped as its name asks
     assert "torch trace, op shape models" in stdout and "aten::addmm" in stdout
     assert "profiled 5 of 9 GPU event(s) with torch.profiler on h200-sxm" in err and "not counters" in err
+    # the step under its kernels (issue 34): the timeline block and its table, the program line over wall time
+    assert doc["timeline"]["schema"] == "roofline/timeline/v1" and doc["timeline"]["devices"][0]["events"] == 9
+    text = " ".join(stdout.split())
+    assert "timeline · GPU busy" in text and "of ceiling over wall time" in text
     assert "profile: ran under torch.profiler in" in err
     assert list(faketorch.iterdir()) == []  # trace, status and the package link removed
 
@@ -302,13 +306,13 @@ def test_auto_chooses_ncu_where_it_may_read_counters(run_cli, faketorch: Path, t
     monkeypatch.delenv("FAKE_NCU_ARGS", raising=False)
     monkeypatch.delenv("FAKE_NCU_STDERR", raising=False)
     prog = [sys.executable, str(script(tmp_path, START_STOP))]
-    monkeypatch.setattr("roofline.cli.profile.counter_access", lambda: None)
+    monkeypatch.setattr("roofline.ncu.program.counter_access", lambda: None)
     code, stdout, err = run_cli("profile", "--format", "json", "--", *prog)
     assert code in (0, None), err
     src = json.loads(stdout)["source"]
     assert (src["with"], src["chosen_by"], src["tool"]) == ("ncu", "auto: ncu found", "ncu")
     assert "counted by ncu" in err
-    monkeypatch.setattr("roofline.cli.profile.counter_access", lambda: "the driver keeps them to admins")
+    monkeypatch.setattr("roofline.ncu.program.counter_access", lambda: "the driver keeps them to admins")
     code, stdout, err = run_cli("profile", "--format", "json", "--", *prog)
     assert code in (0, None), err
     assert json.loads(stdout)["source"]["chosen_by"] == "auto: the driver keeps them to admins"
@@ -324,7 +328,7 @@ def test_ncu_without_counter_permission_names_with_torch(run_cli, faketorch: Pat
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--ncu: options of ncu"),
+    (["--with", "torch", "--launch-count", "3", "--ncu", "ncu"], "--ncu-path: options of ncu"),
     (["--with", "torch", "--save-csv", "x.csv"], "--save-csv: options of ncu"),
     (["--with", "torch", "--group-by", "range:2"], "--group-by range:2: options of ncu"),
     (["--with", "torch", "--range", "a", "--range", "b"], "2 --range options: options of ncu"),

@@ -157,3 +157,85 @@ def test_help_shows_percent_signs_once(name, run_cli):
     r = run_cli(name, "--help")
     assert r.code == 0
     assert "%%" not in r.out
+
+
+# ---- what the README shows is what the tool prints now, numbers included (issue 31, "Honest output") ----------
+
+
+def _console_blocks(text: str) -> list[tuple[str, list[str]]]:
+    """Each ```console block: its `$ roofline ...` command and the lines shown under it."""
+    blocks = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        first, *shown = block.rstrip("\n").split("\n")
+        assert first.startswith("$ roofline "), first
+        blocks.append((first[2:], shown))
+    return blocks
+
+
+def test_the_readme_shows_an_output_block():
+    assert _console_blocks(TEXT), "the README shows what a command prints"
+
+
+@pytest.mark.parametrize("command,shown", _console_blocks(TEXT), ids=lambda v: v if isinstance(v, str) else "")
+def test_a_readme_output_block_is_what_the_command_prints(command, shown, run_cli, monkeypatch):
+    """Run at 80 columns, as the README says; the lines must match but for the spaces a terminal pads with."""
+    import shlex
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli(*shlex.split(command)[1:])
+    assert r.code == 0, r.err
+    printed = [line.rstrip() for line in r.out.rstrip("\n").split("\n")]
+    assert printed == shown, "\n".join(["README shows:", *shown, "the tool prints:", *printed])
+
+
+def _commented_lines(text: str) -> list[tuple[str, str]]:
+    """(command, the text a comment quotes) for each bash-block command whose comment quotes what it prints."""
+    found = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            m = re.match(r"(roofline [^#]*?)\s+#.*\"([^\"]+)\"", line)
+            if m and m.group(1) in NO_GPU_LINES:
+                found.append((m.group(1), m.group(2)))
+    return found
+
+
+@pytest.mark.parametrize("command,quoted", _commented_lines(TEXT))
+def test_what_a_readme_comment_quotes_is_printed(command, quoted, run_cli, monkeypatch):
+    import shlex
+
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli(*shlex.split(command)[1:])
+    assert r.code == 0, r.err
+    assert quoted in r.out, (command, quoted)
+
+
+def _markdown_table(text: str, header: str) -> tuple[list[str], list[list[str]]]:
+    lines = text.split(header, 1)[1].splitlines()
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    rows = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    return columns, rows
+
+
+def test_the_readme_profile_table_is_what_the_tool_prints_for_the_capture():
+    """The GPT-2 table and program line in the README, against `import ncu --group-by op` of the committed capture
+    (tests/data/ncu/h200_gpt2_profile.csv, the run docs/measurements/h200-2026-11-30-profile-gpt2.md records)."""
+    from conftest import NCU
+    from roofline.ncu.group import add_groups
+    from roofline.ncu.importer import import_csv
+    from roofline.render.tables.grouped import COLUMNS, footer, group_row
+
+    doc, _ = import_csv(NCU / "h200_gpt2_profile.csv", "h200")
+    add_groups(doc, "op")
+    header = "| # | group | launches | time | share | roof | of ceiling | SOL time | recoverable | model |"
+    columns, rows = _markdown_table(TEXT, header)
+    assert len(rows) == 5
+    for i, row in enumerate(rows):
+        printed = dict(zip(COLUMNS, group_row(i + 1, doc["groups"][i])))
+        for column, cell in zip(columns, row):
+            assert cell == printed[column].strip(), (row[1], column, cell, printed[column])
+    paragraph = " ".join(TEXT.split(header, 1)[1].split("program: ", 1)[1].split())
+    assert paragraph.startswith(" ".join(footer(doc).removeprefix("program: ").split())), paragraph[:200]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from roofline.gates.config import GateConfig, Thresholds, gates_from_mapping, load_gates, parse_fraction
-from roofline.gates.report import build_report
+from roofline.gates.report import build_report, failure_message
 from roofline.errors import InputError
 from roofline.records.files import load_results
 
@@ -245,3 +245,50 @@ def test_report_help_shows_percent_signs_not_doubled(run_cli):
     """Issue 22: click does not %-format help text, so '%%' showed literally."""
     r = run_cli("report", "--help")
     assert r.code == 0 and "%%" not in r.out and "95% bootstrap" in r.out.replace("\n", " ").replace("  ", " ")
+
+
+# ---- a baseline that compared nothing (issue 31) -----------------------------------------------------------------
+
+
+def test_a_baseline_that_matches_no_kernel_fails_the_report(run_cli, tmp_path):
+    """Every row 'new' and exit 0 switched the regression gate off without a word; now the report fails (exit 1, as
+    any gate) and says why, in the table title, the error line and the JSON summary."""
+    args = ["report", str(DATA / "h100.json"), "--baseline", str(DATA / "a100_failed.json")]
+    for extra in ([], ["--max-regression", "5%"]):
+        code, out, err = run_cli(*args, *extra)
+        assert code == 1
+        assert "Traceback" not in out + err
+        assert "the baseline matched none of the 4 kernel result(s), so nothing was compared" in out
+        assert err.startswith(f"error: {DATA / 'a100_failed.json'}: the baseline matched none of the 4 kernel "
+                              "result(s)")
+    code, out, _ = run_cli(*args, "--format", "junit")
+    assert code == 1
+    root = ET.fromstring(out)
+    assert root.get("failures") == "1"  # the kernels passed; the comparison did not, and a CI page must show it
+    failure = root.find("testsuite[@name='baseline']/testcase/failure")
+    assert failure is not None and "matched none of the 4" in failure.get("message")
+    code, out, _ = run_cli(*args, "--format", "json")
+    assert code == 1
+    summary = json.loads(out)["summary"]
+    assert summary["ok"] is False and summary["failed"] == 0
+    assert summary["baseline"] == {"compared": 0, "of": 4, "new": 0, "other_device": 4, "ok": False}
+
+
+def test_a_baseline_of_the_same_device_with_other_kernels_fails_too(tmp_path):
+    h100 = load_results(DATA / "h100.json")
+    other = load_results(DATA / "h100_baseline.json")
+    for k in other.doc["kernels"]:
+        k["params"] = {**k["params"], "n": 12345}  # same device and kernels, other sizes: nothing to compare
+    report = build_report([h100], GateConfig(Thresholds(max_regression=0.05)), [other])
+    assert report["summary"]["baseline"] == {"compared": 0, "of": 4, "new": 4, "other_device": 0, "ok": False}
+    assert not report["summary"]["ok"]
+    assert "baseline matched none of the 4" in failure_message(report)
+
+
+def test_a_partial_baseline_says_how_many_kernels_it_compared(run_cli):
+    code, out, _ = run_cli("report", str(DATA / "h100.json"), "--baseline", str(DATA / "h100_baseline.json"))
+    assert code == 0
+    assert "compared 3 of 4 kernels with the baseline; 1 new" in out
+    report = build_report([load_results(DATA / "h100.json")], GateConfig(), [load_results(DATA / "h100_baseline.json")])
+    assert report["summary"]["baseline"] == {"compared": 3, "of": 4, "new": 1, "other_device": 0, "ok": True}
+    assert "baseline" not in build_report([load_results(DATA / "h100.json")])["summary"]  # none given, none said

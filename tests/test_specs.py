@@ -220,6 +220,15 @@ INVALID = [
     ("bad_unit", "memory.bandwidth", "unknown unit 'TB' for a bandwidth"),
     ("unknown_roof", "compute.fp33", "unknown key (did you mean 'fp32'?)"),
     ("schema_too_new", "schema_version", "newer than this roofline reads"),
+    # issue 31: figures that cannot be right
+    ("bare_number", "memory.bandwidth", "1555 has no unit (a bare number would be read as 1555 B/s); write it with "
+                                        "its unit, like '4.8 TB/s'"),
+    ("duplicate_key", "line 7", "duplicate key memory.bandwidth (first at line 5)"),
+    ("terahertz_clock", "clocks.boost", "1.41 THz is outside 100 MHz to 3.5 GHz, the plausible range of an SM clock"),
+    ("petaflop_fp32", "compute.fp32", "19.5 PFLOP/s is outside 1 GFLOP/s to 1 PFLOP/s, the plausible range of a "
+                                      "CUDA-core roof"),
+    ("flop_per_clock", "compute.fp32", "0.1281 FLOP/clk is outside 1 FLOP/clk to 131072 FLOP/clk, the plausible "
+                                       "range of FLOP per SM per clock"),
 ]
 INVALID_IDS = [case for case, _, _ in INVALID]
 

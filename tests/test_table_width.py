@@ -28,10 +28,32 @@ COMMANDS = {
     "import-grouped": ["import", "ncu", GPT2, "--spec", "h200", "--group-by", "op"],
     "report-host": ["report", Path(__file__).resolve().parent.parent / "tests" / "data" / "h200"
                     / "measure-all-two-gpus.json"],
+    "report-baseline": ["report", RESULTS / "h100.json", "--baseline", RESULTS / "h100_baseline.json"],
+    "import-torch": ["import", "torch", DATA / "kineto" / "h200-gpt2.json.gz"],
     "sweep": ["sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "2**12..2**13",
               "--min-time", "0", "--min-repeats", "2"],
     "measure": ["measure", "--backend", "numpy", "--kernels", DATA / "measure" / "m_add.yaml", "m_add", "-p", "n=4096",
                 "--min-time", "0", "--min-repeats", "2", "--spec", "h100"],
+}
+
+
+# The columns each command's (first) table keeps at 80 columns and wider: what the table is for.
+KEY_COLUMNS = {
+    "analyze": ("kernel", "roof", "FLOPs", "DRAM bytes", "bound", "SOL time"),
+    "analyze-two-specs": ("kernel", "roof", "FLOPs", "DRAM bytes", "bound", "SOL time"),
+    "specs": ("id", "bandwidth", "FP32"),
+    "kernels": ("name", "roof"),
+    "report": ("kernel", "status", "time (median)", "of ceiling", "gate"),
+    "report-many": ("kernel", "status", "time (median)", "of ceiling", "gate"),
+    "report-grouped": ("kernel", "status", "time (median)", "of ceiling", "gate"),
+    "report-sweep": ("kernel", "status", "time (median)", "of ceiling", "gate"),
+    "report-host": ("device", "kernel", "status", "time (median)", "of ceiling", "gate"),
+    "import": ("group", "time", "of ceiling", "recoverable"),
+    "import-torch": ("group", "time", "of ceiling", "recoverable"),
+    "report-baseline": ("kernel", "status", "time (median)", "of ceiling", "vs baseline", "gate"),
+    "import-grouped": ("group", "time", "of ceiling", "recoverable"),
+    "sweep": ("size", "bytes", "measured", "predicted", "error"),
+    "measure": ("kernel", "status", "time (median)", "of ceiling"),
 }
 
 
@@ -53,7 +75,7 @@ def _cells_of(tables, width):
     return out.getvalue(), whole
 
 
-@pytest.mark.parametrize("width", [80, 100, 120])
+@pytest.mark.parametrize("width", [60, 80, 100, 120])
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatch):
     import roofline.cli.common as common
@@ -77,6 +99,11 @@ def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatc
     lines = r.out.splitlines()
     assert lines and max(len(line) for line in lines) <= width, max(lines, key=len)
     assert seen, "the command printed no table through print_tables"
+    if width >= 80 and name in KEY_COLUMNS:  # what the table is for survives an 80-column terminal
+        from roofline.render.tables.fit import _header
+
+        kept = [_header(c) for c in seen[0].columns]
+        assert set(KEY_COLUMNS[name]) <= set(kept), (KEY_COLUMNS[name], kept)
     # the same tables fitted again render every number and id whole, on one line
     text, whole = _cells_of(seen, width)
     for cell in whole:
@@ -88,15 +115,32 @@ def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatc
             assert f"{cell[:-1]}…" not in r.out
 
 
-def test_analyze_at_80_leaves_out_columns_and_says_so(run_cli, monkeypatch):
-    monkeypatch.setenv("COLUMNS", "80")
+@pytest.mark.parametrize("width", [80, 100])
+def test_analyze_at_80_keeps_roof_flops_bytes_bound_and_sol_time(width, run_cli, monkeypatch):
+    """What the model was given (roof, FLOPs, bytes) and what it concluded (bound, SOL time) stay at 80 columns;
+    what follows from them (attainable, AI) and the rest go first, and the note under the table names them."""
+    monkeypatch.setenv("COLUMNS", str(width))
     r = run_cli("analyze")
     assert r.code == 0, r.err
-    assert "Left out at 80 columns: threads for BW" in r.out.replace("\n", " ") or "Left out at 80 columns" in r.out
-    assert "--wide shows them" in r.out.replace("\n", " ").replace("  ", " ")
+    flat = " ".join(r.out.split())
+    assert max(len(line) for line in r.out.splitlines()) <= width
+    assert f"Left out at {width} columns: threads for BW" in flat and "--wide shows them" in flat
     assert "…" not in r.out
-    assert "attention_fused_bf16_causal" in r.out  # a name you type back is kept whole
-    assert "0.0583" in r.out and "66.9 TFLOP/s" in r.out
+    header = " ".join(line for line in r.out.splitlines()[:6])
+    for column in ("kernel", "roof", "FLOPs", "bytes", "bound", "SOL", "time"):
+        assert column in header, (column, r.out)
+    # every kernel's row, whole, with its figures (from --format json: nothing rounded differently)
+    import json
+
+    doc = json.loads(run_cli("analyze", "--format", "json").out)
+    from roofline.model.units import format_bytes, format_count, format_time
+
+    rows = {line.split()[0]: line for line in r.out.splitlines() if line.split()}
+    for k in (doc[0] if isinstance(doc, list) else doc)["kernels"]:
+        row = rows[k["name"]]  # the name you type back is kept whole
+        for cell in (k["roof"], format_count(k["flops"]), format_bytes(k["bytes"]), format_time(k["sol_time"])):
+            assert cell in row, (cell, row)
+    assert "nvlink" in rows["allreduce_ring"]  # the link that bounds it, as narrow as 'memory'
 
 
 def test_wide_prints_every_column(run_cli, monkeypatch):
@@ -173,3 +217,92 @@ def test_a_table_written_with_o_is_160_wide_whatever_the_terminal(run_cli, tmp_p
     r = run_cli("analyze", "--wide", "-o", out)
     assert r.code == 0, r.err
     assert "Left out" not in out.read_text(encoding="utf-8")
+
+
+def _render(table, width):
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None, markup=False, emoji=False).print(table)
+    return out.getvalue()
+
+
+def _table(rows=3):
+    from rich.table import Table
+
+    from roofline.render.tables.fit import droppable
+
+    t = Table(title="t")
+    for name, justify in (("kernel", "left"), ("DRAM bytes", "right"), ("AI (FLOP/B)", "right"), ("note", "left"),
+                          ("launches", "right")):
+        t.add_column(name, justify=justify)
+    for i in range(rows):
+        t.add_row(f"kernel_{i}", "67.1 MB", "0.0583", "reads twice what the model counts", str(i))
+    return droppable(t, "launches", "note", whole=("kernel",))
+
+
+def test_a_table_that_fits_prints_as_rich_prints_it():
+    from roofline.render.tables.fit import fit
+
+    assert fit(_table(), 200) == []
+    assert _render(_table(), 200) == _render(_fit(_table(), 200), 200)
+
+
+def _fit(table, width):
+    from roofline.render.tables.fit import fit
+
+    fit(table, width)
+    return table
+
+
+@pytest.mark.parametrize("width", [30, 40, 50, 60, 70])
+def test_headers_wrap_then_text_then_the_box_goes_before_a_column_does(width):
+    """Each step gives up only what it must; a number is never narrower than itself at any width."""
+    from roofline.render.tables.fit import fit
+
+    table = _table()
+    dropped = fit(table, width)
+    text = _render(table, width)
+    assert max(len(line) for line in text.splitlines()) <= width, text
+    assert "…" not in text
+    for row in range(3):
+        assert f"kernel_{row}" in text
+    kept = [c.header.plain if hasattr(c.header, "plain") else c.header for c in table.columns]
+    if "DRAM bytes" in kept:
+        assert "67.1 MB" in text
+    if width >= 50:
+        assert dropped in ([], ["launches"]), dropped  # 'note' wraps rather than going
+    if width >= 60:
+        assert "AI (FLOP/B)" in kept and "0.0583" in text
+
+
+def test_fit_measures_once_not_per_trial(monkeypatch):
+    """The layout comes from one pass over the cells: rich's measuring is not called per column dropped (it was,
+    twice per trial, and made an 80-column analyze spend most of its time measuring)."""
+    from rich.console import Console
+
+    from roofline.render.tables.fit import fit
+
+    calls = []
+    original = Console.measure
+    monkeypatch.setattr(Console, "measure", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    fit(_table(rows=200), 30)
+    assert calls == []
+
+
+@pytest.mark.parametrize("spec", ["h100", "h200"])
+def test_wide_output_is_rich_s_own_layout(spec, run_cli):
+    """With --wide, fit gives rich the widths it would have found itself (so that it need not measure every cell
+    again): the text is the same as rich's layout of the same table untouched."""
+    import json
+
+    from roofline.render.tables.analysis import rich_tables
+    from roofline.render.tables.fit import fit, natural_width
+
+    docs = [json.loads(run_cli("analyze", "--spec", spec, "--format", "json").out)]
+    fitted = rich_tables(docs)[0]
+    fit(fitted, None)
+    width = natural_width(fitted)
+    untouched = rich_tables(docs)[0]
+    assert width == natural_width(untouched)
+    assert _render(fitted, width) == _render(untouched, width)

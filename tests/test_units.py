@@ -250,3 +250,35 @@ def test_parse_number_takes_ascii_finite_numbers_only():
     for bad in ("١٢", "inf", "nan", "1" * 41, "1e999", "0.7 TB/s", ""):
         with pytest.raises(UnitError):
             parse_number(bad)
+
+
+# ---- bits are bits, and a file's figure carries its unit (issue 31) ----------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "expected"), [("25 Gb/s", 25e9 / 8), ("25 Gbit/s", 25e9 / 8), ("400 Gb/s", 50e9),
+                                                ("1555 GB/s", 1555e9), ("10 Mbit/s", 10e6 / 8)])
+def test_a_bit_rate_is_an_eighth_of_the_byte_rate(text: str, expected: float) -> None:
+    assert parse_quantity(text, "bandwidth") == pytest.approx(expected, rel=1e-15)
+
+
+@pytest.mark.parametrize("text", ["1 gb/s", "1 gB/s", "1 GBIT/s"])
+def test_a_bit_and_a_byte_are_never_case_folded_into_each_other(text: str) -> None:
+    with pytest.raises(UnitError, match="case matters: B/s is bytes, b/s or bit/s is bits|unknown unit"):
+        parse_quantity(text, "bandwidth")
+
+
+@pytest.mark.parametrize("text", ["80 Gb", "256 Kibit"])
+def test_a_size_in_bits_is_refused(text: str) -> None:
+    with pytest.raises(UnitError, match="unknown unit"):
+        parse_quantity(text, "bytes")
+
+
+@pytest.mark.parametrize(("value", "kind", "shown"), [(1555, "bandwidth", "1555 has no unit (a bare number would be "
+                                                      "read as 1555 B/s); write it with its unit, like '4.8 TB/s'"),
+                                                     ("1.41", "frequency", "like '1.98 GHz'"),
+                                                     (2.5e12, "flops", "like '66.9 TFLOP/s'")])
+def test_a_bare_number_is_refused_where_the_unit_is_required(value: object, kind: str, shown: str) -> None:
+    assert parse_quantity(value, kind) > 0  # a command line's byte count may still be bare
+    with pytest.raises(UnitError) as exc_info:
+        parse_quantity(value, kind, unit_required=True)
+    assert shown in str(exc_info.value)

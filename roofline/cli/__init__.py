@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from roofline.cli.common import guard_outputs
 from roofline.version import __version__
 from roofline.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, RooflineError
 
@@ -74,7 +75,9 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in self.lazy:
             module_name, attribute = self.lazy[cmd_name][0].split(":")
-            self.add_command(getattr(importlib.import_module(module_name), attribute), cmd_name)
+            command = getattr(importlib.import_module(module_name), attribute)
+            guard_outputs(command)  # no output may be one of the command's inputs (checked before its work)
+            self.add_command(command, cmd_name)
         return self.commands.get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -9,6 +9,7 @@ import click
 from roofline.cli.common import (emit, format_option, kernel_options, note, output_option, print_tables,
                                  say_auto_spec, spec_option, warn_about_specs, wide_option)
 from roofline.load.selection import analysis_documents, load_selection, resolve_specs
+from roofline.model.analysis import ANALYSIS_SCHEMA
 
 
 @click.command()
@@ -42,7 +43,7 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         # lazy: not needed by `roofline analyze`, which imports this module (start-up)
         from roofline.load.jsonio import dumps
 
-        emit(dumps(docs[0] if len(docs) == 1 else docs), output)
+        emit(dumps(docs[0] if len(docs) == 1 else docs), output, ANALYSIS_SCHEMA)
     elif fmt == "csv":
         # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
         from roofline.render.tables.analysis import to_csv

@@ -30,7 +30,7 @@ from roofline.load.jsonio import dumps
 @click.command()
 @wide_option
 @measure_spec_option("Datasheet spec to compare with")
-@output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)")
+@output_option_for("the measured spec (YAML, the bundled specs' schema, measured: true)", "measured-spec")
 @click.option("--quick", is_flag=True,
               help="Smaller sizes and fewer runs (2^26 streams, 4096³ GEMMs, 5 chase passes): a smoke test, "
                    "a few percent below the full figures.")
@@ -70,14 +70,14 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     Every figure comes from a run whose result was checked; a failed one is reported and left out of the spec,
     never replaced by a guess. The spec written with -o loads like any other (--spec FILE in analyze, measure,
-    sweep; plot --measured-spec FILE draws it beside the datasheet roofs). About 30 s on an H200; off a
+    sweep; plot --calibrated FILE draws it beside the datasheet roofs). About 30 s on an H200; off a
     terminal, one line per step on standard error as it finishes.
 
     \b
     Examples:
       roofline calibrate -o h200-measured.yaml
       roofline analyze vector_add --spec h200 --spec h200-measured.yaml
-      roofline plot --spec h200 --measured-spec h200-measured.yaml -o roofs.png
+      roofline plot --spec h200 --calibrated h200-measured.yaml -o roofs.png
       roofline calibrate --device all --outlier 5% -o node-measured.yaml
       mpirun -n 16 roofline calibrate --outlier 5% -o fleet-measured.yaml   # every rank its GPU; slow GPU, node
     """
@@ -118,7 +118,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     wall = time.perf_counter() - started
 
     if output is not None:
-        write_output(output, text)
+        write_output(output, text, "measured-spec")
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     rows = comparison_rows(figures, datasheet)
     if fmt == "json":

@@ -69,7 +69,7 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     wall = time.perf_counter() - started
 
     if output is not None:
-        write_output(output, text)
+        write_output(output, text, "measured-spec")
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         doc = calibration_document(figures, datasheet, host_device, spec_doc, wall)

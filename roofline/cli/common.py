@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
-import os
+from typing import Any, Callable, Iterator, Sequence
 import io
 
 import click
@@ -15,6 +15,8 @@ from roofline.model.types import MachineSpec
 from roofline.load.specs import DEFAULT_SPEC, SpecCatalog
 from roofline.render.text import clean
 from roofline.model.invariants import soft_violations
+import functools
+import re
 
 F = Callable[..., object]
 AUTO_HELP = (f" 'auto' is the GPU's own spec when the driver lists one (read cheaply, no CUDA), otherwise {DEFAULT_SPEC}; "
@@ -34,6 +36,153 @@ class FilePath(click.Path):
         if isinstance(value, str) and "\0" in value:  # no shell passes one; a Python caller of main() can
             self.fail(f"{value!r}: a path cannot hold a NUL character", param, ctx)
         return super().convert(value, param, ctx)
+
+
+class OutputPath(FilePath):
+    """FilePath for an output: a name ending in '/' (or an existing folder) is refused, never written as a file
+    named after the folder (Path('newdir/') is Path('newdir')): roofline does not guess a file name for you."""
+
+    def __init__(self) -> None:
+        super().__init__(allow_dash=True)
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and value.endswith(("/", os.sep)) and value.strip("/" + os.sep):
+            self.fail(f"{value!r} names a folder; give a file name in it (e.g. {value}{self.example(param, ctx)})",
+                      param, ctx)
+        return super().convert(value, param, ctx)
+
+    @staticmethod
+    def example(param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """A file name the command would sensibly write, for the message."""
+        name = getattr(param, "name", "") or ""
+        command = ctx.command.name if ctx is not None and ctx.command is not None else ""
+        by_option = {"save_trace": "trace.json.gz", "save_csv": "ncu.csv"}
+        by_command = {"plot": "roofline.png", "report": "report.md", "analyze": "analysis.json",
+                      "calibrate": "measured.yaml", "link-roofs": "measured.yaml", "interconnect": "links.json",
+                      "links": "links.json"}
+        return by_option.get(name) or by_command.get(command or "", "results.json")
+
+
+def force_option(f: F) -> F:
+    """--force: -o may replace an existing file that is not what the command writes. Eager, so the -o checks that
+    run as options are read see it."""
+    def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+        if value:
+            ctx.meta["roofline.force"] = True
+        return value
+
+    return click.option(
+        "--force", is_flag=True, expose_value=False, is_eager=True, callback=remember,
+        help="Let -o replace an existing file that is not what this command writes (a results document replaces "
+             "only a results document, a figure only a figure of its format, and nothing replaces a roofline "
+             "document of another kind without it). Never an input, never through a symlink.",
+    )(f)
+
+
+def force_requested() -> bool:
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and bool(ctx.find_root().meta.get("roofline.force"))
+
+
+# ---- outputs never replace inputs ---------------------------------------------------------------------------
+
+OUTPUT_PARAMS = ("output", "save_trace", "save_csv")  # the parameters, in any command, that name files written
+
+
+def updates_in_place(*names: str) -> Callable[[F], F]:
+    """Mark a command whose -o may be the same file as these inputs on purpose (link-roofs -o SPEC --into SPEC)."""
+    def mark(f: F) -> F:
+        setattr(f, "roofline_updates_in_place", names)
+        return f
+
+    return mark
+
+
+def _label(param: click.Parameter) -> str:
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    return (param.metavar or (param.name or "").upper()).strip("[].") or "an argument"
+
+
+def _inputs(ctx: click.Context, exempt: Sequence[str]) -> list[tuple[str, Path]]:
+    """(how the user gave it, path) for every file or folder a command's arguments name: the path options and
+    arguments, and any other text (a --spec YAML, the profiled program's script) that names an existing file."""
+    found = []
+    for param in ctx.command.params:
+        if param.name is None or param.name in OUTPUT_PARAMS or param.name in exempt:
+            continue
+        value = ctx.params.get(param.name)
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, Path) and str(item) != "-":
+                found.append((_label(param), item))
+            elif isinstance(item, str) and item not in ("", "-") and "\0" not in item and os.path.isfile(item):
+                found.append((_label(param), Path(item)))
+    return found
+
+
+def _reads(output: Path, given: Path) -> bool:
+    """Whether writing `output` would replace `given` or a file the command reads from it (a --kernels folder's
+    descriptors)."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
+    from roofline.load.jsonio import same_file
+
+    if os.path.isdir(given):
+        return (output.suffix in (".yaml", ".yml") and not output.name.startswith("_") and output.exists()
+                and same_file(output.parent if str(output.parent) else Path("."), given))
+    return same_file(output, given)
+
+
+def check_outputs(ctx: click.Context) -> None:
+    """Refuse (exit 2) an output that is one of the command's inputs, or another of its outputs: found by inode
+    where both exist, so a symlink, '..' or a hard link to an input is the input."""
+    callback = ctx.command.callback
+    exempt = getattr(getattr(callback, "__wrapped__", callback), "roofline_updates_in_place", ())
+    outputs = [(p, ctx.params.get(p.name)) for p in ctx.command.params if p.name in OUTPUT_PARAMS]
+    outputs = [(_label(p), Path(v)) for p, v in outputs if v is not None and not is_stdout(Path(v))]
+    if not outputs:
+        return
+    inputs = _inputs(ctx, exempt)
+    for i, (label, output) in enumerate(outputs):
+        for other_label, given in inputs:
+            if _reads(output, given):
+                what = "a file read from " if os.path.isdir(given) else ""
+                raise InputError(f"{label} {output}: is {what}the input {other_label} {given}; roofline never "
+                                 "replaces its input: give another path")
+        for other_label, other in outputs[:i]:
+            # lazy: not needed by `roofline --help`, which imports this module (start-up)
+            from roofline.load.jsonio import same_file
+
+            if same_file(output, other):
+                raise InputError(f"{label} {output}: is also {other_label}; give each output its own path")
+    writes = ctx.meta.get("roofline.writes")
+    output = ctx.params.get("output")
+    if writes and output is not None and not is_stdout(output) and not force_requested():
+        # lazy: not needed by `roofline --help`, which imports this module (start-up)
+        from roofline.load.jsonio import symlink_refusal, why_not_replace
+
+        why = None if symlink_refusal(output) else why_not_replace(output, writes)
+        if why is not None:
+            raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
+
+
+def guard_outputs(command: click.Command) -> None:
+    """Run check_outputs before the work of `command` (and of every command of a group): one place for all."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            guard_outputs(sub)
+        return
+    callback = command.callback
+    if callback is None or getattr(callback, "roofline_guarded", False) \
+            or not any(p.name in OUTPUT_PARAMS for p in command.params):
+        return
+
+    @functools.wraps(callback)
+    def guarded(*args: object, **kwargs: object) -> object:
+        check_outputs(click.get_current_context())
+        return callback(*args, **kwargs)
+
+    setattr(guarded, "roofline_guarded", True)
+    command.callback = guarded
 
 
 def spec_option(multiple: bool = True, default: str | None = "auto", help_extra: str = "") -> Callable[[F], F]:
@@ -65,11 +214,15 @@ def kernel_options(f: F) -> F:
     return f
 
 
+OUTPUT_HELP = ("A regular file is replaced atomically (written beside it, then renamed); never an input, a symlink "
+               "or a folder; a FIFO or device is written to.")
+
+
 def output_option(f: F) -> F:
+    f = force_option(f)
     return click.option(
-        "-o", "--output", type=FilePath(allow_dash=True), default=None,
-        help="Write the output to this file instead of standard output ('-': standard output). A regular file is "
-             "replaced atomically (a symlink's target, the link kept); a FIFO or device is written to.",
+        "-o", "--output", type=OutputPath(), default=None,
+        help="Write the output to this file instead of standard output ('-': standard output). " + OUTPUT_HELP,
     )(f)
 
 
@@ -86,23 +239,35 @@ def is_stdout(output: Path | None) -> bool:
     return output is None or str(output) == "-"
 
 
-def emit(text: str, output: Path | None) -> None:
+def emit(text: str, output: Path | None, writes: str = "text") -> None:
     """Write text to the -o file or to standard output ('-' or no -o)."""
-    write_output(output, text)
+    write_output(output, text, writes)
     if not is_stdout(output):
         note(f"wrote {output}")
 
 
-def write_output(output: Path | None, data: str | bytes | Iterator[bytes]) -> None:
-    """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, symlinks written through,
-    FIFOs and devices written to, never replaced); a write that fails is one input error naming the path."""
+def write_output(output: Path | None, data: str | bytes | Iterator[bytes], writes: str = "text") -> None:
+    """The one -o writer (roofline.load.jsonio.write_text_atomic: '-' is standard output, a regular file replaced
+    atomically, symlinks refused, FIFOs and devices written to, never replaced). It checks again, at the moment of
+    writing, that the output is none of the command's inputs (check_outputs) and, unless --force, that what it
+    replaces is of the kind `writes` names (roofline.load.jsonio.why_not_replace); a write that fails is one
+    input error naming the path."""
     # lazy: not needed by `roofline analyze`, which imports this module (start-up)
-    from roofline.load.jsonio import write_stdout, write_text_atomic
+    from roofline.load.jsonio import symlink_refusal, why_not_replace, write_stdout, write_text_atomic
 
     if is_stdout(output):
         write_stdout(data)  # a broken pipe stays BrokenPipeError: the CLI exits 0 on it, as `| head` expects
         return
     assert output is not None
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        check_outputs(ctx)
+    link = symlink_refusal(output)
+    if link is not None:
+        raise InputError(f"-o {output}: cannot write: {link}")
+    why = None if force_requested() else why_not_replace(output, writes)
+    if why is not None:
+        raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
     try:
         write_text_atomic(output, data)
     except OSError as exc:
@@ -137,17 +302,41 @@ def warn_about_specs(machines: Sequence[MachineSpec]) -> None:
 
 
 def wide_option(f: F) -> F:
-    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut)."""
+    """--wide: every column of every table, however wide (default: what fits the terminal, numbers never cut); and
+    --color, which every command that prints a table takes with it."""
     def remember(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
         if value:
             ctx.meta["roofline.wide"] = True
         return value
 
-    return click.option(
+    return color_option(click.option(
         "--wide", is_flag=True, expose_value=False, callback=remember,
         help="Print every table column however wide (by default a narrow terminal leaves the least important "
              "columns out, never cutting a number or id).",
+    )(f))
+
+
+def color_option(f: F) -> F:
+    """--color auto|always|never (roofline.render.console decides what auto means: NO_COLOR, TERM=dumb, MPI)."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
+    from roofline.render.console import COLOR_CHOICES
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+        if value is not None:
+            ctx.meta["roofline.color"] = value
+        return value
+
+    return click.option(
+        "--color", type=click.Choice(COLOR_CHOICES), default=None, expose_value=False, callback=remember,
+        help="Colour in tables: auto (default) colours a terminal, but not with NO_COLOR set, TERM=dumb or under "
+             "mpirun/srun (whose ranks' output only looks like a terminal); FORCE_COLOR=1 is always.",
     )(f)
+
+
+def color_requested() -> str | None:
+    """The --color given to this command, or None (auto)."""
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.find_root().meta.get("roofline.color")
 
 
 def wide_requested() -> bool:
@@ -173,18 +362,17 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
     The console reads no markup and no emoji codes in plain strings: a kernel named `t[/]x` or `:fire:` is shown
     as written. Cells roofline colours are rich Text objects (roofline.render.text.styled)."""
     # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
-    from rich.console import Console
-
+    from roofline.render.console import make_console
     # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
     from roofline.render.tables.fit import fit, natural_width
 
     if is_stdout(output) or stderr:
         stream = sys.stderr if stderr else sys.stdout
-        width = table_width(Console(file=stream).width if stream.isatty() else None)
+        width = table_width(make_console(stream).width if stream.isatty() else None)
         for t in tables:
             fit(t, width)
         need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-        console = Console(file=stream, markup=False, emoji=False, width=need)
+        console = make_console(stream, color=color_requested(), markup=False, emoji=False, width=need)
         for t in tables:
             console.print(t)
         return
@@ -194,7 +382,7 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
     for t in tables:
         fit(t, width)
     need = max([natural_width(t) for t in tables] + [80]) if width is None else width
-    console = Console(file=buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
+    console = make_console(buffer, width=need, force_terminal=False, color_system=None, markup=False, emoji=False)
     for t in tables:
         console.print(t)
     emit(buffer.getvalue(), output)
@@ -206,14 +394,14 @@ def emit_results(doc: dict, output: Path | None, fmt: str, table: Callable[[dict
     JSON or the table, then the notes (failures, warnings) on standard error. With -o - the JSON is standard
     output, once, and the table goes to standard error so standard output stays one JSON document."""
     # lazy: not needed by `roofline analyze`, which imports this module (start-up)
-    from roofline.load.jsonio import dumps
+    from roofline.load.jsonio import dump_bytes
 
-    text = dumps(doc)
-    size = len(text) if text.isascii() else len(text.encode("utf-8", "backslashreplace"))
-    emit_document(doc, size, lambda: text, output, fmt, table, notes, fix)
+    data = dump_bytes(doc)
+    emit_document(doc, len(data), lambda: data, output, fmt, table, notes, fix)
 
 
-def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]], output: Path | None, fmt: str,
+def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterator[bytes]], output: Path | None,
+                  fmt: str,
                   table: Callable[[dict], object], notes: Sequence[str], fix: str) -> None:
     """emit_results once the document's JSON exists: `body()` gives its text (or its chunks, for a fleet's file
     assembled from spooled entries) each time it is called; `size` in bytes is held to what report and plot read."""
@@ -225,13 +413,14 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | Iterator[bytes]
                          f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
                          f"({len(doc.get('kernels') or [])} entries)", fix=fix)
     if output is not None:
-        write_output(output, body())
+        write_output(output, body(), str(doc.get("schema") or "text"))
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         if not to_stdout:
             write_output(None, body())
     else:
-        print_tables([table(doc)], None, stderr=to_stdout)
+        shown = table(doc)  # one table, or several (a document's table and its timeline)
+        print_tables(list(shown) if isinstance(shown, (list, tuple)) else [shown], None, stderr=to_stdout)
     for line in notes:
         note(line)
     if output is not None and not to_stdout:
@@ -250,16 +439,107 @@ def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F],
     )
 
 
-def device_option(f: F) -> F:
-    return click.option("--device", "device_id", type=int, default=0, show_default=True,
-                        help="CUDA device ordinal.")(f)
+# ---- one vocabulary: a concept has one spelling on every command (docs/cli.md, "One vocabulary") -----------------
+
+DEVICE_METAVAR = "N|N,M,...|all"
 
 
-def devices_option(f: F) -> F:
-    """--device for a command that can run on several GPUs at once (roofline.cli.multi parses it)."""
-    return click.option("--device", "device_text", default="0", show_default=True, metavar="N|N,M,...|all",
-                        help="CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one process "
-                             "each, into one file whose entries name their device.")(f)
+def _check_devices(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """Every --device reads the same forms (roofline.measurement.multi.pool.parse_devices); a bad one is exit 2 as
+    the options are read, before any GPU is looked for."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
+    from roofline.measurement.multi.pool import parse_devices
+
+    try:
+        parse_devices(value)
+    except InputError as exc:
+        raise click.BadParameter(exc.message.split(": ", 1)[-1], param=param) from None
+    return value
+
+
+def devices_option(f: F | None = None, *, default: str = "0",
+                   help: str = "CUDA device ordinal; a list (0,2,3) or 'all' runs on those GPUs at once, one "
+                               "process each, into one file whose entries name their device.") -> Any:
+    """--device N|N,M,...|all, the one spelling every command that runs on GPUs takes (the value stays text:
+    roofline.cli.multi parses it)."""
+    option = click.option("--device", "device_text", default=default, show_default=True, metavar=DEVICE_METAVAR,
+                          callback=_check_devices, help=help)
+    return option if f is None else option(f)
+
+
+MODULE_IN_NCU = ("an ncu capture has no nn.Module ranges of its own: PyTorch's module ranges are NVTX levels there "
+                 "(--group-by range:N); a PyTorch trace groups by module with 'roofline import torch --group-by "
+                 "module'")
+GROUP_BY_WORDS = ("op", "kernel", "module", "range:N", "none")  # every --group-by reads these words
+
+
+def check_group_by(auto: bool = False, refused: dict[str, str] | None = None) -> Callable[..., str]:
+    """The callback of every --group-by: one vocabulary (GROUP_BY_WORDS, and 'auto' where the command chooses);
+    a word this command's data cannot give (`refused`: word or 'range' -> why) is exit 2 saying why, not
+    'no such choice'."""
+    def check(_ctx: click.Context, param: click.Parameter, value: str) -> str:
+        words = (("auto",) if auto else ()) + GROUP_BY_WORDS
+        word = "range" if re.fullmatch(r"range:\d+", value) else value
+        if word == "range" and int(value.split(":")[1]) < 1:
+            word = value
+        if word not in ("auto" if auto else "", "op", "kernel", "module", "range", "none"):
+            raise click.BadParameter(f"'{value:.40}' is not one of {', '.join(words)} (N >= 1)", param=param)
+        if refused and word in refused:
+            raise click.BadParameter(f"'{value:.40}': {refused[word]}", param=param)
+        return value
+
+    return check
+
+
+def group_by_option(default: str, help: str, auto: bool = False,
+                    refused: dict[str, str] | None = None) -> Callable[[F], F]:
+    """--group-by with the one vocabulary and metavar on every command (profile, import ncu, import torch, plot)."""
+    return click.option("--group-by", "group_by", default=default, show_default=True,
+                        metavar="|".join((("auto",) if auto else ()) + GROUP_BY_WORDS),
+                        callback=check_group_by(auto, refused), help=help)
+
+
+def old_spelling(old: str, new: str, param_name: str, **option: Any) -> Callable[[F], F]:
+    """A renamed option's old spelling, hidden and kept for one release: what it is given lands on the new
+    option's parameter (give the new option `callback=takes_old_spelling(param_name)`), with a warning on standard
+    error naming the new spelling, as profile's --kernel and sweep's --param NAME have."""
+    def keep(ctx: click.Context, _param: click.Parameter, value: Any) -> Any:
+        if value is None or value == ():
+            return value
+        note(f"warning: {old} is deprecated and will be removed in the next release; use {new}")
+        ctx.meta[f"roofline.old.{param_name}"] = value
+        if param_name in ctx.params:  # the new spelling was read first (both given): the two together
+            current = ctx.params[param_name]
+            ctx.params[param_name] = (tuple(current) + tuple(value)) if option.get("multiple") else (
+                value if current is None else current)
+        return value
+
+    return click.option(old, f"old_{param_name}", hidden=True, expose_value=False, callback=keep, **option)
+
+
+def takes_old_spelling(param_name: str, then: Callable[..., Any] | None = None) -> Callable[..., Any]:
+    """The new option's callback: its value, or what the old spelling was given (`then` checks the result)."""
+    def merge(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        old = ctx.meta.get(f"roofline.old.{param_name}")
+        if old is not None:
+            value = (tuple(value or ()) + tuple(old)) if getattr(param, "multiple", False) else (
+                old if value is None else value)
+        return then(ctx, param, value) if then is not None else value
+
+    return merge
+
+
+def ncu_path_option(help: str = "The ncu executable (default: PATH, then CUDA's usual folders).",
+                    old: bool = True) -> Callable[[F], F]:
+    """--ncu-path PATH on every command that runs Nsight Compute; `--ncu PATH` (measure, profile) is its old
+    spelling, kept hidden (old=False for doctor, whose --ncu/--no-ncu is the switch of its replay)."""
+    def decorate(f: F) -> F:
+        if old:
+            f = old_spelling("--ncu", "--ncu-path PATH", "ncu_path", default=None, metavar="PATH")(f)
+        return click.option("--ncu-path", "ncu_path", default=None, metavar="PATH",
+                            callback=takes_old_spelling("ncu_path"), help=help)(f)
+
+    return decorate
 
 
 def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable[[F], F]:
@@ -275,7 +555,7 @@ def measure_options(per: str = "kernel", many_devices: bool = False) -> Callable
                          help=f"Timed runs per {per}, at least.")(f)
         f = click.option("--min-time", type=float, default=MeasurePolicy.min_time, show_default=True,
                          help=f"Seconds of timed runs per {per}.")(f)
-        f = devices_option(f) if many_devices else device_option(f)
+        f = devices_option(f)
         return click.option(
             "--backend", type=click.Choice(["auto", "cupy", "numpy"]), default="auto", show_default=True,
             help="cupy: the GPU (auto means cupy; without a GPU it exits 3). numpy: the NumPy references on the "
@@ -296,15 +576,31 @@ def measure_policy(min_time: float, min_repeats: int, seed: int) -> object:
     return MeasurePolicy(min_time=min_time, min_repeats=min_repeats, seed=seed)
 
 
-def output_option_for(what: str) -> Callable[[F], F]:
+def output_option_for(what: str, writes: str = "text") -> Callable[[F], F]:
     """-o for a command whose file is a document of its own (results JSON, a measured spec); checked as the
-    options are read, so a path that cannot be written stops the command before its work (a whole profile)."""
-    return click.option("-o", "--output", type=FilePath(allow_dash=True), default=None, callback=writable_path,
-                        help=f"Write {what} here, atomically ('-': standard output).")
+    options are read, so a path that cannot be written, or a file it must not replace, stops the command before
+    its work (a whole profile). `writes`: what roofline.load.jsonio.why_not_replace compares the file with."""
+    def decorate(f: F) -> F:
+        f = force_option(f)
+        return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(writes),
+                            help=f"Write {what} here, atomically ('-': standard output). " + OUTPUT_HELP)(f)
+
+    return decorate
+
+
+def writable_path_for(writes: str) -> Callable[[click.Context, click.Parameter, Path | None], Path | None]:
+    """writable_path that also has check_outputs refuse, unless --force, an existing file of another kind than
+    `writes` (after the inputs are checked: that the file is an input is the message that matters)."""
+    def check(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        ctx.meta["roofline.writes"] = writes
+        return writable_path(ctx, param, value)
+
+    return check
 
 
 def writable_path(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> Path | None:
-    """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error (exit 2)."""
+    """An option's output file that the writer can write (roofline.load.jsonio.cannot_write), else a usage error
+    (exit 2)."""
     if value is None:
         return value
     # lazy: not needed by `roofline analyze`, which imports this module (start-up)

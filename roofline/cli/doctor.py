@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from roofline.cli.common import device_option, format_option, measure_spec_option, note, print_tables, wide_option
+from roofline.cli.common import (devices_option, format_option, measure_spec_option, ncu_path_option, note,
+                                 print_tables, wide_option)
 from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device
 from roofline.errors import BackendUnavailable
 from roofline.cli.progress import Steps
@@ -14,21 +15,25 @@ from roofline.load.specs import SpecCatalog
 from roofline.fleet.launch import under_mpi
 from roofline.cli.fleet_gpu import doctor_fleet
 from roofline.load.jsonio import dumps
+from roofline.gates.doctor import unavailable
+from roofline.errors import InputError
+from roofline.measurement.multi.pool import parse_devices
+from roofline.ncu.profile import find_ncu
 
 
 @click.command()
 @wide_option
 @measure_spec_option("Datasheet spec the figures are held to")
-@device_option
+@devices_option(help="CUDA device ordinal of the GPU to check (the same forms as every --device; doctor checks one "
+                     "GPU per run: under mpirun or srun every rank checks its own).")
 @click.option("--ncu/--no-ncu", "use_ncu", default=True, show_default=True,
               help="Replay a copy and a cuBLAS GEMM under Nsight Compute (when ncu is found): its duration joins "
                    "the timer check, and its DRAM bytes and tensor FLOPs are held to the exact counts.")
-@click.option("--ncu-path", default=None, metavar="PATH", help="The ncu executable (default: PATH, then CUDA's "
-                                                               "usual folders).")
+@ncu_path_option(old=False)
 @format_option(["table", "json"], help="The table with a line per WARN and FAIL, or JSON with every check's "
                                        "figure and bounds in SI units.")
 @timeout_option
-def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, fmt: str,
+def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None, fmt: str,
            timeout: float | None = None) -> None:
     """Check that this GPU and the measurement stack tell the truth, before any figure is trusted.
 
@@ -57,6 +62,10 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
     from roofline.measurement.backend_cupy import CupyBackend
     # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
+
+    catalog = SpecCatalog.bundled()
+    check_inputs(spec_name, use_ncu, ncu_path, catalog)  # exit 2 before a GPU is looked for (exit 3)
+    device_id = one_device(device_text, under_mpi())
     if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
         refuse_device(device_id != 0)
         return doctor_fleet(spec_name, use_ncu, ncu_path, fmt, timeout)
@@ -68,9 +77,13 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
         # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
         from roofline.measurement.backend_cupy import CUPY_INSTALL
 
-        raise BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
-                                 fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU") from None
-    spec = choose_machine(spec_name, backend, SpecCatalog.bundled())
+        error = BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
+                                   fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU")
+        if fmt == "json":  # standard output is a verdict even now: a script gets the reason, not nothing
+
+            click.echo(dumps(unavailable(error.reason, error.fix, device_id)), nl=False)
+        raise error from None
+    spec = choose_machine(spec_name, backend, catalog)
     with Steps("doctor") as steps:
         verdict = run_doctor(backend, spec, progress=steps, use_ncu=use_ncu, ncu_path=ncu_path)
     if fmt == "json":
@@ -81,3 +94,28 @@ def doctor(spec_name: str, device_id: int, use_ncu: bool, ncu_path: str | None, 
             note(line)
     if verdict.exit_code:
         raise click.exceptions.Exit(verdict.exit_code)
+
+
+def one_device(device_text: str, launched: bool) -> int:
+    """The GPU doctor checks: --device reads every form the other commands take; a list or 'all' is exit 2 with
+    the way to check several (doctor's verdict and its JSON are one GPU's)."""
+    wanted = parse_devices(device_text)
+    if wanted is not None and len(wanted) == 1:
+        return wanted[0]
+    if launched:
+        return -1  # refused by refuse_device: each rank checks its node-local GPU
+    named = "every GPU" if wanted is None else f"{len(wanted)} GPUs"
+    raise InputError(f"--device {device_text}: doctor checks one GPU per run, and this names {named}",
+                     fix="run 'roofline doctor --device N' for each, or under mpirun/srun, one rank per GPU")
+
+
+def check_inputs(spec_name: str, use_ncu: bool, ncu_path: str | None, catalog: object) -> None:
+    """What the user typed, checked before any GPU is opened: a bad --spec or --ncu-path is exit 2 on any
+    machine, never hidden behind 'no GPU' (exit 3)."""
+    if spec_name and spec_name != "auto":
+        catalog.resolve(spec_name)  # type: ignore[attr-defined]
+    if use_ncu and ncu_path:
+        _exe, why = find_ncu(ncu_path)
+        if why is not None:
+            raise InputError(f"--ncu-path {ncu_path}: no such executable", fix="give the path of ncu, or --no-ncu")
+

@@ -28,6 +28,7 @@ from roofline.gates.nodes import fleet_rows, fleet_summary
 from roofline.records.devices import split_devices
 from roofline.render.tables.sweep import explanation, sweep_table
 from roofline.render.text import clean
+from roofline.render.tables.measure import ran_on
 
 KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
 TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
@@ -199,7 +200,7 @@ def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
         return results_table
 
     def table(d: dict[str, Any]) -> Any:
-        return fleet_table(fleet_summary(*fleet_rows(d), None), None)
+        return fleet_table(fleet_summary(*fleet_rows(d), None), None, unit=ran_on(d))
 
     return table
 
@@ -238,7 +239,8 @@ def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = N
     summary = fleet_summary(*fleet_rows(doc), None)
 
     def tables(_: Any) -> Any:
-        return Group(*(sweep_table(p) for p in shown), *([fleet_table(summary, None)] if summary else []))
+        return Group(*(sweep_table(p) for p in shown),
+                     *([fleet_table(summary, None, unit=ran_on(doc))] if summary else []))
 
     notes = [f"{p['device']['label']}: {line}" for p in shown for line in explanation(p)]
     if len(parts) > len(shown):

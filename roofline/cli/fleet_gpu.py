@@ -99,7 +99,7 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
     merged = time.perf_counter()
 
     if output is not None:
-        write_output(output, text)
+        write_output(output, text, "measured-spec")
     to_stdout = output is not None and is_stdout(output)
     summary = fleet_summary(rows, nodes, outlier)
     if fmt == "json":

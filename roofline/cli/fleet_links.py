@@ -11,10 +11,9 @@ import time
 import click
 import yaml
 
-from roofline.cli.common import (
-    FilePath, format_option, note, output_option_for, wide_option, write_output, emit_results,
-)
-from roofline.errors import GateFailed, InputError, RooflineError, BackendUnavailable, at
+from roofline.cli.common import (FilePath, emit_results, format_option, note, output_option_for, updates_in_place,
+                                 wide_option, write_output)
+from roofline.errors import GateFailed, InputError, RooflineError, BackendUnavailable, at, install_extra
 from roofline.fleet import collectives as cv, mpi_links
 from roofline.fleet.collective_sweep import Plan, Solo
 from roofline.fleet.links import LinksRun
@@ -67,7 +66,7 @@ def fleet() -> None:
                    "the set-up of a scope; the gathering of results). Past it rank 0 names the step and the ranks "
                    "that did not report, writes the sizes completed (the file says which were cut short) and ends "
                    "the job (exit 1). [default: no limit]")
-@output_option_for("the links JSON (roofline/fleet-links/v1; rank 0 writes it)")
+@output_option_for("the links JSON (roofline/fleet-links/v1; rank 0 writes it)", "roofline/fleet-links/v1")
 @format_option(["table", "json"], help="What rank 0 prints on standard output.")
 def links(backend: str, collectives_text: str, min_text: str, max_text: str | None, iters: int, warmup: int,
           timeout: float | None, output: Path | None, fmt: str) -> None:
@@ -183,7 +182,7 @@ def _controls(backend: str) -> tuple[Any, Any, bool]:
         return Solo(), Solo(), False
     elif not mpi4py_installed():
         raise BackendUnavailable("--backend numpy moves its buffers with MPI, and mpi4py is not installed",
-                                 fix="pip install 'roofline[mpi]' (mpi4py, built against the cluster's MPI)")
+                                 fix=f"{install_extra('mpi')} (mpi4py, built against the cluster's MPI)")
 
     world = mpi_links.world()
     return world, mpi_links.node_group(world), under_mpi()
@@ -196,7 +195,9 @@ def _controls(backend: str) -> tuple[Any, Any, bool]:
                                         "add the link roofs to.")
 @click.option("--intra-link", type=click.Choice(["nvlink", "pcie"]), default="nvlink", show_default=True,
               help="The spec link the intra-node figures are a roof for: pcie where the GPUs talk over PCIe.")
-@output_option_for("the spec with the link roofs (YAML; the same path as --into updates it in place)")
+@output_option_for("the spec with the link roofs (YAML; the same path as --into updates it in place)",
+                   "measured-spec")
+@updates_in_place("spec_path")
 def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path | None) -> None:
     """Write the best NCCL bus bandwidth of a 'fleet links' file into a measured spec as link roofs:
     interconnect.nvlink from the intra-node groups, interconnect.network from the inter-node run.
@@ -226,7 +227,7 @@ def link_roofs(links_path: Path, spec_path: Path, intra_link: str, output: Path 
     text = ("# Link roofs from " + where(doc) + " ('roofline fleet link-roofs').\n"
             + yaml.safe_dump(spec_doc, sort_keys=False, allow_unicode=True, width=120, default_flow_style=False))
     check_loads(text)
-    write_output(output if output is not None else Path("-"), text)
+    write_output(output if output is not None else Path("-"), text, "measured-spec")
     for line in notes:
         note(f"note: {line}")
     for link, roof in roofs.items():

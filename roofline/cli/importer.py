@@ -7,15 +7,19 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, emit_results, wide_option, is_stdout, print_tables
-from roofline.cli.profile import group_by_option
+from roofline.cli.common import (MODULE_IN_NCU, OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option,
+                                 group_by_option, wide_option, writable_path_for)
+from roofline.records.schema import RESULTS_SCHEMA as RESULTS
+from roofline.cli.profile import GROUP_BY_HELP, profile
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 from roofline.ncu.group import add_groups
 from roofline.ncu.readback import check_import
 from roofline.render.tables.grouped import grouped_table
 from roofline.render.tables.imported import imported_table
+from roofline.cli.common import is_stdout, print_tables
+from roofline.render.tables.trace import tables, timeline_tables
+from roofline.cli.progress import Steps
 from roofline.kineto import document as trace_document
-from roofline.kineto.table import tables
 from roofline.ncu import importer as ncu_importer
 
 
@@ -44,8 +48,9 @@ def import_outputs(f: Any) -> Any:
     """-o and --format, as every importer takes them."""
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
-    return click.option("-o", "--output", type=FilePath(), default=None,
-                        help="Write the results JSON (roofline/results/v1) here, atomically.")(f)
+    f = force_option(f)
+    return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(RESULTS),
+                        help="Write the results JSON (roofline/results/v1) here, atomically. " + OUTPUT_HELP)(f)
 
 
 @import_group.command("ncu")
@@ -55,7 +60,7 @@ def import_outputs(f: Any) -> Any:
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
 @import_outputs
-@group_by_option("op")
+@group_by_option("op", help=GROUP_BY_HELP, refused={"module": MODULE_IN_NCU})
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
 def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: str, group_by: str) -> None:
@@ -96,19 +101,28 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
               help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")
 @import_outputs
-@click.option("--group-by", "group_by", type=click.Choice(["op", "kernel", "module", "none"]), default="op",
-              show_default=True,
-              help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
+@group_by_option("op", refused={"range": "range:N is the N-th NVTX level of an ncu capture; a PyTorch trace "
+                                          "groups by its nn.Module ranges with --group-by module"},
+                 help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "
                    "name, template arguments left out), 'module' (the innermost nn.Module range: profile with "
                    "with_stack=True or with_modules=True) or 'none' (launch by launch).")
+@click.option("--triton-source", "triton_source", multiple=True, metavar="DIR",
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A directory holding torch.compile's generated kernels (the program's Inductor cache, "
+                   "TORCHINDUCTOR_CACHE_DIR or /tmp/torchinductor_USER), for a trace read on another machine: "
+                   "each Triton kernel's source is looked up there by file name where the path the trace recorded "
+                   "is gone. Repeatable.")
 def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path | None, fmt: str,
-                  group_by: str) -> None:
+                  group_by: str, triton_source: tuple[Path, ...]) -> None:
     """Read PyTorch profiler traces (Kineto Chrome JSON, .json or .json.gz); one results entry per kernel.
 
     Each kernel is attributed through its correlation id to its launch and to the innermost ATen op around the
     launch; the op's FLOPs and bytes come from its input shapes, dtypes and arguments (profile with
     record_shapes=True) and are split across the op's kernels in proportion to their GPU time. Copies and fills
-    move the bytes the trace recorded. Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
+    move the bytes the trace recorded. A Triton kernel that torch.compile generated is modelled from its launch:
+    each buffer at its footprint in memory, the FLOPs of the ops it fused; with its generated source at hand (the
+    path the trace recorded, or --triton-source) reads and writes are told apart and its arithmetic is counted.
+    Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
     with no op, and ops without a model, keep their time in 'unmodelled', and the program line says what share of
     the GPU time that is. Several traces (one per rank) give a table per rank, the merged groups, and the
     straggler: the rank whose GPU time is furthest above the median, with the spread. Entries have status
@@ -121,11 +135,13 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
       roofline report step.json --fail-below-program 0.3
       roofline plot --results step.json -o step.html
     """
-    doc, notes = trace_document.import_traces(list(traces), spec_name, group_by)
+    with Steps("import torch") as steps:  # a long trace's steps: a spinner on a terminal, a line each in a log
+        doc, notes = trace_document.import_traces(list(traces), spec_name, group_by, triton_source=triton_source, progress=steps)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
     line = trace_document.straggler_line(doc.get("straggler"))
     lines = [*notes, *([line] if line else []), trace_document.summary_line(doc)]
     shown = tables(doc)
     if fmt == "table" and len(shown) > 1:  # each rank's table, then the merged one
         print_tables(shown[:-1], None, stderr=output is not None and is_stdout(output))
-    emit_results(doc, output, fmt, lambda _doc: shown[-1], lines)
+    emit_results(doc, output, fmt, lambda _doc: [shown[-1], *timeline_tables(doc)], lines)
+

@@ -13,17 +13,17 @@ from roofline.measurement import interconnect as ic
 from roofline.model.units import parse_quantity
 from roofline.render.charts.interconnect import interconnect_table
 from roofline.load.specs import SpecCatalog
+from roofline.cli.common import devices_option, format_option, measure_spec_option, note, output_option_for, wide_option
 
 @click.command()
 @wide_option
-@click.option("--device", "device_text", default="all", show_default=True, metavar="all|N,M,...",
-              help="The GPUs whose links to measure.")
+@devices_option(default="all", help="The GPUs whose links to measure: their ordinals (0,2,3), or all.")
 @measure_spec_option("Link roofs (interconnect.nvlink / pcie) to compare with")
 @click.option("--size", "size_text", default="1 GiB", show_default=True,
               help="Bytes per peer and host copy.")
 @click.option("--max-allreduce", "max_text", default="4 GiB", show_default=True,
               help="Largest all-reduce message (from 1 MiB, x4 each step).")
-@output_option_for("the interconnect JSON (roofline/interconnect/v1)")
+@output_option_for("the interconnect JSON (roofline/interconnect/v1)", "roofline/interconnect/v1")
 @format_option(["table", "json"], help="What to print on standard output.")
 def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str, output: Path | None,
                  fmt: str) -> None:

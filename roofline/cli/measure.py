@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (
-    emit_results, format_option, kernel_options, measure_options, measure_policy, measure_spec_option, note,
-    output_option_for, wide_option, is_stdout, write_output,
-)
+from roofline.cli.common import (emit_results, format_option, is_stdout, kernel_options, measure_options,
+                                 measure_policy, measure_spec_option, ncu_path_option, note, output_option_for,
+                                 wide_option, write_output)
+from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.document import entry_failed
 from roofline.cli.fleet import timeout_option, refuse_timeout, measure_fleet
 from roofline.cli.progress import Steps
@@ -30,12 +30,12 @@ from roofline.ncu.profile import add_profile
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
 @measure_options(per="kernel", many_devices=True)
-@output_option_for("the results JSON (roofline/results/v1)")
+@output_option_for("the results JSON (roofline/results/v1)", RESULTS_SCHEMA)
 @format_option(["table", "json"], help="What to print on standard output.")
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
                    "executed FLOPs) and their ratio to the model.")
-@click.option("--ncu", "ncu_path", default=None, metavar="PATH", help="The ncu executable (default: found on PATH).")
+@ncu_path_option()
 @timeout_option
 def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...], spec_name: str,
             backend: str, device_text: str, min_time: float, min_repeats: int, seed: int, output: Path | None,
@@ -117,5 +117,5 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
     """A kernel stopped the run: the kernels measured before it are written to the -o file, and the note says so."""
     if is_stdout(output):
         return
-    write_output(output, dumps(doc))
+    write_output(output, dumps(doc), str(doc.get("schema") or "text"))
     note(f"wrote {output}: the {measured} kernel(s) measured before the error")

@@ -7,7 +7,7 @@ from typing import Any
 import sys
 
 import click
-from rich.console import Console, Group
+from rich.console import Group
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from roofline.cli.common import note, emit_results
@@ -23,6 +23,7 @@ from roofline.measurement.multi.sweep import sweep_devices
 from roofline.render.tables.hosts import host_table
 from roofline.render.tables.sweep import explanation, sweep_table
 from roofline.errors import GateFailed
+from roofline.render.console import interactive, make_console
 
 
 def device_count() -> int:
@@ -52,7 +53,7 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
             note(str(value))
         return kind == "note"
 
-    if not sys.stderr.isatty():
+    if not interactive(sys.stderr):  # a CI log, a dumb terminal, a rank under mpirun: plain lines
         lines = {d: Steps(f"{command} GPU {d}") for d in devices}
 
         def on_line(device: int, kind: str, value: Any) -> None:
@@ -66,7 +67,7 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
         return run(on_line)
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
+                  console=make_console(stderr=True), transient=True) as bar:
         tasks = {d: bar.add_task(f"GPU {d}: starting", total=None) for d in devices}
 
         def on_message(device: int, kind: str, value: Any) -> None:

@@ -7,25 +7,26 @@ from typing import TYPE_CHECKING
 
 import click
 
-from roofline.cli.common import (FilePath, Fraction, is_stdout, kernel_options, note, say_auto_spec, spec_option,
-                                 write_output)
-from roofline.ncu.group import parse_group_by, add_groups
+from roofline.cli.common import (MODULE_IN_NCU, FilePath, Fraction, OutputPath, force_option, group_by_option,
+                                 is_stdout, kernel_options, note, old_spelling, say_auto_spec, spec_option,
+                                 takes_old_spelling, write_output)
 from roofline.errors import InputError
 from roofline.render.charts import plot as render
 from roofline.render.charts.points import collect_points
 from roofline.render.charts.sweep import sweep_figure
 from roofline.records.files import load_results
-from roofline.model.analysis import machine_summary
-from roofline.load.selection import resolve_specs, analysis_documents, load_selection
-from roofline.load.autospec import AUTO
-from roofline.render.charts.plot import figure_bytes
-from roofline.render.charts.fleet import fleet_figure, slow_table
 from roofline.fleet.links_doc import load_links
 from roofline.render.charts.fleet_links import links_figure
-from roofline.render.charts.html import figure_html, profile_html, POINT_COLUMNS, point_rows
-from roofline.render.charts.profile import profile_figure
+from roofline.load.selection import resolve_specs, analysis_documents, load_selection
 from roofline.render.charts.interconnect import interconnect_chart
 from roofline.render.charts.hierarchy import hierarchy_figure
+from roofline.render.charts.html import POINT_COLUMNS, figure_html, point_rows, profile_html
+from roofline.model.analysis import machine_summary
+from roofline.load.autospec import AUTO
+from roofline.ncu.group import add_groups
+from roofline.render.charts.plot import figure_bytes
+from roofline.render.charts.profile import profile_figure
+from roofline.render.charts.fleet import fleet_figure, slow_table
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -35,17 +36,6 @@ AUTO_GROUP_POINTS = 40  # more points than this cannot be labelled readably on o
 FLEET_OUTLIER = 0.05  # the fleet chart's default outlier limit, as `report --outlier 5%` is commonly run
 
 
-def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
-    if value == "auto":
-        return value
-
-    try:
-        parse_group_by(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-    return value
-
-
 @click.command()
 @kernel_options
 @spec_option(multiple=True, default=None, help_extra=(
@@ -53,8 +43,11 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--results", "results_paths", multiple=True, type=FilePath(dir_okay=True), metavar="FILE",
               help="Results from 'roofline measure': filled points at achieved FLOP/s with a line to their "
                    "ceiling; their machine block gives the roofs. Repeatable.")
-@click.option("--measured-spec", "measured_specs", multiple=True, metavar="SPEC",
-              help="A measured (calibrated) spec drawn dashed beside the datasheet roofs. Repeatable.")
+@click.option("--calibrated", "measured_specs", multiple=True, metavar="SPEC",
+              callback=takes_old_spelling("measured_specs"),
+              help="A measured spec ('roofline calibrate -o FILE') drawn dashed beside the datasheet roofs. "
+                   "Repeatable.")
+@old_spelling("--measured-spec", "--calibrated SPEC", "measured_specs", multiple=True, metavar="SPEC")
 @click.option("--sweep", "sweep_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the sweep chart instead: achieved bandwidth against bytes moved for a kernel measured at "
                    "several sizes, with the bandwidth roof and Little's Law bytes in flight. KERNEL names pick "
@@ -62,14 +55,15 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
 @click.option("--hierarchy", is_flag=True,
               help="With --results measured with '--profile ncu' (or imported from ncu): each kernel at its L1, L2 "
                    "and DRAM intensity, linked, against the L1, L2 and DRAM bandwidth roofs (cache bandwidths from "
-                   "the spec's caches, or from a --measured-spec written by 'roofline calibrate').")
+                   "the spec's caches, or from a --calibrated written by 'roofline calibrate').")
 @click.option("--interconnect", "interconnect_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the links measured by 'roofline interconnect' instead: each copy against its NVLink or "
                    "PCIe roof, and all-reduce bus bandwidth against message size.")
 @click.option("--links", "links_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
-                   "scope, under the link roofs of --spec and --measured-spec (one direction) and the best measured.")
-@click.option("-o", "--output", type=FilePath(), default=None,
+                   "scope, under the link roofs of --spec and --calibrated (one direction) and the best measured.")
+@force_option
+@click.option("-o", "--output", type=OutputPath(), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
                    "page with the chart and its table; for a profile, hover a point and click a legend name to hide "
                    "it) ('-': PNG on standard output). "
@@ -79,11 +73,10 @@ def _check_group_by(_ctx: click.Context, _param: click.Parameter, value: str) ->
                    "tensor roof) or 'all'. [default: used when the chart shows several machines, all for one]")
 @click.option("--title", default=None, help="Chart title (default: the machine names).")
 @click.option("--dpi", type=click.IntRange(50, 1200), default=150, show_default=True, help="Resolution of a PNG.")
-@click.option("--group-by", "group_by", default="auto", show_default=True, metavar="auto|none|op|kernel|range:N",
-              callback=_check_group_by,
-              help=f"For one --results file imported from ncu: draw one point per group. auto groups (by op with NVTX "
-                   f"ranges, else by kernel) past {AUTO_GROUP_POINTS} launches, which could not be labelled one by "
-                   "one; none draws every launch.")
+@group_by_option("auto", auto=True, refused={"module": MODULE_IN_NCU},
+                 help=f"For one --results file imported from ncu: draw one point per group. auto groups (by op with "
+                      f"NVTX ranges, else by kernel) past {AUTO_GROUP_POINTS} launches, which could not be labelled "
+                      "one by one; none draws every launch.")
 @click.option("--outlier", type=Fraction(), default=None,
               help=f"For one --results file from mpirun (a fleet): the limit below the median at which a GPU or a "
                    f"node is drawn and named as slow, as 'report --outlier' judges it. [default: "
@@ -110,10 +103,10 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot vector_add sum matmul_tiled --spec h200 -o h200.svg
       roofline plot sum matmul_tiled --spec t4 --spec a100 --spec h100 --roofs all
       roofline plot --results results.json -o measured.png
-      roofline plot --results h200.json --measured-spec h200-measured.yaml --title "H200, measured roofs"
+      roofline plot --results h200.json --calibrated h200-measured.yaml --title "H200, measured roofs"
       roofline plot --sweep sweep.json -o sweep.pdf
       roofline plot --hierarchy --results profiled.json -o hierarchy.png
-      roofline plot --links links.json --spec h200 --measured-spec h200-measured.yaml -o links.png
+      roofline plot --links links.json --spec h200 --calibrated h200-measured.yaml -o links.png
       roofline plot --results fleet.json -o fleet.png  # mpirun's file: each GPU and node against the median
     """
     if output is None:
@@ -140,7 +133,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
     if links_path is not None:
         if results_paths or sweep_path is not None or hierarchy or interconnect_path is not None or names:
-            raise InputError("--links draws one fleet links file; give only --spec and --measured-spec beside it")
+            raise InputError("--links draws one fleet links file; give only --spec and --calibrated beside it")
 
         roofs = [{"label": f"{m.id} {link}", "link": link, "bandwidth": roof.per_direction}
                  for m in resolve_specs(spec_names + measured_specs) for link, roof in m.interconnect.items()]
@@ -173,17 +166,19 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
             heading = title or " · ".join(dict.fromkeys(
                 [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
                 + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
+            ran = render.ran_on(results_docs)
+            heading = heading if title or not ran else f"measured on {'; '.join(ran)} · ceilings of {heading}"
             notes = [f"{name}: no floating-point work (0 FLOP/s), so it has no place on a log-log roofline"
                      for name in unplottable]
-            return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes))
+            return _write(output, figure_html(fig, heading, POINT_COLUMNS, point_rows(points), notes), fmt)
 
     if fmt == "html":
-        return _write(output, figure_html(fig, title or "roofline chart"))
-    _write(output, render.figure_bytes(fig, fmt, dpi))
+        return _write(output, figure_html(fig, title or "roofline chart"), fmt)
+    _write(output, render.figure_bytes(fig, fmt, dpi), fmt)
 
 
-def _write(output: Path, data: str | bytes) -> None:
-    write_output(output, data)
+def _write(output: Path, data: str | bytes, fmt: str) -> None:
+    write_output(output, data, f"figure:{fmt}")
     if not is_stdout(output):
         note(f"wrote {output}")
 
@@ -243,7 +238,7 @@ def _profile_chart(doc: dict, path: Path, output: Path, fmt: str, title: str | N
         data: str | bytes = profile_html(doc, title)
     else:
         data = figure_bytes(profile_figure(doc, title), fmt, dpi)
-    _write(output, data)
+    _write(output, data, fmt)
 
 
 def _fleet_doc(results_paths: tuple[Path, ...]) -> ResultsFile | None:
@@ -259,9 +254,9 @@ def _fleet_chart(results: ResultsFile, output: Path, fmt: str, title: str | None
     if fmt == "html":
         columns, rows = slow_table(doc, limit)
         notes = [] if rows else [f"no GPU or node is more than {limit:.0%} below its median outside the noise"]
-        return _write(output, figure_html(fig, title or "fleet", columns, rows, notes))
+        return _write(output, figure_html(fig, title or "fleet", columns, rows, notes), fmt)
 
-    _write(output, figure_bytes(fig, fmt, dpi))
+    _write(output, figure_bytes(fig, fmt, dpi), fmt)
 
 
 
@@ -275,7 +270,7 @@ def _drawable(paths: tuple[Path, ...]) -> list[ResultsFile]:
 
 
 def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | None:
-    """L1/L2/DRAM bandwidths from the first --measured-spec that gives a cache bandwidth; None keeps the results'."""
+    """L1/L2/DRAM bandwidths from the first --calibrated that gives a cache bandwidth; None keeps the results'."""
     if not spec_names:
         return None
 
@@ -287,7 +282,7 @@ def _cache_bandwidths(spec_names: tuple[str, ...]) -> dict[str, float | None] | 
 
 
 def _l2_curve(spec_names: tuple[str, ...]) -> tuple[tuple[tuple[float, float], ...], float | None]:
-    """The first --measured-spec's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
+    """The first --calibrated's L2 curve (calibrate's working-set sweep) and L2 size, for the hierarchy panel."""
     if not spec_names:
         return (), None
 

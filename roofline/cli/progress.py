@@ -13,9 +13,8 @@ import sys
 import time
 from typing import Any, Callable, TextIO
 
-from rich.console import Console
-
 from roofline.render.text import markup, clean
+from roofline.render.console import interactive, make_console
 
 
 class Steps:
@@ -30,12 +29,11 @@ class Steps:
 
     @property
     def interactive(self) -> bool:
-        isatty = getattr(self.stream, "isatty", None)
-        return bool(isatty and isatty())
+        return interactive(self.stream)  # a terminal that wants a spinner: not TERM=dumb, NO_COLOR, mpirun's pty
 
     def __enter__(self) -> "Steps":
         if self.interactive:
-            self._status = Console(file=self.stream).status(self.command, spinner="dots")
+            self._status = make_console(self.stream).status(self.command, spinner="dots")
             self._status.__enter__()
         return self
 

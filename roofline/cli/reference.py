@@ -21,6 +21,32 @@ HEADER = """# Command-line reference
 
 Generated from the commands themselves by `python -m roofline.cli.reference > docs/cli.md`; do not edit by hand
 (tests/test_cli_reference.py fails when this file is stale). Each section is that command's `--help`.
+
+## One vocabulary
+
+A concept has one spelling on every command, in the Python API and in the pytest plugin
+(tests/test_vocabulary.py walks every command and holds them to it). The old spellings still work for one release,
+as hidden options: they are not listed below.
+
+- **the ncu executable**: `--ncu-path PATH` (measure, profile, doctor). A path is named as one; a bare `--ncu`
+  was a path in measure and profile and a switch in doctor (`--ncu/--no-ncu`, still doctor's switch). Old:
+  `--ncu PATH` (measure, profile).
+- **a measured spec**: `--calibrated FILE` (plot, sweep): what `roofline calibrate -o FILE` writes, as `sweep`
+  already named it. Old: `--measured-spec` (plot).
+- **the GPUs to run on**: `--device N|N,M,...|all` (measure, sweep, calibrate, interconnect, doctor), one parser for
+  all; doctor checks one GPU per run and says how to check several (mpirun, one rank per GPU).
+- **grouping**: `--group-by op|kernel|module|range:N|none` (profile, import ncu, import torch; plot adds `auto`).
+  Every command reads every word; one its data cannot give is refused with the reason (an ncu capture has no
+  nn.Module ranges, a PyTorch trace no NVTX levels).
+- **where it runs**: `--backend auto|cupy|numpy`; the API's `backend=`, the plugin's `--roofline-backend`. Old: the
+  API's `backend_name=`.
+- **colour**: `--color auto|always|never` on every command that prints a table; auto colours a terminal, but not
+  with `NO_COLOR` set, `TERM=dumb` or under mpirun/srun (their ranks' output only looks like a terminal);
+  `FORCE_COLOR=1` forces it.
+
+An error names the spelling of the place it is read: the CLI its options, the API its keywords (`backend="numpy"`,
+`min_time=`), the plugin its options (`--roofline-backend numpy`); install hints name the distribution,
+`gpu-roofline[extra]`.
 """
 
 

@@ -53,12 +53,17 @@ from roofline.load.jsonio import dumps
               help="For a grouped profile ('roofline profile', 'import ncu --group-by'): fail when the whole "
                    "program's time-weighted fraction of ceiling is below this (0.3 or 30%). There --fail-below "
                    "applies to each group's time-weighted fraction.")
+@click.option("--max-idle", type=Fraction(), default=None,
+              help="For an imported PyTorch trace ('import torch', 'profile --with torch'): fail the step when the "
+                   "GPU sat idle for more than this fraction of its window (0.4 or 40%; HTA's definition: the window "
+                   "less the union of kernels, copies and fills), on any rank. Gates the step, not its kernels.")
 @click.option("--strict-model", is_flag=True,
               help="Fail a verified kernel above 102% of its ceiling: the model under-counts its bytes or FLOPs.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
            regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,
-           outlier: float | None = None, fail_below_program: float | None = None) -> None:
+           outlier: float | None = None, fail_below_program: float | None = None,
+           max_idle: float | None = None) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -77,10 +82,11 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
           --format markdown >> "$GITHUB_STEP_SUMMARY"
       roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
       roofline report gpt2.json --fail-below 0.3 --fail-below-program 0.25   # a grouped profile
+      roofline report step.json --max-idle 40%        # an imported trace: the GPU idle at most 40% of the step
     """
     files = [load_results(p) for p in results]
-    if any(f.doc.get("groups") for f in files) or fail_below_program is not None:
-        _report_groups(files, fmt, output, fail_below, fail_below_program,
+    if any(f.doc.get("groups") for f in files) or fail_below_program is not None or max_idle is not None:
+        _report_groups(files, fmt, output, fail_below, fail_below_program, max_idle,
                        baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier)
         return
     baseline_files = [load_results(baseline)] if baseline is not None else []
@@ -98,31 +104,36 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         writers = {"markdown": report_tables.to_markdown, "json": report_tables.to_json,
                    "junit": report_tables.to_junit, "github-benchmark": report_tables.to_github_benchmark}
         text = writers[fmt](doc)
-        emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output)
+        emit(text + (host_view_markdown(doc, hosts, outlier) if fmt == "markdown" else ""), output,
+             str(doc.get("schema")) if fmt == "json" else "text")
 
     if not doc["summary"]["ok"]:
         raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 
 
 def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float | None,
-                   fail_below_program: float | None, **kernel_only: object) -> None:
+                   fail_below_program: float | None, max_idle: float | None = None, **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
     if given:
         raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
                          "(each group) and --fail-below-program (the whole): report it without the groups by "
-                         "importing again with --group-by none")
+                         "importing again with 'roofline import ncu --group-by none'")
+    untimed = [f.name for f in files if "timeline" not in f.doc]
+    if max_idle is not None and untimed:
+        raise InputError(f"{untimed[0]}: has no timeline; --max-idle gates the step of an imported PyTorch trace "
+                         "('roofline import torch TRACE' or 'roofline profile --with torch' write one)")
     missing = [f.name for f in files if not f.doc.get("groups")]
     if missing:
         raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
                          "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
-    doc = group_report(files, fail_below, fail_below_program)
+    doc = group_report(files, fail_below, fail_below_program, max_idle)
     if fmt == "table":
         print_tables(grouped_tables.report_tables(doc), output)
     else:
         writers = {"markdown": grouped_tables.report_markdown, "json": lambda d: dumps(d),
                    "junit": grouped_tables.report_junit, "github-benchmark": grouped_tables.report_github_benchmark}
-        emit(writers[fmt](doc), output)
+        emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
         raise GateFailed(group_failure_message(doc))

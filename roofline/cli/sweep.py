@@ -16,6 +16,7 @@ from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, swee
 from roofline.render.tables.sweep import explanation, sweep_table
 from roofline.fleet.launch import under_mpi
 from roofline.cli.multi import choose_devices, sweep_many
+from roofline.records.schema import RESULTS_SCHEMA
 
 
 @click.command()
@@ -50,7 +51,7 @@ from roofline.cli.multi import choose_devices, sweep_many
                    "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
 @measure_options(per="size", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
-                   "draws it)")
+                   "draws it)", RESULTS_SCHEMA)
 @format_option(["table", "json"], help="What to print on standard output.")
 @timeout_option
 def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],

@@ -32,6 +32,18 @@ def launched_size(environ: Mapping[str, str] | None = None) -> int:
     return 1
 
 
+# Any of these says a launcher started this process, even as its only rank: Open MPI (which forwards each rank's
+# output through a pseudo-terminal), PMI-1/2 and PMIx (MPICH, Slurm's plugins), srun. roofline.render.console reads
+# it: a launcher's pseudo-terminal is no terminal a person watches, so it gets no colour and no spinner.
+LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID")
+
+
+def under_launcher(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether an MPI launcher (mpirun, srun) started this process, with one rank or many (under_mpi: many)."""
+    env = os.environ if environ is None else environ
+    return any(env.get(name) for name in LAUNCHER_VARIABLES)
+
+
 def mpi4py_installed() -> bool:
     """Whether mpi4py can be imported, without importing it (that would start MPI)."""
     return importlib.util.find_spec("mpi4py") is not None

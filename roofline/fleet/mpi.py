@@ -24,7 +24,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from roofline.errors import BackendUnavailable
+from roofline.errors import BackendUnavailable, install_extra
 from roofline.fleet.identity import host_name, rank_identity
 from roofline.fleet.launch import (TEST_FAIL_RANK, gather_mode, hang_for_test, injected_fault, launched_size,
                                    mpi4py_installed, simulated_node_size)
@@ -46,7 +46,7 @@ def require_mpi4py() -> None:
     if not mpi4py_installed():
         raise BackendUnavailable(f"this is one of {launched_size()} ranks of an MPI launch, but mpi4py is not "
                                  "installed, so the ranks cannot gather one results file",
-                                 fix="pip install 'roofline[mpi]' (mpi4py, built against the cluster's MPI), "
+                                 fix=f"{install_extra('mpi')} (mpi4py, built against the cluster's MPI), "
                                      "or run without mpirun/srun")
 
 

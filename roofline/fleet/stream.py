@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from roofline.load.jsonio import _clean, encode
+from roofline.load.jsonio import dump_bytes, encode
 
 # What rank 0 keeps of each entry: the verdict (status, verified, error), the fleet table and outliers (name,
 # params, time_median, time_ci, fraction_of_ceiling) and the notes (warnings). Who measured it (host, rank, ...)
@@ -37,8 +37,8 @@ def entry_key(entry: Mapping[str, Any]) -> tuple[str, str]:
 
 def entry_text(entry: Mapping[str, Any]) -> bytes:
     """One entry as it stands in the file's `kernels` array (roofline.load.jsonio.dumps, indented one level)."""
-    text = json.dumps(_clean(entry), indent=2, ensure_ascii=False, allow_nan=False)
-    return encode("\n".join(INDENT + line for line in text.split("\n")))  # JSON escapes newlines in strings
+    text = dump_bytes(entry).rstrip(b"\n")
+    return b"\n".join(INDENT.encode() + line for line in text.split(b"\n"))  # JSON escapes newlines in strings
 
 
 class Spool:
@@ -101,8 +101,7 @@ class Spool:
         entries of the ranks in head's `devices` as its `kernels` array."""
         ranks = {int(d["index"]) for d in head.get("devices") or ()}
         entries = self.order(ranks)
-        text = encode(json.dumps(_clean({**head, "kernels": []}), indent=2, ensure_ascii=False, allow_nan=False)
-                      + "\n")
+        text = dump_bytes({**head, "kernels": []})
         at = text.index(encode(PLACEHOLDER)) + len(PLACEHOLDER) - 1  # just past the array's '['
         before, after = text[:at], text[at:]  # after starts with ']'
         size = len(before) + len(after) + sum(e[4] for e in entries)

@@ -82,6 +82,17 @@ class Verdict:
                 "spec": self.spec_id, "elapsed": self.elapsed, "checks": [c.to_dict() for c in self.checks]}
 
 
+UNAVAILABLE = "UNAVAILABLE"  # the verdict's status when there was no GPU (or CuPy) to check: exit 3
+
+
+def unavailable(reason: str, fix: str | None, device: int) -> dict[str, Any]:
+    """The verdict `doctor --format json` prints when it cannot look at a GPU: a script reading standard output
+    gets a document saying why (status UNAVAILABLE, the exit code 3 and the fix), not an empty stream."""
+    return {"schema": SCHEMA, "status": UNAVAILABLE, "counts": {s: 0 for s in (PASS, WARN, FAIL, SKIP)},
+            "device": {"index": device}, "spec": None, "elapsed": None, "checks": [],
+            "error": {"exit_code": 3, "reason": reason, "fix": fix}}
+
+
 def _tb(v: float | None) -> str:
     return "—" if v is None else f"{v / 1e12:.3g} TB/s"
 

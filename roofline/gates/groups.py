@@ -3,6 +3,8 @@
   --fail-below F          a group whose time-weighted fraction of ceiling (its speed-of-light time over its time)
                           is below F fails
   --fail-below-program F  the program fails when its own time-weighted fraction (all groups) is below F
+  --max-idle F            the step fails when the GPU sat idle for more than F of its window (an imported trace's
+                          timeline block, HTA's definition): each rank's idle share is held to it
 
 Imported launches were never verified by roofline, so no verification gate applies. Only numbers and verdicts
 here; roofline.render.tables.grouped formats them. Pure.
@@ -22,8 +24,27 @@ def _below(fraction: float | None, limit: float | None) -> bool:
     return limit is not None and fraction is not None and fraction < limit
 
 
+def idle_failures(doc: Mapping[str, Any], max_idle: float | None) -> list[str]:
+    """The --max-idle gate on a document's timeline: one failure per rank idle for more than `max_idle` of its
+    window (a document without a timeline is refused before this, by the command)."""
+    timeline = doc.get("timeline")
+    if max_idle is None or not isinstance(timeline, dict):
+        return []
+    ranks = timeline.get("ranks") or []
+    out = []
+    for r in ranks:
+        if r["idle_share"] > max_idle:
+            who = f"rank {r['rank']}: " if len(ranks) > 1 else ""
+            out.append(f"{who}GPU idle for {r['idle_share']:.1%} of the step's window, over the {max_idle:.0%} "
+                       "gate")
+    return out
+
+
+_PROGRAM_EXTRA = ("gpu_time", "unmodelled_time", "unmodelled_share")  # written by import torch: shown, not gated
+
+
 def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
-                 fail_below_program: float | None = None) -> dict[str, Any]:
+                 fail_below_program: float | None = None, max_idle: float | None = None) -> dict[str, Any]:
     """One row per group of each grouped document (ranked as the document ranks them) and one program row per
     document, each with its verdict."""
     rows: list[dict[str, Any]] = []
@@ -40,13 +61,18 @@ def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
         fraction = totals.get("fraction_of_ceiling")
         failures = ([f"program at {fraction:.1%} of ceiling (time-weighted), below the {fail_below_program:.0%} "
                      "gate"] if _below(fraction, fail_below_program) else [])
-        programs.append({**totals, "device": label, "source": results.source,
+        failures += idle_failures(doc, max_idle)
+        stored = doc.get("program") or {}
+        timeline = doc.get("timeline")
+        programs.append({**totals, **{k: stored[k] for k in _PROGRAM_EXTRA if k in stored},
+                         **({"step": timeline["step"]} if isinstance(timeline, dict) else {}),
+                         "device": label, "source": results.source,
                          "machine": (doc.get("machine") or {}).get("id"),
                          "verdict": "fail" if failures else "pass", "failures": failures})
     failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]
     return {
         "schema": PROFILE_REPORT_SCHEMA,
-        "gates": {"fail_below": fail_below, "fail_below_program": fail_below_program},
+        "gates": {"fail_below": fail_below, "fail_below_program": fail_below_program, "max_idle": max_idle},
         "summary": {"groups": len(rows), "failed_groups": sum(r["verdict"] == "fail" for r in rows),
                     "failed_programs": sum(p["verdict"] == "fail" for p in programs), "ok": not failed},
         "programs": programs,
@@ -64,5 +90,5 @@ def group_failure_message(report: Mapping[str, Any]) -> str:
         parts.append(f"{len(groups)} of {len(report['rows'])} group(s) below the gate: {names}"
                      + (f" and {len(groups) - 3} more" if len(groups) > 3 else ""))
     for p in progs:
-        parts.append(p["failures"][0] + f" on {p['device']}")
+        parts.append("; ".join(p["failures"]) + f" on {p['device']}")
     return "; ".join(parts)

@@ -22,6 +22,7 @@ import json
 from roofline.gates.hosts import host_rows, figure_rows, is_outlier
 from roofline.records.files import params_text
 from roofline.records.devices import split_devices
+from roofline.gates.report import recount
 
 
 def _by_host(devices: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
@@ -87,10 +88,8 @@ def apply_node_outliers(report: dict[str, Any], found: Sequence[Mapping[str, Any
             row = {**row, "verdict": "fail", "failures": [*row["failures"], node_failure(o, limit)],
                    "failed_gates": [*row["failed_gates"], "node_outlier"]}
         rows.append(row)
-    failed = [r for r in rows if r["verdict"] == "fail"]
-    summary = {**report["summary"], "passed": sum(r["verdict"] == "pass" for r in rows), "failed": len(failed),
-               "ok": not failed}
-    return {**report, "rows": rows, "summary": summary, "node_outliers": list(found)}
+
+    return {**report, "rows": rows, "summary": recount(report, rows), "node_outliers": list(found)}
 
 
 def _worst(devices: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:

@@ -8,7 +8,9 @@ Gates:
   model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
 A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) fails
 the fail_below gate it cannot be judged by, unless unknown ceilings are allowed (--allow-unknown-ceiling); a kernel
-without a baseline entry passes the regression gate, and the row says so. Fractions are in (0, 1].
+without a baseline entry passes the regression gate, and the row says so; but a baseline that matches none of the
+kernels fails the report (a comparison that compared nothing cannot pass), and the summary says how many kernels
+were compared. Fractions are in (0, 1].
 Per-kernel entries must name kernels in the results: a misspelt name would otherwise switch a gate off silently.
 The thresholds (options and the gates file) are roofline.gates.config.
 """
@@ -19,7 +21,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from roofline.records import caveats
-from roofline.records.clockstate import throttle_warning
+from roofline.records.clockstate import power_over_limit, throttle_warning
 from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import MODEL_ERROR_FRACTION, KernelResult, Status, model_error_warning
 from roofline.records.schema import RESULTS_SCHEMA
@@ -139,6 +141,8 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
     index = _baseline_index(baseline)
     rows = []
     devices = []
+    compared = 0  # rows (not skipped) that found their kernel in the baseline
+    elsewhere = 0  # rows (not skipped) of a device the baseline has no results of
     for label, results in zip(device_labels(files), files):
         doc = results.doc
         device = doc["device"]
@@ -159,10 +163,15 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 for b in baseline)
             gate = evaluate_kernel(typed, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
+            compared += base is not None and gate["verdict"] != "skip"
+            elsewhere += base is None and not device_in_baseline and gate["verdict"] != "skip"
             fraction = kernel.get("fraction_of_ceiling")
             ceiling = ceiling_of(kernel)
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
             throttled = throttle_warning(kernel.get("gpu_state"))
+            # A mean above the power limit is explained where the throttle warning does not already (the file may
+            # predate the power-over-limit warning, so it is worked out from gpu_state here).
+            over = None if throttled else power_over_limit(kernel.get("gpu_state"))
             rows.append({
                 "device": label,
                 "kernel": name,
@@ -192,11 +201,10 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 "verdict": gate["verdict"],
                 "failures": gate["failures"],
                 "failed_gates": gate["failed_gates"],
-                "notes": gate["notes"] + ([throttled] if throttled else []),
+                "notes": gate["notes"] + ([throttled] if throttled else []) + ([over] if over else []),
                 "throttled": throttled,
             })
-    failed = [r for r in rows if r["verdict"] == "fail"]
-    return {
+    report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
         "results_schema": RESULTS_SCHEMA,
         "devices": devices,
@@ -204,19 +212,60 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                   "kernels": {k: dict(v) for k, v in config.kernels.items()}, "source": config.source,
                   "baseline": [b.source for b in baseline] or None,
                   "description": config.describe()},
-        "summary": {"kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
-                    "failed": len(failed), "skipped": sum(r["verdict"] == "skip" for r in rows),
-                    "ok": not failed},
+        "summary": {"kernels": len(rows)},
         "rows": rows,
     }
+    if baseline:
+        report["summary"]["baseline"] = baseline_comparison(rows, compared, elsewhere)
+    return {**report, "summary": recount(report, rows)}
+
+
+def baseline_comparison(rows: Sequence[Mapping[str, Any]], compared: int, elsewhere: int = 0) -> dict[str, Any]:
+    """How many of the gated (not skipped) kernel results the baseline was compared with: {compared, of, new,
+    other_device, ok}; new are kernels of a device the baseline has, other_device the results of a device it lacks.
+    Comparing none of them is a failure of the report, not a pass with every row 'new': a baseline of another
+    device, spec or kernel set would otherwise switch the regression gate off without a word."""
+    of = sum(r["verdict"] != "skip" for r in rows)
+    return {"compared": compared, "of": of, "new": of - compared - elsewhere, "other_device": elsewhere,
+            "ok": compared > 0 or of == 0}
+
+
+def baseline_text(summary: Mapping[str, Any]) -> str | None:
+    """'compared 3 of 5 kernels with the baseline; 2 new', or why comparing none fails; None without a baseline."""
+    b = summary.get("baseline")
+    if not b:
+        return None
+    if not b["ok"]:
+        return (f"the baseline matched none of the {b['of']} kernel result(s), so nothing was compared: a baseline "
+                "must be measured on the same device (or spec) with the same kernels and parameters")
+    other = f", {b['other_device']} on a device it lacks" if b.get("other_device") else ""
+    return f"compared {b['compared']} of {b['of']} kernels with the baseline; {b['new']} new{other}"
+
+
+def recount(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The summary of `rows` (after any gate changed their verdicts): counts, and ok when no row failed and the
+    baseline, if one was given, compared something."""
+    failed = sum(r["verdict"] == "fail" for r in rows)
+    baseline = report["summary"].get("baseline")
+    summary = {**report["summary"], "kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
+               "failed": failed, "skipped": sum(r["verdict"] == "skip" for r in rows),
+               "ok": not failed and (baseline is None or baseline["ok"])}
+    if baseline is not None:  # after the counts, where readers of older reports do not look
+        summary["baseline"] = summary.pop("baseline")
+    return summary
 
 
 def failure_message(report: dict[str, Any]) -> str:
-    """One line for the exit-1 error: how many gates failed and the first few kernels."""
+    """One line for the exit-1 error: how many gates failed and the first few kernels, or that the baseline
+    compared nothing."""
     failed = [r for r in report["rows"] if r["verdict"] == "fail"]
     names = ", ".join(f"{r['kernel']} on {r['device']}" for r in failed[:3])
     more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-    return f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"
+    parts = [f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"] if failed else []
+    baseline = report["summary"].get("baseline")
+    if baseline is not None and not baseline["ok"]:
+        parts.append(f"{report['gates']['baseline'][0]}: {baseline_text(report['summary'])}")
+    return "; ".join(parts)
 
 
 def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], limit: float) -> dict[str, Any]:
@@ -235,8 +284,5 @@ def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], lim
             row = {**row, "verdict": "fail", "failures": [*row["failures"], text],
                    "failed_gates": [*row["failed_gates"], "outlier"]}
         new_rows.append(row)
-    failed = [r for r in new_rows if r["verdict"] == "fail"]
-    summary = {**report["summary"], "passed": sum(r["verdict"] == "pass" for r in new_rows), "failed": len(failed),
-               "ok": not failed}
     gates = {**report["gates"], "outlier": limit}
-    return {**report, "rows": new_rows, "summary": summary, "gates": gates, "outliers": found}
+    return {**report, "rows": new_rows, "summary": recount(report, new_rows), "gates": gates, "outliers": found}

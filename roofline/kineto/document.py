@@ -2,7 +2,7 @@
 `plot` and everything downstream read it unchanged.
 
 Each GPU kernel is one entry (status IMPORTED, verified null: roofline did not run it). Its time is the trace's
-duration; its FLOPs and bytes are its op's modelled work (roofline.kineto.opmodels, from the op's input shapes,
+duration; its FLOPs and bytes are its op's modelled work (roofline.model.ops.aten, from the op's input shapes,
 dtypes, strides and concrete arguments) split across the op's kernels in proportion to their GPU time, which the
 entry's `model.note` says; the FLOPs of a matrix op (a tensor-core roof) go to its matrix kernels alone (by name:
 GEMM, convolution, attention), not to the helpers beside them (cuDNN's channel padding, split-K reductions,
@@ -17,31 +17,41 @@ outlier, with the spread.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import datetime as _dt
+import functools
+import gc
 import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.errors import InputError
+from roofline.model.ops.args import OpInput
 from roofline.kineto.select import LaunchScope, select
+from roofline.kineto.sources import KernelSources
+from roofline.model.ops.triton import is_triton, model_triton
+from roofline.measurement.progress import SILENT, Progress
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
-from roofline.ncu.importer import short_name
+from roofline.ncu.importer import short_name as _short_name
 from roofline.ncu.placement import DTYPE, roof_for
 from roofline.records.document import Status
 from roofline.records.fields import MAX_FRACTION
 from roofline.records.groups import group_figures, program_totals
 from roofline.records.schema import RESULTS_SCHEMA
+from roofline.load.selection import spec_for_device
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
-from roofline.kineto.reader import Op, Trace, read_trace
-from roofline.kineto import opmodels
+from roofline.kineto import reader, timeline
+from roofline.model.ops import aten as opmodels
 from roofline.model.units import format_time
+from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
@@ -53,6 +63,13 @@ _TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgr
 _HOST = re.compile(r"HtoD|DtoH|PtoP|HtoH", re.IGNORECASE)
 
 Model = Callable[..., Any]  # model_op(name, inputs, kernel_names) -> OpWork | None
+# a long trace launches the same few hundred kernels thousands of times: each name is read once
+short_name = functools.lru_cache(maxsize=1 << 14)(_short_name)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _is_matrix(kernel: str) -> bool:
+    return bool(_TENSOR.search(kernel))
 
 
 def _default_model() -> tuple[Model, Callable[..., Any]]:
@@ -82,7 +99,14 @@ def op_inputs(op: Op, make_input: Callable[..., Any]) -> list[Any]:
 def roof_from_name(kernel: str, roofs: Mapping[str, float]) -> tuple[str, str]:
     """(roof, what said so) when the model names none: TF32, BF16 or FP16 spelled in the kernel's name (on the
     tensor roof for a GEMM, convolution or attention kernel), else FP32."""
-    tensor = bool(_TENSOR.search(kernel))
+    work, why = _named_work(kernel)
+    roof, _ = roof_for(work, roofs)
+    return roof, why
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _named_work(kernel: str) -> tuple[str, str]:
+    tensor = _is_matrix(kernel)
     bf16, fp16 = spelled(kernel)
     if _TF32.search(kernel):
         work, why = "tf32_tensor", "the kernel name says tf32"
@@ -92,8 +116,7 @@ def roof_from_name(kernel: str, roofs: Mapping[str, float]) -> tuple[str, str]:
         work, why = ("fp16_tensor" if tensor else "fp16"), f"the kernel name says {fp16[0]}"
     else:
         work, why = "fp32", "no precision in the model or the kernel name: fp32"
-    roof, _ = roof_for(work, roofs)
-    return roof, why
+    return work, why
 
 
 def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCatalog) -> tuple[MachineSpec, str]:
@@ -102,19 +125,9 @@ def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCat
     for t in traces:
         used = {e.device for e in t.gpu if e.device is not None}
         names.update(name for dev, name in t.devices.items() if not used or dev in used)
-    gpu = sorted(names)[0] if len(names) == 1 else ", ".join(sorted(names))
-    if spec_name and spec_name != "auto":
-        return catalog.resolve(spec_name), gpu or "unknown GPU"
-    if len(names) > 1:
-        raise InputError(f"the traces name several GPUs ({gpu}); choose the ceilings with --spec")
-    if not names:
-        raise InputError(f"{traces[0].path}: deviceProperties: names no GPU; say which spec to compare with: --spec "
-                         "h200 (see 'roofline specs')")
-    matched = catalog.match_device(gpu)
-    if matched is None:
-        raise InputError(f"no bundled spec lists the device '{gpu}'; say which to compare with: --spec SPEC "
-                         "(a bundled id or a YAML file; see 'roofline specs')")
-    return matched, gpu
+    gpu = ", ".join(sorted(names)) or "unknown GPU"
+    return spec_for_device(names, spec_name, catalog, "the traces",
+                           f"{traces[0].path}: deviceProperties: names no GPU"), gpu
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,7 @@ def shares(work: Any, events: Sequence[Any]) -> list[Split]:
     (when some, not all, of its kernels are matrix kernels by name)."""
     total = sum(e.dur for e in events)
     time = [e.dur / total if total > 0 else 0.0 for e in events]
-    matrix = [bool(_TENSOR.search(e.name)) for e in events]
+    matrix = [_is_matrix(e.name) for e in events]
     on_matrix = (work is not None and bool(work.flops) and str(work.roof or "").endswith("_tensor")
                  and 0 < sum(matrix) < len(events))
     if not on_matrix:
@@ -145,15 +158,29 @@ def shares(work: Any, events: Sequence[Any]) -> list[Split]:
 class _Builder:
     """The entries of one document, numbered across its traces."""
 
-    def __init__(self, machine: MachineSpec, model: Model, make_input: Callable[..., Any]):
+    def __init__(self, machine: MachineSpec, model: Model, make_input: Callable[..., Any],
+                 sources: KernelSources | None = None):
         self.machine, self.model, self.make_input = machine, model, make_input
+        self.sources = sources or KernelSources()
+        self._memo: dict[tuple[Any, ...], Any] = {}
         self.kernels: list[dict[str, Any]] = []
         self.unmodelled: list[dict[str, Any]] = []
         self.skipped = 0
         self.number = 0
         self.no_model_ops: dict[str, float] = {}
 
-    def _work(self, items: Sequence[Attributed]) -> dict[int, tuple[Any, list[int]]]:
+    def _model(self, name: str, inputs: list[Any], names: list[str]) -> Any:
+        """The model of an op, once per distinct op, arguments and kernels (a training loop repeats each layer's)."""
+        key = (name, tuple(inputs), tuple(names))
+        try:
+            return self._memo[key]
+        except KeyError:
+            work = self._memo[key] = self.model(name, inputs, names)
+            return work
+        except TypeError:  # an argument recorded as a list or an object: not kept
+            return self.model(name, inputs, names)
+
+    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()) -> dict[int, tuple[Any, list[int]]]:
         """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
         kernels_of: dict[int, list[int]] = {}
         for i, a in enumerate(items):  # a kernel of no duration is not imported (add): it takes no share
@@ -164,37 +191,57 @@ class _Builder:
             op = items[members[0]].op
             assert op is not None
             names = [items[m].event.name for m in members]
-            out[key] = (self.model(op.name, op_inputs(op, self.make_input), names), members)
+            if is_triton(op.backend, op.name):
+                source = self.sources.read(op.kernel_file)
+                out[key] = (model_triton(op.name, op_inputs(op, OpInput), source), members)
+            else:
+                inputs = op_inputs(op, self.make_input)
+                annotated = _annotated_params(op, inputs, params)
+                if annotated is not None:
+                    inputs[0] = self.make_input(dims=annotated.shapes, dtype="TensorList", strides=None, value="")
+                work = self._model(op.name, inputs, names)
+                if annotated is not None and work is not None:
+                    work = dataclasses.replace(work, note="; ".join(
+                        n for n in (work.note, PARAMS_NOTE.format(n=len(annotated.shapes))) if n))
+                out[key] = (work, members)
         return out
 
     def add(self, trace: Trace, rank: int) -> None:
         items = attribute(trace)
-        work = self._work(items)
+        work = self._work(items, trace.params)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
             for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
                 split[m] = share
         for i, a in enumerate(items):
-            if a.event.dur <= 0:
-                self.skipped += 1
-                continue
             self.number += 1
+            if a.event.dur <= 0:  # an entry all the same: every GPU event of the trace is one, with why
+                self.skipped += 1
+                self._unmodelled({**self._base(rank, a), "time_median": 0.0},
+                                 f"the trace gives it a duration of {a.event.dur:g} µs: no time to put on a roofline")
+                continue
             self._one(trace, rank, a, split.get(i))
 
     def _unmodelled(self, base: dict[str, Any], why: str) -> None:
         self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
-                                "time": base["time_median"], "why": why, "model": "no model"})
-        if base["op"] not in (GRAPH_OP, NO_OP):
+                                "kernel_name": base["kernel_name"], "time": base["time_median"], "why": why,
+                                "model": "no model"})
+        if base["op"] not in (GRAPH_OP, NO_OP) and base["time_median"] > 0:
             self.no_model_ops[base["op"]] = self.no_model_ops.get(base["op"], 0.0) + base["time_median"]
 
-    def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
-        e, time = a.event, a.event.dur * 1e-6
+    def _base(self, rank: int, a: Attributed) -> dict[str, Any]:
+        e = a.event
         base: dict[str, Any] = {"name": short_name(e.name), "kernel_name": e.name, "params": {"launch": self.number},
-                                "rank": rank, "op": a.op_name, "time_median": time}
+                                "rank": rank, "op": a.op_name, "time_median": e.dur * 1e-6}
         if a.op is not None:
             base["op_inputs"] = {"dims": list(a.op.dims), "types": list(a.op.types)}
         if a.module is not None:
             base["module"] = a.module
+        return base
+
+    def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
+        e, time = a.event, a.event.dur * 1e-6
+        base = self._base(rank, a)
         if a.graph:
             base["graph"] = {"launch": a.launch.name if a.launch else None,
                              "around": a.op.name if a.op is not None else None}
@@ -220,7 +267,8 @@ class _Builder:
                 return self._unmodelled(base, f"no model for {a.op.name}")
             share = split.share
             if not op_work.bytes or op_work.bytes <= 0 or share <= 0:
-                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes")
+                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes"
+                                        + (f": {op_work.note}" if op_work.note else ""))
             flops, bytes_ = float(op_work.flops or 0.0) * split.flops_share, float(op_work.bytes) * share
             if op_work.roof and op_work.roof in DTYPE and (split.flops_share > 0 or not op_work.flops):
                 roof, note = roof_for(op_work.roof, self.machine.roofs)
@@ -256,8 +304,33 @@ class _Builder:
             "warnings": warnings})
 
 
+_KERNEL_NUMBER = re.compile(r"_\d+$")
+
+
+# ops whose first argument is the step's parameters (or their gradients), as a tensor list
+PARAM_LIST_OPS = {"aten::_fused_adamw_", "aten::_fused_adam_", "aten::_fused_sgd_",
+                  "aten::_amp_foreach_non_finite_check_and_unscale_"}
+PARAMS_NOTE = "the {n} parameter shapes from profile's annotation of the optimizer step (the trace keeps none)"
+PARAMS_REACH = 1e6  # µs: an annotation this far from the op is another step's
+
+
+def _annotated_params(op: Op, inputs: Sequence[Any], params: Sequence[Params]) -> Params | None:
+    """The annotated parameters of an optimizer op whose tensor lists the trace recorded empty (PyTorch keeps no
+    shapes for a list of 30 or more tensors): the annotation nearest in time on the op's thread (GradScaler
+    unscales just before the step's annotation, the fused step runs just after it)."""
+    if op.name not in PARAM_LIST_OPS or not inputs or not params:
+        return None
+    first = inputs[0]
+    if getattr(first, "dtype", None) != "TensorList" or getattr(first, "dims", None):
+        return None
+    mine = [p for p in params if p.tid == op.tid and abs(p.ts - op.ts) <= PARAMS_REACH]
+    return min(mine, key=lambda p: abs(p.ts - op.ts)) if mine else None
+
+
 def group_name(entry: Mapping[str, Any], by: str) -> str:
     if by == "op":
+        if (entry.get("model") or {}).get("op_class") == "triton":  # one group per fused pattern: Inductor numbers
+            return _KERNEL_NUMBER.sub("", str(entry["op"]))  # each kernel it writes (..._rsqrt_5, ..._rsqrt_7)
         return str(entry["op"])
     if by == "module":
         return str(entry.get("module") or NO_MODULE)
@@ -279,9 +352,11 @@ def group_entries(entries: Sequence[Mapping[str, Any]], by: str) -> list[dict[st
 
 
 def _program(groups: Sequence[Mapping[str, Any]], unmodelled_time: float) -> dict[str, Any]:
+    """The groups' totals, and the GPU time of every event, modelled or not (gpu_time), which the shares are of."""
     program = program_totals(groups)
     everything = program["time"] + unmodelled_time
-    program.update(unmodelled_time=unmodelled_time, unmodelled_share=unmodelled_time / everything if everything else 0.0)
+    program.update(gpu_time=everything, unmodelled_time=unmodelled_time,
+                   unmodelled_share=unmodelled_time / everything if everything else 0.0)
     return program
 
 
@@ -319,7 +394,6 @@ def straggler(ranks: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
 def straggler_line(s: Mapping[str, Any] | None) -> str | None:
     if s is None:
         return None
-
     spread = f"max/min {s['max_over_min']:.2f}x" if s.get("max_over_min") else "max/min n/a"
     if not s["outlier"]:
         line = (f"no straggler: the slowest rank ({s['rank']}, {format_time(s['time'])} of GPU time) is within "
@@ -344,15 +418,17 @@ def _ranks(traces: Sequence[Trace], path_order: Sequence[Path]) -> list[int]:
 
 
 def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, group_by: str = "op",
-                   model: Model | None = None, make_input: Callable[..., Any] | None = None
+                   model: Model | None = None, make_input: Callable[..., Any] | None = None,
+                   sources: KernelSources | None = None, with_timeline: bool = True
                    ) -> tuple[dict[str, Any], list[str]]:
-    """(results document, notes). InputError when no GPU work in the traces can be put on the roofline."""
+    """(results document, notes). InputError when no GPU work in the traces can be put on the roofline. The
+    `timeline` block (roofline.kineto.timeline) needs every event of the traces: leave it out for a selection."""
     if group_by not in GROUP_BY:
         raise InputError(f"--group-by: '{group_by:.40}' is not one of {', '.join(GROUP_BY)}")
     if model is None or make_input is None:
         default_model, default_input = _default_model()
         model, make_input = model or default_model, make_input or default_input
-    builder = _Builder(machine, model, make_input)
+    builder = _Builder(machine, model, make_input, sources)
     ranks = _ranks(traces, [t.path for t in traces])
     for trace, rank in zip(traces, ranks):
         builder.add(trace, rank)
@@ -380,6 +456,14 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
         "kernels": builder.kernels,
         "unmodelled": builder.unmodelled,
     }
+    unusable: dict[str, int] = {}
+    for t in traces:
+        for why, n in t.unusable.items():
+            unusable[why] = unusable.get(why, 0) + n
+    if unusable:  # additive (results/v1 readers ignore it): the events left out, and why
+        doc["source"]["unusable"] = {"events": sum(unusable.values()),
+                                     "gpu_events": sum(t.unusable_gpu for t in traces),
+                                     "why": dict(sorted(unusable.items(), key=lambda kv: (-kv[1], kv[0])))}
     by = group_by
     groups = group_entries(builder.kernels, by)
     if groups:
@@ -395,17 +479,35 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
                                  "gpu_time": sum(k["time_median"] for k in mine) + lost, "unmodelled_time": lost,
                                  "groups": rank_groups, "program": _program(rank_groups, lost)})
         doc["straggler"] = straggler(doc["ranks"])
+    if with_timeline:
+        doc["timeline"] = _timeline(traces, ranks, builder, machine)
     return doc, notes
+
+
+def _timeline(traces: Sequence[Trace], ranks: Sequence[int], builder: _Builder, machine: MachineSpec
+              ) -> dict[str, Any]:
+    """The timeline block: each device's window, busy, idle, gaps, launch delay and overlap, and the step's
+    figures (of the whole document and of each rank) over the devices' wall time."""
+    line = timeline.analyze(traces, ranks)
+
+    def step_of(rank: int | None) -> dict[str, Any]:
+        devices = [d for d in line.devices if rank is None or d.rank == rank]
+        kernels = [k for k in builder.kernels if rank is None or k["rank"] == rank]
+        lost = sum(u["time"] for u in builder.unmodelled if rank is None or u["rank"] == rank)
+        return timeline.step(kernels, lost, sum(d.window for d in devices), sum(d.busy for d in devices),
+                             machine.roofs, len(devices))
+
+    rank_steps = {rank: step_of(rank) for rank in ranks} if len(ranks) > 1 else None
+    return timeline.block(line, step_of(None), rank_steps)
 
 
 def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
     notes = []
     if builder.skipped:
-        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less not imported "
-                     "(a negative one is a broken trace)")
+        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less: listed in 'unmodelled' "
+                     "with no time (a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
-
         notes.append("note: ops without a model (their time is in 'unmodelled'): "
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
                      + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
@@ -424,23 +526,71 @@ def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | N
     """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'
     (`origin` in place of 'from 1 trace(s)': 'with torch.profiler' for `profile --with torch`)."""
     src = doc["source"]
-    done, total, lost = len(doc["kernels"]), src["launches"], src["unmodelled_time"]
+    bad = src.get("unusable") or {}
+    done, total, lost = len(doc["kernels"]), src["launches"] + bad.get("gpu_events", 0), src["unmodelled_time"]
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
     share = lost / everything if everything else 0.0
     origin = origin or f"from {len(src['files'])} trace(s)"
     return (f"{verb} {done} of {total} GPU event(s) {origin} on {doc['machine']['id']}; "
             f"{share:.1%} of GPU time ({format_time(lost)}) has no model"
-            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else ""))
+            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else "")
+            + (f"; {bad['events']} unusable event(s) left out ({_why(bad['why'])})" if bad else ""))
+
+
+def _why(why: Mapping[str, int]) -> str:
+    return unusable_text(dict(why))
 
 
 def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by: str = "op",
                   catalog: SpecCatalog | None = None, model: Model | None = None,
                   make_input: Callable[..., Any] | None = None,
-                  scope: LaunchScope = LaunchScope()) -> tuple[dict[str, Any], list[str]]:
+                  scope: LaunchScope = LaunchScope(),
+                  triton_source: Sequence[Path] = (), progress: Progress = SILENT) -> tuple[dict[str, Any], list[str]]:
     """Read trace files (one per rank) into one results document; (document, notes for the user). `scope` keeps
-    only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace."""
-    read = [read_trace(Path(p)) for p in paths]
+    only the launches ncu's --kernel-name, --launch-skip and --launch-count would have profiled, in each trace;
+    `triton_source` names directories holding torch.compile's generated kernels where the trace's paths are gone;
+    `progress` hears the steps of a long import (traces over STREAM_FROM bytes together)."""
+    long = sum(_size(p) for p in paths) > reader.STREAM_FROM
+    with paused_gc():
+        return _import_traces(paths, spec_name, group_by, catalog, model, make_input, scope, triton_source,
+                              progress if long else SILENT)
+
+
+def _size(path: Path) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0  # the reader says what is wrong with it
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a trace is read and modelled: the objects made are not cyclic garbage,
+    and each collection would walk the millions of them a long trace parses into (a third of the import's time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, catalog: SpecCatalog | None,
+                   model: Model | None, make_input: Callable[..., Any] | None, scope: LaunchScope,
+                   triton_source: Sequence[Path], progress: Progress) -> tuple[dict[str, Any], list[str]]:
+    # the limit first: a trace too big is refused before it is parsed (unless a selection may make it fit)
+    read = []
+    for p in paths:
+        step = f"read {Path(p).name}"
+        progress.start(step)
+        read.append(reader.read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
+                                      lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
+        progress.finish(step, Status.OK.value)
     traces = [select(t, scope) for t in read]
+    gpu_events = sum(len(t.gpu) for t in traces)
+    if gpu_events > MAX_GPU_EVENTS:  # all the traces together, after the selection: before the work on them
+        raise too_many_gpu_events(Path(", ".join(str(t.path) for t in traces)), gpu_events)
     notes = []
     if scope.given:
         kept, kernels = sum(len(t.gpu) for t in traces), sum(e.kind == "kernel" for t in read for e in t.gpu)
@@ -450,7 +600,13 @@ def import_traces(paths: Sequence[Path], spec_name: str | None = None, group_by:
         notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
-    doc, more = build_document(traces, machine, gpu, group_by, model, make_input)
+    step = f"model {gpu_events:,} GPU events"
+    progress.start(step)
+    doc, more = build_document(traces, machine, gpu, group_by, model, make_input, KernelSources(triton_source),
+                               with_timeline=not scope.given)
+    progress.finish(step, Status.OK.value)
     if scope.given:
+        more.append("note: no timeline (window, idle, gaps) for a selection of launches: import the whole trace "
+                    "for it")
         doc["source"]["scope"] = scope.to_json()
     return doc, notes + more

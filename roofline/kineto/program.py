@@ -28,6 +28,7 @@ from typing import Any, Iterator, Sequence, TextIO
 
 from roofline.errors import BackendUnavailable, InputError
 from roofline.ncu.program import ProgramFailed, run_profiled
+from roofline.render.console import interactive
 
 WHOLE_RUN = "all"  # capture's --range for the whole run
 START_STOP = "start-stop"
@@ -170,8 +171,7 @@ class Running:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        isatty = getattr(stream, "isatty", None)
-        self.interactive = bool(isatty and isatty())
+        self.interactive = interactive(stream)  # not on TERM=dumb, NO_COLOR or a launcher's pseudo-terminal
 
     def __call__(self, _launches: int, elapsed: float) -> None:
         if self.interactive:

@@ -5,7 +5,8 @@ inflated to at most MAX_TRACE_TEXT bytes (a small file may inflate to gigabytes)
 parser; every event is reduced at once to the few fields kept here, so nothing else of the trace stays in memory.
 What is not a Kineto trace (no traceEvents list) is refused naming the file. Kept:
 
-  cpu_op           ATen ops with their recorded inputs (record_shapes=True): Input Dims/type/Strides, Concrete Inputs
+  cpu_op           ATen ops with their recorded inputs (record_shapes=True): Input Dims/type/Strides, Concrete Inputs;
+                   an Inductor Triton launch's op also its kernel_backend and kernel_file
   cuda_runtime     launches (cudaLaunchKernel, cudaGraphLaunch, cudaMemcpyAsync, ...) and their correlation ids
   cuda_driver      the same for driver launches (cuLaunchKernel: Triton)
   kernel           GPU kernels: name, ts, dur, correlation, device, stream, grid, block
@@ -13,24 +14,47 @@ What is not a Kineto trace (no traceEvents list) is refused naming the file. Kep
   python_function  only the nn.Module ranges (with_stack or with_modules), for --group-by module
 Times in the trace are microseconds; here they stay microseconds for ordering (ts) and durations become seconds
 only in the document.
+
+Nothing is dropped silently. An event of those kinds whose ts or dur is not a finite number (NaN, infinite, text,
+null, missing), whose name is not text, or that lies outside the trace window is unusable: counted by reason in
+Trace.unusable (the summary line and the results' source.unusable say how many and why), and a trace where more
+than UNUSABLE_LIMIT of the events, or of the GPU events, are unusable is refused. The window is Kineto's own (its
+'Trace' span, or the 'Iteration Start' to 'Record Window End' instants, with WINDOW_SLACK of its length either
+side); a trace without one (made by hand) has the span of its events' start times (those within FALLBACK_REACH, an
+hour, of their median), which an event may run past by at most that span or FALLBACK_RUN µs (1 s), whichever is
+longer. So a duration of 1e308 µs is unusable, not printed.
+
+The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events (counted in the raw text, before the
+JSON is parsed) is refused at once, not after minutes of work on a results file report and plot could not read.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from roofline.errors import InputError, at
+from roofline.kineto.chunks import EventStream
 from roofline.load.inputs import read_input_bytes
+from roofline.load.jsonio import fast_json
 from roofline.model.units import MAX_DIGITS
+from roofline.records.files import MAX_RESULTS_BYTES
 from roofline.records.fields import kind_of
 
+STREAM_FROM = 8 << 20  # a trace text longer than this is parsed in batches
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
 MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to
+ENTRY_BYTES = 2 << 10  # about what one GPU event takes in a results file (1.4-2.4 KiB measured on real traces)
+MAX_GPU_EVENTS = MAX_RESULTS_BYTES // ENTRY_BYTES  # 131,072: more would not fit the 256 MiB report and plot read
+UNUSABLE_LIMIT = 0.10  # a trace with a larger share of unusable events (or GPU events) is refused
+WINDOW_SLACK = 0.01  # of the window's length, either side of Kineto's window
+FALLBACK_RUN = 1e6  # µs: how far past the last start an event may run in a trace without Kineto's window
+FALLBACK_REACH = 3.6e9  # µs: without it, the starts more than an hour from their median are outside
 KIND = "a PyTorch profiler trace (Kineto JSON)"
 MODULE_PREFIX = "nn.Module: "
 _OP_CATS = {"cpu_op", "operator"}  # 'Operator' in traces of PyTorch before 1.11
@@ -51,10 +75,25 @@ class Op:
     strides: tuple[Any, ...]
     concrete: tuple[Any, ...]
     external_id: int | None
+    backend: str | None = None  # "triton": a kernel torch.compile generated, the op named after it
+    kernel_file: str | None = None  # where its generated source was written (Inductor's cache)
 
     @property
     def end(self) -> float:
         return self.ts + self.dur
+
+
+PARAMS_PREFIX = "roofline.params "  # a user annotation `profile --with torch` writes: one optimizer step's parameters
+
+
+@dataclass(frozen=True, slots=True)
+class Params:
+    """The parameters of one optimizer step, as `profile --with torch` annotates them (PyTorch's trace keeps no
+    shapes for a tensor list of 30 or more tensors)."""
+    ts: float
+    tid: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtypes: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +103,11 @@ class Launch:
     ts: float
     tid: str
     correlation: int
+    dur: float = 0.0  # µs: the call's own time (the timeline's launch delay runs from its end)
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +144,14 @@ class Trace:
     launches: dict[int, Launch]  # by correlation id
     gpu: list[GpuEvent]
     modules: list[Span]
+    unusable: dict[str, int] = field(default_factory=dict)  # why ('dur is NaN', 'outside the trace window') -> count
+    unusable_gpu: int = 0  # of those, GPU events (kernels, copies, fills)
+    window: tuple[float, float] | None = None  # µs: the events that count lie in it
+    params: list["Params"] = field(default_factory=list)  # the optimizer steps' parameters `profile` wrote in
+
+    @property
+    def unusable_count(self) -> int:
+        return sum(self.unusable.values())
 
 
 def _inflate(path: Path, data: bytes) -> bytes:
@@ -116,8 +168,8 @@ def _inflate(path: Path, data: bytes) -> bytes:
     return out
 
 
-def _constant(_text: str) -> None:
-    return None  # NaN or Infinity (not JSON): the field is taken as missing
+def _constant(text: str) -> float:
+    return float(text)  # NaN or Infinity (not JSON): kept, so an unusable time is counted by what it is
 
 
 class _TooManyDigits(ValueError):
@@ -131,13 +183,49 @@ def _whole(text: str) -> int:
     return int(text)
 
 
-def load_json(path: Path) -> dict[str, Any]:
-    """The parsed top-level object of a trace file."""
+def _parse(data: bytes) -> Any:
+    """orjson where it parses the text (a long trace in seconds, not a minute); what it refuses (NaN, a number beyond
+    a double, text that is not UTF-8 or not JSON) goes to the standard parser, whose hooks and errors say why."""
+    orjson = fast_json()
+    if orjson is not None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data, parse_constant=_constant, parse_int=_whole)
+
+
+def gpu_events_in(data: bytes) -> int:
+    """How many GPU events (kernels, copies, fills) the raw text of a trace holds, counted without parsing it: each
+    names its category as a JSON string ("kernel", "gpu_memcpy", ...). Cheap (a byte count, under a second a GiB)."""
+    return sum(data.count(b'"' + cat.encode() + b'"') for cat in _GPU_CATS)
+
+
+def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS) -> InputError:
+    return InputError(f"{path}: holds {count:,} GPU events (kernels, copies, fills), more than the {limit:,} one "
+                      f"import takes (about {ENTRY_BYTES >> 10} KiB of results each, and report and plot read at most "
+                      f"{MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
+                      fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches: "
+                          "'roofline profile --launch-count N' (or --kernel-name, --launch-skip)")
+
+
+def _trace_bytes(path: Path, max_gpu_events: int | None) -> bytes:
+    """The trace's text (a .json.gz inflated); with `max_gpu_events`, a file holding more GPU events is refused
+    before it is parsed (parsing a million events takes a minute and gigabytes)."""
     data = read_input_bytes(path, MAX_TRACE_BYTES, KIND)
     if data[:2] == b"\x1f\x8b":
         data = _inflate(path, data)
+    if max_gpu_events is not None:
+        count = gpu_events_in(data)
+        if count > max_gpu_events:
+            raise too_many_gpu_events(path, count, max_gpu_events)
+    return data
+
+
+def _whole_doc(path: Path, data: bytes) -> dict[str, Any]:
+    """The parsed top-level object of a trace's text, all of it at once, with a message naming what is wrong."""
     try:
-        doc = json.loads(data, parse_constant=_constant, parse_int=_whole)
+        doc = _parse(data)
     except _TooManyDigits as exc:
         text = str(exc)
         raise at(path, None, f"holds a whole number of more than {MAX_DIGITS} digits ({text[:20]}…); "
@@ -163,6 +251,10 @@ def _number(value: Any) -> float | None:
         return None
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+def _text(value: Any, limit: int = 4096) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= limit else None
 
 
 def _int(value: Any) -> int | None:
@@ -201,42 +293,230 @@ def _devices(doc: dict[str, Any]) -> dict[int, str]:
     return out
 
 
-def read_trace(path: Path) -> Trace:
-    """The events of one trace file; InputError naming the file when it is not a Kineto trace."""
+def _what(event: dict[str, Any], key: str) -> str:
+    """'dur is NaN', 'ts is text': why a time is unusable, in the user's words."""
+    if key not in event:
+        return f"{key} is missing"
+    value = event[key]
+    if value is None:
+        kind = "null"
+    elif isinstance(value, float) and math.isnan(value):
+        kind = "NaN"
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        kind = "infinite"
+    elif isinstance(value, str):
+        kind = "text"
+    else:
+        kind = kind_of(value)
+    return f"{key} is {kind}"
+
+
+class _Marks:
+    """Kineto's own window in µs: its 'Trace' span, else 'Iteration Start' .. 'Record Window End'; seen batch by
+    batch."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self.marks: dict[str, float | None] = {}
+
+    def see(self, event: dict[str, Any], cat: str | None) -> None:
+        if event.get("ph") == "X" and cat == "trace":
+            ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+            if ts is not None and dur is not None and dur > 0:
+                self.spans.append((ts, ts + dur))
+        elif event.get("ph") in ("i", "I") and event.get("name") in _MARKS:
+            self.marks[event["name"]] = _number(event.get("ts"))
+
+    def window(self) -> tuple[float, float] | None:
+        if self.spans:
+            return min(s for s, _ in self.spans), max(e for _, e in self.spans)
+        start, end = self.marks.get(_MARKS[0]), self.marks.get(_MARKS[1])
+        if start is not None and end is not None and end > start:
+            return start, end
+        return None
+
+
+_MARKS = ("Iteration Start: PyTorch Profiler", "Record Window End")
+
+
+def _window(kineto: tuple[float, float] | None, starts: list[float]) -> tuple[float, float] | None:
+    """The window events must lie in (µs), with its slack: Kineto's, else the span of the usable starts."""
+    if kineto is not None:
+        slack = WINDOW_SLACK * (kineto[1] - kineto[0]) + 1.0
+        return kineto[0] - slack, kineto[1] + slack
+    if not starts:
+        return None
+    middle = sorted(starts)[len(starts) // 2]
+    near = [s for s in starts if abs(s - middle) <= FALLBACK_REACH]  # one start at 1e300 does not widen it
+    lo, hi = min(near), max(near)
+    return lo, hi + max(hi - lo, FALLBACK_RUN)
+
+
+class _Reduced:
+    """The events an import uses, reduced as they are read (a batch at a time: the parsed batch is then dropped);
+    the window is applied once all are seen."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[str, float, float, Any]] = []  # category, ts, dur, the reduced event
+        self.unusable: dict[str, int] = {}
+        self.unusable_gpu = 0
+        self.marks = _Marks()
+        self.params: list[Params] = []
+
+    def add(self, events: list[Any]) -> None:
+        for event in events:
+            if not isinstance(event, dict):
+                continue
+            cat = event.get("cat")
+            cat = cat.lower() if isinstance(cat, str) else None
+            if event.get("ph") != "X" or cat is None:
+                self.marks.see(event, cat)
+                continue
+            if cat == "trace":
+                self.marks.see(event, cat)
+            if cat == "user_annotation" and str(event.get("name", "")).startswith(PARAMS_PREFIX):
+                found = _params(event)
+                if found is not None:
+                    self.params.append(found)
+                continue
+            if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
+                    or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
+                continue  # not an event an import uses: not judged
+            ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
+            why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
+                   else "name is not text" if not isinstance(name, str) else None)
+            if why is not None:
+                self.unusable[why] = self.unusable.get(why, 0) + 1
+                self.unusable_gpu += cat in _GPU_CATS
+                continue
+            assert ts is not None and dur is not None and isinstance(name, str)
+            reduced = _reduce(event, cat, ts, dur, name)
+            if reduced is not None:
+                self.kept.append((cat, ts, dur, reduced))
+
+    def trace(self, path: Path, head: dict[str, Any]) -> Trace:
+        ops: list[Op] = []
+        launches: dict[int, Launch] = {}
+        gpu: list[GpuEvent] = []
+        modules: list[Span] = []
+        unusable = self.unusable
+        unusable_gpu = self.unusable_gpu
+        window = _window(self.marks.window(), [k[1] for k in self.kept])
+        for cat, ts, dur, item in self.kept:
+            if window is not None and not (window[0] <= ts and ts + dur <= window[1]):
+                unusable["outside the trace window"] = unusable.get("outside the trace window", 0) + 1
+                unusable_gpu += cat in _GPU_CATS
+                continue
+            if isinstance(item, GpuEvent):
+                gpu.append(item)
+            elif isinstance(item, Op):
+                ops.append(item)
+            elif isinstance(item, Launch):
+                launches[item.correlation] = item
+            else:
+                modules.append(item)
+        dist = head.get("distributedInfo") if isinstance(head.get("distributedInfo"), dict) else {}
+        _refuse_unusable(path, unusable, len(self.kept) + sum(self.unusable.values()), unusable_gpu,
+                         self.unusable_gpu + sum(1 for cat, *_ in self.kept if cat in _GPU_CATS))
+        if not gpu and not ops and not launches:
+            raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
+                             "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
+        return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
+                     modules, unusable, unusable_gpu, window, self.params)
+
+
+MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
+
+
+def params_annotation(optimizer: str, shapes: list[tuple[int, ...]], dtypes: list[str]) -> str:
+    """'roofline.params AdamW 50257x768:float32,768:float32,-:float32': one optimizer step's parameters as the
+    name of a user annotation (a 0-dim parameter is '-'). Words, digits, 'x', ':' and ',' only: Kineto writes event
+    names into its JSON without escaping them."""
+    def one(shape: tuple[int, ...], dtype: str) -> str:
+        return ("x".join(str(int(d)) for d in shape) or "-") + ":" + re.sub(r"[^A-Za-z0-9_]", "", dtype)
+
+    return PARAMS_PREFIX + re.sub(r"[^A-Za-z0-9_]", "", optimizer) + " " + ",".join(
+        one(s, d) for s, d in zip(shapes, dtypes))
+
+
+_PARAM = re.compile(r"(-|\d+(?:x\d+)*):(\w+)")
+
+
+def _params(event: dict[str, Any]) -> Params | None:
+    """An optimizer step's parameters from `profile`'s annotation (params_annotation); None when it is not one
+    (read as any input is: nothing in it is trusted)."""
+    ts = _number(event.get("ts"))
+    parts = str(event["name"])[len(PARAMS_PREFIX):].split(" ")
+    if ts is None or len(parts) != 2:
+        return None
+    items = parts[1].split(",") if parts[1] else []
+    if len(items) > MAX_PARAMS:
+        return None
+    shapes, dtypes = [], []
+    for item in items:
+        m = _PARAM.fullmatch(item)
+        if m is None:
+            return None
+        shapes.append(() if m.group(1) == "-" else tuple(int(d) for d in m.group(1).split("x")))
+        dtypes.append(m.group(2))
+    return Params(ts, str(event.get("tid")), tuple(shapes), tuple(dtypes))
+
+
+def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
+    args = event.get("args") if isinstance(event.get("args"), dict) else {}
+    if cat in _GPU_CATS:
+        return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")), _int(args.get("device")),
+                        _int(args.get("stream")), _dim3(args.get("grid")), _dim3(args.get("block")),
+                        _number(args.get("bytes")))
+    if cat in _OP_CATS:
+        return Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"), _listed(args, "Input type"),
+                  _listed(args, "Input Strides"), _listed(args, "Concrete Inputs"), _int(args.get("External id")),
+                  _text(args.get("kernel_backend")), _text(args.get("kernel_file")))
+    if cat in _LAUNCH_CATS:
+        corr = _int(args.get("correlation"))
+        return None if corr is None else Launch(name, ts, str(event.get("tid")), corr, dur)
+    return Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid")))
+
+
+def read_trace(path: Path, max_gpu_events: int | None = None,
+               on_batch: Callable[[float], None] | None = None) -> Trace:
+    """The events of one trace file; InputError naming the file when it is not a Kineto trace, when more than
+    UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events. A long
+    trace is parsed in batches (roofline.kineto.chunks), each reduced to the few fields kept and dropped; a file
+    the batches cannot take is parsed whole, with the whole parse's messages."""
     path = Path(path)
-    doc = load_json(path)
-    ops: list[Op] = []
-    launches: dict[int, Launch] = {}
-    gpu: list[GpuEvent] = []
-    modules: list[Span] = []
-    for event in doc["traceEvents"]:
-        if not isinstance(event, dict) or event.get("ph") != "X":
-            continue
-        cat = event.get("cat")
-        if not isinstance(cat, str):
-            continue
-        cat = cat.lower()
-        ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
-        if ts is None or dur is None or not isinstance(name, str):
-            continue
-        args = event.get("args") if isinstance(event.get("args"), dict) else {}
-        if cat in _GPU_CATS:
-            gpu.append(GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
-                                _int(args.get("device")), _int(args.get("stream")), _dim3(args.get("grid")),
-                                _dim3(args.get("block")), _number(args.get("bytes"))))
-        elif cat in _OP_CATS:
-            ops.append(Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"),
-                          _listed(args, "Input type"), _listed(args, "Input Strides"),
-                          _listed(args, "Concrete Inputs"), _int(args.get("External id"))))
-        elif cat in _LAUNCH_CATS:
-            corr = _int(args.get("correlation"))
-            if corr is not None:
-                launches[corr] = Launch(name, ts, str(event.get("tid")), corr)
-        elif cat == "python_function" and name.startswith(MODULE_PREFIX):
-            modules.append(Span(name[len(MODULE_PREFIX):], ts, dur, str(event.get("tid"))))
-    dist = doc.get("distributedInfo") if isinstance(doc.get("distributedInfo"), dict) else {}
-    if not gpu and not ops and not launches:
-        raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
-                         "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
-    return Trace(path, _devices(doc), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                 modules)
+    data = _trace_bytes(path, max_gpu_events)
+    reduced = _Reduced()
+    head: dict[str, Any] | None = None
+    orjson = fast_json()
+    if orjson is not None and len(data) > STREAM_FROM:
+        try:
+            stream = EventStream(data, orjson.loads)
+            for batch in stream:
+                reduced.add(batch)
+                if on_batch is not None:
+                    on_batch(stream.position / len(data))  # the share of the text read, for a progress report
+            head = stream.head
+        except ValueError:  # not laid out in batches: parsed whole below
+            reduced, head = _Reduced(), None
+    if head is None:
+        doc = _whole_doc(path, data)
+        del data
+        reduced.add(doc["traceEvents"])
+        doc["traceEvents"] = []
+        head = doc
+    return reduced.trace(path, head)
+
+
+def unusable_text(unusable: dict[str, int]) -> str:
+    """'3 dur is NaN, 1 outside the trace window': the reasons, most frequent first."""
+    return ", ".join(f"{n} {why}" for why, n in sorted(unusable.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _refuse_unusable(path: Path, unusable: dict[str, int], events: int, bad_gpu: int, gpu_events: int) -> None:
+    bad = sum(unusable.values())
+    for part, whole, what in ((bad, events, "events"), (bad_gpu, gpu_events, "GPU events")):
+        if whole and part / whole > UNUSABLE_LIMIT:
+            raise InputError(f"{path}: {part} of {whole} {what} are unusable ({unusable_text(unusable)}), more than "
+                             f"the {UNUSABLE_LIMIT:.0%} an import leaves out; this is a broken trace: nothing was "
+                             "imported", fix="export the trace again (export_chrome_trace), or fix those events")

@@ -2,7 +2,8 @@
 
 Files in CI come from pull requests, so nothing here trusts its input: only regular files are read (a FIFO would
 block, /dev/zero would never end), never more than the size limit plus one byte, UTF-8 or a clear message; YAML
-without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) and JSON, both at most
+without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor duplicate keys (YAML keeps the
+last silently, so a second `bandwidth:` would replace the first unseen) and JSON, both at most
 MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal is one
 InputError naming the file (and the line, where there is one).
 """
@@ -18,6 +19,7 @@ from typing import Any, Iterator
 
 from roofline.errors import at, first_line
 from roofline.model.units import MAX_DIGITS
+import json
 
 MAX_DEPTH = 64  # levels of nested lists and mappings; real inputs use fewer than ten
 
@@ -115,6 +117,7 @@ def _refuse_gzip(path: object, head: bytes, kind: str) -> None:
 
 
 def _yaml_loader() -> type:
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ten times faster; same results
@@ -128,6 +131,7 @@ def parse_yaml(text: str, source: object) -> Any:
     non-finite floats, each with its line. Scalars with a non-string tag are built during the walk, so a bad
     date or number is reported at its line too; the loader keeps them for building the document.
     """
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     loader_class = _yaml_loader()
@@ -160,6 +164,7 @@ def parse_yaml(text: str, source: object) -> Any:
 def _check_depth_by_events(text: str, source: object, loader_class: type) -> None:
     """Without libyaml: stop at MAX_DEPTH from the event stream, before the recursive pure-Python composer (whose
     scanner is also quadratic in flow depth: 1000 levels of '[' take seconds)."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     depth = 0
@@ -182,12 +187,13 @@ _FLOAT_TAG = "tag:yaml.org,2002:float"
 
 
 def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     seen: set[int] = set()
-    stack = [(root, 1)]
+    stack: list[tuple[Any, int, str]] = [(root, 1, "")]  # node, depth, its dotted path (for messages)
     while stack:
-        node, depth = stack.pop()
+        node, depth, where = stack.pop()
         line = node.start_mark.line + 1 if node.start_mark else 0
         if id(node) in seen:
             line = _first_alias_line(text) or line
@@ -201,13 +207,34 @@ def _check_nodes(loader: Any, root: Any, source: object, text: str) -> None:
         if depth > MAX_DEPTH:
             raise at(source, f"line {line}", f"is nested more than {MAX_DEPTH} levels deep")
         if isinstance(node, yaml.MappingNode):
-            stack.extend((child, depth + 1) for pair in node.value for child in pair)
+            _refuse_duplicate_keys(node, source, where)
+            for key, value in node.value:
+                name = str(key.value)[:40] if isinstance(key, yaml.ScalarNode) else "?"
+                stack.extend(((key, depth + 1, where), (value, depth + 1, f"{where}.{name}" if where else name)))
         else:
-            stack.extend((child, depth + 1) for child in node.value)
+            stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(node.value))
+
+
+def _refuse_duplicate_keys(node: Any, source: object, where: str) -> None:
+    """A key written twice in one mapping: PyYAML keeps the last value without a word, so the first is lost."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
+    import yaml
+
+    first: dict[tuple[str, str], int] = {}
+    for key, _value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        line = key.start_mark.line + 1 if key.start_mark else 0
+        if (key.tag, key.value) in first:
+            name = f"{where}.{key.value[:40]}" if where else key.value[:40]
+            raise at(source, f"line {line}", f"duplicate key {name} (first at line {first[key.tag, key.value]}); "
+                                             "YAML would keep only the last value, so remove one")
+        first[key.tag, key.value] = line
 
 
 def _first_alias_line(text: str) -> int | None:
     """The line of the first alias (*name): the node graph keeps only where its anchor was."""
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     for event in yaml.parse(text, Loader=_yaml_loader()):
@@ -217,6 +244,7 @@ def _first_alias_line(text: str) -> int | None:
 
 
 def _check_scalar(loader: Any, node: Any, source: object, line: int) -> None:
+    # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
     if node.tag == _INT_TAG and sum(c.isalnum() for c in node.value) > MAX_DIGITS + 2:  # + 2 for a 0x prefix
@@ -266,8 +294,6 @@ def _json_constant(text: str) -> float:
 
 def parse_json(text: str, source: object) -> Any:
     """A JSON document with finite numbers, whole numbers of at most MAX_DIGITS digits, at most MAX_DEPTH deep."""
-    import json
-
     try:
         doc = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
     except json.JSONDecodeError as exc:

@@ -2,14 +2,21 @@
 
 write_text_atomic is what `-o PATH` means for every command:
 - `-` is standard output (text or bytes);
-- a missing or regular file is written to a temporary file beside it and renamed into place, so a reader never
-  sees half a file; a new file gets the mode the umask gives (created 0666 & ~umask by the kernel, like any
-  program's output), an existing one keeps its mode;
-- a symlink is written through: its target is replaced atomically and the link itself is kept;
-- anything else that exists (a FIFO, a character device such as /dev/null) is opened and written to, never
-  replaced: roofline must not turn /dev/null into a regular file when run as root;
+- a missing or regular file is written to a temporary file in the same folder, flushed to disk (fsync) and renamed
+  into place, so a reader never sees half a file; a new file gets the mode the umask gives (created 0666 & ~umask
+  by the kernel, like any program's output), an existing one keeps its mode;
+- a symlink to a file (or a dangling one) is refused: writing through it would replace a file somewhere else, and
+  replacing the link would silently turn the user's link into a file; the message names the link's target;
+- one of this process's own streams (/dev/stdout, /dev/stderr, /dev/fd/N) is written to as that descriptor,
+  wherever the shell pointed it (`-o /dev/stdout > log` fills log as `> log` set it up);
+- anything else that exists (a FIFO, a character device such as /dev/null, or a link to one) is opened and written
+  to, never replaced: roofline must not turn /dev/null into a regular file when run as root;
 - a folder is refused.
 The temporary file is removed on every failure, KeyboardInterrupt included.
+
+why_not_replace says whether an existing file may be replaced by what a command writes (a results document only
+replaces a document of its own kind, a figure only a figure of its format, nothing replaces a roofline document
+of another kind); the CLI asks it unless --force is given. same_file says whether two paths name one file.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import errno
 import json
 import math
 import os
+import re
 import secrets
 import stat
 import sys
@@ -39,8 +47,34 @@ def _clean(value: Any) -> Any:
     return value
 
 
+def fast_json() -> Any:
+    """orjson (a dependency), imported on first use rather than at start-up; None where it is missing, so every
+    caller keeps the standard library's way."""
+    try:
+        import orjson
+    except ImportError:
+        return None
+    return orjson
+
+
+def dump_bytes(doc: Any) -> bytes:
+    """Two-space indented JSON as UTF-8, inf and NaN as null, ending in a newline. orjson writes a long trace's
+    results in a second where the standard encoder takes half a minute (it indents in Python), and as bytes, so no
+    second copy of a 100 MB text is made; what orjson refuses (an integer past 64 bits, a lone surrogate, a type it
+    does not know) is written by the standard encoder. The two differ only in how an exponent is spelled (1e-05
+    against 0.00001): the same numbers."""
+    orjson = fast_json()
+    if orjson is not None:
+        try:
+            return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
+        except orjson.JSONEncodeError:
+            pass
+    return encode(json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
 def dumps(doc: Any) -> str:
-    return json.dumps(_clean(doc), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    """dump_bytes as text."""
+    return dump_bytes(doc).decode("utf-8")
 
 
 def encode(data: str | bytes) -> bytes:
@@ -76,22 +110,145 @@ def write_stdout(data: Data) -> None:
 def write_text_atomic(path: Path | str, data: Data) -> None:
     """Write data to path as described in the module docstring; OSError (with strerror) when it cannot. `data`
     may be an iterator of bytes (consumed once), for a text written as it is made."""
-    if str(path) == STDOUT:
+    if str(path) == STDOUT or own_stream(path) == 1:
         write_stdout(data)
         return
-    payload = _payload(data)
+    fd = own_stream(path)
+    if fd is not None:  # /dev/stderr, /dev/fd/3: written where the shell pointed it, as a redirection would be
+        for chunk in ([_payload(data)] if not isinstance(data, Iterator) else data):
+            view = memoryview(chunk if isinstance(chunk, bytes) else encode(chunk))
+            while view:
+                view = view[os.write(fd, view):]
+        return
     path = Path(path)
+    link = symlink_refusal(path)
+    if link is not None:
+        raise OSError(errno.ELOOP, link, str(path))
+    payload = _payload(data)
     try:
-        st: os.stat_result | None = os.stat(path)  # follows links: what the path names in the end
+        st: os.stat_result | None = os.stat(path)  # a link here leads to a FIFO or device (/dev/stdout)
     except FileNotFoundError:
-        st = None  # new file, or a dangling link: create what the link points at
+        st = None  # a new file
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, "it is a folder; give a file name", str(path))
     if st is not None and not stat.S_ISREG(st.st_mode):
         if _write_in_place(path, payload):
             return
         st = os.stat(path)
-    _replace_atomically(Path(os.path.realpath(path)), payload, None if st is None else stat.S_IMODE(st.st_mode))
+    # renamed over the name itself, never its link's target: a link swapped in since the check is replaced, not
+    # written through
+    _replace_atomically(path, payload, None if st is None else stat.S_IMODE(st.st_mode))
+
+
+_STREAM = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+
+
+def own_stream(path: Path | str) -> int | None:
+    """The file descriptor `path` names when it is one of this process's own open files (/dev/stdout, /dev/stderr,
+    /dev/fd/N, /proc/self/fd/N), else None: those are written as the descriptor, whatever it is open on (a pipe, or
+    the regular file `> log` made), never replaced or written through a link."""
+    text = str(path)
+    fd = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}.get(text)
+    match = _STREAM.match(text)
+    if match is not None:
+        fd = int(match.group(1))
+    if fd is None or fd == 0:
+        return None
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return fd
+
+
+def symlink_refusal(path: Path | str) -> str | None:
+    """Why `path`, a symbolic link, is not written (None when it is not a link, or leads to a FIFO or device that is
+    written in place, as /dev/stdout is)."""
+    if not os.path.islink(path) or own_stream(path) is not None:
+        return None
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+    except OSError:  # dangling, or a loop
+        pass
+    try:
+        target = os.readlink(path)
+    except OSError:
+        target = "?"
+    return (f"it is a symbolic link (to {target}); roofline never writes through a link nor replaces one: give "
+            "the target's path, or remove the link")
+
+
+def same_file(a: Path | str, b: Path | str) -> bool:
+    """Whether two paths name one file: the same inode when both exist (symlinks, '..', hard links), else the same
+    resolved path."""
+    try:
+        sa, sb = os.stat(a), os.stat(b)
+    except (OSError, ValueError):
+        return os.path.realpath(a) == os.path.realpath(b)
+    return (sa.st_dev, sa.st_ino) == (sb.st_dev, sb.st_ino)
+
+
+HEAD_BYTES = 64 << 10  # how much of an existing file is read to tell what it is
+# the top-level "schema" of a JSON object (or of the first of a list of them: analyze's several specs), after
+# any plain keys before it (roofline writes it first)
+# (a plain value has no spaces inside, so each key and value can match one way only: no backtracking blow-up)
+_SCHEMA = re.compile(rb'^\s*\[?\s*\{\s*(?:"[^"]*"\s*:\s*(?:"[^"]*"|[^,{}\[\]"\s]+)\s*,\s*)*?'
+                     rb'"schema"\s*:\s*"(roofline/[A-Za-z0-9_.-]+)/v\d+"')
+_FIGURES = {"png": "a PNG image", "pdf": "a PDF document", "svg": "an SVG image", "html": "an HTML page"}
+
+
+def _family(schema: str) -> str:
+    """'roofline/results/v1' -> 'roofline/results': documents of one kind, any version."""
+    return re.sub(r"/v\d+$", "", schema)
+
+
+def _is_figure(fmt: str, head: bytes) -> bool:
+    low = head.lstrip().lower()
+    if fmt == "png":
+        return head.startswith(b"\x89PNG\r\n\x1a\n")
+    if fmt == "pdf":
+        return head.startswith(b"%PDF-")
+    if fmt == "svg":
+        return (low.startswith(b"<?xml") or low.startswith(b"<svg")) and b"<svg" in low
+    return low.startswith(b"<!doctype html") or low.startswith(b"<html")
+
+
+def why_not_replace(path: Path | str, writes: str) -> str | None:
+    """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
+    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
+    (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports: anything but a
+    roofline document may be replaced)."""
+    if str(path) == STDOUT or own_stream(path) is not None:
+        return None
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return None
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError:
+        return None  # absent or unreadable: the writer says what is wrong, if anything
+    found = _SCHEMA.match(head)
+    family = _family(found.group(1).decode()) if found else None
+    if writes.startswith("roofline/"):
+        want = _family(writes)
+        if family == want:
+            return None
+        what = f"a {family} document" if family else "a file that is not a roofline document"
+        return f"it is {what}, and this writes a {want} document (roofline replaces only its own {want} files)"
+    if family is not None:
+        return f"it is a {family} document, and this writes {writes.split(':')[-1]}"
+    if writes == "measured-spec":
+        if not re.search(rb"^measured:\s*true\s*(#.*)?$", head, re.MULTILINE):
+            return ("it is not a measured spec (no 'measured: true'), and this writes one (a measured spec replaces "
+                    "only a measured spec, never a datasheet)")
+        return None
+    if writes.startswith("figure:"):
+        fmt = writes.split(":", 1)[1]
+        if fmt in _FIGURES and not _is_figure(fmt, head):
+            return f"it is not {_FIGURES[fmt]}, and this writes one (a figure replaces only a figure of its format)"
+    return None
 
 
 def _write_in_place(path: Path, payload: bytes | Iterator[bytes]) -> bool:
@@ -131,12 +288,28 @@ def _replace_atomically(target: Path, payload: bytes | Iterator[bytes], keep_mod
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+        _sync_folder(target.parent)
     except BaseException:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """Flush the rename itself to disk, so a crash after it leaves the new file, not an empty name (best effort:
+    some filesystems cannot open a folder for this)."""
+    try:
+        fd = os.open(folder if str(folder) else ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
@@ -147,9 +320,12 @@ def cannot_write(path: Path | str) -> str | None:
     """Why write_text_atomic(path, ...) would fail, or None: asked before the work, so a long run never ends in a
     write that fails. What it checks is what the writer needs: not a folder; a FIFO or device writable in place;
     otherwise (a new file, a regular one, a symlink's target) a folder that exists and that we may create files in."""
-    if str(path) == STDOUT:
+    if str(path) == STDOUT or own_stream(path) is not None:
         return None
     path = Path(path)
+    link = symlink_refusal(path)
+    if link is not None:
+        return link
     try:
         st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:

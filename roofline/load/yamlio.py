@@ -87,13 +87,14 @@ class Fields:
         return value
 
     def quantity(self, key: str, kind: str, required: bool = False) -> float | None:
-        """A positive quantity in SI base units, parsed from '4.8 TB/s' or a bare number."""
+        """A positive quantity in SI base units, parsed from '4.8 TB/s'. The unit is required: a bare 1555 meant as
+        GB/s would otherwise be read as 1,555 B/s."""
         if not self.has(key):
             if required:
                 raise self.error(key, "is required")
             return None
         try:
-            value = parse_quantity(self.data[key], kind)
+            value = parse_quantity(self.data[key], kind, unit_required=True)
         except UnitError as exc:
             raise self.error(key, str(exc)) from None
         if value <= 0:

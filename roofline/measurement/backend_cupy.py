@@ -12,6 +12,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from roofline.errors import BackendUnavailable, first_line
+from roofline.errors import install_extra
 from roofline.measurement.context import KernelContext
 from roofline.records.caveats import warning
 from roofline.measurement.gpustate import open_monitor
@@ -23,9 +24,10 @@ from roofline.model.types import KernelDescriptor
 from roofline.load.inputs import read_input_text
 from roofline.measurement.cuda_includes import expand_includes
 
-# roofline is installed from a checkout (the gpu-roofline distribution is not on PyPI): name CuPy's own wheels.
+# CuPy's own wheels first (published: they install anywhere), then our extra from the checkout (gpu-roofline is
+# not on PyPI: roofline.errors.install_extra).
 CUPY_INSTALL = ("install CuPy for your CUDA version: pip install cupy-cuda12x (CUDA 12) or cupy-cuda13x (CUDA 13); "
-                "in a roofline checkout pip install -e '.[cuda12]' adds it with nvidia-ml-py")
+                f"with nvidia-ml-py as well: {install_extra('cuda12')}")
 INSTALL_HINT = CUPY_INSTALL + ", or run the NumPy references on the host CPU with --backend numpy"
 
 # cudaDeviceAttr values (stable across CUDA versions); read one by one because CUDA 13 dropped some

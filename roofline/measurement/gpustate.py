@@ -17,9 +17,9 @@ from importlib import metadata
 from typing import Any, Callable, Mapping
 import os
 
-from roofline.errors import first_line
+from roofline.errors import DISTRIBUTION, first_line
 
-INSTALL_HINT = "pip install nvidia-ml-py (it comes with the cuda12/cuda13 extras)"
+INSTALL_HINT = f"pip install nvidia-ml-py (the cuda12 and cuda13 extras of the {DISTRIBUTION} checkout have it)"
 
 # NVML clock-event reasons (nvmlClocksEventReason*), the bits a user can act on or should know about.
 REASONS: dict[int, str] = {

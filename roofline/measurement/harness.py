@@ -14,7 +14,7 @@ import numpy as np
 from roofline.model.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
 from roofline.records.caveats import warning
-from roofline.records.clockstate import throttle_warning
+from roofline.records.clockstate import power_over_limit, throttle_warning
 from roofline.measurement.implementation import Implementation, numpy_dtype
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
@@ -110,6 +110,10 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
     fraction = sol_time / stats.median if sol_time is not None else None
     warnings = [*extra_warnings, *timing.notes]
     throttled = throttle_warning(timing.gpu_state)
+    over = power_over_limit(timing.gpu_state)
+    if over:
+        warnings.append(warning("power-over-limit", over, "nothing to fix: the mean is over the timed window only "
+                                                          "(gpu_state.window in the results)"))
     if throttled:
         warnings.append(warning("throttled", throttled, "the figure holds at the recorded clock only (gpu_state in "
                                                         "the results); roofline calibrate shows the datasheet there"))

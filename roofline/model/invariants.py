@@ -11,6 +11,10 @@ pure (no I/O, no device) and in SI units:
   bounds of the GPU it was measured on (its SMs, the SM clock observed during the run, the datasheet, the other
   figures of the same run). They return the reason a figure is impossible, or None; the caller marks it FAILED.
 
+- `PLAUSIBLE`: each field's plausible range on its own (a clock, a bandwidth, a cache size, FLOP per SM per clock),
+  whatever the other figures say: a 1.41 THz boost clock makes a 19.5 PFLOP/s FP32 roof look consistent with it, so
+  the figures are also judged one by one. Outside its range is hard.
+
 Fields are the dotted names a spec file uses (memory.bandwidth, caches.l2.bandwidth, compute.fp32, ...). A roof
 that is not finite (a derived spec's unknown FP32 is +inf) is not a figure and is never checked.
 """
@@ -80,6 +84,61 @@ MEASURED_FAMILY_TOLERANCE = 0.25
 # The bundled specs sit within 0.5 %.
 POWER_OF_TWO_TOLERANCE = 0.03
 
+# ---- plausible ranges, field by field -----------------------------------------------------------------------------
+#
+# Each field's range is the smallest and largest real GPU in /work/shared/reference/hardware.md (T4 and L4 at the
+# bottom, B200 at the top) widened for the next generations, so a new GPU loads and a unit slip (a bare 1555 for
+# 1555 GB/s, MHz for GHz, PB/s for TB/s) does not. The same ranges are listed in README.md (Machine specs).
+GHZ, GB, TB = 1e9, 1e9, 1e12
+KIB, MIB, GIB, TIB = 2.0**10, 2.0**20, 2.0**30, 2.0**40
+
+
+@dataclass(frozen=True)
+class Plausible:
+    """The range a figure of one kind of field can take on any GPU, in SI units, and why."""
+
+    low: float
+    high: float
+    unit: str  # how to show it: Hz, B/s, B (binary prefixes), s, FLOP/s, FLOP/clk, or '' (a count)
+    why: str
+
+
+PLAUSIBLE: dict[str, Plausible] = {
+    # SM clocks: the slowest quoted is the T4's 585 MHz base, the fastest rated boost 2.52 GHz (RTX 4090, L40S);
+    # MAX_SM_CLOCK (3.5 GHz) leaves room for GPU Boost and overclocks.
+    "sm_clock": Plausible(100e6, MAX_SM_CLOCK, "Hz", "an SM clock: 585 MHz (T4 base) to 2.52 GHz (RTX 4090 boost)"),
+    # Memory clocks as drivers report them: 877.5 MHz (V100 HBM2) to 6.25 GHz (L4 GDDR6, half the 12.5 Gb/s data
+    # rate); GDDR7 at 36-48 Gb/s per pin would report 18-24 GHz.
+    "memory_clock": Plausible(100e6, 40 * GHZ, "Hz", "a memory clock: 877.5 MHz (V100 HBM2) to 6.25 GHz (L4)"),
+    # DRAM: 300 GB/s (L4) to 7.7 TB/s (B200); DRAM_MAX_BANDWIDTH is twice the fastest announced (Rubin's HBM4, about
+    # 22 TB/s). The floor keeps a laptop CPU's measured memory (10-100 GB/s) and refuses 1555 B/s.
+    "memory_bandwidth": Plausible(1 * GB, DRAM_MAX_BANDWIDTH, "B/s",
+                                  "DRAM: 300 GB/s (L4) to 7.7 TB/s (B200), twice the fastest GPU memory announced"),
+    "memory_capacity": Plausible(256 * MIB, 16 * TIB, "B", "GPU memory: 16 GB (T4) to 180 GB (B200)"),
+    "bus_width": Plausible(32, 32768, "", "a memory bus: 192 bits (L4) to 6016 bits (H200), 8192 (B200)"),
+    # Per SM: 96 KB (T4) to 256 KB (H100, H200, B200) of L1/shared.
+    "l1_size": Plausible(8 * KIB, 4 * MIB, "B", "L1/shared per SM: 96 KB (T4) to 256 KB (H100, B200)"),
+    "l2_size": Plausible(256 * KIB, 2 * GIB, "B", "an L2: 4 MiB (T4) to 126 MB (B200)"),
+    "l3_size": Plausible(1 * MIB, 16 * GIB, "B", "a cache beyond L2 (none of the GPUs here has one)"),
+    # Aggregate cache bandwidth: the fastest L1 is about 37 TB/s (B200: 148 SMs x 128 B x 1.965 GHz).
+    "cache_bandwidth": Plausible(1 * GB, 500 * TB, "B/s", "a cache: up to about 37 TB/s (B200 L1, all SMs)"),
+    # CUDA-core roofs: 7.8 (V100 FP64) to 91.6 TFLOP/s (L40S FP32); tensor roofs up to 9 PFLOP/s (B200 FP4 dense).
+    "cuda_core_roof": Plausible(1e9, 1e15, "FLOP/s", "a CUDA-core roof: 7.8 TFLOP/s (V100 FP64) to 91.6 TFLOP/s "
+                                                     "(L40S FP32)"),
+    "tensor_roof": Plausible(1e9, 200e15, "FLOP/s", "a tensor roof: 65 TFLOP/s (T4 FP16) to 9 PFLOP/s (B200 FP4)"),
+    # roof / (SMs x the roof's clock): 4 (RTX 4090 FP64, 1:64) to 512 on CUDA cores (the upper bound per precision is
+    # CUDA_CORE_FLOP_PER_CLOCK_PER_SM); tensor roofs 512 (RTX 4090 FP16) to about 32768 (B200 FP4 dense).
+    "flop_per_clock": Plausible(1, 2.0**17, "FLOP/clk", "FLOP per SM per clock: 4 (RTX 4090 FP64) to 32768 "
+                                                         "(B200 FP4)"),
+    "sm_count": Plausible(1, 1024, "", "SMs: 40 (T4) to 148 (B200)"),
+    "threads_per_sm": Plausible(64, 4096, "", "resident threads per SM: 1024 (T4) to 2048"),
+    # Links both directions summed: a 1 Gb/s management network (125 MB/s) to NVLink 5 at 1.8 TB/s (B200).
+    "link_bandwidth": Plausible(10e6, 100 * TB, "B/s", "a link: 1 Gb/s Ethernet to 1.8 TB/s (B200 NVLink 5)"),
+    # Board power (results' gpu_state power_limit and power_mean): 70 W (T4) to 1 kW (B200 HGX), 1.2 kW in GB200.
+    "power": Plausible(1.0, 5000.0, "W", "a GPU's power: 70 W (T4) to 1.2 kW (B200 in GB200)"),
+}
+
+
 # The hierarchy, nearest the SM first; memory is DRAM (the spec's memory block).
 _CHAIN = ("l1", "l2", "l3", "memory")
 _CUDA_CORE_ROOFS = tuple(CUDA_CORE_FLOP_PER_CLOCK_PER_SM)
@@ -116,7 +175,8 @@ class FigureContext:
 
 def check_spec(spec: MachineSpec) -> list[Violation]:
     """Every invariant the spec breaks, hard ones first, in a stable order."""
-    found = [*_hierarchy(spec), *_bandwidth_bounds(spec), *_latency_ranges(spec), *_compute(spec), *_dram_bus(spec)]
+    found = [*_plausible(spec), *_hierarchy(spec), *_bandwidth_bounds(spec), *_latency_ranges(spec), *_compute(spec),
+             *_dram_bus(spec)]
     return [v for v in found if v.severity == HARD] + [v for v in found if v.severity == SOFT]
 
 
@@ -150,6 +210,75 @@ def _show(what: str, value: float) -> str:
     if what == "latency":
         return format_time(value)
     return format_si(value, "B", binary=True)
+
+
+def show_plausible(value: float, unit: str) -> str:
+    """A figure in the unit of its range, for messages: 1.41 THz, 1.56 kB/s, 50 MiB, 4 FLOP/clk, 1024."""
+    if unit == "B":
+        return format_si(value, "B", binary=True)
+    if unit == "s":
+        return format_time(value)
+    if unit in ("", "FLOP/clk"):
+        text = str(int(value)) if float(value).is_integer() and abs(value) < 1e9 else f"{value:.4g}"
+        return text + (f" {unit}" if unit else "")
+    return format_si(value, unit)
+
+
+def outside(kind: str, value: float) -> str | None:
+    """Why `value` is outside the plausible range of `kind` (a PLAUSIBLE key), or None when it is inside."""
+    r = PLAUSIBLE[kind]
+    if r.low <= value <= r.high:
+        return None
+    return (f"{show_plausible(value, r.unit)} is outside {show_plausible(r.low, r.unit)} to "
+            f"{show_plausible(r.high, r.unit)}, the plausible range of {r.why}")
+
+
+def _plausible_figures(spec: MachineSpec) -> list[tuple[str, str, float]]:
+    """(field, PLAUSIBLE kind, value) of every figure the spec gives. A cache's measured curve is left
+    out: its points are what a probe reached at each working set (calibrate bounds each as it measures)."""
+    out: list[tuple[str, str, float]] = [("memory.bandwidth", "memory_bandwidth", spec.bandwidth)]
+    if spec.capacity:
+        out.append(("memory.capacity", "memory_capacity", spec.capacity))
+    if spec.memory_bus_width:
+        out.append(("memory.bus_width", "bus_width", spec.memory_bus_width))
+    if spec.memory_clock:
+        out.append(("memory.clock", "memory_clock", spec.memory_clock))
+    # The clocks and SMs before the roofs: a clock in THz makes its roof look right, so the clock is named first.
+    for name, value in spec.clocks.items():
+        out.append((f"clocks.{name}", "memory_clock" if name == "memory" else "sm_clock", value))
+    if spec.sm_count:
+        out.append(("sm_count", "sm_count", spec.sm_count))
+    if spec.max_threads_per_sm:
+        out.append(("max_threads_per_sm", "threads_per_sm", spec.max_threads_per_sm))
+    for roof, value in _finite_roofs(spec).items():
+        out.append((f"compute.{roof}", "tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof", value))
+    for level, cache in spec.caches.items():
+        if cache.size:
+            out.append((f"caches.{level}.size", {"l2": "l2_size", "l3": "l3_size"}.get(level, "l1_size"), cache.size))
+        if cache.bandwidth:
+            out.append((f"caches.{level}.bandwidth", "cache_bandwidth", cache.bandwidth))
+    for name, link in spec.interconnect.items():
+        out.append((f"interconnect.{name}.bandwidth", "link_bandwidth", link.bandwidth))
+    return out
+
+
+def _plausible(spec: MachineSpec) -> list[Violation]:
+    """Each figure against its field's range on its own, then each roof's FLOP per SM per clock (a 1.41 THz clock
+    and a 19.5 PFLOP/s FP32 roof agree with each other; neither agrees with any GPU)."""
+    out = []
+    for field, kind, value in _plausible_figures(spec):
+        if (why := outside(kind, value)) is not None:
+            out.append(Violation(field, HARD, why, "check the unit and the figure"))
+    if spec.sm_count:
+        for roof, value in _finite_roofs(spec).items():
+            clock, clock_name = _roof_clock(spec, roof)
+            if clock and not PLAUSIBLE["sm_clock"].low <= clock <= PLAUSIBLE["sm_clock"].high:
+                continue  # the clock is refused on its own
+            if clock and (why := outside("flop_per_clock", value / (spec.sm_count * clock))) is not None:
+                out.append(Violation(f"compute.{roof}", HARD, f"{format_flops(value)} / ({spec.sm_count} SMs x "
+                                     f"{clock_name} {format_si(clock, 'Hz')}): {why}",
+                                     f"check compute.{roof}, sm_count and {clock_name}"))
+    return out
 
 
 def _hierarchy(spec: MachineSpec) -> list[Violation]:
@@ -188,12 +317,7 @@ def _clock_text(spec: MachineSpec) -> tuple[float, str]:
 
 
 def _bandwidth_bounds(spec: MachineSpec) -> list[Violation]:
-    out = []
-    dram = _level_value(spec, "memory", "bandwidth")
-    if dram is not None and dram > DRAM_MAX_BANDWIDTH:
-        out.append(Violation("memory.bandwidth", HARD,
-                             f"{format_rate(dram)} is above {format_rate(DRAM_MAX_BANDWIDTH)}, twice the fastest "
-                             "GPU memory announced", "check the unit (TB/s, not PB/s) and the figure"))
+    out: list[Violation] = []  # DRAM's own range is PLAUSIBLE["memory_bandwidth"]
     if not spec.sm_count:
         return out
     clock, clock_text = _clock_text(spec)

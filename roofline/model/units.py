@@ -2,6 +2,9 @@
 
 Rates and FLOP counts use decimal prefixes (1 TB/s = 1e12 B/s); capacities may use either, and the
 choice is explicit in the unit (GB = 1e9 B, GiB = 2**30 B). A bare 'KB' is refused as ambiguous.
+Case matters where it changes the meaning: B is a byte and b a bit, so '25 Gb/s' (a network link's rating) is
+25e9 / 8 B/s, as is '25 Gbit/s'; a bit is never case-folded into a byte ('Gb/s' is not 'GB/s'). A size in bits
+('80 Gb') is refused: no GPU figure gives a capacity in bits, so it is a slip for GB.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def _table(units: dict[str, dict[str, Decimal]]) -> dict[str, Decimal]:
     return table
 
 
-_KINDS["bandwidth"] = ("B/s", "4.8 TB/s", _table({"B/s": DECIMAL | BINARY}))
+_BITS = {p: scale / 8 for p, scale in DECIMAL.items()}  # a bit rate in bytes per second; bits take decimal prefixes
+_KINDS["bandwidth"] = ("B/s", "4.8 TB/s", _table({"B/s": DECIMAL | BINARY, "b/s": _BITS, "bit/s": _BITS}))
 _KINDS["flops"] = ("FLOP/s", "66.9 TFLOP/s", _table({"FLOP/s": DECIMAL, "FLOPS": DECIMAL, "OP/s": DECIMAL, "OPS": DECIMAL}))
 _KINDS["bytes"] = ("B", "50 MiB", _table({"B": DECIMAL | BINARY}))
 _KINDS["time"] = ("s", "332 ns", _table({"s": SMALL}))
@@ -47,12 +51,18 @@ class UnitError(ValueError):
     """A value that is not a quantity of the expected kind; the message says what was expected."""
 
 
-def parse_quantity(value: object, kind: str) -> float:
-    """Parse '4.8 TB/s' (or a bare number, read as base units) into a finite float in SI base units."""
+def parse_quantity(value: object, kind: str, unit_required: bool = False) -> float:
+    """Parse '4.8 TB/s' into a finite float in SI base units. A bare number is read as base units only where
+    unit_required is False (a command line's byte count); in a file a bare 1555 meant as GB/s would be 1,555 B/s,
+    so files require the unit."""
     base, example, table = _KINDS[kind]
     expected = f"expected a {kind} like '{example}'"
     if isinstance(value, bool):
         raise UnitError(f"{expected}, got {value!r}")
+    if unit_required and (isinstance(value, (int, float)) or (isinstance(value, str) and _BARE_NUMBER.match(value))):
+        shown = _shown(value) if not isinstance(value, str) else value.strip()[:24]
+        raise UnitError(f"{shown} has no unit (a bare number would be read as {shown} {base}); write it with "
+                        f"its unit, like '{example}'")
     if isinstance(value, int):
         if value.bit_length() > 1024:  # past the float range; also keeps repr() below the int-string limit
             raise UnitError(f"expected a finite {kind}, got a whole number of {value.bit_length()} bits")
@@ -102,6 +112,10 @@ def _parse_text(value: str, kind: str, spelling: tuple[str, str, dict[str, Decim
         unit_fixed = _case_fix(unit, table)
         if unit_fixed is None:
             hint = " ('KB' is ambiguous: write kB for 1000 B or KiB for 1024 B)" if unit.startswith("KB") else ""
+            if kind == "bytes" and unit.endswith(("b", "bit")):
+                hint = " (a lowercase b is a bit; a size is written in bytes: GB or GiB)"
+            elif not hint and kind == "bandwidth" and any(u.upper() == unit.upper() for u in table):
+                hint = " (case matters: B/s is bytes, b/s or bit/s is bits)"
             raise UnitError(
                 f"unknown unit {unit!r} for a {kind} (expected {base} with a prefix, like '{example}'){hint}"
             )
@@ -113,10 +127,13 @@ def _parse_text(value: str, kind: str, spelling: tuple[str, str, dict[str, Decim
 
 
 def _case_fix(unit: str, table: dict[str, Decimal]) -> str | None:
-    """Accept 'flop/s' for 'FLOP/s' and 'Tflops' for 'TFLOPS', but never change a prefix's case."""
+    """Accept 'flop/s' for 'FLOP/s' and 'Tflops' for 'TFLOPS', but never change a prefix's case, nor a byte (B) into
+    a bit (b) or back: 'Gb/s' is not 'GB/s'."""
     for candidate in table:
         prefix_len = len(candidate) - len(candidate.lstrip("kMGTPEKimuµμnp"))
-        if unit[:prefix_len] == candidate[:prefix_len] and unit[prefix_len:].upper() == candidate[prefix_len:].upper():
+        body, wanted = unit[prefix_len:], candidate[prefix_len:]
+        if unit[:prefix_len] == candidate[:prefix_len] and body.upper() == wanted.upper() and \
+                [c for c in body if c in "bB"] == [c for c in wanted if c in "bB"]:
             return candidate
     return None
 

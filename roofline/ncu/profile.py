@@ -37,7 +37,7 @@ _CUDA_NCU = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
 
 
 def find_ncu(ncu_path: str | os.PathLike[str] | None = None) -> tuple[str | None, str | None]:
-    """(path, None) or (None, why not). An explicit --ncu PATH must exist; else PATH, then the CUDA default."""
+    """(path, None) or (None, why not). An explicit --ncu-path PATH must exist; else PATH, then the CUDA default."""
     if ncu_path:
         p = Path(ncu_path).expanduser()
         if p.is_file() and os.access(p, os.X_OK):
@@ -45,14 +45,14 @@ def find_ncu(ncu_path: str | os.PathLike[str] | None = None) -> tuple[str | None
         found = shutil.which(str(ncu_path))
         if found:
             return found, None
-        return None, f"--ncu {ncu_path}: no such executable"
+        return None, f"--ncu-path {ncu_path}: no such executable"
     found = shutil.which("ncu")
     if found:
         return found, None
     for candidate in _CUDA_NCU:
         if os.access(candidate, os.X_OK):
             return candidate, None
-    return None, "Nsight Compute (ncu) is not on PATH; install it or give --ncu PATH"
+    return None, "Nsight Compute (ncu) is not on PATH; install it or give --ncu-path PATH"
 
 
 def ncu_command(ncu_exe: str, target: Sequence[str], metrics: Sequence[str] = METRICS,

@@ -14,7 +14,7 @@ import math
 from typing import Any, Mapping
 
 from roofline.errors import InputError
-from roofline.records.document import require_results
+from roofline.records.document import check_results
 from roofline.records.schema import MAX_FRACTION
 from roofline.model.units import format_flops, format_rate
 
@@ -70,7 +70,7 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
                      f"{_achieved(k)}): no GPU beats its datasheet, "
                      "so is --spec the GPU that ran them?" + (f" ({gpu})" if gpu else ""))
     try:
-        require_results(doc, f"{source} (as imported)")
+        check_results(doc, f"{source} (as imported)")
     except InputError as exc:
         raise InputError(exc.reason, fix="nothing was written: 'roofline report' and 'plot' would refuse these "
                                          "results") from None

@@ -12,6 +12,8 @@ from typing import Any, Mapping
 CODES: dict[str, str] = {
     "noisy": "the timed runs spread more than 20 % (max/min)",
     "throttled": "the GPU's clocks were held down by its power or thermal limit during the window",
+    "power-over-limit": "the window's mean power was above the power limit: a short excursion the limit's longer "
+                        "average allows",
     "model-under-counts": "a verified kernel ran faster than its ceiling allows: the model counts too little",
     "graph-capture-failed": "the kernel could not be captured in a CUDA graph, so launches were timed directly",
     "unverified": "the result was timed without a check of its output",

@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.records import caveats
+from roofline.model.invariants import impossible_latency, outside
 from roofline.errors import at
+from roofline.load.jsonio import fast_json
 from roofline.records.fields import BOOL as _BOOL, MAPPING as _MAPPING, NUMBER as _NUMBER, STRING as _STRING
 from roofline.records.fields import MAX_FRACTION, check_fields as _check, fits as _fits, kind_of as _kind
 from roofline.records.groups import check_groups
+from roofline.records.timeline import check_timeline
 
 RESULTS_SCHEMA = "roofline/results/v1"
 RESULTS_VERSION = 1
@@ -127,6 +130,10 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     for key in _HELD_FIELDS:
         if state.get(key) is not None and state[key] > 1:
             raise at(path, f"{label}.gpu_state.{key}", f"is {state[key]!r}; expected a share of the window, 0 to 1")
+    for key in ("power_limit", "power_mean"):  # a power limit in mW, or a mean no GPU draws, is no figure
+        value = state.get(key)
+        if value is not None and (value > 0 or key == "power_limit") and (why := outside("power", value)):
+            raise at(path, f"{label}.gpu_state.{key}", f"{why}; check the unit (W, not mW)")
     reasons = state.get("reasons_end")
     if reasons is not None and not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
         raise at(path, f"{label}.gpu_state.reasons_end", f"expected a list of reason names, got {_kind(reasons)}")
@@ -151,21 +158,59 @@ def _check_devices(path: Path, doc: Mapping[str, Any]) -> None:
     if not isinstance(doc["devices"], list) or not doc["devices"]:
         raise at(path, "devices", f"expected a non-empty list of devices, got {_kind(doc['devices'])}")
     indices = []
+    ranks: dict[Any, int] = {}
     for i, dev in enumerate(doc["devices"]):
         if not isinstance(dev, dict):
             raise at(path, f"devices[{i}]", f"expected a mapping, got {_kind(dev)}")
         _check(path, f"devices[{i}].", dev, {"index": _NUMBER, "name": _STRING}, {})
+        if dev["index"] in indices:
+            raise at(path, f"devices[{i}].index", f"device {dev['index']!r:.20} appears twice (also devices"
+                                                  f"[{indices.index(dev['index'])}]); each device's results are "
+                                                  "listed once, so one of them is from another file: remove it")
         indices.append(dev["index"])
+        # A fleet file (mpirun): one entry per rank. The same rank twice (two runs pasted together) would be judged as
+        # two GPUs, and move the fleet's medians, without a word.
+        if dev.get("rank") is not None:
+            if dev["rank"] in ranks:
+                raise at(path, f"devices[{i}].rank", f"rank {dev['rank']!r:.20} appears twice (also devices"
+                                                     f"[{ranks[dev['rank']]}]); a fleet file holds one result per "
+                                                     "rank, so one of them is from another run: remove it")
+            ranks[dev["rank"]] = i
     for i, k in enumerate(doc["kernels"]):
         if k.get("device") not in indices:
             raise at(path, f"kernels[{i}].device", f"is {k.get('device')!r:.20}; expected one of the devices' "
                                                     f"indices {indices}")
 
 
+def _plausible_machine(path: Path, machine: Mapping[str, Any]) -> None:
+    """The spec a results file was measured against, held to the ranges a spec file is (roofline.model.invariants
+    PLAUSIBLE): a file edited by hand, or written from a spec before the ranges, cannot carry a 1,555 B/s DRAM."""
+    why = outside("memory_bandwidth", machine["bandwidth"])
+    field = "bandwidth"
+    if why is None:
+        why, field = impossible_latency("memory", machine["latency"]), "latency"
+    for roof, value in machine["roofs"].items():
+        if why is None:
+            kind = "tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof"
+            why, field = outside(kind, value), f"roofs.{roof}"
+    if why is not None:
+        raise at(path, f"machine.{field}", f"{why}; check the unit and the figure")
+
+
 def kernel_identity(kernel: Mapping[str, Any]) -> tuple[str, str, str]:
     """(name, parameters, device): a kernel entry's identity; a document holds each once."""
-    params = json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
-    return str(kernel.get("name")), params, str(kernel.get("device", ""))
+    return str(kernel.get("name")), _canonical(kernel.get("params", {})), str(kernel.get("device", ""))
+
+
+def _canonical(params: Any) -> str:
+    """Parameters as one canonical text (sorted keys): orjson where it can, the standard encoder otherwise."""
+    orjson = fast_json()  # the identity of 38,000 imported launches in a tenth of the standard encoder's time
+    if orjson is not None:
+        try:
+            return orjson.dumps(params, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
+        except orjson.JSONEncodeError:
+            pass
+    return json.dumps(params, sort_keys=True, default=str)
 
 
 def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
@@ -187,6 +232,7 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
         for key in ("bandwidth", "latency", "bytes_in_flight"):
             if machine[key] <= 0:
                 raise at(path, f"machine.{key}", f"expected a positive number, got {machine[key]!r}")
+        _plausible_machine(path, machine)
     if not doc["kernels"]:
         raise at(path, "kernels", "is empty: a results file holds at least one kernel")
     for i, kernel in enumerate(doc["kernels"]):
@@ -203,3 +249,4 @@ def check_document(path: Path, doc: Any, statuses: Sequence[str]) -> None:
     if sweep is not None and not isinstance(sweep.get("kernel"), str):
         raise at(path, "sweep", "expected a mapping like {kernel: NAME, param: n}")
     check_groups(path, doc)
+    check_timeline(path, doc)

@@ -157,7 +157,7 @@ def spec_yaml(doc: Mapping[str, Any]) -> str:
         f"# Written by {METHOD} {doc['measurement']['tool_version']} on {doc['measurement']['device']}, "
         f"{doc['measurement']['date']}.\n"
         "# Measured ceilings: use it like any spec (--spec FILE), or beside the datasheet with "
-        "'roofline plot --measured-spec FILE'.\n"
+        "'roofline plot --calibrated FILE'.\n"
     )
     body = yaml.safe_dump(dict(doc), sort_keys=False, allow_unicode=True, width=120, default_flow_style=False)
     return header + body

@@ -20,6 +20,7 @@ from roofline.render.charts.profile import chart_points, profile_figure, roof_co
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 from roofline.render.tables.grouped import footer
+from roofline.render.tables.grouped import MIXED_ROOF
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -33,7 +34,11 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 #legend .swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.3em}
 table{border-collapse:collapse;font-size:13px}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}
 td.num{text-align:right}tr.off{opacity:.35}
+.strip{position:relative;height:1.1em;background:#ccc;margin:.2em 0 .6em;max-width:60em}
+.strip span{position:absolute;top:0;height:100%}
+.bar{display:flex;height:.7em;max-width:60em}.bar span{height:100%}
 """
+_CAUSE_COLORS = {"host-bound": "#d9534f", "launch-bound": "#f0ad4e", "synchronisation": "#5b7fd6", "other": "#999"}
 
 _SCRIPT = """
 (function () {
@@ -70,7 +75,8 @@ def _tooltip(p: Mapping[str, Any]) -> str:
              f"time: {format_time(p['time'])} ({p['share']:.1%} of GPU time)",
              "intensity: " + ("-" if not p["intensity"] else f"{p['intensity']:.3g} FLOP/B"),
              f"achieved: {format_flops(p['achieved'])}, {format_rate(p['bandwidth'])}",
-             "roof: " + clean(roof_text(p["roof"], p.get("dtype")), newlines=False),
+             "roof: " + clean(roof_text(p["roof"], p.get("dtype")), newlines=False)
+             + (" + (work on more than one roof; this one holds most of it)" if p.get("mixed") else ""),
              f"fraction of ceiling: {format_fraction(p['fraction'])}",
              f"recoverable: {format_time(p['recoverable'])}"]
     if p.get("flag"):
@@ -100,12 +106,20 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
         f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'
         for p in points if p["plotted"])
+
+    unplotted = [(i, p) for i, p in enumerate(points, 1) if not p["plotted"]]
+    missing = ("<p id=\"unplotted\">Not on the chart, 0 FLOPs (no place on a log-log chart): "
+               + "; ".join(f"{i}. {html_text(p['name'])} at {format_rate(p['bandwidth'])} for {format_time(p['time'])}"
+                           for i, p in unplotted) + ".</p>\n") if unplotted else ""
+    mixed = (f"<p id=\"mixed-roof\">{html_text(MIXED_ROOF)}.</p>\n"
+             if any(p.get("mixed") for p in points) else "")
     rows = []
     for i, p in enumerate(points, 1):
         cells = [str(i), html_text(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
                  str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", format_count(p["flops"]),
                  format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
-                 format_flops(p["achieved"]), html_text(roof_text(p["roof"], p.get("dtype"))),
+                 format_flops(p["achieved"]),
+                 html_text(roof_text(p["roof"], p.get("dtype")) + (" +" if p.get("mixed") else "")),
                  format_fraction(p["fraction"]),
                  format_time(p["sol_time"]),
                  format_time(p["recoverable"]), html_text(p.get("flag") or "")]
@@ -123,11 +137,50 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         f"<h1 style=\"font-size:1.2em\">{html_text(heading)}</h1>\n"
         f"<div id=\"chart\">{_svg(doc, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
         f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
-        f"<p>{html_text(footer(doc))}</p>\n"
+        f"{missing}<p>{html_text(footer(doc))}</p>\n{mixed}{timeline_html(doc)}"
         f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
         f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
         f"<script>{_SCRIPT}</script>\n</body></html>\n"
     )
+
+
+def timeline_html(doc: Mapping[str, Any]) -> str:
+    """The step beside the roofline (an imported trace's timeline block): per device a strip the width of its window,
+    green where the GPU was busy, with its largest idle gaps cut out in place and coloured by cause, and under it
+    the idle time split by cause. Empty for a document without a timeline."""
+    block = doc.get("timeline")
+    if not isinstance(block, dict) or not block.get("devices"):
+        return ""
+    parts = ['<h2 style="font-size:1em">Timeline: the GPU over the step\'s window (HTA\'s definition)</h2>',
+             '<p style="font-size:13px">' + " ".join(
+                 f'<span class="swatch" style="display:inline-block;width:.8em;height:.8em;background:{color}">'
+                 f"</span> {html_text(cause)}" for cause, color in _CAUSE_COLORS.items())
+             + " · the grey strip is the window with its five largest idle gaps in place; the bar under it is "
+             "all of the window, busy in green and every gap's time by cause</p>"]
+    for d in block["devices"]:
+        window = d["window"]
+        if window <= 0:
+            continue
+        label = (f"rank {d['rank']} device {d['device']}: window {format_time(window)}, busy {format_time(d['busy'])}, "
+                 f"idle {format_fraction(d['idle_share'])}")
+        gaps = "".join(
+            f'<span title="{html_text(_gap_title(g))}" style="left:{100 * g["start"] / window:.4f}%;'
+            f'width:{100 * g["duration"] / window:.4f}%;background:{_CAUSE_COLORS.get(g["cause"], "#999")}"></span>'
+            for g in d["gaps"])
+        bar = "".join(
+            f'<span title="{html_text(cause)} {format_time(t)}" style="width:{100 * t / window:.4f}%;'
+            f'background:{_CAUSE_COLORS[cause]}"></span>'
+            for cause, t in d["idle_by_cause"].items() if cause in _CAUSE_COLORS and t > 0)
+        parts.append(f'<div style="font-size:13px">{html_text(label)}</div><div class="strip">{gaps}</div>'
+                     f'<div class="bar" style="background:#4c8c4a">{bar}</div>')
+    return "\n".join(parts) + "\n"
+
+
+def _gap_title(g: Mapping[str, Any]) -> str:
+    where = f" in {g['host_op']}" if g.get("host_op") else ""
+    return (f"{format_time(g['duration'])} idle at {format_time(g['start'])}: {g['cause']}{where}; "
+            f"then {clean(str(g.get('next') or ''), newlines=False)[:120]}"
+            + (f", launched in {clean(str(g['launch_op']), newlines=False)[:80]}" if g.get("launch_op") else ""))
 
 
 def _figure_svg(fig: Any) -> str:

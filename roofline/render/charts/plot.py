@@ -88,15 +88,14 @@ def roofline_figure(
     ax.grid(True, which="minor", color="#f2f2f2", linewidth=0.4)
     ax.set_xlabel("Arithmetic intensity (FLOP/B)")
     ax.set_ylabel("Performance (FLOP/s)")
-    names = list(dict.fromkeys(rs.machine["name"] for rs in roofsets if not rs.measured))
-    ax.set_title(mpl(title or f"Roofline: {' vs '.join(names) or roofsets[0].machine['name']}"), loc="left",
-                 fontsize=13)
+    ax.set_title(mpl(title or "Roofline: " + default_title(roofsets, results_docs)), loc="left", fontsize=13)
 
     def to_frac(y: float) -> float:
         return (math.log10(y) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
 
     # ---- roofs ----
     right_labels: list[tuple[float, str, str, bool]] = []  # (axes y fraction, text, color, emphasised)
+    taken: list[Any] = []  # the memory labels' boxes, display coordinates: no two overlap
     for rs, shown, used_here in zip(roofsets, drawn, used_by):
         m, style = rs.machine, ("--" if rs.measured else "-")
         tag = " measured" if rs.measured else ""
@@ -117,7 +116,7 @@ def roofline_figure(
                     f"{intensity_tick(float(f'{ridge:.3g}'))}")
             right_labels.append((to_frac(peak), text, rs.color, used))
         # the memory roof's label, along the slope where no point is near
-        label_memory_roof(ax, fig, rs, points, x_lo, top / bw, tag)
+        label_memory_roof(ax, fig, rs, points, x_lo, top / bw, tag, taken)
 
     order = sorted(range(len(right_labels)), key=lambda i: right_labels[i][0])
     spread = spread_positions([right_labels[i][0] for i in order], 0.03, 0.0, 0.99)
@@ -170,6 +169,25 @@ def roofline_figure(
     ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.9)
     kernel_table(fig, points, unplottable, min(table_x, 0.8))
     return fig
+
+
+def ran_on(results_docs: Sequence[dict[str, Any]]) -> list[str]:
+    """What measured the results when it was not the GPU of their spec: 'host CPU (…), numpy' for a CPU run."""
+    ran = []
+    for d in results_docs:
+        device = d.get("device") or {}
+        if device.get("kind") == "cpu" or d.get("backend") == "numpy":
+            ran.append(f"{device.get('name') or 'CPU'}, {d.get('backend') or 'numpy'}")
+    return list(dict.fromkeys(ran))
+
+
+def default_title(roofsets: Sequence[Any], results_docs: Sequence[dict[str, Any]]) -> str:
+    """The machines whose ceilings are drawn; for results measured on a CPU, what ran them first, so a numpy run
+    against H200 ceilings is never titled as an H200."""
+    names = list(dict.fromkeys(rs.machine["name"] for rs in roofsets if not rs.measured))
+    machines = " vs ".join(names) or roofsets[0].machine["name"]
+    ran = ran_on(results_docs)
+    return f"measured on {'; '.join(ran)} · ceilings of {machines}" if ran else machines
 
 
 def figure_bytes(fig: Any, fmt: str, dpi: int) -> bytes:

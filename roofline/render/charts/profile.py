@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from roofline.render.charts.roofs import COLORS, log_bounds, require_matplotlib, roof_label, roofline_axes
+from roofline.model.units import format_rate, format_time
+from roofline.render.charts.roofs import (COLORS, GID, RoofSet, label_memory_roof, log_bounds, peak_text,
+                                          require_matplotlib, roof_label, roofline_axes, separate_labels)
 from roofline.render.text import mpl
 
 MEMORY_COLOR = "#444444"
@@ -22,7 +24,8 @@ def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                      bytes=g["bytes"], intensity=g.get("intensity"), achieved=g["achieved_flops"],
                      bandwidth=g["achieved_bandwidth"], roof=g["roof"], dtype=g.get("dtype"),
                      fraction=g["fraction_of_ceiling"],
-                     sol_time=g["sol_time"], recoverable=g["recoverable_time"], flag=g.get("flag"))
+                     sol_time=g["sol_time"], recoverable=g["recoverable_time"], flag=g.get("flag"),
+                     mixed=len(g.get("roofs") or []) > 1)
                 for g in doc["groups"]]
     else:
         timed = [k for k in doc["kernels"] if k.get("time_median") and k.get("sol_time") is not None]
@@ -32,7 +35,8 @@ def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
                      achieved=k["achieved_flops"], bandwidth=k["achieved_bandwidth"], roof=k["roof"],
                      dtype=k.get("dtype"),
                      fraction=k["fraction_of_ceiling"], sol_time=k["sol_time"],
-                     recoverable=k["time_median"] - k["sol_time"], flag=None) for k in timed]
+                     recoverable=k["time_median"] - k["sol_time"], flag=None,
+                     mixed=len(k.get("work") or []) > 1) for k in timed]
         rows.sort(key=lambda r: -r["recoverable"])
     for i, r in enumerate(rows):
         r["id"] = f"pt-{i}"
@@ -50,11 +54,25 @@ def marker_size(share: float) -> float:
     return 20.0 + 1200.0 * max(0.0, min(1.0, share))
 
 
+MIXED_LEGEND = "N+: work on more than one roof,\ncoloured by the roof holding most"
+
+
+class _At:
+    def __init__(self, x: float, y: float) -> None:
+        self.x, self.y = x, y
+
+
 def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
-    """The Figure: the memory roof, the compute roofs the points sit under, and the points."""
+    """The Figure: the memory roof, the compute roofs the points sit under, each labelled with its value, and the
+    points. Groups with no FLOPs (copies, `aten::cat` of integers) have no place on a log-log chart: the side
+    panel lists them with their achieved bandwidth rather than dropping them."""
     require_matplotlib()
-    from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
-    from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
+    # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.figure import Figure
+    # lazy: matplotlib is a start-up cost only this path pays
+    from matplotlib.lines import Line2D
 
     machine = doc["machine"]
     points = chart_points(doc)
@@ -67,24 +85,32 @@ def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     xlim = log_bounds(xs, 1.0, 1.0)
     ylim = log_bounds(ys, 1.0, 0.3)
     fig = Figure(figsize=(10, 6.2))
-    ax = roofline_axes(fig, (0.12, 0.1, 0.58, 0.8), xlim, ylim)
+    FigureCanvasAgg(fig)  # a renderer, to place labels by their real extent
+    ax = roofline_axes(fig, (0.1, 0.1, 0.52, 0.8), xlim, ylim)
     ax.set_xlabel("arithmetic intensity (FLOP/B, DRAM)")
     ax.set_ylabel("achieved FLOP/s")
     top = max(roofs.values()) if roofs else ylim[1]
     ax.plot([xlim[0], top / bw], [xlim[0] * bw, top], color=MEMORY_COLOR, linewidth=1.4, gid="roof-memory")
+    labels = []
     for roof, peak in roofs.items():
         ax.plot([peak / bw, xlim[1]], [peak, peak], color=colors[roof], linewidth=1.4, gid=f"roof-{roof}")
-        ax.text(xlim[1], peak, " " + mpl(roof_label(roof)), color=colors[roof], va="center", ha="left",
-                fontsize=8, clip_on=False)
+        labels.append(ax.text(xlim[1], peak, " " + mpl(f"{roof_label(roof)} {peak_text([roof], peak)}"),
+                              color=colors[roof], va="center", ha="left", fontsize=8, clip_on=False,
+                              gid=GID + "roof-label"))
+    separate_labels(fig, labels)  # equal or near roofs (FP16 and BF16 tensor) one above the other, never on top
+    label_memory_roof(ax, fig, RoofSet(machine, False, MEMORY_COLOR),
+                      [_At(p["intensity"], p["achieved"]) for p in plotted], xlim[0], top / bw, "")
     for rank, p in enumerate(points, 1):
         if not p["plotted"]:
             continue
         ax.scatter([p["intensity"]], [p["achieved"]], s=marker_size(p["share"]), color=colors[p["roof"]],
                    alpha=0.75, edgecolors="black", linewidths=0.5, gid=p["id"], zorder=3)
-        ax.annotate(str(rank), (p["intensity"], p["achieved"]), xytext=(4, 4), textcoords="offset points",
-                    fontsize=7, zorder=4)
+        ax.annotate(f"{rank}+" if p.get("mixed") else str(rank), (p["intensity"], p["achieved"]), xytext=(4, 4),
+                    textcoords="offset points", fontsize=7, zorder=4)
     handles = [Line2D([], [], marker="o", linestyle="", color=c, label=mpl(roof_label(r))) for r, c in colors.items()]
-    ax.legend(handles=handles, loc="lower right", fontsize=8, title="roof", title_fontsize=8)
+    if any(p.get("mixed") for p in plotted):
+        handles.append(Line2D([], [], linestyle="", label=MIXED_LEGEND))
+    ax.legend(handles=handles, loc="lower right", fontsize=7, title="roof", title_fontsize=8)
     name = machine.get("name") or machine["id"]
     by = (doc.get("groups") or [{}])[0].get("by")
     ax.set_title(mpl(title or f"{doc['device']['name']} · ceilings of {name}"
@@ -93,6 +119,16 @@ def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     side.axis("off")
     lines = ["point area: share of GPU time", "", "largest recoverable time:"]
     for i, p in enumerate(points[:12], 1):
-        lines.append(mpl(f"{i}. {p['name'][:28]}"))
-    side.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace")
+        mark = "+" if p.get("mixed") else ""
+        lines.append(mpl(f"{i}{mark}. {p['name'][:26]}" + ("" if p["plotted"] else " (0 FLOPs)")))
+    unplotted = [(i, p) for i, p in enumerate(points, 1) if not p["plotted"]]
+    if unplotted:
+        lines += ["", "not drawn, 0 FLOPs (no place", "on a log-log chart), at their", "achieved bandwidth:"]
+        for i, p in unplotted[:10]:
+            lines.append(mpl(f"{i}. {p['name'][:28]}"))
+            lines.append(f"    {format_rate(p['bandwidth'])} for {format_time(p['time'])}")
+        if len(unplotted) > 10:
+            lines.append(f"and {len(unplotted) - 10} more (see the table)")
+    side.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace",
+              gid=GID + "side-panel")
     return fig

@@ -151,14 +151,25 @@ class Placed(Protocol):
     def y(self) -> float: ...
 
 
+def overlaps_any(box: Any, others: Sequence[Any], pad: float = 1.0) -> bool:
+    """Whether display-coordinate box `box` comes within `pad` pixels of any of `others`."""
+    return any(box.x0 < o.x1 + pad and o.x0 < box.x1 + pad and box.y0 < o.y1 + pad and o.y0 < box.y1 + pad
+               for o in others)
+
+
 def label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Placed], x_lo: float, x_top: float,
-                       tag: str) -> None:
+                       tag: str, taken: list[Any] | None = None) -> Any:
+    """The memory roof's label, along its slope where no point is near and clear of the labels in `taken`
+    (display-coordinate boxes, checked with the text's real extent; the new label's box is added). A measured
+    roof's label goes under its line, the datasheet's over it, so the two near-parallel lines keep theirs apart.
+    Returns the annotation."""
     bw = rs.machine["bandwidth"]
     trans = ax.transData
     lo, hi = math.log10(x_lo), math.log10(x_top)
     candidates = [10 ** (lo + (hi - lo) * f / 20) for f in range(1, 18)]
     pts = [trans.transform((p.x, p.y)) for p in points]
     ymin = ax.get_ylim()[0]
+    below = rs.measured
 
     length = 0.6 * 9 * (len(format_rate(bw)) + len(tag) + 8) * fig.dpi / 72.0  # the label's extent, pixels
 
@@ -167,16 +178,53 @@ def label_memory_roof(ax: Any, fig: Any, rs: RoofSet, points: Sequence[Placed], 
             return -1.0
         a, b = trans.transform((x, bw * x)), trans.transform((x * 10, bw * x * 10))
         step = ((b[0] - a[0]) / math.dist(a, b), (b[1] - a[1]) / math.dist(a, b))
-        samples = [(a[0] + step[0] * t - step[1] * 12, a[1] + step[1] * t + step[0] * 12)
+        side = -12 if below else 12
+        samples = [(a[0] + step[0] * t - step[1] * side, a[1] + step[1] * t + step[0] * side)
                    for t in (0, length / 4, length / 2, 3 * length / 4, length)]
         if trans.inverted().transform(samples[-1])[1] > ax.get_ylim()[1]:
             return -1.0
         return min((math.dist(q, sample) for q in pts for sample in samples), default=1e9)
 
-    x = max(candidates, key=clearance)
-    a, b = trans.transform((x, bw * x)), trans.transform((x * 10, bw * x * 10))
-    angle = math.degrees(math.atan2(b[1] - a[1], b[0] - a[0]))
-    ax.annotate(f"memory{tag} {format_rate(bw)}", xy=(x, bw * x), xytext=(0, 5), textcoords="offset points",
-                rotation=angle, rotation_mode="anchor", ha="left", va="bottom", fontsize=9, color=rs.color,
-                fontweight="bold", gid=GID + "memory-label",
-                bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7})
+    label = ax.annotate(f"memory{tag} {format_rate(bw)}", xy=(x_lo, bw * x_lo), xytext=(0, -5 if below else 5),
+                        textcoords="offset points", rotation_mode="anchor", ha="left",
+                        va="top" if below else "bottom", fontsize=9, color=rs.color, fontweight="bold",
+                        gid=GID + "memory-label",
+                        bbox={"boxstyle": "round,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.7})
+
+    def place(x: float) -> Any:
+        a, b = trans.transform((x, bw * x)), trans.transform((x * 10, bw * x * 10))
+        label.xy = (x, bw * x)
+        label.set_rotation(math.degrees(math.atan2(b[1] - a[1], b[0] - a[0])))
+        return label.get_window_extent(fig.canvas.get_renderer())
+
+    ranked = sorted(candidates, key=clearance, reverse=True)
+    taken = [] if taken is None else taken
+    for x in ranked:  # the clearest spot whose label touches no label already placed
+        box = place(x)
+        if not overlaps_any(box, taken):
+            break
+    else:
+        box = place(ranked[0])
+    taken.append(box)
+    return label
+
+
+def separate_labels(fig: Any, labels: Sequence[Any], taken: Sequence[Any] = (), pad: float = 1.0) -> None:
+    """Move text labels up (in display coordinates) until no two of them, nor any box in `taken`, overlap: each
+    keeps its place unless a label below it is in the way. For ax.text labels placed in data coordinates."""
+    renderer = fig.canvas.get_renderer()
+    placed = list(taken)
+    for label in sorted(labels, key=lambda t: t.get_window_extent(renderer).y0):
+        box = label.get_window_extent(renderer)
+        lift = 0.0
+        for _ in range(len(placed) + 1):
+            moved = box.translated(0, lift)
+            hits = [o for o in placed if overlaps_any(moved, [o], pad)]
+            if not hits:
+                break
+            lift = max(o.y1 + pad + 0.5 for o in hits) - box.y0
+        if lift:
+            transform = label.get_transform()
+            x, y = transform.transform(label.get_position())
+            label.set_position(transform.inverted().transform((x, y + lift)))
+        placed.append(label.get_window_extent(renderer))

@@ -26,8 +26,11 @@ def machine_line(m: dict[str, Any]) -> str:
 _COLUMNS = ("kernel", "roof", "FLOPs", "DRAM bytes", "AI (FLOP/B)", "ridge", "bound", "attainable", "SOL time",
             "launches", "threads for BW", "latency-bound")
 _TEXT_COLUMNS = ("kernel", "roof", "bound")
-_DROP_ORDER = ("threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "DRAM bytes", "FLOPs", "roof",
-               "SOL time")  # what a narrow terminal leaves out first (roofline.render.tables.fit)
+# What a narrow terminal leaves out first (roofline.render.tables.fit). attainable (FLOPs / SOL time) and AI
+# (FLOPs / bytes) follow from the columns kept, so at 80 columns a kernel keeps its roof, FLOPs, bytes, bound and
+# SOL time: what the model was given and what it concluded.
+_DROP_ORDER = ("threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "attainable", "AI (FLOP/B)",
+               "DRAM bytes", "FLOPs", "roof", "bound", "SOL time")
 _LEVEL_NAMES = {"l1": "L1", "l2": "L2"}
 
 
@@ -75,6 +78,13 @@ def _base_row(k: dict[str, Any]) -> list[str]:
     ]
 
 
+def _short_bound(bound: str) -> str:
+    """'interconnect (nvlink)' as the table shows it: 'nvlink' (bound by NVLink), as narrow as 'memory' and 'compute';
+    CSV and Markdown keep the document's words."""
+    prefix = "interconnect ("
+    return bound[len(prefix):-1] if bound.startswith(prefix) and bound.endswith(")") else bound
+
+
 def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
     # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
     from rich.table import Table
@@ -85,8 +95,11 @@ def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
         table = Table(title=literal(machine_line(doc["machine"])), title_justify="left", show_lines=False)
         for col in _columns(levels):
             table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", )
+        bound = _columns(levels).index("bound")
         for k in doc["kernels"]:
-            table.add_row(*(literal(cell) for cell in _row(k, levels)))
+            cells = _row(k, levels)
+            cells[bound] = _short_bound(cells[bound])
+            table.add_row(*(literal(cell) for cell in cells))
         tables.append(droppable(table, *_DROP_ORDER, whole=("kernel",)))
     return tables
 

@@ -52,23 +52,30 @@ HEADERS = ("kernel", "params", "GPUs", "fleet median", "slowest GPU", "slow GPUs
            "slow nodes")
 
 
-def _title(limit: float | None) -> str:
-    return ("Across the fleet: each GPU against the fleet median, each node's median against the median of the node "
-            "medians" + (f" (outlier limit −{limit:.0%}, intervals not overlapping)" if limit is not None else ""))
+def headers(unit: str = "GPU") -> tuple[str, ...]:
+    """The columns, naming what ran: 'GPU', or 'CPU' for a fleet of host ranks (--backend numpy)."""
+    return tuple(h.replace("GPU", unit) for h in HEADERS)
 
 
-def fleet_table(summary: Sequence[Mapping[str, Any]], limit: float | None) -> Any:
-    """roofline.gates.nodes.fleet_summary as a rich table."""
-    table = Table(title=_title(limit))
-    for name in HEADERS:
-        table.add_column(name, justify="right" if name in ("GPUs", "nodes", "fleet median") else "left")
+def _title(limit: float | None, unit: str = "GPU") -> str:
+    return (f"Across the fleet: each {unit} against the fleet median, each node's median against the median of the "
+            "node medians" + (f" (outlier limit −{limit:.0%}, intervals not overlapping)" if limit is not None else ""))
+
+
+def fleet_table(summary: Sequence[Mapping[str, Any]], limit: float | None, unit: str = "GPU") -> Any:
+    """roofline.gates.nodes.fleet_summary as a rich table; `unit` is what each rank ran on ('GPU' or 'CPU')."""
+    table = Table(title=_title(limit, unit))
+    names = headers(unit)
+    for name in names:
+        table.add_column(name, justify="right" if name in (names[2], "nodes", "fleet median") else "left")
     for line in summary:
         table.add_row(*(Text(c) for c in _cells(line, limit)))
-    return droppable(table, "params", "slowest node", "slowest GPU")
+    return droppable(table, "params", "slowest node", names[4])
 
 
-def fleet_markdown(summary: Sequence[Mapping[str, Any]], limit: float | None) -> str:
-    lines = ["", f"### {_title(limit)}", "", "| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+def fleet_markdown(summary: Sequence[Mapping[str, Any]], limit: float | None, unit: str = "GPU") -> str:
+    names = headers(unit)
+    lines = ["", f"### {_title(limit, unit)}", "", "| " + " | ".join(names) + " |", "|" + "---|" * len(names)]
     lines += ["| " + " | ".join(md(c) for c in _cells(line, limit)) + " |" for line in summary]
     return "\n".join(lines) + "\n"
 
@@ -80,15 +87,21 @@ def _gpu_count(rows: Sequence[Mapping[str, Any]]) -> int:
 def host_view(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limit: float | None) -> list[Any]:
     """The tables under a report of several GPUs: the column-per-GPU table (for a fleet only up to COLUMNS_UP_TO
     GPUs), and for a fleet the line-per-kernel table naming slow GPUs and nodes."""
-    fleet = report.get("fleet_summary")
-    tables = [host_table(rows, limit)] if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else []
-    return tables + ([fleet_table(fleet, limit)] if fleet else [])
+    fleet, unit = report.get("fleet_summary"), report_unit(report)
+    tables = [host_table(rows, limit, unit)] if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else []
+    return tables + ([fleet_table(fleet, limit, unit)] if fleet else [])
+
+
+def report_unit(report: Mapping[str, Any]) -> str:
+    """'CPU' when every device of the report ran on the host (--backend numpy), else 'GPU'."""
+    devices = report.get("devices") or []
+    return "CPU" if devices and all(d.get("backend") == "numpy" for d in devices) else "GPU"
 
 
 def host_view_markdown(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], limit: float | None) -> str:
-    fleet = report.get("fleet_summary")
-    text = host_markdown(rows, limit) if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else ""
-    return text + (fleet_markdown(fleet, limit) if fleet else "")
+    fleet, unit = report.get("fleet_summary"), report_unit(report)
+    text = host_markdown(rows, limit, unit) if rows and (fleet is None or _gpu_count(rows) <= COLUMNS_UP_TO) else ""
+    return text + (fleet_markdown(fleet, limit, unit) if fleet else "")
 
 
 # ---- doctor under mpirun -------------------------------------------------------------------------------------------

@@ -30,6 +30,9 @@ def _model_cell(g: Mapping[str, Any]) -> str:
     return ", ".join(cells)
 
 
+MIXED_ROOF = "roof +: work on more than one roof, timed at each; the roof shown holds most of it"
+
+
 def group_row(rank: int, g: Mapping[str, Any]) -> list[str]:
     roof = roof_text(g["roof"], g.get("dtype")) + (" +" if len(g.get("roofs") or []) > 1 else "")
     return [str(rank), str(g["name"]), str(g["launches"]), format_time(g["time"]), f"{g['share']:.1%}",
@@ -44,12 +47,37 @@ def footer(doc: Mapping[str, Any]) -> str:
     if not p:
         return ""
     top = p.get("top_share_of_recoverable")
-    return (f"program: GPU time {format_time(p['time'])}, speed-of-light time {format_time(p['sol_time'])}, "
-            f"time-weighted fraction of ceiling {p['fraction_of_ceiling']:.1%}, recoverable "
-            f"{format_time(p['recoverable_time'])}"
-            + (f" ({top:.0%} of it in the top {p['top']} groups)" if top is not None else "")
-            + (f"; {p['unmodelled_share']:.1%} of GPU time ({format_time(p['unmodelled_time'])}) has no model "
-               "and is not in these groups" if p.get("unmodelled_share") is not None else ""))
+    recoverable = (f"recoverable {format_time(p['recoverable_time'])}"
+                   + (f" ({top:.0%} of it in the top {p['top']} groups)" if top is not None else ""))
+    timeline = doc.get("timeline")
+    step = timeline.get("step") if isinstance(timeline, dict) else None
+    if p.get("gpu_time") is None:  # an ncu profile: every launch is in the groups
+        return (f"program: GPU time {format_time(p['time'])}, speed-of-light time {format_time(p['sol_time'])}, "
+                f"time-weighted fraction of ceiling {p['fraction_of_ceiling']:.1%}, {recoverable}"
+                + (f"; {p['unmodelled_share']:.1%} of GPU time ({format_time(p['unmodelled_time'])}) has no model "
+                   "and is not in these groups" if p.get("unmodelled_share") is not None else ""))
+    # an imported trace: the GPU time is every event's, modelled or not, and each share is of it
+    line = (f"program: GPU time {format_time(p['gpu_time'])} (every GPU event), of it "
+            f"{p['unmodelled_share']:.1%} ({format_time(p['unmodelled_time'])}) with no model and in no group; the "
+            f"modelled {format_time(p['time'])} at {p['fraction_of_ceiling']:.1%} of ceiling (time-weighted over "
+            f"kernel time), speed-of-light time {format_time(p['sol_time'])}, {recoverable}")
+    return line + (f"; {step_text(step)}" if isinstance(step, dict) else "")
+
+
+def step_text(s: Mapping[str, Any]) -> str:
+    """The step over its wall time: 'step: wall time 16.0 ms, GPU idle 59.2%, 23.5% of ceiling over wall time,
+    MFU 9.5%, HFU 9.5% of the bf16_tensor peak (989 TFLOP/s)'."""
+    wall = format_time(s["wall_time"]) + (f" over {s['devices']} devices" if s.get("devices", 1) > 1 else "")
+    text = f"step: wall time {wall}, GPU idle {s['idle_share']:.1%}"
+    if s.get("fraction_of_ceiling_wall") is not None:
+        text += f", {s['fraction_of_ceiling_wall']:.1%} of ceiling over wall time"
+        if s.get("unmodelled_time"):
+            text += " (unmodelled work counted as none)"
+    peak = s.get("peak")
+    if s.get("mfu") is not None and isinstance(peak, dict):
+        text += (f", MFU {s['mfu']:.1%} and HFU {s['hfu']:.1%} of the {peak['roof']} peak "
+                 f"({format_flops(peak['flops'])}; MFU counts matrix ops' FLOPs, HFU every modelled FLOP)")
+    return text
 
 
 SOURCES = {"ncu": "ncu counters", "torch": "torch trace, op shape models"}
@@ -63,8 +91,10 @@ def grouped_table(doc: Mapping[str, Any]) -> Any:
     source = block.get("with") if isinstance(block, dict) else None
     if source in SOURCES:
         title += f" · {SOURCES[source]}"
-    table = Table(title=literal(title), title_justify="left", caption=literal(footer(doc)),
-                  caption_justify="left")
+    groups = doc.get("groups") or []
+    mixed = [MIXED_ROOF] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
+    caption = "\n".join(x for x in (footer(doc), *mixed) if x)
+    table = Table(title=literal(title), title_justify="left", caption=literal(caption), caption_justify="left")
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
     for i, g in enumerate(doc.get("groups") or [], 1):
@@ -78,14 +108,16 @@ def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
     rows = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for i, g in enumerate(groups[:limit] if limit else groups, 1):
         rows.append("| " + " | ".join(md(c) for c in group_row(i, g)) + " |")
-    return "\n".join(rows) + "\n\n" + md(footer(doc)) + "\n"
+    mixed = ["", md(MIXED_ROOF)] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
+    return "\n".join(rows) + "\n\n" + "\n".join([md(footer(doc)), *mixed]) + "\n"
 
 
 # ---- `roofline report` of grouped profiles (roofline.gates.groups.group_report) ----------------------------
 
 
 def _program_line(p: Mapping[str, Any]) -> str:
-    return footer({"program": p}) + (f" · {p['verdict'].upper()}: {p['failures'][0]}" if p["failures"] else "")
+    shown = footer({"program": p, **({"timeline": {"step": p["step"]}} if p.get("step") else {})})
+    return shown + (f" · {p['verdict'].upper()}: {'; '.join(p['failures'])}" if p["failures"] else "")
 
 
 def report_tables(report: Mapping[str, Any]) -> list[Any]:

@@ -24,17 +24,18 @@ def _deviation(d: Mapping[str, Any], limit: float | None) -> str:
     return f"{d['deviation']:+.1%}{mark}"
 
 
-def _columns(rows: Sequence[Mapping[str, Any]]) -> list[tuple[Any, Any, str]]:
+def _columns(rows: Sequence[Mapping[str, Any]], unit: str = "GPU") -> list[tuple[Any, Any, str]]:
     """(index, bus id, header) per device; a fleet's devices are headed by their rank and host."""
     seen: dict[tuple[Any, Any], str] = {}
     for row in rows:
         for d in row["devices"]:
-            seen.setdefault((d["index"], d["pci_bus_id"]), d.get("where") or _header(d["index"], d["pci_bus_id"]))
+            seen.setdefault((d["index"], d["pci_bus_id"]),
+                            d.get("where") or _header(d["index"], d["pci_bus_id"], unit))
     return [(i, bus, header) for (i, bus), header in seen.items()]
 
 
-def _header(index: Any, bus: Any) -> str:
-    return f"GPU {index}" + (f" {bus}" if bus else "")
+def _header(index: Any, bus: Any, unit: str = "GPU") -> str:
+    return f"{unit} {index}" + (f" {bus}" if bus else "")
 
 
 def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: float | None,
@@ -49,10 +50,12 @@ def _cells(row: Mapping[str, Any], columns: list[tuple[Any, Any, str]], limit: f
     return cells
 
 
-def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> Any:
-    """A rich table: kernel, params, median time across the GPUs, then each GPU's speed deviation from it."""
-    columns = _columns(rows)
-    title = "Across the host's GPUs: speed against the median" + (f" (outlier limit −{limit:.0%})" if limit else "")
+def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None, unit: str = "GPU") -> Any:
+    """A rich table: kernel, params, median time across the GPUs, then each GPU's speed deviation from it (`unit`:
+    'CPU' for host ranks, --backend numpy)."""
+    columns = _columns(rows, unit)
+    title = f"Across the host's {unit}s: speed against the median" + (
+        f" (outlier limit −{limit:.0%})" if limit else "")
     table = Table(title=title)
     for name in ("kernel", "params", "median time", *(h for _, _, h in columns)):
         table.add_column(name, justify="left" if name in ("kernel", "params") else "right")
@@ -61,10 +64,10 @@ def host_table(rows: Sequence[Mapping[str, Any]], limit: float | None = None) ->
     return droppable(table, "params", "median time")
 
 
-def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None) -> str:
-    columns = _columns(rows)
+def host_markdown(rows: Sequence[Mapping[str, Any]], limit: float | None = None, unit: str = "GPU") -> str:
+    columns = _columns(rows, unit)
     head = ["kernel", "params", "median time", *(h for _, _, h in columns)]
-    lines = ["", "### Across the host's GPUs (speed against the median)", "",
+    lines = ["", f"### Across the host's {unit}s (speed against the median)", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in rows:
         lines.append("| " + " | ".join(md(c) for c in _cells(row, columns, limit)) + " |")

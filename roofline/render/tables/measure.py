@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from rich.console import Console
 from rich.table import Table
 
 from roofline.records import caveats
@@ -13,6 +12,7 @@ from roofline.render.tables.fit import droppable, fit
 from roofline.render.text import literal, styled
 from roofline.records.files import ceiling_of
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
+from roofline.render.console import make_console
 
 
 def _fraction(value: float | None) -> str:
@@ -37,24 +37,33 @@ def results_table(doc: dict[str, Any]) -> Any:
         title += f"; ceilings from spec {machine['id']}{derived}"
     else:
         title += "; no spec given, so the ceiling is unknown"
-    return kernel_table(doc["kernels"], title)
+    return kernel_table(doc["kernels"], title, unit=ran_on(doc))
+
+
+def ran_on(doc: dict[str, Any]) -> str:
+    """What one of the document's devices is, for a column header: 'CPU' for the NumPy backend (a host rank under
+    mpirun, or `measure --backend numpy`), 'GPU' otherwise: a CPU rank's table is not headed GPU."""
+    device = doc.get("device") or {}
+    return "CPU" if doc.get("backend") == "numpy" or device.get("kind") == "cpu" else "GPU"
 
 
 def show(kernel: KernelResult) -> None:
     """Print one typed result as the row `roofline measure` prints: the API's Result.show(). rich is imported here,
     at the first print, so `import roofline` stays fast."""
-    console = Console(markup=False, emoji=False)
-    table = kernel_table([kernel.to_json()], kernel.name)
+    console = make_console(markup=False, emoji=False)
+    table = kernel_table([kernel.to_json()], kernel.name,
+                         unit="CPU" if (kernel.extra.get("measured_with") or {}).get("backend") == "numpy" else "GPU")
     fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
     console.print(table)
 
 
-def kernel_table(kernels: Sequence[dict[str, Any]], title: str) -> Any:
-    """The rows of measured kernels under a title (the API's Result.show() prints one)."""
+def kernel_table(kernels: Sequence[dict[str, Any]], title: str, unit: str = "GPU") -> Any:
+    """The rows of measured kernels under a title (the API's Result.show() prints one); `unit` heads the column
+    of devices (several devices in one document: 'GPU', or 'CPU' for host ranks)."""
     table = Table(title=literal(title), title_justify="left")
     per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
     if per_gpu:
-        table.add_column("GPU", justify="right")
+        table.add_column(unit, justify="right")
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
                 "ceiling", "of ceiling", "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")

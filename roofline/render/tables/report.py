@@ -14,6 +14,7 @@ from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, md_code, xml
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
 from roofline.load.jsonio import dumps
+from roofline.gates.report import baseline_text
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -77,7 +78,11 @@ def summary_line(report: dict[str, Any]) -> str:
     else:
         verdict = f"{s['failed']} failed"
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
-    return f"{where}: {verdict}{skipped}"
+    compared = baseline_text(s)
+    if s.get("baseline") and not s["baseline"]["ok"]:
+        verdict = f"FAILED, {compared}" if not s["failed"] else f"{verdict}; {compared}"
+        compared = None
+    return f"{where}: {verdict}{skipped}" + (f"; {compared}" if compared else "")
 
 
 def _gates_line(report: dict[str, Any]) -> str:
@@ -204,6 +209,14 @@ def to_junit(report: dict[str, Any]) -> str:
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+    baseline = s.get("baseline")
+    if baseline is not None and not baseline["ok"]:  # a failed report shows as a failed test, not all green
+        suite = ET.SubElement(root, "testsuite", name="baseline", tests="1", failures="1", skipped="0", time="0")
+        case = ET.SubElement(suite, "testcase", classname="roofline.baseline", name="compared with the baseline",
+                             time="0")
+        ET.SubElement(case, "failure", message=baseline_text(s) or "", type="roofline.baseline")
+        root.set("tests", str(s["kernels"] + 1))
+        root.set("failures", str(s["failed"] + 1))
     for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
         element.attrib.update({key: xml(value) for key, value in element.attrib.items()})
         if element.text:

@@ -20,7 +20,9 @@ written once. Kineto records no outputs, so their shapes and dtypes follow from 
   copy, index  cat, stack, copy_, _to_copy/to, clone, fill_, zero_, arange; index, index_select, gather, scatter,
                index_put_
   loss         nll_loss (forward, backward), cross_entropy_loss, mse_loss
-  optimizer    _fused_adam(w)_, _fused_sgd_, _foreach_* (tensor lists: the element dtype from the kernel name)
+  optimizer    _fused_adam(w)_ (with GradScaler's grad_scale), _fused_sgd_, _foreach_*,
+               _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_ (tensor lists: the element dtype from the kernel name)
+  random       random_, uniform_, normal_, bernoulli_, exponential_: written once, no FLOPs
 
 Special functions (exp, log, erf, tanh, sqrt) count as one FLOP each. Non-matrix work on float16 and bfloat16 is
 placed under the FP32 roof: PyTorch computes it in float32 (its opmath type). Pure: no torch, no I/O.
@@ -31,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Sequence
 
-from roofline.kineto.opargs import (
+from roofline.model.ops.args import (
     FLOATING, ITEMSIZE, OpInput, OpWork, Tensor, int_tuple, kernel_dtype, matrix_roof, parse_value, says_causal,
     scalar_type, tensor, tensor_list, vector_roof,
 )
@@ -1052,6 +1054,9 @@ def _loss(op: _Op) -> OpWork:
 
 # ------------------------------------------------------------------------------------------------------ optimizer
 
+# a launched op's tensor list recorded empty: the profiler kept no shapes for it (seen with PyTorch 2.11 on an
+# optimizer step after GradScaler, 2026-12-03)
+NO_LIST_SHAPES = "the trace records no shapes for its tensor lists"
 ADAM_FLOPS = 13  # m = b1*m + (1-b1)*g (3); v = b2*v + (1-b2)*g*g (4); sqrt(v)/bc2 + eps (3); p -= step*m/denom (3)
 ADAM_STREAMS = 7  # read param, grad, exp_avg, exp_avg_sq; write param, exp_avg, exp_avg_sq
 FOREACH_FLOPS = {"norm": 2, "addcmul": 3, "addcdiv": 3, "lerp": 3, "zero": 0, "copy": 0}
@@ -1061,10 +1066,13 @@ def _fused_adam(op: _Op) -> OpWork:
     """_fused_adam_ / _fused_adamw_ (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr,
     beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf)."""
     params = tensor_list(op.arg(0))
-    if params is None:
-        return op.partial("optimizer", "parameter shapes not recorded")
+    if not params:  # an empty list: the op would have launched nothing
+        return op.partial("optimizer", NO_LIST_SHAPES)
     n = sum(math.prod(s) for s in params)
     flops, streams = ADAM_FLOPS, ADAM_STREAMS
+    if tensor(op.arg(13)) is not None:  # grad_scale (GradScaler): every gradient divided by it first
+        flops += 1
+        op.note("GradScaler's grad_scale: one more FLOP per element")
     wd = op.v(9)
     if isinstance(wd, (int, float)) and not isinstance(wd, bool) and wd != 0:
         flops += 1 if op.name == "_fused_adamw_" else 2  # p *= 1 - lr*wd | g += wd*p
@@ -1076,12 +1084,49 @@ def _fused_adam(op: _Op) -> OpWork:
                    vector_roof(dtype or ("float32" if itemsize == 4 else None)), dtype)
 
 
+def _amp_unscale(op: _Op) -> OpWork:
+    """_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale): every gradient read, multiplied by
+    inv_scale, checked finite and written back."""
+    grads = tensor_list(op.arg(0))
+    if not grads:
+        return op.partial("optimizer", NO_LIST_SHAPES)
+    n = sum(math.prod(s) for s in grads)
+    op.note("2 FLOPs per element (the multiply and the finite check); read and written back")
+    dtype, itemsize = _list_itemsize(op)
+    compute = dtype or ("float32" if itemsize == 4 else None)
+    return op.work("optimizer", float(2 * n), None if itemsize is None else float(2 * n * itemsize),
+                   vector_roof(compute), dtype)
+
+
+def _amp_update_scale(op: _Op) -> OpWork:
+    """_amp_update_scale_(self, growth_tracker, found_inf, growth_factor, backoff_factor, interval): the scale and the
+    growth tracker read and written, found_inf read; one multiply."""
+    scale, tracker, found = op.t(0), op.t(1), op.t(2)
+    if scale is None or tracker is None or found is None:
+        return op.partial("optimizer", "scale tensors not recorded")
+    op.check_dtypes(scale, tracker, found)
+    return op.work("optimizer", _flops_if_floating(scale.numel, scale.dtype, op),
+                   _total(_read(scale, tracker, found) + [scale.nbytes, tracker.nbytes]), vector_roof(scale.dtype),
+                   scale.dtype)
+
+
+def _random(op: _Op) -> OpWork:
+    """random_, uniform_, normal_, bernoulli_, exponential_ (in place): every element written once; the generator's
+    integer work is not floating-point."""
+    x = op.t(0)
+    if x is None:
+        return op.partial("random", "tensor shape not recorded")
+    op.check_dtypes(x)
+    op.note("written once; the random generator's integer arithmetic counted as no FLOPs")
+    return op.work("random", 0.0, _size(x.numel, x.dtype), None, x.dtype)
+
+
 def _fused_sgd(op: _Op) -> OpWork:
     """_fused_sgd_(params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
     is_first_step, grad_scale, found_inf)."""
     params = tensor_list(op.arg(0))
-    if params is None:
-        return op.partial("optimizer", "parameter shapes not recorded")
+    if not params:
+        return op.partial("optimizer", NO_LIST_SHAPES)
     n = sum(math.prod(s) for s in params)
     buffers = tensor_list(op.arg(2))
     momentum = op.v(4)
@@ -1109,8 +1154,8 @@ def _foreach(op: _Op) -> OpWork:
     inplace = base.endswith("_")
     base = base.rstrip("_")
     lists = [s for s in (tensor_list(a) for a in op.inputs) if s is not None]
-    if not lists:
-        return op.partial("optimizer", "tensor-list shapes not recorded")
+    if not lists or not any(lists):
+        return op.partial("optimizer", NO_LIST_SHAPES)
     first = sum(math.prod(s) for s in lists[0])
     reads = sum(sum(math.prod(s) for s in shapes) for shapes in lists)
     if base == "zero":
@@ -1160,6 +1205,9 @@ _MODELS: dict[str, Callable[[_Op], OpWork]] = {
                      "mse_loss"), _loss),
     **dict.fromkeys(("_fused_adam_", "_fused_adamw_"), _fused_adam),
     "_fused_sgd_": _fused_sgd,
+    "_amp_foreach_non_finite_check_and_unscale_": _amp_unscale,
+    "_amp_update_scale_": _amp_update_scale,
+    **dict.fromkeys(("random_", "uniform_", "normal_", "bernoulli_", "exponential_"), _random),
 }
 
 

@@ -1,0 +1,267 @@
+"""Issue 34 §1: every Inductor Triton launch of a torch.compile program is an entry with a model, checked rule by
+rule on hand-built launches and, end to end, on compiled programs captured on an H200 (tests/data/kineto/compiled:
+`benchmarks/h200_compiled_capture.sh`, 2026-12-03) against the DRAM bytes Nsight Compute counted for the same
+kernels."""
+
+from __future__ import annotations
+
+import json
+import math
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from roofline.kineto.document import import_traces
+from roofline.model.ops.args import OpInput
+from roofline.model.ops.triton import fused_ops, model_triton, read_source
+
+DATA = Path(__file__).parent / "data" / "kineto" / "compiled"
+BF16 = "c10::BFloat16"
+
+SOURCE = '''
+@triton_heuristics.pointwise(
+    size_hints={'x': 16777216},
+    triton_meta={'signature': {'in_out_ptr0': '*bf16', 'in_ptr0': '*bf16', 'out_ptr0': '*bf16', 'xnumel': 'i32',
+                 'XBLOCK': 'constexpr'}, 'device': DeviceProperties(type='cuda', index=0)},
+    inductor_meta={'kernel_name': 'triton_poi_fused_mul_silu_0', 'mutated_arg_names': ['in_out_ptr0']},
+)
+@triton.jit
+def triton_poi_fused_mul_silu_0(in_out_ptr0, in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    xnumel = 1024
+    xoffset = tl.program_id(0) * XBLOCK
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0), None).to(tl.float32)
+    tmp1 = tl.load(in_out_ptr0 + (x0), None).to(tl.float32)
+    tmp2 = -tmp0
+    tmp3 = libdevice.exp(tmp2)
+    tmp4 = tl.full([1], 1.0, tl.float32)
+    tmp5 = tmp3 + tmp4
+    tmp6 = (tmp0 / tmp5)
+    tmp7 = tmp6 * tmp1
+    tmp8 = tmp7.to(tl.float32)
+    tl.store(out_ptr0 + (x0), tmp6, None)
+    tl.store(in_out_ptr0 + (x0), tmp8, None)
+'''
+
+REDUCTION = '''
+triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32',
+             'XBLOCK': 'constexpr', 'R0_BLOCK': 'constexpr'}}
+inductor_meta={'mutated_arg_names': []}
+@triton.jit
+def triton_red_fused_exp_sum_0(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr, R0_BLOCK : tl.constexpr):
+    _tmp3 = tl.full([XBLOCK, R0_BLOCK], 0, tl.float32)
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        tmp0 = tl.load(in_ptr0 + (r0_1 + 64*x0), r0_mask & xmask, other=0.0)
+        tmp1 = tl_math.exp(tmp0)
+        tmp2 = tmp1 * tmp1
+        _tmp3 = tl.where(r0_mask, _tmp3 + tmp2, _tmp3)
+    tmp3 = tl.sum(_tmp3, 1)[:, None]
+    tmp4 = tmp3 * 0.5
+    tl.store(out_ptr0 + (x0), tmp4, xmask)
+'''
+
+
+def buf(shape, dtype=BF16, strides=None) -> OpInput:
+    if strides is None:
+        strides = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
+    return OpInput(tuple(shape), dtype, tuple(strides), "")
+
+
+def scalar(value: int) -> OpInput:
+    return OpInput((), "Scalar", None, str(value))
+
+
+def test_the_kernel_name_says_its_kind_and_the_aten_ops_it_fused():
+    assert fused_ops("triton_poi_fused__unsafe_view_mul_silu_silu_backward_view_4") == (
+        "pointwise", ["unsafe_view", "mul", "silu", "silu_backward", "view"])
+    kind, ops = fused_ops("triton_per_fused__to_copy_add_embedding_native_layer_norm_native_layer_norm_backward_7")
+    assert kind == "persistent reduction"
+    assert ops == ["to_copy", "add", "embedding", "native_layer_norm", "native_layer_norm_backward"]
+    assert fused_ops("triton_red_fused_sum_3")[0] == "reduction"
+    assert fused_ops("my_kernel") == (None, [])
+
+
+def test_each_buffer_counts_once_at_its_footprint_without_the_source():
+    """Read or written, each buffer once; a broadcast (stride 0) dimension holds one element; FLOPs from the fused
+    ops' per-element counts over the largest buffer (mul 1 + silu 5)."""
+    n = 4 * 1024 * 2816
+    inputs = [buf((4, 1024, 2816)), buf((4, 1024, 2816)), buf((4, 1024, 2816), strides=(0, 0, 1)), scalar(n)]
+    work = model_triton("triton_poi_fused_mul_silu_0", inputs)
+    assert work.bytes == (2 * n + 2816) * 2
+    assert work.flops == 6 * n
+    assert work.roof == "fp32" and work.dtype == "bfloat16" and work.op_class == "triton"
+    assert "each buffer counted once" in work.note
+
+
+def test_the_source_tells_reads_from_writes_and_counts_the_arithmetic():
+    source = read_source(SOURCE)
+    assert source is not None
+    assert [n for n, _ in source.args] == ["in_out_ptr0", "in_ptr0", "out_ptr0", "xnumel"]
+    assert source.mutated == {"in_out_ptr0"}
+    assert source.flops_per_point == 5  # negate, exp, add, divide, multiply; loads, casts and constants are free
+    inputs = [buf((1024,)), buf((1024,)), buf((1024,)), scalar(1024)]
+    work = model_triton("triton_poi_fused_mul_silu_0", inputs, source)
+    assert work.bytes == (2 + 1 + 1) * 1024 * 2  # in_out read and written back
+    assert work.flops == 5 * 1024
+
+
+def test_a_reduction_counts_the_loop_per_element_and_the_tail_per_row():
+    source = read_source(REDUCTION)
+    assert source is not None and source.reduction
+    assert source.flops_per_point == 3  # exp, multiply, the reduction's add
+    assert source.flops_per_row == 1
+    work = model_triton("triton_red_fused_exp_sum_0", [buf((128, 64), "float"), buf((128,), "float"), scalar(128),
+                                                     scalar(64)], source)
+    assert work.flops == 3 * 128 * 64 + 128
+    assert work.bytes == (128 * 64 + 128) * 4
+
+
+def test_a_gathered_table_counts_no_more_than_the_kernel_can_reach():
+    """An embedding table of 32000 rows read for 8 tokens: the iteration space (8 x 1024) bounds it; a seed-offset
+    Scalar of 0 before the sizes does not zero the bound."""
+    inputs = [buf((8,), "long int"), buf((32000, 1024)), buf((8, 1024)), scalar(0), scalar(8 * 1024)]
+    work = model_triton("triton_poi_fused_embedding_0", inputs)
+    assert work.bytes == 8 * 8 + 8 * 1024 * 2 + 8 * 1024 * 2
+    assert "as far as the kernel can reach" in work.note
+
+
+def test_a_template_gemm_is_two_m_n_k_on_the_tensor_roof():
+    inputs = [buf((512, 256)), buf((256, 1024)), buf((512, 1024))]
+    work = model_triton("triton_tem_fused_mm_0", inputs)
+    assert work.flops == 2 * 512 * 256 * 1024
+    assert work.roof == "bf16_tensor"
+
+
+def test_a_source_for_another_kernel_is_not_used():
+    source = read_source(SOURCE)
+    work = model_triton("triton_poi_fused_mul_silu_0", [buf((1024,)), scalar(1024)], source)
+    assert "does not match" in work.note
+    assert work.bytes == 1024 * 2
+
+
+@pytest.fixture(scope="module")
+def kernels(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("inductor")
+    for name in ("llama-train-compiled", "gpt2-train-fp16-scaler-compiled"):
+        with tarfile.open(DATA / f"{name}-kernels.tar.gz") as tar:
+            tar.extractall(root / name, filter="data")
+    return root
+
+
+def _time_within(doc: dict, counted: dict) -> float:
+    ok = total = 0.0
+    seen: dict[str, int] = {}
+    for k in doc["kernels"]:
+        if k["model"].get("op_class") != "triton":
+            continue
+        i = seen.get(k["kernel_name"], 0)
+        seen[k["kernel_name"]] = i + 1
+        ncu = counted[k["kernel_name"]][i]
+        total += k["time_median"]
+        if 0.5 <= k["bytes"] / ncu <= 2.0:
+            ok += k["time_median"]
+    return ok / total
+
+
+@pytest.mark.parametrize("with_source", [True, False])
+def test_a_compiled_training_step_is_modelled_whole_and_its_bytes_match_the_counters(kernels, with_source):
+    """The Llama BF16 training step under torch.compile: all 120 GPU events modelled (42 Triton launches, 19.9 % of
+    its GPU time once unmodelled); the Triton kernels' bytes within 0.5-2x of the DRAM bytes ncu counted for >= 85 %
+    of their time (issue 34), with the kernels' source and without it."""
+    doc, _ = import_traces([DATA / "llama-train-compiled.json.gz"], "h200",
+                           triton_source=[kernels / "llama-train-compiled"] if with_source else [])
+    assert doc["unmodelled"] == []
+    assert len(doc["kernels"]) == doc["source"]["launches"] == 120
+    triton = [k for k in doc["kernels"] if k["model"].get("op_class") == "triton"]
+    assert len(triton) == 42
+    assert all(("roles and arithmetic from the generated source" in k["model"]["note"]) == with_source
+               for k in triton)
+    counted: dict[str, list[float]] = {}
+    for k in json.loads((DATA / "llama-train-compiled-ncu-triton.json").read_text())["kernels"]:
+        counted.setdefault(k["kernel_name"], []).append(k["bytes"])
+    assert _time_within(doc, counted) >= 0.85
+
+
+@pytest.mark.parametrize("with_source", [True, False])
+def test_the_fp16_step_with_gradscaler_names_why_each_unmodelled_kernel_is(kernels, with_source):
+    """GPT-2 FP16 with GradScaler under torch.compile (56.6 % unmodelled in the issue): every Triton launch and the
+    dropout seeds are modelled, none above its ceiling (a gather from the logits counts the elements it reaches,
+    not the table); what remains is the optimizer's tensor-list ops, whose shapes this trace does not record, each
+    with that reason."""
+    doc, notes = import_traces([DATA / "gpt2-train-fp16-scaler-compiled.json.gz"], "h200",
+                               triton_source=[kernels / "gpt2-train-fp16-scaler-compiled"] if with_source else [])
+    assert max(k["fraction_of_ceiling"] for k in doc["kernels"]) <= 1.1
+    assert not [u for u in doc["unmodelled"] if u["name"].startswith("triton_")]
+    assert {u["op"] for u in doc["unmodelled"]} <= {"aten::_fused_adamw_", "aten::_foreach_add_",
+                                                    "aten::_foreach_sub_",
+                                                    "aten::_amp_foreach_non_finite_check_and_unscale_"}
+    assert all("records no shapes for its tensor lists" in u["why"] for u in doc["unmodelled"])
+    assert len(doc["kernels"]) + len(doc["unmodelled"]) == doc["source"]["launches"]
+
+
+def test_a_cuda_graph_replay_names_its_reason_per_kernel():
+    doc, notes = import_traces([DATA / "llama-infer-cudagraph.json.gz"], "h200")
+    assert len(doc["unmodelled"]) == 38
+    assert all("CUDA graph replay" in u["why"] for u in doc["unmodelled"])
+
+
+def test_triton_launches_group_by_fused_pattern():
+    """Inductor numbers each kernel it writes: the RMS-norm pattern of every layer (..._rsqrt_5, _7, _8) is one
+    group, named without the number, its launches summed."""
+    doc, _ = import_traces([DATA / "llama-train-compiled.json.gz"], "h200")
+    groups = {g["name"]: g for g in doc["groups"]}
+    rms = groups["triton_per_fused__to_copy__unsafe_view_add_mean_mul_pow_rsqrt"]
+    members = [k for k in doc["kernels"] if k["op"].startswith("triton_per_fused__to_copy__unsafe_view_add_mean_mul_"
+                                                                  "pow_rsqrt_")]
+    assert len(members) >= 3 and len(rms["kernels"]) == len(members)
+    assert not [name for name in groups if name.startswith("triton_") and name[-1].isdigit()]
+
+
+def _gpt2_params(layers: int = 4) -> list[list[int]]:
+    """GPT2Config()'s parameters with n_layer=layers, in model order (the LM head is tied to the embedding)."""
+    per_layer = [[768], [768], [768, 2304], [2304], [768, 768], [768], [768], [768], [768, 3072], [3072],
+                 [3072, 768], [768]]
+    return [[50257, 768], [1024, 768]] + per_layer * layers + [[768], [768]]
+
+
+def test_an_annotated_optimizer_step_models_the_lists_the_trace_left_empty(tmp_path):
+    """PyTorch keeps no shapes for a tensor list of 30 or more tensors, so the 4-layer GPT-2's fused AdamW and
+    GradScaler's unscale (52 parameters) were unmodelled: 11.8 % of the step. `profile --with torch` annotates each
+    optimizer step's parameters (roofline.kineto.capture); with that annotation (added here by hand at the step's
+    start, on its thread) both ops are modelled from the real parameter count."""
+    import gzip
+
+    from roofline.kineto.reader import params_annotation
+
+    doc = json.loads(gzip.decompress((DATA / "gpt2-train-fp16-scaler-compiled.json.gz").read_bytes()))
+    adam = next(e for e in doc["traceEvents"] if e.get("name") == "aten::_fused_adamw_")
+    shapes = _gpt2_params()
+    name = params_annotation("AdamW", [tuple(s) for s in shapes], ["float32"] * len(shapes))
+    assert '"' not in name and "\\" not in name  # Kineto writes names unescaped
+    doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": name,
+                               "pid": adam["pid"], "tid": adam["tid"], "ts": adam["ts"] - 5, "dur": 1})
+    path = tmp_path / "annotated.json"
+    path.write_text(json.dumps(doc))
+    result, _ = import_traces([path], "h200")
+    modelled = {k["op"] for k in result["kernels"]}
+    assert {"aten::_fused_adamw_", "aten::_amp_foreach_non_finite_check_and_unscale_"} <= modelled
+    n = sum(math.prod(s) for s in shapes)
+    adam_bytes = sum(k["bytes"] for k in result["kernels"] if k["op"] == "aten::_fused_adamw_")
+    assert adam_bytes == pytest.approx(7 * n * 4)  # param, grad, two moments read; three written; float32
+    assert all("parameter shapes from profile's annotation" in k["model"]["note"]
+               for k in result["kernels"] if k["op"] == "aten::_fused_adamw_")
+    lost = result["source"]["unmodelled_time"] / sum(k["time_median"] for k in result["kernels"])
+    assert lost < 0.01  # only the step counters' _foreach_add_/_sub_ remain
+
+
+def test_the_parameter_annotation_reads_back_and_refuses_what_it_did_not_write():
+    from roofline.kineto.reader import _params, params_annotation
+
+    name = params_annotation('Adam"W', [(50257, 768), (), (3,)], ["float32", "bfloat16", "float16"])
+    assert name == "roofline.params AdamW 50257x768:float32,-:bfloat16,3:float16"
+    got = _params({"name": name, "ts": 5.0, "tid": 7})
+    assert got is not None and got.shapes == ((50257, 768), (), (3,)) and got.tid == "7"
+    for bad in ("roofline.params AdamW 12x:float32", "roofline.params AdamW", "roofline.params A B C",
+                "roofline.params AdamW 1e9:float32"):
+        assert _params({"name": bad, "ts": 5.0, "tid": 7}) is None
