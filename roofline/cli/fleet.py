@@ -26,24 +26,6 @@ def timeout_option(f: Any) -> Any:
              "running then is named as hung, the others' results are written and the job is aborted.")(f)
 
 
-def refuse_timeout(timeout: float | None) -> None:
-    """--timeout outside a launch: there is no rank to wait for."""
-    if timeout is not None:
-        from roofline.errors import InputError
-
-        raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
-                         "leave it out here")
-
-
-def refuse_device(given: bool) -> None:
-    """--device under a launch: each rank takes its node-local GPU (its local rank)."""
-    if given:
-        from roofline.errors import InputError
-
-        raise InputError("--device under mpirun/srun: each rank measures its node-local GPU (its local rank); "
-                         "leave the option out")
-
-
 def fleet_progress(size: int, style: str = "auto") -> Callable[[str, Any, int], None]:
     """Rank 0's progress on standard error (roofline.fleet.progress): a line as each rank finishes in a small
     fleet, a counter throttled to a line a second and every 5 % past 16 ranks; failures as they come, each error
