@@ -15,7 +15,8 @@ from typing import Any, Mapping
 import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
-from roofline.cli.fleet import gather_note, judge, rank_bugs, run_fleet
+from roofline.cli.fleet import gather_note, rank_bugs
+from roofline.fleet.runner import judge, run_ranks
 
 
 def _parts(outcomes: Mapping[int, Any]) -> list[dict[str, Any]]:
@@ -55,7 +56,7 @@ def calibrate_fleet(spec_name: str, output: Path | None, quick: bool, outlier: f
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
         finish_calibration(outcomes, size, stats, output, quick, outlier, fmt, timeout, started)
 
-    run_fleet("calibrating its node-local GPU", work, timeout, finish,
+    run_ranks("calibrating its node-local GPU", work, timeout, finish, note,
               ("note: under mpirun calibrate measures each GPU's own ceilings, not the links between ranks",))
 
 
@@ -146,7 +147,7 @@ def doctor_fleet(spec_name: str, use_ncu: bool, ncu_path: str | None, fmt: str, 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
         finish_doctor(outcomes, size, stats, fmt, timeout)
 
-    run_fleet("checking its node-local GPU", work, timeout, finish)
+    run_ranks("checking its node-local GPU", work, timeout, finish, note)
 
 
 DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
