@@ -34,7 +34,7 @@ FLOORS: list[dict[str, str]] = [
      "gates": "verdicts: thresholds, baselines, groups, hosts, nodes, doctor's judgements"},
     {"measurement": "the GPU stage: timing protocol, backends (CuPy only here), sessions, calibrate, doctor's probes"},
     {"ncu": "Nsight Compute: counters on the roofline, programs under ncu, doctor's replay"},
-    {"fleet": "every GPU of every node under MPI (mpi4py only here): measure, doctor, calibrate, links"},
+    {"fleet": "where work runs (this GPU, the host's GPUs, MPI ranks); every GPU of every node under MPI (mpi4py)"},
     {"render": "tables and charts from documents (matplotlib only here); no physics"},
     {"kineto": "PyTorch profiler traces: import torch and profile --with torch"},
     {"api": "the Python API: roofline.measure, analyze, results; Result.show()"},

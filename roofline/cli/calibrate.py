@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-import datetime as dt
-import time
 
 import click
 
 from roofline.cli.common import (Fraction, devices_option, format_option, is_stdout, measure_spec_option, note,
                                  output_option_for, print_tables, wide_option, write_output)
-from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device
+from roofline.cli.fleet import timeout_option
 from roofline.errors import BackendUnavailable, InputError
+import datetime as dt
+import time
 from roofline.version import __version__
 from roofline.cli.progress import Steps
 from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
@@ -20,8 +20,7 @@ from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.render.tables.calibrate import calibration_notes, comparison_table
 from roofline.load.specs import SpecCatalog
-from roofline.cli.multi import choose_devices
-from roofline.fleet.launch import under_mpi
+from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.cli.fleet_gpu import calibrate_fleet
 from roofline.cli.calibrate_many import calibrate_many
 from roofline.load.jsonio import dumps
@@ -87,17 +86,16 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     from roofline.measurement.calibrate.gpu import calibrate as calibrate_gpu
     # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine
-    if under_mpi():  # each rank calibrates its node-local GPU; rank 0 writes the fleet's spec and judges
-        refuse_device(device_text != "0")
-        return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
 
-    refuse_timeout(timeout)
+    if under_ranks(device_text, timeout):  # each rank calibrates its node-local GPU; rank 0 writes and judges
+        return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
     started = time.perf_counter()
     try:
-        devices = choose_devices(device_text)
+        where = place(device_text)
     except BackendUnavailable as exc:
         raise _needs_gpu(exc) from None
-    if len(devices) > 1:
+    devices = list(where.devices)
+    if where.kind == HOST:
         return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)
     if outlier is not None:
         raise InputError("--outlier compares the GPUs of one host: give several devices (--device all)")

@@ -6,18 +6,16 @@ import click
 
 from roofline.cli.common import (devices_option, format_option, measure_spec_option, ncu_path_option, note,
                                  print_tables, wide_option)
-from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device
-from roofline.errors import BackendUnavailable
+from roofline.cli.fleet import timeout_option
+from roofline.errors import BackendUnavailable, InputError
 from roofline.cli.progress import Steps
 from roofline.ncu.doctor import doctor as run_doctor
 from roofline.render.tables.doctor import doctor_notes, doctor_table
 from roofline.load.specs import SpecCatalog
-from roofline.fleet.launch import under_mpi
+from roofline.fleet.placement import place, under_ranks
 from roofline.cli.fleet_gpu import doctor_fleet
-from roofline.load.jsonio import dumps
 from roofline.gates.doctor import unavailable
-from roofline.errors import InputError
-from roofline.measurement.multi.pool import parse_devices
+from roofline.load.jsonio import dumps
 from roofline.ncu.profile import find_ncu
 
 
@@ -65,12 +63,9 @@ def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None
 
     catalog = SpecCatalog.bundled()
     check_inputs(spec_name, use_ncu, ncu_path, catalog)  # exit 2 before a GPU is looked for (exit 3)
-    device_id = one_device(device_text, under_mpi())
-    if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
-        refuse_device(device_id != 0)
+    if under_ranks(device_text, timeout):  # each rank checks its node-local GPU; rank 0 prints a row per rank
         return doctor_fleet(spec_name, use_ncu, ncu_path, fmt, timeout)
-
-    refuse_timeout(timeout)
+    device_id = place(device_text, *ONE_GPU).device
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:
@@ -80,7 +75,6 @@ def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None
         error = BackendUnavailable(f"doctor checks a GPU: {exc.reason}",
                                    fix=CUPY_INSTALL + ", on a machine with an NVIDIA GPU")
         if fmt == "json":  # standard output is a verdict even now: a script gets the reason, not nothing
-
             click.echo(dumps(unavailable(error.reason, error.fix, device_id)), nl=False)
         raise error from None
     spec = choose_machine(spec_name, backend, catalog)
@@ -96,17 +90,9 @@ def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None
         raise click.exceptions.Exit(verdict.exit_code)
 
 
-def one_device(device_text: str, launched: bool) -> int:
-    """The GPU doctor checks: --device reads every form the other commands take; a list or 'all' is exit 2 with
-    the way to check several (doctor's verdict and its JSON are one GPU's)."""
-    wanted = parse_devices(device_text)
-    if wanted is not None and len(wanted) == 1:
-        return wanted[0]
-    if launched:
-        return -1  # refused by refuse_device: each rank checks its node-local GPU
-    named = "every GPU" if wanted is None else f"{len(wanted)} GPUs"
-    raise InputError(f"--device {device_text}: doctor checks one GPU per run, and this names {named}",
-                     fix="run 'roofline doctor --device N' for each, or under mpirun/srun, one rank per GPU")
+# doctor's verdict and its JSON are one GPU's: a list or 'all' is refused with the way to check several
+ONE_GPU = ("doctor checks one GPU per run", "run 'roofline doctor --device N' for each, or under mpirun/srun, one "
+           "rank per GPU")
 
 
 def check_inputs(spec_name: str, use_ncu: bool, ncu_path: str | None, catalog: object) -> None:

@@ -136,7 +136,8 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
       roofline plot --results step.json -o step.html
     """
     with Steps("import torch") as steps:  # a long trace's steps: a spinner on a terminal, a line each in a log
-        doc, notes = trace_document.import_traces(list(traces), spec_name, group_by, triton_source=triton_source, progress=steps)
+        doc, notes = trace_document.import_traces(list(traces), spec_name, group_by, triton_source=triton_source,
+                                                  progress=steps)
     notes += check_import(doc, ", ".join(str(t) for t in traces))  # what report and plot will accept
     line = trace_document.straggler_line(doc.get("straggler"))
     lines = [*notes, *([line] if line else []), trace_document.summary_line(doc)]

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import format_option, measure_spec_option, note, output_option_for, wide_option, emit_results
-from roofline.cli.multi import choose_devices
+from roofline.cli.common import devices_option, format_option, measure_spec_option, note, output_option_for, wide_option
+from roofline.fleet.placement import place
 from roofline.errors import InputError
 from roofline.measurement import interconnect as ic
 from roofline.model.units import parse_quantity
+from roofline.cli.common import emit_results
 from roofline.render.charts.interconnect import interconnect_table
 from roofline.load.specs import SpecCatalog
-from roofline.cli.common import devices_option, format_option, measure_spec_option, note, output_option_for, wide_option
 
 @click.command()
 @wide_option
@@ -38,7 +38,7 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
       roofline interconnect -o links.json
       roofline plot --interconnect links.json -o links.png
     """
-    devices = choose_devices(device_text)
+    devices = list(place(device_text).devices)
     try:
         size = int(parse_quantity(size_text, "bytes"))
         largest = int(parse_quantity(max_text, "bytes"))

@@ -6,23 +6,22 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (emit_results, format_option, is_stdout, kernel_options, measure_options,
-                                 measure_policy, measure_spec_option, ncu_path_option, note, output_option_for,
-                                 wide_option, write_output)
+from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
+                                 measure_spec_option, ncu_path_option, note, output_option_for, wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.document import entry_failed
-from roofline.cli.fleet import timeout_option, refuse_timeout, measure_fleet
+from roofline.cli.fleet import timeout_option, measure_fleet
 from roofline.cli.progress import Steps
 from roofline.errors import GateFailed, InputError, RooflineError
 from roofline.load.selection import load_selection
 from roofline.load.specs import SpecCatalog
-from roofline.fleet.launch import under_mpi
-from roofline.measurement.multi.pool import parse_devices
-from roofline.render.tables.measure import problems, results_table
-from roofline.load.jsonio import dumps
+from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.measurement.multi.measure import MeasureRequest
-from roofline.cli.multi import choose_devices, measure_many
+from roofline.cli.multi import measure_many
 from roofline.ncu.profile import add_profile
+from roofline.render.tables.measure import problems, results_table
+from roofline.cli.common import is_stdout, write_output
+from roofline.load.jsonio import dumps
 
 
 @click.command()
@@ -61,25 +60,16 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
 
     policy = measure_policy(min_time, min_repeats, seed)
 
-    if under_mpi():  # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
-        if device_text != "0" or profile:
-            raise InputError(f"{'--profile' if profile else '--device'} under mpirun/srun: each rank measures its "
-                             "node-local GPU (its local rank), without --profile; leave the option out")
-        return measure_fleet(MeasureRequest(names, kernel_paths, params, spec_name, policy), backend, output, fmt,
-                             timeout)
-
-    refuse_timeout(timeout)
+    request = MeasureRequest(names, kernel_paths, params, spec_name, policy)
+    if under_ranks(device_text, timeout, "--profile" if profile else None):
+        # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
+        return measure_fleet(request, backend, output, fmt, timeout)
     selected, overrides = load_selection(names, kernel_paths, params)
-    wanted = parse_devices(device_text)
-    if wanted is None or len(wanted) > 1:
-        if backend == "numpy" or profile:
-            raise InputError(f"--device {device_text}: several devices are measured on the GPU backend, without "
-                             "--profile (name one --device for those)")
-        devices = choose_devices(device_text)
-        if len(devices) > 1:
-            return measure_many(devices, MeasureRequest(names, kernel_paths, params, spec_name, policy), output, fmt)
-        wanted = devices
-    device_id = wanted[0]
+    where = place(device_text, "several devices are measured on the GPU backend, without --profile (name one "
+                               "--device for those)" if backend == "numpy" or profile else None)
+    if where.kind == HOST:
+        return measure_many(list(where.devices), request, output, fmt)
+    device_id = where.device
     engine = open_backend(backend, device_id)
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
     chosen = runnable(selected, bool(names), machine)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-import sys
 
 import click
-from rich.console import Group
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from roofline.cli.common import note, emit_results
 from roofline.records.document import entry_failed
-from roofline.measurement.multi.pool import parse_devices, resolve_devices
+import sys
 from roofline.cli.progress import Steps
+from roofline.render.console import interactive, make_console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from roofline.render.text import markup
 from roofline.measurement.multi.measure import bug_details, measure_devices
 from roofline.render.tables.measure import problems, results_table
@@ -23,23 +22,7 @@ from roofline.measurement.multi.sweep import sweep_devices
 from roofline.render.tables.hosts import host_table
 from roofline.render.tables.sweep import explanation, sweep_table
 from roofline.errors import GateFailed
-from roofline.render.console import interactive, make_console
-
-
-def device_count() -> int:
-    """How many CUDA devices this process sees (exit 3 with the fix when there is no GPU or no CuPy)."""
-    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
-    from roofline.measurement.backend_cupy import import_cupy
-
-    return int(import_cupy().cuda.runtime.getDeviceCount())
-
-
-def choose_devices(text: str) -> list[int]:
-    """--device as given → the ordinals to run on (a single number is one device, as before)."""
-    wanted = parse_devices(text)
-    if wanted is not None and len(wanted) == 1:
-        return wanted
-    return resolve_devices(wanted, device_count())
+from rich.console import Group
 
 
 def with_progress(command: str, devices: list[int], run: Any) -> Any:

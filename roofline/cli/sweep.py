@@ -8,15 +8,13 @@ import click
 
 from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
                                  measure_policy, measure_spec_option, note, output_option_for, wide_option)
-from roofline.cli.fleet import timeout_option, refuse_timeout, refuse_device, sweep_fleet
+from roofline.records.schema import RESULTS_SCHEMA
+from roofline.cli.fleet import timeout_option, sweep_fleet
 from roofline.cli.progress import Steps
-from roofline.errors import InputError
-from roofline.measurement.multi.pool import parse_devices
 from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
 from roofline.render.tables.sweep import explanation, sweep_table
-from roofline.fleet.launch import under_mpi
-from roofline.cli.multi import choose_devices, sweep_many
-from roofline.records.schema import RESULTS_SCHEMA
+from roofline.fleet.placement import HOST, place, under_ranks
+from roofline.cli.multi import sweep_many
 
 
 @click.command()
@@ -103,23 +101,16 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
 
-    if under_mpi():  # the options are checked on each rank, so a bad one comes back once, through rank 0
-        refuse_device(device_text != "0")
+    if under_ranks(device_text, timeout):  # the options are checked on each rank; a bad one comes back once
         return sweep_fleet(args, backend, output, fmt, timeout)
-
-    refuse_timeout(timeout)
     request = sweep_args_request(args)  # bad options exit 2 here, before any device is touched
-    wanted = parse_devices(device_text)
-    if wanted is None or len(wanted) > 1:
-        if backend == "numpy":
-            raise InputError(f"--device {device_text}: several devices are swept on the GPU backend")
-        devices = choose_devices(device_text)
-        if len(devices) > 1:
-            return sweep_many(devices, args, output, fmt)
-        wanted = devices
-    from roofline.measurement.session import open_backend  # lazy: roofline.measurement.session imports numpy (start-up)
+    where = place(device_text, "several devices are swept on the GPU backend" if backend == "numpy" else None)
+    if where.kind == HOST:
+        return sweep_many(list(where.devices), args, output, fmt)
+    # lazy: roofline.measurement.session imports numpy (start-up)
+    from roofline.measurement.session import open_backend
 
-    engine = open_backend(backend, wanted[0])
+    engine = open_backend(backend, where.device)
     with Steps("sweep") as steps:
         doc = sweep_on(request, engine, spec_name, args.policy, steps)
 

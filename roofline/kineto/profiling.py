@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
 from roofline.kineto.select import LaunchScope
-from roofline.ncu import program as ncu_program
+from roofline.ncu import program as ncu_program, importer as ncu_importer
 from roofline.kineto.program import runs_as_python, Running, capture, capture_range, python_program
 from roofline.ncu.profile import find_ncu
 from roofline.model.units import format_bytes, format_time
@@ -24,7 +24,6 @@ from roofline.load.specs import SpecCatalog
 from roofline.ncu.group import add_groups
 from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
 from roofline.kineto import document as trace_document
-from roofline.ncu import importer as ncu_importer
 
 NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
 TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}

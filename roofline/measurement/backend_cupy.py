@@ -11,8 +11,7 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from roofline.errors import BackendUnavailable, first_line
-from roofline.errors import install_extra
+from roofline.errors import BackendUnavailable, first_line, install_extra
 from roofline.measurement.context import KernelContext
 from roofline.records.caveats import warning
 from roofline.measurement.gpustate import open_monitor

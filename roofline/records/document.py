@@ -19,8 +19,7 @@ from typing import Any, Mapping, Sequence
 from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
-from roofline.load.jsonio import write_json_atomic
-from roofline.load.jsonio import why_not_replace
+from roofline.load.jsonio import write_json_atomic, why_not_replace
 
 MODEL_ERROR_FRACTION = 1.02  # a verified kernel above this share of its ceiling means the model under-counts
 

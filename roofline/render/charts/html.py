@@ -19,8 +19,7 @@ from roofline.ncu.halfprec import roof_text
 from roofline.render.charts.profile import chart_points, profile_figure, roof_colors
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
-from roofline.render.tables.grouped import footer
-from roofline.render.tables.grouped import MIXED_ROOF
+from roofline.render.tables.grouped import footer, MIXED_ROOF
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
