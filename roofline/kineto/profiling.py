@@ -14,16 +14,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
-from roofline.kineto.select import LaunchScope
-from roofline.ncu import program as ncu_program, importer as ncu_importer
-from roofline.kineto.program import runs_as_python, Running, capture, capture_range, python_program
-from roofline.ncu.profile import find_ncu
-from roofline.model.units import format_bytes, format_time
-from roofline.ncu.readback import check_import
-from roofline.load.specs import SpecCatalog
-from roofline.ncu.group import add_groups
-from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
 from roofline.kineto import document as trace_document
+from roofline.kineto.program import Running, capture, capture_range, python_program, runs_as_python
+from roofline.kineto.select import LaunchScope
+from roofline.load.specs import SpecCatalog
+from roofline.model.units import format_bytes, format_time
+from roofline.ncu import importer as ncu_importer, program as ncu_program
+from roofline.ncu.group import add_groups
+from roofline.ncu import profile as ncu_profile
+from roofline.ncu.readback import check_import
+from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
 
 NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
 TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}
@@ -65,7 +65,7 @@ def choose_source(source: str, program: Sequence[str], ncu_options: Sequence[str
         return chosen, f"auto: {', '.join(ncu_options or torch_options)} given", None
     if not runs_as_python(program):
         return "ncu", "auto: not a Python script", None
-    exe, _ = find_ncu(None)
+    exe, _ = ncu_profile.find_ncu(None)
     if exe is None:
         why = "auto: ncu is not on PATH"
     else:
@@ -139,7 +139,7 @@ def profile_ncu(program: Sequence[str], spec_name: str | None, group_by: str, ra
                 scope: LaunchScope, ncu_path: str | None, save_csv: Path | None, timeout: float | None,
                 chosen_by: str, keep: Keep, say: Say) -> Profiled:
     """The run under Nsight Compute, then its CSV imported as 'import ncu' would, grouped."""
-    exe, why = find_ncu(ncu_path)
+    exe, why = ncu_profile.find_ncu(ncu_path)
     if exe is None:
         raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
                                  "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu-path PATH; a PyTorch "
