@@ -19,6 +19,9 @@ from conftest import TESTS
 
 HEAVY = ("cupy", "matplotlib", "torch", "mpi4py", "numpy")
 SHARED = {"roofline.cli", "roofline.cli.common"}  # the group and the options every command shares
+# Not heavy, but each a cost a light command has no need of: PyYAML (the bundled files' data comes from
+# roofline.load.yamlmemo, roofline/load/bundled_yaml.json) and rich's console and tables (JSON output).
+WATCHED = ("yaml", "rich.console", "rich.table")
 
 PROBE = """
 import json, sys
@@ -29,9 +32,10 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-loaded = sorted(m for m in sys.modules if m.startswith('roofline.cli') or m.split('.')[0] in {heavy!r})
+loaded = sorted(m for m in sys.modules if m.startswith('roofline.cli') or m.split('.')[0] in {heavy!r}
+                or m in {watched!r})
 print(json.dumps({{"code": code, "loaded": loaded}}), file=sys.stderr)
-""".format(heavy=HEAVY)
+""".format(heavy=HEAVY, watched=WATCHED)
 
 
 def _loaded(*args: str) -> set[str]:
@@ -52,8 +56,25 @@ def _loaded(*args: str) -> set[str]:
     (("kernels", "show", "vector_add"), {"roofline.cli.catalog"}),
 ], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
 def test_a_light_command_imports_neither_heavy_packages_nor_other_commands(args: tuple[str, ...], own: set[str]):
-    loaded = _loaded(*args)
+    loaded = _loaded(*args) - set(WATCHED)
     assert loaded - SHARED == own, f"roofline {' '.join(args)} imported {sorted(loaded - SHARED - own)}"
+
+
+@pytest.mark.parametrize(("args", "allowed"), [
+    (("--help",), set()),
+    (("analyze",), {"rich.console", "rich.table"}),
+    (("analyze", "--format", "json"), set()),
+    (("analyze", "vector_add", "--spec", "t4", "--format", "csv"), set()),
+    (("specs", "--format", "json"), set()),
+    (("kernels",), {"rich.console", "rich.table"}),
+], ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_a_light_command_parses_no_yaml_and_draws_no_table_it_does_not_print(args: tuple[str, ...],
+                                                                             allowed: set[str]) -> None:
+    """issue 30: `roofline analyze` within 2.2x of a bare `import click, rich, yaml`. The bundled specs and
+    descriptors are read through the memo of what they parse to (roofline.load.yamlmemo), so PyYAML (about 15 ms)
+    is not imported; JSON and CSV output import none of rich's console and table code (about 30 ms)."""
+    watched = _loaded(*args) & set(WATCHED)
+    assert watched <= allowed, f"roofline {' '.join(args)} imported {sorted(watched - allowed)}"
 
 
 def test_a_heavy_command_is_imported_when_it_runs() -> None:

@@ -19,6 +19,7 @@ from typing import Any, Iterator
 
 from roofline.errors import at, first_line
 from roofline.model.units import MAX_DIGITS
+from roofline.load.yamlmemo import MISSING, lookup as memoised
 import json
 
 MAX_DEPTH = 64  # levels of nested lists and mappings; real inputs use fewer than ten
@@ -130,7 +131,13 @@ def parse_yaml(text: str, source: object) -> Any:
     reached twice (an alias), nesting beyond MAX_DEPTH, whole numbers of more than MAX_DIGITS digits and
     non-finite floats, each with its line. Scalars with a non-string tag are built during the walk, so a bad
     date or number is reported at its line too; the loader keeps them for building the document.
+
+    A bundled file's text is looked up first (roofline.load.yamlmemo: what it parses to, computed ahead), so
+    `roofline analyze` imports no YAML parser.
     """
+    known = memoised(text)
+    if known is not MISSING:
+        return known
     # lazy: not needed by `roofline --help`, which imports this module (start-up)
     import yaml
 
