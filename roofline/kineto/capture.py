@@ -126,7 +126,7 @@ def _hook_optimizers(torch: Any, window: Window) -> None:
     kernels touch) are written into the trace as a user annotation that `import torch` reads (params_annotation:
     no quotes, which Kineto's exporter would not escape)."""
     try:
-        import torch.optim.optimizer as optimizer_module  # the global step hooks (PyTorch 2.0 and later)
+        import torch.optim.optimizer as optimizer_module  # lazy (torch, start-up): the global step hooks (PyTorch 2+)
     except ImportError:
         return
     register = getattr(optimizer_module, "register_optimizer_step_pre_hook", None)

@@ -51,7 +51,7 @@ def fast_json() -> Any:
     """orjson (a dependency), imported on first use rather than at start-up; None where it is missing, so every
     caller keeps the standard library's way."""
     try:
-        import orjson
+        import orjson  # lazy: only JSON reading and writing use it, not a table (start-up)
     except ImportError:
         return None
     return orjson

@@ -94,7 +94,7 @@ def roofline_axes(fig: Any, rect: tuple[float, float, float, float], xlim: tuple
 
 def require_matplotlib() -> None:
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401 - lazy: matplotlib is a start-up cost only this path pays
     except ImportError as exc:  # pragma: no cover - matplotlib is a dependency; the message is for broken installs
         raise InputError(f"plotting needs matplotlib ({exc}): pip install matplotlib") from None
 
