@@ -37,7 +37,7 @@ from roofline.sizes.fitted import FIRST_PRINCIPLES, measured_time, predict_time
 
 LAUNCH_BOUND, LATENCY_BOUND = "launch-bound", "latency-bound"
 CONCURRENCY_BOUND, BANDWIDTH_BOUND = "concurrency-bound", "bandwidth-bound"
-SM_BOUND, L2_BOUND = "sm-bound", "l2-bound"  # fewer blocks than SMs; a later pass re-reading what fits in L2
+SM_BOUND, L2_BOUND, COMPUTE_BOUND = "sm-bound", "l2-bound", "compute-bound"  # fewer blocks than SMs; a later pass re-reading what fits in L2
 
 # What the model assumes where neither a probe nor the spec gives a figure; each use is named in `assumed`.
 DEFAULT_LAUNCH_FLOOR = 0.5e-6  # s: a CUDA-graph-replayed empty launch on recent NVIDIA data-centre GPUs
@@ -301,12 +301,18 @@ def predict(shapes: Sequence[LaunchShape], m: MachineFigures) -> tuple[float, tu
 
 
 def annotate(entries: Iterable[MutableMapping[str, Any]], shapes: Sequence[Sequence[LaunchShape]],
-             m: MachineFigures) -> None:
+             m: MachineFigures, compute: Sequence[float] | None = None) -> None:
     """Add predicted_time, prediction_error (predicted / measured − 1; null without a verified time) and the terms
-    to every entry, in place; `shapes` holds each entry's launches. The first-order max(L, λ + B/BW) with the spec's
-    latency is kept beside it (`simple_max_time`), as the fitted model does."""
-    for e, launches in zip(entries, shapes):
+    to every entry, in place; `shapes` holds each entry's launches. `compute`, where given, is each entry's FLOPs ÷
+    its roof: when that is longer than everything but the launch floors, the kernel is compute-bound and takes the
+    floors plus it. The first-order max(L, λ + B/BW) with the spec's latency is kept beside it (`simple_max_time`), as
+    the fitted model does."""
+    for i, (e, launches) in enumerate(zip(entries, shapes)):
         total, times, regime = predict(launches, m)
+        floors = sum(t.launch for t in times)
+        arithmetic = compute[i] if compute is not None else 0.0
+        if arithmetic > total - floors:
+            total, regime = floors + arithmetic, COMPUTE_BOUND
         measured = measured_time(e)
         simple = predict_time(float(e["bytes"]), m.bandwidth, m.memory_latency, m.launch_floor, "max")
         main = max(times, key=lambda t: t.bytes)
@@ -316,7 +322,8 @@ def annotate(entries: Iterable[MutableMapping[str, Any]], shapes: Sequence[Seque
             "model": FIRST_PRINCIPLES, "regime": regime,
             "launch": sum(t.launch for t in times), "latency": main.round_trip,
             "transfer": sum(t.transfer for t in times), "in_flight": main.in_flight, "windows": main.windows,
-            "reductions": sum(t.reductions for t in times),
+            "reductions": sum(t.reductions for t in times), "compute": arithmetic,
+            "active_sms": main.active_sms, "stream_bandwidth": main.stream_bandwidth,
             "launches": [asdict(t) for t in times],
             "simple_max_time": simple, "simple_max_error": simple / measured - 1.0 if measured else None,
         }
