@@ -27,7 +27,7 @@ _MEASUREMENT_KEYS = ("device", "date", "tool_version", "method")
 _LINK_KEYS = ("bandwidth", "links")
 # The size model's machine figures (roofline.sizes.predict), each with the range a real GPU's figure falls in: a
 # value outside is a typo in its unit (500 s for 500 ns), refused with the field named.
-_MODEL_RANGES = {
+MODEL_RANGES = {
     "launch_floor": ("time", 50e-9, 1e-3),
     "round_trip": ("time", 10e-9, 1e-3),
     "reduction": ("time", 1e-9, 100e-6),
@@ -156,9 +156,9 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
     block = f.mapping("model")
     if block is None:
         return ModelFigures()
-    block.reject_unknown((*_MODEL_RANGES, "sm_curve"))
+    block.reject_unknown((*MODEL_RANGES, "sm_curve"))
     values: dict[str, float | None] = {}
-    for key, (kind, low, high) in _MODEL_RANGES.items():
+    for key, (kind, low, high) in MODEL_RANGES.items():
         value = block.quantity(key, kind)
         if value is not None and not low <= value <= high:
             fmt = format_time if kind == "time" else format_rate

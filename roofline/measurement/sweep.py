@@ -1,5 +1,6 @@
 """`roofline sweep` on a backend: the launch overheads, each size through the harness, the model fitted to them,
-and the results document with its 'sweep' block.
+and the results document with its 'sweep' block. With --calibrated FILE whose `model:` block holds the launch
+floor, round trip and reduction, those are used and the probes are not run again.
 
 It exists so the command only parses options and renders (roofline.cli.sweep); the model itself is pure
 (roofline.sizes.fitted). CuPy is reached only through the backend object passed in.
@@ -46,9 +47,16 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     overrides = [{**request.fixed, param: compile_expr(size)} for size in request.sizes]
     shapes = [launch_shapes(d, evaluate(d, o), sm_count) for o in overrides] \
         if request.model == FIRST_PRINCIPLES else []
-    progress.start("launch overheads")
-    overheads = launch_costs(engine, policy)
-    progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
+    cal = request.calibrated
+    if (request.model == FIRST_PRINCIPLES and cal is not None and engine.name != "numpy"
+            and None not in (cal.model.launch_floor, cal.model.round_trip, cal.model.reduction)):
+        # the measured spec holds the probes' figures (calibrate measured them on this GPU): not measured again
+        overheads: dict[str, Any] = {"from_spec": f"{cal.id}: model.launch_floor, model.round_trip and "
+                                                  "model.reduction, as calibrate measured them; not measured again"}
+    else:
+        progress.start("launch overheads")
+        overheads = launch_costs(engine, policy)
+        progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
     entries = []
     for i, (size, o) in enumerate(zip(request.sizes, overrides)):
         step = f"{d.name} {param}={size} ({i + 1}/{len(request.sizes)})"
