@@ -212,12 +212,18 @@ def _sm_curve(source: MachineSpec, spec: str, sms: int | None) -> tuple[tuple[tu
     if not sms:
         return (), "not known: the spec gives no sm_count, so no launch is taken to engage fewer SMs"
     if fig.sm_bandwidth is not None:
-        return ((1.0, fig.sm_bandwidth), (float(sms), min(source.bandwidth, sms * fig.sm_bandwidth))), \
+        return _linear(fig.sm_bandwidth, source.bandwidth), \
             f"{spec} (model.sm_bandwidth {fig.sm_bandwidth / 1e9:.0f} GB/s per SM, × active SMs up to BW)"
     per = DEFAULT_SM_SHARE * source.bandwidth / sms
-    return ((1.0, per), (float(sms), source.bandwidth)), \
+    return _linear(per, source.bandwidth), \
         (f"assumed {per / 1e9:.0f} GB/s per SM, × active SMs up to BW (not measured: {DEFAULT_SM_SHARE:g} × BW / "
          f"{sms} SMs; {source.id} gives no model.sm_curve)")
+
+
+def _linear(per_sm: float, bandwidth: float) -> tuple[tuple[float, float], ...]:
+    """The curve of SMs that each stream at `per_sm` until together they reach BW."""
+    saturate = bandwidth / per_sm
+    return ((1.0, per_sm), (saturate, bandwidth)) if saturate > 1 else ((1.0, bandwidth),)
 
 
 def _l2_curve(source: MachineSpec, spec: str) -> tuple[tuple[tuple[float, float], ...], str]:
