@@ -27,10 +27,10 @@ from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import SILENT, Progress
 
 THREADS = 1024  # SM_COPY_THREADS: one block of 1024 threads fills an SM's thread slots by half on Hopper
-UNROLL = 4  # float4 loads each thread has in flight
+UNROLL = 8  # float4 loads each thread has in flight (SM_COPY_UNROLL)
 PER_SM = r"""
 #define SM_COPY_THREADS 1024
-#define SM_COPY_UNROLL 4
+#define SM_COPY_UNROLL 8
 // Block b copies per_block float4 from its own slice, starting at offset + b * per_block (mod total): blocks
 // <= SMs puts one block on each SM. Each thread issues SM_COPY_UNROLL loads before its stores.
 extern "C" __global__ void __launch_bounds__(SM_COPY_THREADS)
