@@ -213,6 +213,8 @@ def test_analyze_predict_for_a_gpu_one_does_not_have(run_cli):
     assert soft["prediction"]["regime"] == "sm-bound" and soft["prediction"]["active_sms"] == 64
     assert copy["prediction"]["regime"] == "bandwidth-bound" and soft["status"] == "SKIPPED"
     assert doc["prediction"]["model"]["assumed"]
+    alone = run_cli("analyze", "copy", "--calibrated", H200_MEASURED, "--predict", "--format", "json")
+    assert alone.code == 0 and json.loads(alone.out)["device"]["spec_id"] == "h200-sxm-measured"
     table = run_cli("analyze", "softmax_fused", "--spec", "h100", "--spec", "h200", "--predict")
     assert table.code == 0 and "H100" in table.out and "H200" in table.out and "assumed" in table.err
 

@@ -85,8 +85,9 @@ def _predict(selected: list, overrides: dict, spec_names: tuple[str, ...], calib
     if fmt in ("csv", "markdown"):
         raise InputError(f"--predict prints a table or JSON; leave out --format {fmt}")
     calibrated = load_spec(calibrated_path) if calibrated_path is not None else None
-    machines = resolve_specs(spec_names) if spec_names or calibrated is None else [calibrated]
-    if spec_names or calibrated is None:
+    named = [n for n in spec_names if n.strip().lower() != "auto"]
+    machines = [calibrated] if calibrated is not None and not named else resolve_specs(spec_names)
+    if calibrated is None or named:
         say_auto_spec(spec_names)
     docs = []
     for m in machines:
