@@ -94,11 +94,12 @@ def test_the_spec_figures_are_used_and_the_missing_ones_named(tmp_path):
 
     bare = machine_figures(load_spec(_spec(tmp_path, "")), {})
     assert [a.split(":")[0] for a in bare.assumed] == ["launch floor", "streaming round trip", "block reduction",
-                                                       "per-SM bandwidth"]
+                                                       "per-SM bandwidth", "block dispatch"]
     assert bare.launch_floor == 0.5e-6 and bare.round_trip == 1e-6 and bare.reduction == 0.2e-6
     assert "assumed 0.5 µs (not measured" in bare.launch_floor_source
     full = machine_figures(load_spec(_spec(tmp_path, "model:\n  launch_floor: 0.7 us\n  round_trip: 0.9 us\n"
-                                                     "  reduction: 100 ns\n  sm_bandwidth: 50 GB/s\n")), {})
+                                                     "  reduction: 100 ns\n  sm_bandwidth: 50 GB/s\n"
+                                                     "  block_interval: 40 ns\n")), {})
     assert full.assumed == () and (full.launch_floor, full.round_trip, full.reduction) == pytest.approx(
         (0.7e-6, 0.9e-6, 1e-7))
     assert "model.launch_floor" in full.launch_floor_source and full.sm_bandwidth(4) == pytest.approx(200e9)
@@ -147,6 +148,17 @@ def test_each_littles_law_window_pays_the_reductions():
     assert t.windows == 10 and t.time == pytest.approx(1e-6 + 10 * (1e-6 + 0.4e-6))
 
 
+def test_more_blocks_than_the_sms_can_start_in_time_are_block_bound():
+    from roofline.sizes.predict import BLOCK_BOUND
+
+    m = figures(block_interval=100e-9)  # 10 SMs: a block every 100 ns each
+    t = launch_time(LaunchShape(1e8, 1e4, 1e4, blocks=1e6), m)  # 100,000 blocks per SM: 10 ms to start them
+    assert t.regime == BLOCK_BOUND and t.time == pytest.approx(1e-6 + 1e5 * 100e-9 + 1e-6)
+    few = launch_time(LaunchShape(1e8, 1e4, 1e4, blocks=100), m)  # 10 per SM: the bytes take longer
+    assert few.regime != BLOCK_BOUND and few.time == pytest.approx(1e-6 + 1e-6 + 1e8 / 1e12)
+    assert launch_time(LaunchShape(1e8, 1e4, 1e4, blocks=1e6), figures()).regime != BLOCK_BOUND  # not measured
+
+
 def test_a_kernel_whose_arithmetic_is_longer_is_compute_bound():
     from roofline.sizes.predict import annotate
 
@@ -189,8 +201,9 @@ def test_sweep_predict_with_a_calibrated_spec_uses_its_figures(run_cli, tmp_path
     doc = json.loads(result.out)
     m = doc["sweep"]["model"]
     assert m["launch_floor"] == pytest.approx(0.503e-6) and m["round_trip"] == pytest.approx(0.84e-6)
-    assert m["assumed"] == ["L2 bandwidth: assumed: caches.l2.bandwidth 8.37 TB/s up to half of caches.l2.size "
-                            "(not measured as a curve)"]
+    assert m["assumed"][0].startswith("block dispatch: not modelled (0)")
+    assert m["assumed"][1:] == ["L2 bandwidth: assumed: caches.l2.bandwidth 8.37 TB/s up to half of caches.l2.size "
+                                "(not measured as a curve)"]
     one, sixty_four, many = doc["kernels"]
     assert len(one["prediction"]["launches"]) == 3 and one["prediction"]["reductions"] == pytest.approx(2 * 211e-9)
     assert one["prediction"]["regime"] == "sm-bound" and many["prediction"]["regime"] == "bandwidth-bound"
@@ -262,6 +275,15 @@ def test_the_per_sm_curve_is_the_slope_of_two_slices():
     assert not fast.ok and "1.5" in fast.note
 
 
+def test_the_block_interval_is_the_slope_over_blocks_per_sm():
+    from roofline.measurement.calibrate.sizemodel import interval_from_times
+
+    fig = interval_from_times(132, 64, 1024, 2e-6 + 64 * 50e-9, 2e-6 + 1024 * 50e-9)
+    assert fig.ok and fig.value == pytest.approx(50e-9) and fig.details["many"] == 1024
+    assert not interval_from_times(132, 64, 1024, 5e-6, 5e-6).ok
+    assert "outside" in interval_from_times(132, 64, 1024, 1e-6, 1.0).note
+
+
 def test_the_measured_spec_carries_the_model_block_and_loads_back():
     from roofline.measurement.calibrate.figures import Figure
     from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
@@ -289,7 +311,7 @@ def test_the_per_sm_probe_on_the_gpu():
     backend = open_backend("cupy", 0)
     figs = size_model_figures(backend, QUICK, 4e12)
     assert [f.field for f in figs] == ["model.launch_floor", "model.round_trip", "model.reduction",
-                                       "model.sm_bandwidth"]
+                                       "model.sm_bandwidth", "model.block_interval"]
     assert all(f.ok for f in figs), [f.note for f in figs]
     curve = figs[-1].details["curve"]
     assert curve[0]["sms"] == 1 and curve[-1]["bandwidth"] > curve[0]["bandwidth"]

@@ -32,6 +32,7 @@ MODEL_RANGES = {
     "round_trip": ("time", 10e-9, 1e-3),
     "reduction": ("time", 1e-9, 100e-6),
     "sm_bandwidth": ("bandwidth", 100e6, 1e12),
+    "block_interval": ("time", 1e-9, 10e-6),
 }
 
 
@@ -192,7 +193,8 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
                                                f"({format_rate(bandwidth)}): a DRAM stream cannot reach it")
             curve.append((sms, bw))
     return ModelFigures(launch_floor=values["launch_floor"], round_trip=values["round_trip"],
-                        reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve))
+                        reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve),
+                        block_interval=values["block_interval"])
 
 
 def _interconnect(f: Fields) -> dict[str, Link]:

@@ -80,11 +80,13 @@ class ModelFigures:
     round_trip: float | None = None  # s: λk, a small streaming launch on every SM, beyond L
     reduction: float | None = None  # s: R, one block-wide reduction that no load overlaps
     sm_bandwidth: float | None = None  # B/s: one SM streaming alone (one block)
+    block_interval: float | None = None  # s: how often one SM starts a new block (block dispatch)
     # (active SMs, aggregate B/s) by increasing SM count: k blocks, one per SM, streaming a large buffer
     sm_curve: tuple[tuple[int, float], ...] = ()
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in (self.launch_floor, self.round_trip, self.reduction, self.sm_bandwidth)) \
+        return any(v is not None for v in (self.launch_floor, self.round_trip, self.reduction, self.sm_bandwidth,
+                                           self.block_interval)) \
             or bool(self.sm_curve)
 
 

@@ -37,7 +37,8 @@ from roofline.sizes.fitted import FIRST_PRINCIPLES, measured_time, predict_time
 
 LAUNCH_BOUND, LATENCY_BOUND = "launch-bound", "latency-bound"
 CONCURRENCY_BOUND, BANDWIDTH_BOUND = "concurrency-bound", "bandwidth-bound"
-SM_BOUND, L2_BOUND, COMPUTE_BOUND = "sm-bound", "l2-bound", "compute-bound"  # fewer blocks than SMs; a later pass re-reading what fits in L2
+SM_BOUND, L2_BOUND, COMPUTE_BOUND = "sm-bound", "l2-bound", "compute-bound"
+BLOCK_BOUND = "block-bound"  # more blocks than an SM can start in the time the bytes take  # fewer blocks than SMs; a later pass re-reading what fits in L2
 
 # What the model assumes where neither a probe nor the spec gives a figure; each use is named in `assumed`.
 DEFAULT_LAUNCH_FLOOR = 0.5e-6  # s: a CUDA-graph-replayed empty launch on recent NVIDIA data-centre GPUs
@@ -71,6 +72,8 @@ class MachineFigures:
     l2_curve: tuple[tuple[float, float], ...] = ()
     l2_source: str = "not known: a later pass re-reads at BW"
     assumed: tuple[str, ...] = ()  # every figure not measured, as "name: assumed value (why)"
+    block_interval: float = 0.0  # s: how often one SM starts a new block; 0: block dispatch not modelled
+    block_interval_source: str = "not measured: block dispatch not modelled"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -166,6 +169,12 @@ def machine_figures(source: MachineSpec, overheads: Mapping[str, Any]) -> Machin
     curve, curve_why = _sm_curve(source, spec, sms)
     if curve and curve_why.startswith("assumed"):
         assumed.append(f"per-SM bandwidth: {curve_why}")
+    if fig.block_interval is not None:
+        interval, interval_why = fig.block_interval, f"{spec} (model.block_interval)"
+    else:
+        interval = 0.0
+        interval_why = f"not modelled (0): {source.id} gives no model.block_interval, which calibrate measures"
+        assumed.append(f"block dispatch: {interval_why}")
     l2, l2_why = _l2_curve(source, spec)
     if l2 and l2_why.startswith("assumed"):
         assumed.append(f"L2 bandwidth: {l2_why}")
@@ -179,6 +188,7 @@ def machine_figures(source: MachineSpec, overheads: Mapping[str, Any]) -> Machin
                          else "not known: bytes in flight are not capped"),
         sm_count=sms, reduction=reduction, reduction_source=reduction_why,
         sm_curve=curve, sm_curve_source=curve_why, l2_curve=l2, l2_source=l2_why, assumed=tuple(assumed),
+        block_interval=interval, block_interval_source=interval_why,
     )
 
 
@@ -255,6 +265,9 @@ def _reduction(probe: Mapping[str, Any]) -> tuple[float, str]:
 def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
     """One launch: L + max(λk + B/BW' + r·R, ceil(B/F) · (λk + r·R)) (see the module docstring), with its regime.
 
+    With a block dispatch interval b (the spec's model.block_interval), a launch also takes at least
+    ceil(blocks / SMs) · b + λk + r·R: each SM starts its blocks one after another (block-bound).
+
     BW' is the bandwidth the launch can stream at: the active SMs' (min(blocks, SMs), the per-SM curve) when it
     engages fewer SMs than the GPU has, the L2's when it re-reads a working set an earlier launch of the run brought
     on chip and the L2 curve holds it, else BW. A block holds its thread slots through its reductions, so each
@@ -282,9 +295,14 @@ def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
         windows = max(1, math.ceil(shape.bytes / in_flight - _EPS))
     reductions = shape.reductions * m.reduction
     pipe, little = lam + transfer + reductions, windows * (lam + reductions)
-    body = max(pipe, little)
+    # each SM starts its blocks one after another; its last block still pays a round trip and its reductions
+    dispatch = (math.ceil(blocks / m.sm_count - _EPS) * m.block_interval + lam + reductions
+                if m.sm_count and m.block_interval and shape.bytes > 0 else 0.0)
+    body = max(pipe, little, dispatch)
     if m.launch_floor >= body:
         regime = LAUNCH_BOUND
+    elif dispatch > max(pipe, little):
+        regime = BLOCK_BOUND
     elif little > pipe:
         regime = CONCURRENCY_BOUND
     elif transfer < lam:

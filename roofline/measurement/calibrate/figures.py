@@ -45,6 +45,7 @@ KINDS: tuple[FigureKind, ...] = (
     FigureKind("model.round_trip", "streaming round trip", "time"),
     FigureKind("model.reduction", "block reduction", "time"),
     FigureKind("model.sm_bandwidth", "per-SM bandwidth", "bandwidth"),
+    FigureKind("model.block_interval", "block dispatch interval", "time"),
 )
 KIND_BY_FIELD = {k.field: k for k in KINDS}
 REQUIRED_FIELDS = ("memory.bandwidth", "memory.latency")

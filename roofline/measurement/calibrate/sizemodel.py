@@ -5,6 +5,9 @@ block (roofline.sizes.predict reads them, so `sweep --predict --calibrated FILE`
   (roofline.measurement.sweep.launch_costs: an empty kernel, the stream probe, the reduction probe), reduced the way
   the model reduces them (λk = stream probe − L − its bytes at the DRAM bandwidth; R = the reduction probe's
   difference ÷ its reductions);
+- block dispatch interval: how often one SM starts a new block, from a launch of blocks that do nothing but write
+  their index, at 64 and at 1024 blocks per SM (the difference ÷ the extra blocks per SM); a kernel with one small
+  block per row over a million rows is held by it, not by its bytes;
 - per-SM bandwidth: k blocks of 1024 threads, one per SM, each copying its own slice of a large random buffer (4 float4
   loads in flight per thread), for k = 1, 2, 4, … and all SMs. Each k is timed at two slice sizes and the bandwidth is
   the slope (the extra bytes over the extra time), so the launch and the round trip cancel; every launch's slices
@@ -52,6 +55,16 @@ sm_copy(const float4* __restrict__ src, float4* __restrict__ dst, long long per_
     }
 }
 """
+BLOCK_THREADS = 64  # the block probe's blocks: a row kernel's smallest block
+BLOCKS_PROBE = r"""
+// Thread 0 of every block writes its block index: the only work, so a launch's time is its blocks being started.
+extern "C" __global__ void block_probe(int* __restrict__ out) {
+    if (threadIdx.x == 0) out[blockIdx.x] = blockIdx.x;
+}
+"""
+BLOCK_METHOD = (f"block_probe kernel (roofline/measurement/calibrate/sizemodel.py): blocks of {BLOCK_THREADS} threads "
+                "whose thread 0 writes its block index, timed at 64 and 1024 blocks per SM; interval = the extra time "
+                "÷ the extra blocks per SM; every index checked before timing")
 METHOD = (f"sm_copy kernel (roofline/measurement/calibrate/sizemodel.py): k blocks of {THREADS} threads, one per SM, "
           f"each copying its own slice of a random float32 buffer ({UNROLL} float4 loads in flight per thread) over "
           "slices rotating through buffers of at least 4 × L2; bandwidth = the extra bytes (read + written) of a "
@@ -149,10 +162,46 @@ def curve_from_times(points: Sequence[Mapping[str, Any]], dram_bandwidth: float 
                     None)
 
 
+def interval_from_times(sms: int, few: int, many: int, time_few: float, time_many: float) -> Figure:
+    """model.block_interval from the block probe at `few` and `many` blocks per SM: the extra time per extra block
+    per SM (the launch and the round trip cancel)."""
+    extra = time_many - time_few
+    if extra <= 0:
+        return failed("model.block_interval", f"{many} blocks per SM were not slower than {few} "
+                                              f"({time_few * 1e6:.2f} µs, then {time_many * 1e6:.2f} µs)", BLOCK_METHOD)
+    value = extra / (many - few)
+    why = _checked("block_interval", value)
+    if why:
+        return failed("model.block_interval", why, BLOCK_METHOD)
+    return measured("model.block_interval", value, BLOCK_METHOD, None,
+                    {"sms": sms, "few": few, "many": many, "time_few": time_few, "time_many": time_many}, None)
+
+
+def block_interval(backend: Any, policy: MeasurePolicy, few: int = 64, many: int = 1024) -> Figure:
+    """The block probe on the GPU (see interval_from_times); a wrong index fails the figure."""
+    cp = backend.cp
+    sms = int(backend.info.get("sm_count") or 0)
+    if not sms:
+        return failed("model.block_interval", "the device reports no SM count", BLOCK_METHOD)
+    kernel = cp.RawKernel(BLOCKS_PROBE, "block_probe")
+    times = {}
+    for per_sm in (few, many):
+        grid = per_sm * sms
+        out = cp.full(grid, -1, dtype=cp.int32)
+        kernel((grid,), (BLOCK_THREADS,), (out,))
+        backend.synchronize()
+        if not bool(cp.array_equal(out, cp.arange(grid, dtype=cp.int32))):
+            return failed("model.block_interval", f"{grid} blocks: some block did not write its index", BLOCK_METHOD)
+        timing = backend.time_runs(lambda out=out, grid=grid: kernel((grid,), (BLOCK_THREADS,), (out,)), [{}],
+                                   policy)
+        times[per_sm] = median(timing.samples)
+    return interval_from_times(sms, few, many, times[few], times[many])
+
+
 def size_model_figures(backend: Any, plan: Plan, dram_bandwidth: float | None,
                        progress: Progress = SILENT) -> list[Figure]:
     """Every figure of the `model:` block, in order: launch floor, round trip, reduction (the sweep's probes), then
-    per-SM bandwidth. Failures are Figures (never raised)."""
+    per-SM bandwidth and the block dispatch interval. Failures are Figures (never raised)."""
     from roofline.measurement.sweep import launch_costs
 
     policy = plan.policy()
@@ -168,6 +217,12 @@ def size_model_figures(backend: Any, plan: Plan, dram_bandwidth: float | None,
     except Exception as exc:  # noqa: BLE001 - reported as a FAILED figure, like every probe
         figures.append(failed("model.sm_bandwidth", f"{type(exc).__name__}: {first_line(exc, 300)}", METHOD))
     progress.finish("per-SM bandwidth", figures[-1].status)
+    progress.start("block dispatch")
+    try:
+        figures.append(block_interval(backend, quick))
+    except Exception as exc:  # noqa: BLE001 - reported as a FAILED figure, like every probe
+        figures.append(failed("model.block_interval", f"{type(exc).__name__}: {first_line(exc, 300)}", BLOCK_METHOD))
+    progress.finish("block dispatch", figures[-1].status)
     return figures
 
 

@@ -136,7 +136,8 @@ def measured_spec(
 def _model_block(ok: Mapping[str, Figure], take: Any) -> dict[str, Any]:
     """The size model's figures (calibrate.sizemodel) as the spec's model: block, the per-SM curve with them."""
     model: dict[str, Any] = {}
-    for field_ in ("model.launch_floor", "model.round_trip", "model.reduction", "model.sm_bandwidth"):
+    for field_ in ("model.launch_floor", "model.round_trip", "model.reduction", "model.sm_bandwidth",
+                   "model.block_interval"):
         value = take(field_)
         if value is not None:
             model[field_.split(".", 1)[1]] = quantity_text(value, KIND_BY_FIELD[field_].kind)

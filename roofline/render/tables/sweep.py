@@ -133,4 +133,6 @@ def _first_principles_lines(m: dict[str, Any]) -> list[str]:
         f"  Little's Law: streaming at BW needs BW × λk = {format_bytes(m['bandwidth'] * m['round_trip'])} in "
         "flight; a launch with less is concurrency-bound",
         *([f"  fewer blocks than SMs: {m['sm_curve_source']}"] if m.get("sm_curve") else []),
+        *([f"  block dispatch = {format_time(m['block_interval'])} per block per SM: {m['block_interval_source']}"]
+          if m.get("block_interval") else []),
     ]
