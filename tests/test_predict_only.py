@@ -315,3 +315,87 @@ def test_the_per_sm_probe_on_the_gpu():
     assert all(f.ok for f in figs), [f.note for f in figs]
     curve = figs[-1].details["curve"]
     assert curve[0]["sms"] == 1 and curve[-1]["bandwidth"] > curve[0]["bandwidth"]
+
+
+# ---- the per-SM and block probes' plumbing, on a NumPy stand-in for CuPy ------------------------------------------
+
+
+class _FakeKernel:
+    """sm_copy and block_probe done in NumPy; each launch leaves what a clock would read (60 GB/s per SM; 50 ns per
+    block per SM; 2 µs a launch) for the fake backend's timer."""
+
+    def __init__(self, name: str, backend: "_FakeBackend", broken: bool):
+        self.name, self.backend, self.broken = name, backend, broken
+
+    def __call__(self, grid, block, args):
+        import numpy as np
+
+        (blocks,), sms = grid, self.backend.info["sm_count"]
+        if self.name == "block_probe":
+            (out,) = args
+            out[:blocks] = np.arange(blocks)
+            self.backend.last = 2e-6 + blocks / sms * 50e-9
+            return
+        src, dst, n, offset, total = args
+        s4, d4 = src.reshape(-1, 4), dst.reshape(-1, 4)
+        for b in range(blocks):
+            idx = (int(offset) + b * int(n) + np.arange(int(n))) % int(total)
+            d4[idx] = s4[idx] + (1.0 if self.broken else 0.0)
+        self.backend.last = 2e-6 + 32 * int(n) / 60e9  # every block at one SM's rate, side by side
+
+
+class _FakeBackend:
+    def __init__(self, broken: bool = False):
+        import types
+
+        import numpy as np
+
+        self.info, self.last, self.launches = {"sm_count": 4, "l2_size": 1 << 20}, 0.0, 0
+        cp = types.SimpleNamespace(int32=np.int32, int64=np.int64, float32=np.float32, zeros=np.zeros, full=np.full,
+                                   arange=np.arange, array_equal=np.array_equal)
+        cp.random = types.SimpleNamespace(default_rng=lambda seed: types.SimpleNamespace(
+            random=lambda n, dtype: np.random.default_rng(seed).random(n, dtype=dtype)))
+        cp.RawKernel = lambda code, name: _FakeKernel(name, self, broken)
+        self.cp = cp
+
+    def synchronize(self) -> None:
+        pass
+
+    def time_runs(self, run, sets, policy):
+        import types
+
+        samples = []
+        for s in sets[:3]:
+            run(**s)
+            samples.append(self.last)
+        return types.SimpleNamespace(samples=samples)
+
+
+def test_the_per_sm_probe_plumbing_on_a_fake_gpu():
+    from roofline.measurement.calibrate.plan import Plan
+    from roofline.measurement.calibrate.sizemodel import block_interval, curve_from_times, per_sm_points
+    from roofline.measurement.policy import MeasurePolicy
+
+    policy = MeasurePolicy(min_time=0.0, min_repeats=1, seed=0)
+    points = per_sm_points(_FakeBackend(), Plan(sm_probe_bytes=4096), policy)
+    assert [p["sms"] for p in points] == [1, 2, 4]
+    assert points[0]["bytes_long"] == 2 * points[0]["bytes_short"] == 2 * 2 * 4096
+    fig = curve_from_times(points, 4e12)
+    assert fig.ok and fig.value == pytest.approx(60e9)
+    assert [c["bandwidth"] for c in fig.details["curve"]] == pytest.approx([60e9, 120e9, 240e9])
+    with pytest.raises(RuntimeError, match="differs from its source"):
+        per_sm_points(_FakeBackend(broken=True), Plan(sm_probe_bytes=4096), policy)
+    interval = block_interval(_FakeBackend(), policy)
+    assert interval.ok and interval.value == pytest.approx(50e-9)
+
+
+def test_calibrate_reports_each_size_model_figure_even_when_a_probe_cannot_run():
+    from roofline.measurement.calibrate.plan import Plan
+    from roofline.measurement.calibrate.sizemodel import size_model_figures
+
+    backend = _FakeBackend()
+    backend.name = "cupy"  # the launch probes need CuPy's RawModule, which the stand-in lacks: they fail, reported
+    figs = size_model_figures(backend, Plan(sm_probe_bytes=4096, min_time=0.0), 4e12)
+    assert [f.field for f in figs] == ["model.launch_floor", "model.round_trip", "model.reduction",
+                                       "model.sm_bandwidth", "model.block_interval"]
+    assert [f.status for f in figs] == ["FAILED", "FAILED", "FAILED", "OK", "OK"]
