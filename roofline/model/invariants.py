@@ -300,8 +300,9 @@ def _energy_order(spec: MachineSpec) -> list[Violation]:
     e = spec.energy
     if e is None or "l2" not in e.memory or e.memory["l2"] < e.dram:
         return []
-    return [Violation("energy.memory.l2", HARD, f"{format_small(e.memory['l2'], 'J/B')} is not below energy.memory.dram "
-                      f"{format_small(e.dram, 'J/B')}: a DRAM byte also crosses the L2, so it costs more",
+    return [Violation("energy.memory.l2", HARD, f"{format_small(e.memory['l2'], 'J/B')} is not below "
+                      f"energy.memory.dram {format_small(e.dram, 'J/B')}: a DRAM byte also crosses the L2, so it "
+                      "costs more",
                       "check both figures and their units")]
 
 

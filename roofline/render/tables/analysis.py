@@ -30,7 +30,8 @@ _TEXT_COLUMNS = ("kernel", "roof", "bound")
 # What a narrow terminal leaves out first (roofline.render.tables.fit). attainable (FLOPs / SOL time) and AI
 # (FLOPs / bytes) follow from the columns kept, so at 80 columns a kernel keeps its roof, FLOPs, bytes, bound and
 # SOL time: what the model was given and what it concluded.
-_DROP_ORDER = ("min energy", "threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "attainable", "AI (FLOP/B)",
+_DROP_ORDER = ("min energy", "threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "attainable",
+               "AI (FLOP/B)",
                "DRAM bytes", "FLOPs", "roof", "bound", "SOL time")
 _LEVEL_NAMES = {"l1": "L1", "l2": "L2"}
 

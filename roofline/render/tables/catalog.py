@@ -150,9 +150,9 @@ def energy_rows(s: MachineSpec) -> list[tuple[str, str]]:
     rows = [("energy.idle_power", format_small(e.idle_power, "W"))]
     rows += [(f"energy.memory.{level}", format_small(v, "J/B")) for level, v in e.memory.items()]
     for roof, v in e.compute.items():
-        balance = energy_balance(e.dram, v)
+        balance, ridge = energy_balance(e.dram, v), ridge_point(s.roofs[roof], s.bandwidth)
         rows.append((f"energy.compute.{roof}", f"{format_small(v, 'J/FLOP')}   energy balance "
-                     f"{format_intensity(balance)} (time ridge {format_intensity(ridge_point(s.roofs[roof], s.bandwidth))})"))
+                     f"{format_intensity(balance)} (time ridge {format_intensity(ridge)})"))
     rows.append(("energy.inputs", e.inputs + ("  (constant inputs draw less power than real data: up to 2x low)"
                                               if e.inputs == "constant" else "")))
     rows.append(("energy.source", e.source))
