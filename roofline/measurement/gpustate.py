@@ -64,6 +64,7 @@ def window_state(before: Reading, after: Reading, max_sm_clock: float | None,
         "sm_clock_end": after.sm_clock,
         "sm_clock_max": max_sm_clock,
         "power_mean": energy / span if energy is not None and span > 0 else None,
+        "energy": energy,  # J over the window (NVML's counter difference); None where it is not read
         "power_limit": power_limit,
         "power_capped": fraction(power_held),
         "thermal_capped": fraction(thermal_held),
