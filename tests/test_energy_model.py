@@ -31,7 +31,7 @@ def test_spec_carries_the_energy_block_in_si(toy) -> None:
     e = toy.energy
     assert e.idle_power == 100.0
     assert e.memory == {"dram": pytest.approx(100e-12), "l2": pytest.approx(20e-12)}
-    assert e.compute == {"fp32": pytest.approx(20e-12), "fp16_tensor": pytest.approx(1e-12)}
+    assert e.compute == {"fp32": pytest.approx(20e-12), "fp16_tensor": pytest.approx(2e-12)}
     assert e.inputs == "random" and e.source == "Invented for the test suite"
     assert load_spec(TOY_SPEC).energy is None  # optional
 
