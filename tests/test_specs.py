@@ -233,7 +233,7 @@ INVALID = [
 # issue 33: the energy block, every figure with its unit and in range, each roof one the spec has
 INVALID += [
     ("energy_no_unit", "energy.memory.dram", "138 has no unit (a bare number would be read as 138 J/B)"),
-    ("energy_nanojoule", "energy.memory.dram", "138 nJ/B is outside 100 fJ/B to 5 nJ/B"),
+    ("energy_nanojoule", "energy.memory.dram", "138 nJ/B is outside 0.1 pJ/B to 5 nJ/B"),
     ("energy_unknown_roof", "energy.compute.bf16_tensor", "this spec has no bf16_tensor roof (it has fp32, "
                                                            "fp16_tensor)"),
     ("energy_l2_above_dram", "energy.memory.l2", "200 pJ/B is not below energy.memory.dram 138 pJ/B"),

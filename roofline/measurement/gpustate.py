@@ -108,6 +108,12 @@ class Monitor:
             reasons=self._try(self._reasons),
         )
 
+    def power_usage(self) -> float | None:
+        """W, NVML's power reading (nvmlDeviceGetPowerUsage: a 1 s average on Ampere and newer), None if not read:
+        doctor compares it with the energy counter's mean."""
+        mw = self._try(lambda: self.nvml.nvmlDeviceGetPowerUsage(self.handle))
+        return None if mw is None else mw / 1e3
+
     def window(self, before: Reading, after: Reading) -> dict[str, Any]:
         return window_state(before, after, self.max_sm_clock, self.power_limit)
 
