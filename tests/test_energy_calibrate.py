@@ -4,6 +4,7 @@ worked out by hand. The same code on an H200 is the gpu-marked test at the end (
 
 from __future__ import annotations
 
+import contextlib
 import types
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from roofline.gates import doctor as judge
 from roofline.load.specs import load_spec
 from roofline.measurement.calibrate.energy import (FAILED, OK, SKIPPED, EnergyPlan, EnergyRun, Probe, add_energy,
                                                    calibrate_energy, counter_agreement, derive, energy_block,
-                                                   fma_init, fma_reference, _close)
+                                                   fma_init, fma_reference, gpu_probes, _close)
 from roofline.measurement.gpustate import Reading, window_state
 
 IDLE_W = 100.0
@@ -40,6 +41,9 @@ class FakeGPU:
         self.t += dt
         self.energy += power * dt
         self.held += dt if self.capped else 0.0
+
+    def clock(self) -> float:
+        return self.t
 
     def read(self) -> Reading:
         return Reading(time=self.t, sm_clock=1500e6, energy=self.energy, power_held=self.held, thermal_held=0.0)
@@ -75,7 +79,7 @@ def test_idle_then_each_probe_gives_its_energy_per_unit_by_hand() -> None:
     idle, copy, fp16, tf32 = runs
     assert idle.status == OK and idle.power == pytest.approx(IDLE_W) and idle.window == pytest.approx(1.0)
     assert copy.status == OK and copy.rate == pytest.approx(4e12) and copy.power == pytest.approx(580.0)
-    assert copy.per_unit == pytest.approx(120e-12) and copy.window >= 2.0 and copy.runs >= 8000
+    assert copy.per_unit == pytest.approx(120e-12) and 2.0 <= copy.window <= 2.1 and copy.runs >= 8000
     assert copy.sm_clock_mean == pytest.approx(1500e6) and copy.capped is False
     assert fp16.per_unit == pytest.approx(1.2e-12) and fp16.rate == pytest.approx(5e14)
     assert tf32.status == SKIPPED and "TF32 did not apply" in tf32.note
@@ -163,8 +167,7 @@ def test_the_fma_probe_reference_catches_a_wrong_step_count() -> None:
 def test_counter_agreement_compares_the_counter_with_the_power_samples() -> None:
     gpu = FakeGPU()
     gpu.reported_power = 500.0
-    found = counter_agreement(gpu, lambda: gpu.run(1e-3, 520.0), lambda: None, seconds=2.0, warmup=1.0,
-                              clock=lambda: gpu.t, sleep=gpu.sleep)
+    found = counter_agreement(gpu, lambda: gpu.run(1e-3, 520.0), lambda: None, seconds=2.0, warmup=1.0)
     assert found["counter_power"] == pytest.approx(520.0) and found["sampled_power"] == 500.0
     assert found["samples"] >= 19 and found["window"] >= 2.0
     check = judge.energy_counter_check(found)
@@ -219,3 +222,76 @@ def test_on_a_gpu_calibrate_energy_measures_every_probe() -> None:
         assert by[name].window >= QUICK_ENERGY.loop_seconds and by[name].sm_clock_mean
     assert 1e-12 < by["copy"].per_unit < 2e-9
     assert by["GEMM fp16"].per_unit < by["FMA fp32"].per_unit  # a tensor-core FLOP costs less than an FMA's
+
+
+# ---- the GPU probes' own code, with NumPy standing in for CuPy ---------------------------------------------------
+
+
+class FakeCupy:
+    """The part of CuPy the probes use, on NumPy: arrays, the random state, copyto, matmul, an elementwise kernel and
+    the FMA RawKernel (stepped in float32, as the kernel does with fmaf)."""
+
+    float16, float32 = np.float16, np.float32
+    asarray, empty, empty_like, copyto = staticmethod(np.asarray), staticmethod(np.empty), \
+        staticmethod(np.empty_like), staticmethod(np.copyto)
+    all, any, isfinite, zeros = staticmethod(np.all), staticmethod(np.any), staticmethod(np.isfinite), \
+        staticmethod(np.zeros)
+
+    class random:  # noqa: N801 - CuPy's module name
+        class RandomState:
+            def __init__(self, seed: int) -> None:
+                self.rng = np.random.default_rng(seed)
+
+            def standard_normal(self, shape, dtype=np.float64):
+                return self.rng.standard_normal(shape).astype(dtype)
+
+    @staticmethod
+    def asnumpy(a):
+        return np.asarray(a)
+
+    @staticmethod
+    def matmul(a, b, out):
+        out[...] = (a.astype(np.float32) @ b.astype(np.float32)).astype(out.dtype)
+
+    @staticmethod
+    def ElementwiseKernel(inputs, outputs, body, name):  # noqa: N802 - CuPy's name
+        assert body == "a = b + s * c"
+
+        def run(b, c, s, a):
+            a[...] = b + s * c
+        return run
+
+    @staticmethod
+    def RawKernel(source, name):  # noqa: N802 - CuPy's name
+        assert name == "energy_fma" and "fmaf(h, y[j], x[j])" in source
+
+        def run(grid, block, args):
+            init, out, iters = args
+            p = init.reshape(-1, 17)
+            h, x, y = p[:, :1], p[:, 1::2].copy(), p[:, 2::2].copy()
+            for _ in range(int(iters)):
+                x = (x + h * y).astype(np.float32)
+                y = (y - h * x).astype(np.float32)
+            o = out.reshape(-1, 16)
+            o[:, 0::2], o[:, 1::2] = x, y
+        return run
+
+
+def test_the_gpu_probes_count_their_work_and_check_their_output(monkeypatch) -> None:
+    import roofline.measurement.calibrate.gpu as gpu
+
+    monkeypatch.setattr(gpu, "bf16_probe", lambda cp: "no bfloat16 here")
+    plan = EnergyPlan(stream_n=4096, fma_iters=8, check_iters=16, gemm_n=64)
+    backend = types.SimpleNamespace(cp=FakeCupy, info={"sm_count": 2, "compute_capability": "9.0"},
+                                    synchronize=lambda: None)
+    monkeypatch.setattr(gpu, "tf32_compute_type", lambda cp: contextlib.nullcontext())
+    probes = {p.name: p for p in gpu_probes(backend, plan)}
+    assert list(probes) == ["copy", "triad", "FMA fp32", "GEMM fp16", "GEMM tf32"]  # no bf16 without CuPy's dtype
+    assert probes["copy"].per_run == 2 * 4096 * 4 and probes["triad"].per_run == 3 * 4096 * 4
+    assert probes["FMA fp32"].per_run == 2 * 2 * 8 * 8 * (8 * 2 * 256)  # FLOP/FMA x FMAs/step x pairs x iters x threads
+    assert probes["GEMM fp16"].per_run == 2 * 64**3
+    for p in probes.values():
+        p.launch()
+        assert p.check() is None, (p.name, p.check())
+        assert "random" in p.inputs
+    assert probes["copy"].field == "memory.dram" and probes["FMA fp32"].field == "compute.fp32"

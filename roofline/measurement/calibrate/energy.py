@@ -46,7 +46,7 @@ COUNTER_TOLERANCE = 0.10
 
 @dataclass(frozen=True)
 class EnergyPlan:
-    idle_settle: float = 0.5  # s of quiet before the idle window
+    idle_settle: float = 1.0  # s of quiet before the idle window (the GPU leaves the last load's clocks)
     idle_seconds: float = 1.0  # s of the idle window
     loop_seconds: float = 2.5  # s of each probe's loop: the counter's 100 ms updates are then 4 % of it
     stream_n: int = 2**28  # float32 elements per stream array (1 GiB, far past any L2)
@@ -115,10 +115,11 @@ def idle_run(monitor: Any, plan: EnergyPlan, sleep: Callable[[float], None] = ti
                      power_limit=state.get("power_limit"), inputs="nothing running")
 
 
-def loop_run(probe: Probe, monitor: Any, sync: Callable[[], None], seconds: float,
-             clock: Callable[[], float] = time.perf_counter) -> EnergyRun:
+def loop_run(probe: Probe, monitor: Any, sync: Callable[[], None], seconds: float) -> EnergyRun:
     """`probe` launched in batches for at least `seconds` between two counter readings; the SM clock sampled after
-    each batch is queued (the GPU still busy), the batch sized to BATCH_SECONDS from one timed launch."""
+    each batch is queued (the GPU still busy), the batch sized to BATCH_SECONDS from one timed launch. Time is the
+    monitor's clock, the one its readings carry."""
+    clock: Callable[[], float] = monitor.clock
     try:
         sync()
         start = clock()
@@ -406,11 +407,11 @@ def add_energy(spec_doc: dict[str, Any], runs: Sequence[EnergyRun], where: str) 
 
 
 def counter_agreement(monitor: Any, launch: Callable[[], None], sync: Callable[[], None], seconds: float = 2.0,
-                      warmup: float = 1.0, every: float = 0.1, clock: Callable[[], float] = time.perf_counter,
-                      sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+                      warmup: float = 1.0, every: float = 0.1) -> dict[str, Any]:
     """Under a steady load (`launch` repeated): the counter's mean power over `seconds` after `warmup` s (so NVML's
     1 s power average has caught up), and the mean of nvmlDeviceGetPowerUsage sampled every `every` s over the
     same span. {counter_power, sampled_power, samples, window, energy} (None where not read)."""
+    clock: Callable[[], float] = monitor.clock
     deadline = clock() + warmup
     while clock() < deadline:
         launch()
