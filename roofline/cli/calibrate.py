@@ -29,7 +29,7 @@ from roofline.errors import BackendUnavailable
 @click.option("--energy", is_flag=True,
               help="Also measure the spec's energy block (docs/energy.md): idle power, then copy, triad, FMA and a "
                    "cuBLAS GEMM per precision on random data, each in a 2.5 s loop between NVML energy readings "
-                   "(about 20 s more); one GPU only.")
+                   "(about 20-25 s more); one GPU only.")
 @format_option(["table", "json"], help="What to print on standard output: the comparison table, or JSON with every "
                                        "figure, its method and raw numbers, and the spec.")
 @timeout_option

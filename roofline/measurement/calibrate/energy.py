@@ -17,8 +17,9 @@ output is checked before its figure counts. Each run records its window, the mea
 is busy), and whether the power cap held the clock down: a GEMM at the cap is measured at the cap's clock, which is
 the energy it costs there.
 
-Opt-in (`calibrate --energy`): about 20 s on top of calibrate's 30 s. CuPy arrays come through the backend object;
-the probes take their launch and check functions, so the loop and the arithmetic run with fakes on any machine.
+Opt-in (`calibrate --energy`): about 20-25 s on top of calibrate's 30 s (six 2.5 s loops, the idle window, the
+data). CuPy arrays come through the backend object; the probes take their launch and check functions, so the loop
+and the arithmetic run with fakes on any machine.
 """
 
 from __future__ import annotations
