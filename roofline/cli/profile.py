@@ -100,11 +100,14 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
                    "ncu's read-back together; at least 1, finite; default: no limit); exit 5.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
+@click.option("--tokens", type=click.IntRange(1), default=None, metavar="N",
+              help="With torch: the tokens the profiled range processes, for its energy per token (the range's "
+                   "joules from NVML's counter of the program's GPU; docs/energy.md).")
 @click.pass_context
 def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, spec_name: str | None,
             source: str, group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
             launch_skip: int, launch_count: int | None, ncu_path: str | None, save_csv: Path | None,
-            save_trace: Path | None, timeout: float | None, fmt: str) -> None:
+            save_trace: Path | None, timeout: float | None, fmt: str, tokens: int | None = None) -> None:
     """Run PROGRAM under Nsight Compute or the PyTorch profiler and put every kernel it launches on the roofline,
     grouped and ranked.
 
@@ -169,8 +172,12 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
     try:
         if chosen == "torch":
-            _profile_torch(program, output, spec_name, group_by, ranges, scope, save_trace, timeout, fmt, why)
+            _profile_torch(program, output, spec_name, group_by, ranges, scope, save_trace, timeout, fmt, why,
+                           tokens)
         else:
+            if tokens is not None:
+                note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, so "
+                     "the range's energy is not the program's: no energy recorded")
             _profile(program, output, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, fmt, why)
     except Terminated:
         note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the program "
@@ -225,7 +232,7 @@ def choose_source(source: str, program: tuple[str, ...], ncu_options: list[str],
 
 def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
                    ranges: tuple[str, ...], scope: LaunchScope, save_trace: Path | None, timeout: float | None,
-                   fmt: str, why: str) -> None:
+                   fmt: str, why: str, tokens: int | None = None) -> None:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
     no process and no temporary file."""
     from roofline.cli.common import write_output
@@ -270,7 +277,12 @@ def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}"]
+    from roofline.records.energy import step_energy, step_energy_line
+
+    doc["energy"] = step_energy(run.energy, range_, tokens)
+    lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}",
+             step_energy_line(doc["energy"]) or ""]
+    lines = [line for line in lines if line]
     table = grouped_table if doc.get("groups") else launch_table
     emit_results(doc, output, fmt, lambda d: [table(d), *timeline_tables(d)], lines)
 

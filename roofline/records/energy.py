@@ -63,3 +63,42 @@ def short_window_note(block: Mapping[str, Any] | None) -> str | None:
         return None
     return (f"energy over a {block['window']:.2g} s window, short for NVML's energy counter (updated every 20-100 "
             f"ms): up to {block['uncertainty']:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more makes it tighter")
+
+
+def step_energy(measured: Mapping[str, Any] | None, range_: str, tokens: int | None) -> dict[str, Any]:
+    """The results' top-level `energy` block of a profiled program (`profile --with torch`): the profiled range's
+    joules from NVML's counter of the program's GPU, its mean power, joules per step when the range is one step
+    (start-stop or an NVTX range: the capture records the first one only; the whole run is not a step), and
+    joules per token with --tokens. {why} where nothing was read."""
+    if not measured or measured.get("joules") is None:
+        return {"why": str((measured or {}).get("why") or "the capture read no energy")}
+    joules, window = float(measured["joules"]), float(measured.get("window") or 0.0)
+    step = range_ != "all"
+    return {
+        "joules": joules, "window": window, "power_mean": joules / window if window > 0 else None,
+        "gpu": measured.get("gpu"), "device": measured.get("device"), "range": range_,
+        "joules_per_step": joules if step else None, "tokens": tokens,
+        "joules_per_token": joules / tokens if tokens else None,
+        "counter_period": COUNTER_PERIOD, "uncertainty": COUNTER_PERIOD / window if window > 0 else None,
+        "short_window": window < MIN_ENERGY_WINDOW,
+        "note": "measured while torch.profiler recorded: its host-side overhead can lengthen the range and add "
+                "idle energy; the GPU the program ran on only (each rank measures its own)",
+    }
+
+
+def step_energy_line(block: Mapping[str, Any] | None) -> str | None:
+    """The block in one line for standard error."""
+    if not block:
+        return None
+    if block.get("joules") is None:
+        return f"energy: not measured ({block.get('why')})"
+    parts = [f"energy: {block['joules']:.4g} J over the profiled range ({block['window']:.3g} s"
+             + (f", {block['power_mean']:.0f} W mean" if block.get("power_mean") else "") + f", GPU {block['gpu']})"]
+    if block.get("joules_per_step") is not None:
+        parts.append("one step")
+    if block.get("joules_per_token") is not None:
+        parts.append(f"{block['joules_per_token']:.4g} J per token ({block['tokens']} tokens)")
+    if block.get("short_window"):
+        parts.append(f"a window under {MIN_ENERGY_WINDOW:g} s: up to {block['uncertainty']:.0%} off (NVML's counter "
+                     "updates every 20-100 ms)")
+    return "; ".join(parts)
