@@ -14,6 +14,9 @@
 4. `roofline measure copy triad matmul_library_fp16 --spec $OUT/measured.yaml --min-time 1`: every entry has
    energy_measured over a window of at least 1 s (not short) on random inputs, with its share of the energy ceiling.
 5. `roofline report --min-energy-fraction 1%` on that file (exit 0) and `roofline plot --energy` of it.
+6. `roofline profile --with torch --range start-stop --tokens 4096` of benchmarks/acceptance_program.py (where torch
+   is installed): the step's joules, per token. The step is milliseconds long, far under the counter's 20-100 ms
+   updates, so its figure is flagged short and only its presence is checked.
 
 Prints one table and one line per check (PASS/FAIL); full logs, the JSON of every step and the chart go to --out.
 Exit status 0 when every check passes, 1 otherwise.
@@ -179,6 +182,27 @@ def cli_steps(out: Path, check: Checks) -> None:
         check(p.returncode == 0 and (out / "energy.png").exists(), f"plot --energy exit {p.returncode}")
 
 
+def profile_step(out: Path, check: Checks) -> None:
+    """profile --with torch of the acceptance program's one step, with --tokens: the step's joules recorded."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        check(True, "profile --with torch: skipped (no torch in this Python)")
+        return
+    results = out / "profile.json"
+    p = run([sys.executable, "-m", "roofline", "profile", "--with", "torch", "--range", "start-stop", "--tokens",
+             "4096", "-o", str(results), "--", sys.executable, "benchmarks/acceptance_program.py"], out, "profile")
+    if not check(p.returncode == 0 and results.exists(), f"profile --with torch --tokens 4096 exit {p.returncode}"):
+        return
+    e = json.loads(results.read_text()).get("energy") or {}
+    if check(e.get("joules") is not None, f"the step's energy recorded ({e.get('why') or 'read'})"):
+        print(f"  profiled step: {e['joules']:.4g} J over {e['window'] * 1e3:.3g} ms ({e['power_mean']:.0f} W), "
+              f"{e['joules_per_token'] * 1e3:.4g} mJ/token, GPU {e['gpu']}"
+              + (f"; short window: up to {e['uncertainty']:.0%} off" if e.get("short_window") else ""))
+        check(e["joules"] >= 0 and e["joules_per_step"] == e["joules"], "joules >= 0 (0 when the counter did not "
+              "update within the step), one step")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "energy-check")))
@@ -188,6 +212,7 @@ def main() -> int:
     started = time.perf_counter()
     probes_step(args.out, check)
     cli_steps(args.out, check)
+    profile_step(args.out, check)
     total = time.perf_counter() - started
     summary = f"{len(check.lines) - check.failed} passed, {check.failed} failed in {total:.0f} s"
     print(summary)

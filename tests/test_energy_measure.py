@@ -220,3 +220,26 @@ def test_on_a_gpu_a_measured_kernel_records_its_energy() -> None:
     assert e is not None and e["window"] >= 1.0 and not e["short_window"]
     assert 20 < e["power_mean"] < 2000 and e["inputs"] == "random"
     assert e["joules_per_run"] == pytest.approx(e["energy"] / e["runs"])
+
+
+def test_report_table_and_markdown_show_the_energy_gate(tmp_path, run_cli) -> None:
+    path = _with_energy(tmp_path, [0.5, 0.6, 0.7, 0.8])
+    md = run_cli("report", path, "--min-energy-fraction", "0.65", "--format", "markdown")
+    assert md.code == 1 and "of energy ceiling" in md.out and "**FAIL: energy below gate**" in md.out
+    assert "50.0% of the energy ceiling, below the 65% gate" in md.out
+    table = run_cli("report", path, "--min-energy-fraction", "0.65", "--wide")
+    assert table.code == 1 and "FAIL: energy below gate" in table.out and "Traceback" not in table.err
+    plain = run_cli("report", RESULTS / "h100.json", "--format", "markdown")
+    assert plain.code == 0 and "energy" not in plain.out
+
+
+def test_strict_model_failure_renders_in_the_table(tmp_path, run_cli) -> None:
+    """A kernel failing --strict-model is drawn with its short verdict (it once raised KeyError 'model')."""
+    doc = json.loads((RESULTS / "h100.json").read_text())
+    k = doc["kernels"][0]
+    k["time_median"] = k["time_min"] = k["time_max"] = k["sol_time"] / 1.5
+    k["fraction_of_ceiling"] = 1.5
+    path = tmp_path / "fast.json"
+    path.write_text(json.dumps(doc))
+    r = run_cli("report", path, "--strict-model", "--wide")
+    assert r.code == 1 and "FAIL: above ceiling (model)" in r.out and "Traceback" not in r.err

@@ -91,6 +91,11 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
 
     if under_mpi():  # each rank calibrates its node-local GPU; rank 0 writes the fleet's spec and judges
         from roofline.cli.fleet import refuse_device
+
+        if energy:
+            from roofline.errors import InputError
+
+            raise InputError("--energy calibrates one GPU's energy figures: run it without mpirun, on one GPU")
         from roofline.cli.fleet_gpu import calibrate_fleet
 
         refuse_device(device_text != "0")
