@@ -52,6 +52,8 @@ def window_state(before: Reading, after: Reading, max_sm_clock: float | None,
     """The GPU over [before, after] in SI units: the results file's `gpu_state` of one kernel."""
     span = after.time - before.time
     energy = _delta(before.energy, after.energy)
+    if energy is not None and energy < 0:  # the counter restarted (a driver reload) between the readings
+        energy = None
     power_held = _delta(before.power_held, after.power_held)
     thermal_held = _delta(before.thermal_held, after.thermal_held)
 
