@@ -197,7 +197,6 @@ def test_calibrate_energy_without_nvml_exits_3(monkeypatch, run_cli) -> None:
             pass
 
     monkeypatch.setattr(backend_cupy, "CupyBackend", NoNVML)
-    monkeypatch.setattr("roofline.cli.multi.choose_devices", lambda text: [0])
     monkeypatch.setattr("roofline.measurement.session.choose_machine", lambda *a: None)
     r = run_cli("calibrate", "--energy")
     assert r.code == 3 and "--energy reads NVML's energy counter" in r.err and "nvidia-ml-py" in r.err

@@ -147,7 +147,8 @@ def _verdict(status: str) -> dict:
 
 
 def test_the_fleet_doctor_has_a_row_per_rank_and_fails_naming_the_rank(capsys, monkeypatch):
-    from roofline.cli.fleet_gpu import DOCTOR_FLEET_SCHEMA, finish_doctor
+    from roofline.cli.fleet_gpu import finish_doctor
+    from roofline.fleet.conclude import DOCTOR_FLEET_SCHEMA
 
     monkeypatch.setenv("COLUMNS", "200")
     outcomes = {r: RankOutcome(r, {"host": f"n{r // 2}", "rank": r, "device_index": r % 2}, DONE,

@@ -28,7 +28,7 @@ RELU_BYTES = 2 * 64 * 256 * 2.0
 
 
 def fake_model(name, inputs, kernel_names=()):
-    """Hand-counted work of the fixture's ops (the real models are roofline.kineto.opmodels)."""
+    """Hand-counted work of the fixture's ops (the real models are roofline.model.ops.aten)."""
     if name == "aten::addmm":
         assert [i.dims for i in inputs[:3]] == [(256,), (64, 128), (128, 256)]
         assert inputs[3].value == "1" and inputs[1].dtype == "c10::BFloat16"
@@ -209,7 +209,7 @@ def test_ten_thousand_kernels_import_quickly(tmp_path: Path, monkeypatch: pytest
 
 
 def test_the_real_op_models_count_the_step_by_hand(tmp_path) -> None:
-    """End to end with roofline.kineto.opmodels, not a fake: the BF16 addmm of step.json (bias [256], A [64, 128],
+    """End to end with roofline.model.ops.aten, not a fake: the BF16 addmm of step.json (bias [256], A [64, 128],
     B [128, 256]) is 2·64·256·128 = 4,194,304 FLOPs and (256 + 64·128 + 128·256 + 64·256) × 2 B = 115,200 B on the
     BF16 tensor roof; the clamp_min of [64, 256] BF16 is 16,384 FLOPs and 2 × 16,384 × 2 B = 65,536 B."""
     out = tmp_path / "step.json"

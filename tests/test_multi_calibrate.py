@@ -143,13 +143,14 @@ def test_outlier_needs_several_devices(run_cli) -> None:
 
 def test_links_that_fail_leave_the_figures_written_and_exit_1(tmp_path: Path, monkeypatch) -> None:
     import roofline.cli.calibrate_many as cm
+    import roofline.measurement.multi.host as host
     import roofline.measurement.multi.calibrate as mc
 
-    def broken_links(devices, datasheet):  # type: ignore[no-untyped-def]
+    def broken_links(devices, datasheet, on_step):  # type: ignore[no-untyped-def]
         raise RuntimeError("peer copy GPU 0 -> GPU 1 delivered wrong data")
 
     monkeypatch.setattr(mc, "calibrate_worker", fake_calibrate)
-    monkeypatch.setattr(cm, "_links", broken_links)
+    monkeypatch.setattr(host, "_links", broken_links)
     monkeypatch.setenv("FAKE_GPUS", "{}")
     out = tmp_path / "node.yaml"
     with pytest.raises(GateFailed, match="links not measured: RuntimeError: peer copy GPU 0 -> GPU 1 delivered"):

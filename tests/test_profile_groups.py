@@ -15,7 +15,7 @@ from roofline.errors import InputError
 from roofline.ncu.group import add_groups, group_entries, parse_group_by, program_totals
 from roofline.ncu.importer import import_csv, short_name
 from roofline.ncu.nvtx import op_name, parse_stack, shapes
-from roofline.ncu.opmodel import matmul_dims, op_model
+from roofline.ncu.opmodel import op_model
 from roofline.records.document import ResultsDocument
 from conftest import NCU
 
@@ -50,24 +50,34 @@ def test_small_real_capture_carries_the_ops() -> None:
 
 
 def test_matmul_models_by_hand() -> None:
-    assert matmul_dims("addmm", [[2304], [4096, 768], [768, 2304]]) == (1, 4096, 2304, 768)
-    assert matmul_dims("mm", [[4096, 768], [768, 50257]]) == (1, 4096, 50257, 768)
-    assert matmul_dims("bmm", [[48, 1024, 64], [48, 64, 1024]]) == (48, 1024, 1024, 64)
-    assert matmul_dims("linear", [[4, 1024, 768], [3072, 768], [3072]]) == (1, 4096, 3072, 768)
-    assert matmul_dims("matmul", [[8, 1, 128, 64], [4, 64, 32]]) == (32, 128, 32, 64)
-    assert matmul_dims("mm", [[4, 5], [6, 7]]) is None  # K does not match: no model rather than a wrong one
+    """NVTX shapes through the one op physics (roofline.model.ops.aten): 2*M*N*K, every input and the output once."""
     flops, bytes_ = op_model("aten::addmm", [[2304], [4096, 768], [768, 2304]], 2)
     assert flops == 2 * 4096 * 2304 * 768
     assert bytes_ == (2304 + 4096 * 768 + 768 * 2304 + 4096 * 2304) * 2
+    assert op_model("aten::mm", [[4096, 768], [768, 50257]], 2)[0] == 2 * 4096 * 50257 * 768
+    assert op_model("aten::bmm", [[48, 1024, 64], [48, 64, 1024]], 2)[0] == 2 * 48 * 1024 * 1024 * 64
+    assert op_model("aten::linear", [[4, 1024, 768], [3072, 768], [3072]], 2)[0] == 2 * 4096 * 3072 * 768
+    assert op_model("aten::matmul", [[8, 1, 128, 64], [4, 64, 32]], 2)[0] == 2 * 32 * 128 * 32 * 64  # broadcast
+    assert op_model("aten::mm", [[4, 5], [6, 7]], 2) == (None, None)  # K does not match: no model, not a wrong one
 
 
 def test_memory_op_models_by_hand() -> None:
-    assert op_model("aten::add", [[4, 1024, 768], [4, 1024, 768], []], 2) == (None, 3 * 4 * 1024 * 768 * 2)
-    assert op_model("aten::mul", [[64, 1], [1, 32]], 4) == (None, (64 + 32 + 64 * 32) * 4)  # broadcast output
-    assert op_model("aten::native_layer_norm", [[4096, 768], [768], [768, ], [768]], 2) == \
-        (None, (2 * 4096 * 768 + 3 * 768) * 2)
-    assert op_model("aten::_softmax", [[48, 1024, 1024], [], []], 2) == (None, 2 * 48 * 1024 * 1024 * 2)
+    """The same op models as the trace path: FLOPs now too (issue 30: one home for op physics); bytes each input
+    and output once at the program's element size; what NVTX cannot tell (a convolution's stride) stays unmodelled."""
+    n = 4 * 1024 * 768
+    assert op_model("aten::add", [[4, 1024, 768], [4, 1024, 768], []], 2) == (n, 3 * n * 2)
+    assert op_model("aten::mul", [[64, 1], [1, 32]], 4) == (64 * 32, (64 + 32 + 64 * 32) * 4)  # broadcast output
+    # layer norm: x in, y out, weight and bias, and the float32 mean and rstd of each row
+    assert op_model("aten::native_layer_norm", [[4, 1024, 768], [], [768], [768]], 2)[1] == \
+        (2 * n + 2 * 768) * 2 + 2 * 4096 * 4
+    assert op_model("aten::_softmax", [[48, 1024, 1024], [], []], 2)[1] == 2 * 48 * 1024 * 1024 * 2
     assert op_model("aten::cudnn_convolution", [[64, 3, 224, 224], [64, 3, 7, 7]], 2) == (None, None)
+    qkv = [[4, 12, 1024, 64]] * 3
+    full = op_model("aten::_scaled_dot_product_cudnn_attention", qkv + [[]] * 4, 2)[0]
+    assert full == 4 * 4 * 12 * 1024 * 1024 * 64
+    # NVTX has no is_causal value: a kernel name of the call that says so halves the score matrix
+    assert op_model("aten::_scaled_dot_product_cudnn_attention", qkv + [[]] * 4, 2, ["cudnn_causal_fprop"])[0] == \
+        full / 2
 
 
 def test_gpt2_groups_add_up_to_the_launches(gpt2: dict) -> None:

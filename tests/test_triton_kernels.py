@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from roofline.kineto.document import import_traces
-from roofline.kineto.opargs import OpInput
-from roofline.kineto.triton import fused_ops, model_triton, read_source
+from roofline.model.ops.args import OpInput
+from roofline.model.ops.triton import fused_ops, model_triton, read_source
 
 DATA = Path(__file__).parent / "data" / "kineto" / "compiled"
 BF16 = "c10::BFloat16"

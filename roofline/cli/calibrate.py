@@ -85,34 +85,27 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     from roofline.render.tables.calibrate import calibration_notes, comparison_table
     from roofline.load.specs import SpecCatalog
 
-    from roofline.cli.multi import choose_devices
+    from roofline.fleet.placement import HOST, place, under_ranks
 
-    from roofline.fleet.launch import under_mpi
-
-    if under_mpi():  # each rank calibrates its node-local GPU; rank 0 writes the fleet's spec and judges
-        from roofline.cli.fleet import refuse_device
-
+    if under_ranks(device_text, timeout):  # each rank calibrates its node-local GPU; rank 0 writes and judges
         if energy:
             from roofline.errors import InputError
 
             raise InputError("--energy calibrates one GPU's energy figures: run it without mpirun, on one GPU")
         from roofline.cli.fleet_gpu import calibrate_fleet
 
-        refuse_device(device_text != "0")
         return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
-
-    refuse_timeout(timeout)
     started = time.perf_counter()
     try:
-        devices = choose_devices(device_text)
+        where = place(device_text)
     except BackendUnavailable as exc:
         raise _needs_gpu(exc) from None
-    if energy and len(devices) > 1:
+    devices = list(where.devices)
+    if energy and where.kind == HOST:
         from roofline.errors import InputError
 
         raise InputError("--energy calibrates one GPU's energy figures: give one device (--device N)")
-    if len(devices) > 1:
+    if where.kind == HOST:
         from roofline.cli.calibrate_many import calibrate_many
 
         return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)

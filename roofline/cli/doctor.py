@@ -54,20 +54,15 @@ def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None
     from roofline.render.tables.doctor import doctor_notes, doctor_table
     from roofline.load.specs import SpecCatalog
 
-    from roofline.fleet.launch import under_mpi
+    from roofline.fleet.placement import place, under_ranks
 
     catalog = SpecCatalog.bundled()
     check_inputs(spec_name, use_ncu, ncu_path, catalog)  # exit 2 before a GPU is looked for (exit 3)
-    device_id = one_device(device_text, under_mpi())
-    if under_mpi():  # each rank checks its node-local GPU; rank 0 prints a row per rank and judges
-        from roofline.cli.fleet import refuse_device
+    if under_ranks(device_text, timeout):  # each rank checks its node-local GPU; rank 0 prints a row per rank
         from roofline.cli.fleet_gpu import doctor_fleet
 
-        refuse_device(device_id != 0)
         return doctor_fleet(spec_name, use_ncu, ncu_path, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
-
-    refuse_timeout(timeout)
+    device_id = place(device_text, *ONE_GPU).device
     try:
         backend = CupyBackend(device_id)
     except BackendUnavailable as exc:
@@ -96,20 +91,9 @@ def doctor(spec_name: str, device_text: str, use_ncu: bool, ncu_path: str | None
         raise click.exceptions.Exit(verdict.exit_code)
 
 
-def one_device(device_text: str, launched: bool) -> int:
-    """The GPU doctor checks: --device reads every form the other commands take; a list or 'all' is exit 2 with
-    the way to check several (doctor's verdict and its JSON are one GPU's)."""
-    from roofline.errors import InputError
-    from roofline.measurement.multi.pool import parse_devices
-
-    wanted = parse_devices(device_text)
-    if wanted is not None and len(wanted) == 1:
-        return wanted[0]
-    if launched:
-        return -1  # refused by refuse_device: each rank checks its node-local GPU
-    named = "every GPU" if wanted is None else f"{len(wanted)} GPUs"
-    raise InputError(f"--device {device_text}: doctor checks one GPU per run, and this names {named}",
-                     fix="run 'roofline doctor --device N' for each, or under mpirun/srun, one rank per GPU")
+# doctor's verdict and its JSON are one GPU's: a list or 'all' is refused with the way to check several
+ONE_GPU = ("doctor checks one GPU per run", "run 'roofline doctor --device N' for each, or under mpirun/srun, one "
+           "rank per GPU")
 
 
 def check_inputs(spec_name: str, use_ncu: bool, ncu_path: str | None, catalog: object) -> None:

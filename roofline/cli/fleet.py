@@ -6,7 +6,6 @@ rank failed the same way, that error once (exit 2 for bad input, 3 with the fix 
 from __future__ import annotations
 
 import time
-import traceback
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -26,96 +25,6 @@ def timeout_option(f: Any) -> Any:
              "running then is named as hung, the others' results are written and the job is aborted.")(f)
 
 
-def refuse_timeout(timeout: float | None) -> None:
-    """--timeout outside a launch: there is no rank to wait for."""
-    if timeout is not None:
-        from roofline.errors import InputError
-
-        raise InputError("--timeout applies to a run under mpirun or srun (how long rank 0 waits for the ranks); "
-                         "leave it out here")
-
-
-def refuse_device(given: bool) -> None:
-    """--device under a launch: each rank takes its node-local GPU (its local rank)."""
-    if given:
-        from roofline.errors import InputError
-
-        raise InputError("--device under mpirun/srun: each rank measures its node-local GPU (its local rank); "
-                         "leave the option out")
-
-
-def fleet_progress(size: int, style: str = "auto") -> Callable[[str, Any, int], None]:
-    """Rank 0's progress on standard error (roofline.fleet.progress): a line as each rank finishes in a small
-    fleet, a counter throttled to a line a second and every 5 % past 16 ranks; failures as they come, each error
-    once."""
-    from roofline.fleet.progress import FleetProgress
-
-    progress = FleetProgress(size, style)
-
-    def on_event(kind: str, out: Any, finished: int) -> None:
-        for line in progress.event(kind, out, finished):
-            note(line)
-
-    return on_event
-
-
-Finish = Callable[[Mapping[int, Any], int, Any], None]
-
-
-def run_fleet(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: float | None, finish: Finish,
-              notes: tuple[str, ...] = (), spool: Any = None) -> None:
-    """Run `work` on every rank; on rank 0, finish(outcomes, size, gather stats) prints, writes and raises the
-    verdict (`notes` go out first, from rank 0 only). When a rank hung, the job is aborted once rank 0 is done (the
-    launcher waits for every rank). `spool` (roofline.fleet.stream.Spool): rank 0 streams each rank's entries into
-    it as they arrive and holds a slim copy."""
-    from roofline.errors import EXIT_INTERNAL, RooflineError
-    from roofline.fleet import mpi
-    from roofline.fleet.abort import abort
-    from roofline.fleet.merge import HUNG
-
-    from roofline.fleet.progress import progress_style
-
-    mpi.require_mpi4py()
-    where = mpi.place()
-    style, warning = progress_style()
-    if where.rank == 0:
-        groups = f"{len(where.leaders) + 1} node leader(s) gather first" if where.gather == "node" else "flat gather"
-        note(f"fleet: {where.size} MPI ranks, each {what}; rank 0 writes the results ({groups})"
-             + (f"; --timeout {timeout:g} s" if timeout is not None else ""))
-        for line in notes + ((warning,) if warning else ()):
-            note(line)
-    hung: list[Any] = []
-    code = 0
-    try:
-        keep = None
-        if spool is not None and where.rank == 0:
-            from roofline.fleet.merge import part
-
-            def keep(rank: int, out: Any) -> dict[str, Any]:
-                return spool.add(rank, part(out), where.size)
-
-        _, outcomes, stats = mpi.run(work, timeout, fleet_progress(where.size, style), where, keep)
-        if outcomes is None:
-            return
-        hung = [o for o in outcomes.values() if o.state == HUNG]
-        finish(outcomes, where.size, stats)
-    except RooflineError as exc:
-        if not hung:
-            raise
-        from roofline.render.text import clean
-
-        click.echo(f"error: {clean(exc.message)}", err=True)
-        code = exc.exit_code
-    except BaseException:  # noqa: BLE001 - a bug: its traceback, then the abort, or the job would wait on a rank
-        # that waits for this one (MPI_Finalize waits for every rank)
-        traceback.print_exc()
-        note(f"fleet: aborting the job after an internal error on rank {where.rank}")
-        abort(EXIT_INTERNAL)
-    if hung:
-        note(f"fleet: aborting the job: {len(hung)} rank(s) still running will not finish on their own")
-        abort(code or 1)
-
-
 def rank_bugs(outcomes: Mapping[int, Any]) -> None:
     """The traceback of each rank that failed with something other than a user error (a bug), a few at most."""
     bugs = [(r, o) for r, o in sorted(outcomes.items()) if o.detail and o.kind not in KNOWN_ERRORS]
@@ -133,23 +42,12 @@ def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
             f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
 
 
-def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None:
-    """Exit 1 naming the ranks that failed or hung (their results were not written; the others' were)."""
-    from roofline.errors import GateFailed
-    from roofline.fleet.merge import grouped_failures
-
-    failures = grouped_failures(outcomes, timeout)
-    if failures:
-        count = sum(o.state != "done" for o in outcomes.values())
-        raise GateFailed(f"{count} of {size} rank(s) failed or hung; the others' results were kept: "
-                         + "; ".join(failures))
-
-
 def _results(outcomes: Mapping[int, Any], size: int, stats: Any, timeout: float | None, output: Path | None,
              fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]], spool: Any) -> dict[str, Any]:
     """Merge the ranks' (slim) documents, write the file from the spool and print it (shape(doc) → table function
     and notes), note the gather's cost, and judge the ranks."""
     from roofline.fleet.merge import fleet_document
+    from roofline.fleet.runner import judge
 
     began = time.perf_counter()
     doc = fleet_document(outcomes, size, timeout, stats.to_dict())
@@ -191,6 +89,7 @@ def _what(backend: str) -> str:
 
 def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
     """The fleet `measure`; on ranks other than 0 it returns once rank 0 has its result (rank 0 speaks for the job)."""
+    from roofline.fleet.runner import run_ranks  # the MPI runner only under a launch (measure's start stays light)
     from roofline.fleet.work import measure_selection
     from roofline.render.tables.measure import problems
 
@@ -204,7 +103,7 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
                        spool)
         _kernels_failed(doc)
 
-    run_fleet(f"measuring {_what(backend)}", work, timeout, finish, spool=spool)
+    run_ranks(f"measuring {_what(backend)}", work, timeout, finish, note, spool=spool)
 
 
 def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
@@ -229,6 +128,7 @@ def _measure_table(doc: dict[str, Any]) -> Callable[[dict[str, Any]], Any]:
 def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout: float | None) -> None:
     """The fleet `sweep`: every rank sweeps the same sizes; one document with each rank's entries and model block
     (`sweeps`), the sizes across the fleet, each rank's model lines (up to COLUMNS_UP_TO ranks)."""
+    from roofline.fleet.runner import run_ranks  # the MPI runner only under a launch (sweep's start stays light)
     from roofline.fleet.work import sweep_selection
 
     def work(device: int, on_identity: Any) -> dict[str, Any]:
@@ -240,7 +140,7 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
         doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: _sweep_view(d, outcomes, spool), spool)
         _kernels_failed(doc)
 
-    run_fleet(f"sweeping {_what(backend)}", work, timeout, finish, spool=spool)
+    run_ranks(f"sweeping {_what(backend)}", work, timeout, finish, note, spool=spool)
 
 
 def _spool(output: Path | None) -> Any:

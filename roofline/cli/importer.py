@@ -134,7 +134,7 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     """
     from roofline.cli.common import is_stdout, print_tables
     from roofline.kineto.document import import_traces, straggler_line, summary_line
-    from roofline.kineto.table import tables, timeline_tables
+    from roofline.render.tables.trace import tables, timeline_tables
     from roofline.ncu.readback import check_import
 
     from roofline.cli.progress import Steps

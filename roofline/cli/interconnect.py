@@ -31,12 +31,12 @@ def interconnect(device_text: str, spec_name: str, size_text: str, max_text: str
       roofline interconnect -o links.json
       roofline plot --interconnect links.json -o links.png
     """
-    from roofline.cli.multi import choose_devices
+    from roofline.fleet.placement import place
     from roofline.errors import InputError
     from roofline.measurement import interconnect as ic
     from roofline.model.units import parse_quantity
 
-    devices = choose_devices(device_text)
+    devices = list(place(device_text).devices)
     try:
         size = int(parse_quantity(size_text, "bytes"))
         largest = int(parse_quantity(max_text, "bytes"))

@@ -51,35 +51,23 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
     from roofline.load.specs import SpecCatalog
 
     policy = measure_policy(min_time, min_repeats, seed)
-    from roofline.fleet.launch import under_mpi
-    from roofline.measurement.multi.pool import parse_devices
+    from roofline.fleet.placement import HOST, place, under_ranks
+    from roofline.measurement.multi.measure import MeasureRequest
 
-    if under_mpi():  # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
+    request = MeasureRequest(names, kernel_paths, params, spec_name, policy)
+    if under_ranks(device_text, timeout, "--profile" if profile else None):
         from roofline.cli.fleet import measure_fleet
-        from roofline.measurement.multi.measure import MeasureRequest
 
-        if device_text != "0" or profile:
-            raise InputError(f"{'--profile' if profile else '--device'} under mpirun/srun: each rank measures its "
-                             "node-local GPU (its local rank), without --profile; leave the option out")
-        return measure_fleet(MeasureRequest(names, kernel_paths, params, spec_name, policy), backend, output, fmt,
-                             timeout)
-    from roofline.cli.fleet import refuse_timeout
-
-    refuse_timeout(timeout)
+        # the kernels are loaded on each rank, so a bad name comes back once, through rank 0
+        return measure_fleet(request, backend, output, fmt, timeout)
     selected, overrides = load_selection(names, kernel_paths, params)
-    wanted = parse_devices(device_text)
-    if wanted is None or len(wanted) > 1:
-        from roofline.cli.multi import choose_devices, measure_many
-        from roofline.measurement.multi.measure import MeasureRequest
+    where = place(device_text, "several devices are measured on the GPU backend, without --profile (name one "
+                               "--device for those)" if backend == "numpy" or profile else None)
+    if where.kind == HOST:
+        from roofline.cli.multi import measure_many
 
-        if backend == "numpy" or profile:
-            raise InputError(f"--device {device_text}: several devices are measured on the GPU backend, without "
-                             "--profile (name one --device for those)")
-        devices = choose_devices(device_text)
-        if len(devices) > 1:
-            return measure_many(devices, MeasureRequest(names, kernel_paths, params, spec_name, policy), output, fmt)
-        wanted = devices
-    device_id = wanted[0]
+        return measure_many(list(where.devices), request, output, fmt)
+    device_id = where.device
     engine = open_backend(backend, device_id)
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
     chosen = runnable(selected, bool(names), machine)

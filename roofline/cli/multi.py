@@ -11,23 +11,6 @@ from roofline.cli.common import note
 from roofline.records.document import entry_failed
 
 
-def device_count() -> int:
-    """How many CUDA devices this process sees (exit 3 with the fix when there is no GPU or no CuPy)."""
-    from roofline.measurement.backend_cupy import import_cupy
-
-    return int(import_cupy().cuda.runtime.getDeviceCount())
-
-
-def choose_devices(text: str) -> list[int]:
-    """--device as given → the ordinals to run on (a single number is one device, as before)."""
-    from roofline.measurement.multi.pool import parse_devices, resolve_devices
-
-    wanted = parse_devices(text)
-    if wanted is not None and len(wanted) == 1:
-        return wanted
-    return resolve_devices(wanted, device_count())
-
-
 def with_progress(command: str, devices: list[int], run: Any) -> Any:
     """run(on_message) with each device's progress on standard error: a bar per GPU on a terminal (transient), or
     off one (a CI log) a line per finished step, 'measure GPU 1: copy n=2^28: OK, 1.02 s'. Worker notes print once."""

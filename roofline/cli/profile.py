@@ -5,19 +5,14 @@ roofline.kineto.program); `--with auto` picks ncu where it is found and may read
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import click
 
-from roofline.cli.common import (FilePath, OutputPath, emit_results, group_by_option, ncu_path_option, note,
-                                 output_option_for, wide_option, writable_path)
+from roofline.cli.common import (OutputPath, emit_results, group_by_option, ncu_path_option, note, output_option_for,
+                                 wide_option, writable_path, write_output)
 from roofline.records.schema import RESULTS_SCHEMA
-
-if TYPE_CHECKING:
-    from roofline.kineto.select import LaunchScope
 
 GROUP_BY_HELP = ("How launches are grouped: 'op' (the innermost NVTX range around a launch: with PyTorch's "
                  "emit_nvtx, the aten op), 'kernel' (the demangled kernel name, template arguments left out), "
@@ -147,15 +142,10 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
     """
-    import signal
-    import threading
-
     from roofline.errors import EXIT_TERMINATED
+    from roofline.kineto.profiling import choose_source, profile_ncu, profile_torch, sigterm_ends_the_run
+    from roofline.kineto.select import LaunchScope
     from roofline.ncu.program import Terminated
-
-    def terminated(_signum: int, _frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: the cleanup it starts must not be cut short
-        raise Terminated()
 
     if kernel_alias is not None:
         note("warning: --kernel is deprecated and will be removed in the next release; use --kernel-name REGEX "
@@ -164,191 +154,38 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
             raise click.UsageError("--kernel is the old spelling of --kernel-name: give one of them")
         kernel_regex = kernel_alias
     ncu_options = [name for name, given in zip(NCU_ONLY, (ncu_path, save_csv)) if given]
-    chosen, why = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
-    from roofline.kineto.select import LaunchScope
-
+    chosen, why, said = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
+    if said:
+        note(said)
     scope = LaunchScope(kernel_regex, launch_skip, launch_count)
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
-    try:
-        if chosen == "torch":
-            _profile_torch(program, output, spec_name, group_by, ranges, scope, save_trace, timeout, fmt, why,
-                           tokens)
-        else:
-            if tokens is not None:
-                note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, so "
-                     "the range's energy is not the program's: no energy recorded")
-            _profile(program, output, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, fmt, why)
-    except Terminated:
-        note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the program "
-             "were ended; nothing was written")
-        ctx.exit(EXIT_TERMINATED)
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+    keep = lambda path, data: write_output(path, data)  # noqa: E731 - the -o checks hold for kept captures too
+    with sigterm_ends_the_run():
+        try:
+            if chosen == "torch":
+                done = profile_torch(program, spec_name, group_by, ranges, scope, save_trace, timeout, why, keep,
+                                     note, tokens)
+            else:
+                if tokens is not None:
+                    note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, "
+                         "so the range's energy is not the program's: no energy recorded")
+                done = profile_ncu(program, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, why,
+                                   keep, note)
+        except Terminated:
+            note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the "
+                 "program were ended; nothing was written")
+            ctx.exit(EXIT_TERMINATED)
+    emit_results(done.doc, output, fmt, _tables(chosen, done.doc), done.lines)
 
 
-def choose_source(source: str, program: tuple[str, ...], ncu_options: list[str], save_trace: Path | None,
-                  group_by: str, ranges: tuple[str, ...] = ()) -> tuple[str, str]:
-    """('ncu' or 'torch', why): --with as given, its options checked against it; for 'auto', the options of one
-    source choose it, else ncu where it is found and the driver lets this user read the counters, else torch for
-    a Python program. A usage error (exit 2) for options of the other source."""
-    from roofline.kineto.program import runs_as_python
-    from roofline.ncu.profile import find_ncu
-    from roofline.ncu.program import counter_access
-
-    torch_options = [name for name, given in (("--save-trace", save_trace is not None),
-                                              ("--group-by module", group_by == "module")) if given]
-    ncu_options = ncu_options + (["--group-by " + group_by] if group_by.startswith("range:") else []) + (
-        [f"{len(ranges)} --range options"] if len(ranges) > 1 else [])
-    if source == "torch" and ncu_options:
-        raise click.UsageError(f"{', '.join(ncu_options)}: options of ncu, not of --with torch (which records every "
-                               "launch in the range, grouped by op, kernel, module or none): leave them out")
-    if source == "ncu" and torch_options:
-        raise click.UsageError(f"{', '.join(torch_options)}: options of --with torch, not of ncu (keep ncu's capture "
-                               "with --save-csv; group module ranges with --group-by range:N)")
-    if source != "auto":
-        return source, f"--with {source}"
-    if ncu_options and torch_options:
-        raise click.UsageError(f"{', '.join(ncu_options)} (ncu) and {', '.join(torch_options)} (torch) belong to "
-                               "different sources: choose one with --with ncu or --with torch")
-    if ncu_options or torch_options:
-        chosen = "ncu" if ncu_options else "torch"
-        return chosen, f"auto: {', '.join(ncu_options or torch_options)} given"
-    if not runs_as_python(program):
-        return "ncu", "auto: not a Python script"
-    exe, _ = find_ncu(None)
-    if exe is None:
-        why = "auto: ncu is not on PATH"
-    else:
-        no_counters = counter_access()
-        if no_counters is None:
-            return "ncu", "auto: ncu found"
-        why = f"auto: {no_counters}"
-    note(f"profile: with torch.profiler ({why[6:]}): FLOPs and bytes from op shape models, not counters; --with ncu "
-         "to insist on counters")
-    return "torch", why
-
-
-def _profile_torch(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
-                   ranges: tuple[str, ...], scope: LaunchScope, save_trace: Path | None, timeout: float | None,
-                   fmt: str, why: str, tokens: int | None = None) -> None:
-    """The run under the PyTorch profiler, then the trace imported as 'import torch' would; every way out leaves
-    no process and no temporary file."""
-    from roofline.cli.common import write_output
-    from roofline.errors import BackendUnavailable, ProgramFailed as ProgramError, TimedOut
-    from roofline.kineto.document import import_traces, summary_line
-    from roofline.kineto.program import Running, capture, capture_range, python_program
-    from roofline.kineto.table import launch_table, timeline_tables
-    from roofline.ncu.program import ProgramFailed
-    from roofline.ncu.readback import check_import
+def _tables(chosen: str, doc: dict) -> Any:
+    """What the profile prints: the groups, or launch by launch; with torch, the step's timeline after it."""
     from roofline.render.tables.grouped import grouped_table
-    from roofline.model.units import format_bytes, format_time
 
-    prog = python_program(program)
-    range_ = capture_range(ranges)
-    progress = Running(sys.stderr)
-    gz = save_trace is not None and save_trace.name.endswith(".gz")
-    try:
-        with capture(prog, range_, group_by == "module", timeout, gz, progress) as (trace, run):
-            note(f"profile: ran under torch.profiler in {run.seconds:.1f} s (profiled range "
-                 f"{format_time(run.range_seconds)}, trace {format_bytes(run.trace_bytes)}, torch {run.torch})")
-            if save_trace is not None:
-                write_output(save_trace, trace.read_bytes())
-                note(f"wrote {save_trace}")
-            doc, notes = import_traces([trace], spec_name, group_by, scope=scope)
-    except OSError as exc:
-        raise BackendUnavailable(f"cannot run {prog.python}: {exc.strerror or exc}",
-                                 fix="give the program's Python by its path: python3 SCRIPT.py") from None
-    except subprocess.TimeoutExpired:
-        raise TimedOut(f"--timeout {timeout:g}: the program did not finish under torch.profiler in time; it and what "
-                       "it started were ended and nothing was written",
-                       fix="profile one step (--range start-stop or --range NAME) or give it longer") from None
-    except ProgramFailed as exc:
-        own = "\n".join(exc.stderr.splitlines()[-40:])
-        if own:
-            click.echo(own, err=True)
-        raise ProgramError(f"the program exited with status {exc.status} under torch.profiler; nothing was "
-                           "written") from None
-    kept = str(save_trace) if save_trace is not None else None
-    for k in doc["kernels"]:
-        k["kineto"]["file"] = kept  # not the temporary file, gone by now
-    doc["source"].update(files=[kept] if kept else [], command=list(program), profile_seconds=run.seconds,
-                         program_seconds=run.program_seconds, range_seconds=run.range_seconds,
-                         range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
-    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    from roofline.records.energy import step_energy, step_energy_line
+    if chosen == "torch":
+        from roofline.render.tables.trace import launch_table, timeline_tables
 
-    doc["energy"] = step_energy(run.energy, range_, tokens)
-    lines = [*notes, summary_line(doc, "profiled", "with torch.profiler") + f"; {TORCH_SOURCE['figures']}",
-             step_energy_line(doc["energy"]) or ""]
-    lines = [line for line in lines if line]
-    table = grouped_table if doc.get("groups") else launch_table
-    emit_results(doc, output, fmt, lambda d: [table(d), *timeline_tables(d)], lines)
-
-
-NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
-TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}
-
-
-def _profile(program: tuple[str, ...], output: Path | None, spec_name: str | None, group_by: str,
-             ranges: tuple[str, ...], scope: LaunchScope, ncu_path: str | None, save_csv: Path | None,
-             timeout: float | None, fmt: str, chosen_by: str) -> None:
-    """The run itself; every way out (an error, a timeout, Terminated) leaves no process and no temporary file."""
-    from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
-    from roofline.ncu.group import add_groups
-    from roofline.ncu.importer import choose_spec, import_table, summary_line
-    from roofline.ncu.profile import find_ncu
-    from roofline.ncu.program import ProgramFailed, ProgressLine, Scope, capture, program_stderr
-    from roofline.ncu.readback import check_import
-    from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
-    from roofline.render.tables.grouped import grouped_table
+        table = grouped_table if doc.get("groups") else launch_table
+        return lambda d: [table(d), *timeline_tables(d)]
     from roofline.render.tables.imported import imported_table
-    from roofline.load.specs import SpecCatalog
 
-    exe, why = find_ncu(ncu_path)
-    if exe is None:
-        raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
-                                 "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu-path PATH; a PyTorch "
-                                 "program can be profiled without it: --with torch -- python3 SCRIPT.py")
-    progress = ProgressLine(sys.stderr)
-    try:
-        with capture(exe, program, Scope(ranges, scope.kernel, scope.skip, scope.count), progress,
-                     timeout) as (csv_path, run):
-            progress.done(run.launches, run.seconds)
-            try:
-                table = parse_csv_file(csv_path)
-            except TooManyLaunches as exc:
-                raise InputError(f"ncu's capture: {exc}", fix="profile fewer: --launch-count N, --kernel-name "
-                                 "REGEX or --range; nothing was written") from None
-            except NcuParseError as exc:
-                raise BackendUnavailable(f"ncu's report read back as no table: {exc}") from None
-            if save_csv is not None:
-                from roofline.cli.common import write_output
-
-                write_output(save_csv, csv_path.read_bytes())
-                note(f"wrote {save_csv}")
-    except OSError as exc:
-        raise BackendUnavailable(f"cannot run {exe}: {exc.strerror or exc}") from None
-    except subprocess.TimeoutExpired:
-        if progress.interactive:
-            sys.stderr.write("\n")
-        raise TimedOut(f"--timeout {timeout:g}: the program did not finish under ncu in time; ncu, the program and "
-                       "what it started were ended and nothing was written",
-                       fix="profile one step (--range start-stop, --launch-count) or give it longer") from None
-    except ProgramFailed as exc:
-        if progress.interactive:
-            sys.stderr.write("\n")
-        own = program_stderr(exc.stderr)
-        if own:
-            click.echo(own, err=True)
-        raise ProgramError(f"the program exited with status {exc.status} under ncu; nothing was written") from None
-    machine = choose_spec(table, spec_name, SpecCatalog.bundled())
-    doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
-    doc["source"].update(command=list(program), profile_seconds=run.seconds, chosen_by=chosen_by, **NCU_SOURCE)
-    if scope.given:
-        doc["source"]["scope"] = scope.to_json()
-    notes += add_groups(doc, group_by)
-    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    lines = [*notes, summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"]
-    emit_results(doc, output, fmt, grouped_table if doc.get("groups") else imported_table, lines)
+    return grouped_table if doc.get("groups") else imported_table

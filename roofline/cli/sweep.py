@@ -84,8 +84,6 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
       mpirun -n 16 roofline sweep copy --sizes 2**16..2**28:4 -o fleet-sweep.json   # every rank its GPU
     """
     from roofline.cli.progress import Steps
-    from roofline.errors import InputError
-    from roofline.measurement.multi.pool import parse_devices
     from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, sweep_on
     from roofline.render.tables.sweep import explanation, sweep_table
 
@@ -101,30 +99,21 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     args = SweepArgs(kernel, kernel_paths, swept, sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
-    from roofline.fleet.launch import under_mpi
+    from roofline.fleet.placement import HOST, place, under_ranks
 
-    if under_mpi():  # the options are checked on each rank, so a bad one comes back once, through rank 0
-        from roofline.cli.fleet import refuse_device, sweep_fleet
+    if under_ranks(device_text, timeout):  # the options are checked on each rank; a bad one comes back once
+        from roofline.cli.fleet import sweep_fleet
 
-        refuse_device(device_text != "0")
         return sweep_fleet(args, backend, output, fmt, timeout)
-    from roofline.cli.fleet import refuse_timeout
-
-    refuse_timeout(timeout)
     request = sweep_args_request(args)  # bad options exit 2 here, before any device is touched
-    wanted = parse_devices(device_text)
-    if wanted is None or len(wanted) > 1:
-        from roofline.cli.multi import choose_devices, sweep_many
+    where = place(device_text, "several devices are swept on the GPU backend" if backend == "numpy" else None)
+    if where.kind == HOST:
+        from roofline.cli.multi import sweep_many
 
-        if backend == "numpy":
-            raise InputError(f"--device {device_text}: several devices are swept on the GPU backend")
-        devices = choose_devices(device_text)
-        if len(devices) > 1:
-            return sweep_many(devices, args, output, fmt)
-        wanted = devices
+        return sweep_many(list(where.devices), args, output, fmt)
     from roofline.measurement.session import open_backend
 
-    engine = open_backend(backend, wanted[0])
+    engine = open_backend(backend, where.device)
     with Steps("sweep") as steps:
         doc = sweep_on(request, engine, spec_name, args.policy, steps)
 

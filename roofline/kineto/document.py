@@ -2,7 +2,7 @@
 `plot` and everything downstream read it unchanged.
 
 Each GPU kernel is one entry (status IMPORTED, verified null: roofline did not run it). Its time is the trace's
-duration; its FLOPs and bytes are its op's modelled work (roofline.kineto.opmodels, from the op's input shapes,
+duration; its FLOPs and bytes are its op's modelled work (roofline.model.ops.aten, from the op's input shapes,
 dtypes, strides and concrete arguments) split across the op's kernels in proportion to their GPU time, which the
 entry's `model.note` says; the FLOPs of a matrix op (a tensor-core roof) go to its matrix kernels alone (by name:
 GEMM, convolution, attention), not to the helpers beside them (cuDNN's channel padding, split-K reductions,
@@ -32,10 +32,10 @@ from roofline.version import __version__
 from roofline.model.analysis import machine_summary, timed_elsewhere
 from roofline.records.caveats import warning
 from roofline.errors import InputError
-from roofline.kineto.opargs import OpInput
+from roofline.model.ops.args import OpInput
 from roofline.kineto.select import LaunchScope, select
 from roofline.kineto.sources import KernelSources
-from roofline.kineto.triton import is_triton, model_triton
+from roofline.model.ops.triton import is_triton, model_triton
 from roofline.measurement.progress import SILENT, Progress
 from roofline.model.types import MachineSpec
 from roofline.ncu.halfprec import spelled
@@ -45,9 +45,11 @@ from roofline.records.document import Status
 from roofline.records.fields import MAX_FRACTION
 from roofline.records.groups import group_figures, program_totals
 from roofline.records.schema import RESULTS_SCHEMA
+from roofline.load.selection import spec_for_device
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
-from roofline.kineto import opmodels, reader, timeline
+from roofline.kineto import reader, timeline
+from roofline.model.ops import aten as opmodels
 from roofline.model.units import format_time
 from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
@@ -123,19 +125,9 @@ def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCat
     for t in traces:
         used = {e.device for e in t.gpu if e.device is not None}
         names.update(name for dev, name in t.devices.items() if not used or dev in used)
-    gpu = sorted(names)[0] if len(names) == 1 else ", ".join(sorted(names))
-    if spec_name and spec_name != "auto":
-        return catalog.resolve(spec_name), gpu or "unknown GPU"
-    if len(names) > 1:
-        raise InputError(f"the traces name several GPUs ({gpu}); choose the ceilings with --spec")
-    if not names:
-        raise InputError(f"{traces[0].path}: deviceProperties: names no GPU; say which spec to compare with: --spec "
-                         "h200 (see 'roofline specs')")
-    matched = catalog.match_device(gpu)
-    if matched is None:
-        raise InputError(f"no bundled spec lists the device '{gpu}'; say which to compare with: --spec SPEC "
-                         "(a bundled id or a YAML file; see 'roofline specs')")
-    return matched, gpu
+    gpu = ", ".join(sorted(names)) or "unknown GPU"
+    return spec_for_device(names, spec_name, catalog, "the traces",
+                           f"{traces[0].path}: deviceProperties: names no GPU"), gpu
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Where the generated source of a torch.compile kernel is found: at the path the trace recorded (Inductor's cache
 on the machine that ran the program) or, for a trace carried elsewhere, under directories the user names
 (`import torch --triton-source DIR`), by the file's name. I/O at the edge: each file is read once, only a regular
-file of at most MAX_SOURCE_CHARS, and parsed by roofline.kineto.triton.read_source."""
+file of at most MAX_SOURCE_CHARS, and parsed by roofline.model.ops.triton.read_source."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Sequence
 
-from roofline.kineto.triton import MAX_SOURCE_CHARS, KernelSource, read_source
+from roofline.model.ops.triton import MAX_SOURCE_CHARS, KernelSource, read_source
 
 MAX_FILES = 200_000  # the most files indexed under the directories given (an Inductor cache holds thousands)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from roofline.model.analysis import KernelAnalysis, analysis_document, analyze, lacks
 from roofline.errors import InputError
@@ -79,3 +79,22 @@ def analysis_documents(
         skipped += [Skipped(machine.id, name, roof) for name, roof in lacking]
         docs.append(analysis_document(machine, results))
     return docs, skipped
+
+
+def spec_for_device(names: Collection[str], spec_name: str | None, catalog: SpecCatalog, source: str,
+                    unnamed: str) -> MachineSpec:
+    """The importers' one rule (ncu CSVs, torch traces): --spec when given; else the bundled spec whose
+    device_names lists the one GPU the input names. `source` says what named them ('the CSV', 'the traces');
+    `unnamed` is the refusal when it names none (what to collect, or which field is empty)."""
+    if spec_name and spec_name != "auto":
+        return catalog.resolve(spec_name)
+    if len(names) > 1:
+        raise InputError(f"{source} name several GPUs ({', '.join(sorted(names))}); choose the ceilings with --spec")
+    if not names:
+        raise InputError(f"{unnamed}; say which spec to compare with: --spec h200 (see 'roofline specs')")
+    name = next(iter(names))
+    matched = catalog.match_device(name)
+    if matched is None:
+        raise InputError(f"no bundled spec lists the device '{name}'; say which to compare with: --spec SPEC "
+                         "(a bundled id or a YAML file; see 'roofline specs')")
+    return matched

@@ -40,13 +40,15 @@ def group_name(entry: Mapping[str, Any], by: str, level: int = 0) -> str:
 def _model(entries: Sequence[Mapping[str, Any]], itemsize: int) -> tuple[float | None, float | None, int]:
     """(model FLOPs, model bytes, ranges modelled) over the distinct op calls of a group (a call that launches
     several kernels is modelled once)."""
-    seen: dict[str, tuple[float | None, float | None]] = {}
+    calls: dict[str, list[str]] = {}  # each op call's range -> the kernels it launched (a name may say "causal")
     for e in entries:
         stack = e.get("nvtx") or []
-        if not stack or stack[-1] in seen:
-            continue
-        found = shapes(stack[-1])
-        seen[stack[-1]] = op_model(op_name(stack[-1]), found, itemsize) if found is not None else (None, None)
+        if stack:
+            calls.setdefault(stack[-1], []).append(str(e.get("kernel_name") or e.get("name") or ""))
+    seen: dict[str, tuple[float | None, float | None]] = {}
+    for call, kernels in calls.items():
+        found = shapes(call)
+        seen[call] = op_model(op_name(call), found, itemsize, kernels) if found is not None else (None, None)
     flops = [f for f, _ in seen.values()]
     bytes_ = [b for _, b in seen.values()]
     model_flops = None if not seen or None in flops else float(sum(flops))  # type: ignore[arg-type]

@@ -36,6 +36,7 @@ from roofline.ncu.nvtx import launch_stack
 from roofline.ncu.placement import place
 from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Launch, NcuParseError, NcuTable,
                                 TooManyLaunches, diagnose, parse_csv_file)
+from roofline.load.selection import spec_for_device
 from roofline.load.specs import SpecCatalog
 from roofline.model.units import format_flops
 
@@ -66,19 +67,10 @@ def short_name(kernel: str, limit: int = 80) -> str:
 
 def choose_spec(table: NcuTable, spec_name: str | None, catalog: SpecCatalog) -> MachineSpec:
     """--spec when given; else the bundled spec whose device_names lists the CSV's device."""
-    if spec_name and spec_name != "auto":
-        return catalog.resolve(spec_name)
-    names = sorted({launch.device for launch in table.launches if launch.device})
-    if len(names) > 1:
-        raise InputError(f"the CSV holds launches on several devices ({', '.join(names)}); choose one with --spec")
-    if not names:
-        raise InputError("the CSV does not name its GPU (collect device__attribute_display_name too, or profile "
-                         "with 'ncu --set full'); say which spec to compare with: --spec h200 (see 'roofline specs')")
-    matched = catalog.match_device(names[0])
-    if matched is None:
-        raise InputError(f"no bundled spec lists the device '{names[0]}'; say which to compare with: --spec SPEC "
-                         "(a bundled id or a YAML file; see 'roofline specs')")
-    return matched
+    names = {launch.device for launch in table.launches if launch.device}
+    return spec_for_device(names, spec_name, catalog, "the CSV's launches",
+                           "the CSV does not name its GPU (collect device__attribute_display_name too, or profile "
+                           "with 'ncu --set full')")
 
 
 def _warnings(c: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:

@@ -21,7 +21,8 @@ written once. Kineto records no outputs, so their shapes and dtypes follow from 
                index_put_
   loss         nll_loss (forward, backward), cross_entropy_loss, mse_loss
   optimizer    _fused_adam(w)_ (with GradScaler's grad_scale), _fused_sgd_, _foreach_*,
-               _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_ (tensor lists: the element dtype from the kernel name)
+               _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_ (tensor lists: the element dtype
+               from the kernel name)
   random       random_, uniform_, normal_, bernoulli_, exponential_: written once, no FLOPs
 
 Special functions (exp, log, erf, tanh, sqrt) count as one FLOP each. Non-matrix work on float16 and bfloat16 is
@@ -33,7 +34,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Iterable, Sequence
 
-from roofline.kineto.opargs import (
+from roofline.model.ops.args import (
     FLOATING, ITEMSIZE, OpInput, OpWork, Tensor, int_tuple, kernel_dtype, matrix_roof, parse_value, says_causal,
     scalar_type, tensor, tensor_list, vector_roof,
 )

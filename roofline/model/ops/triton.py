@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from roofline.kineto.opargs import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
+from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
-from roofline.kineto.opmodels import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
+from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}

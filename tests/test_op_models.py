@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from roofline.kineto.opargs import int_tuple, kernel_dtype, parse_value, stored_elements
-from roofline.kineto.opmodels import OpInput, OpWork, model_op
+from roofline.model.ops.args import int_tuple, kernel_dtype, parse_value, stored_elements
+from roofline.model.ops.aten import OpInput, OpWork, model_op
 from roofline.model.types import ROOF_NAMES
 
 
@@ -166,7 +166,7 @@ def test_strided_pointwise_convolution_reads_only_the_rows_and_pixels_it_reaches
 
 
 def test_window_cover_counts_the_positions_windows_reach():
-    from roofline.kineto.opmodels import _window_cover
+    from roofline.model.ops.aten import _window_cover
 
     assert _window_cover(56, 28, 1, 2, 0, 1) == 28  # 1x1 stride 2: every other position
     assert _window_cover(112, 56, 3, 2, 1, 1) == 112  # 3x3 stride 2 pad 1: overlapping windows cover it all
@@ -698,7 +698,7 @@ def test_a_forward_convolution_needs_no_output_padding():
 def test_no_model_raises_on_odd_arguments():
     """Trace data is not trusted: zero sizes, wrong ranks, garbage values and nested lists give a partial or a
     result, never an exception."""
-    from roofline.kineto.opmodels import _MODELS
+    from roofline.model.ops.aten import _MODELS
 
     odd = [
         [],
