@@ -14,8 +14,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from roofline.errors import BackendUnavailable, InputError, ProgramFailed as ProgramError, TimedOut
+from roofline.kineto import document as trace_document
+from roofline.kineto.program import Running, capture, capture_range, python_program, runs_as_python
 from roofline.kineto.select import LaunchScope
-from roofline.ncu import program as ncu_program
+from roofline.load.specs import SpecCatalog
+from roofline.model.units import format_bytes, format_time
+from roofline.ncu import importer as ncu_importer, program as ncu_program
+from roofline.ncu.group import add_groups
+from roofline.ncu import profile as ncu_profile
+from roofline.ncu.readback import check_import
+from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
+from roofline.records.energy import step_energy, step_energy_line
 
 NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
 TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}
@@ -37,9 +46,6 @@ def choose_source(source: str, program: Sequence[str], ncu_options: Sequence[str
     """('ncu' or 'torch', why, a note or None): --with as given, its options checked against it; for 'auto', the
     options of one source choose it, else ncu where it is found and the driver lets this user read the counters,
     else torch for a Python program. Options of the other source are an input error (exit 2)."""
-    from roofline.kineto.program import runs_as_python
-    from roofline.ncu.profile import find_ncu
-
     torch_options = [name for name, given in (("--save-trace", save_trace is not None),
                                               ("--group-by module", group_by == "module")) if given]
     ncu_options = list(ncu_options) + (["--group-by " + group_by] if group_by.startswith("range:") else []) + (
@@ -60,7 +66,7 @@ def choose_source(source: str, program: Sequence[str], ncu_options: Sequence[str
         return chosen, f"auto: {', '.join(ncu_options or torch_options)} given", None
     if not runs_as_python(program):
         return "ncu", "auto: not a Python script", None
-    exe, _ = find_ncu(None)
+    exe, _ = ncu_profile.find_ncu(None)
     if exe is None:
         why = "auto: ncu is not on PATH"
     else:
@@ -96,11 +102,6 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
                   say: Say, tokens: int | None = None) -> Profiled:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; with the profiled
     range's energy (NVML, read by the capture) and, given `tokens`, its joules per token (docs/energy.md)."""
-    from roofline.kineto.document import import_traces, summary_line
-    from roofline.kineto.program import Running, capture, capture_range, python_program
-    from roofline.model.units import format_bytes, format_time
-    from roofline.ncu.readback import check_import
-
     prog = python_program(program)
     range_ = capture_range(ranges)
     gz = save_trace is not None and save_trace.name.endswith(".gz")
@@ -111,7 +112,7 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
             if save_trace is not None:
                 keep(save_trace, trace.read_bytes())
                 say(f"wrote {save_trace}")
-            doc, notes = import_traces([trace], spec_name, group_by, scope=scope)
+            doc, notes = trace_document.import_traces([trace], spec_name, group_by, scope=scope)
     except OSError as exc:
         raise BackendUnavailable(f"cannot run {prog.python}: {exc.strerror or exc}",
                                  fix="give the program's Python by its path: python3 SCRIPT.py") from None
@@ -132,11 +133,9 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    from roofline.records.energy import step_energy, step_energy_line
-
     doc["energy"] = step_energy(run.energy, range_, tokens)
     energy = step_energy_line(doc["energy"])
-    return Profiled(doc, [*notes, summary_line(doc, "profiled", "with torch.profiler") +
+    return Profiled(doc, [*notes, trace_document.summary_line(doc, "profiled", "with torch.profiler") +
                           f"; {TORCH_SOURCE['figures']}", *([energy] if energy else [])])
 
 
@@ -144,14 +143,7 @@ def profile_ncu(program: Sequence[str], spec_name: str | None, group_by: str, ra
                 scope: LaunchScope, ncu_path: str | None, save_csv: Path | None, timeout: float | None,
                 chosen_by: str, keep: Keep, say: Say) -> Profiled:
     """The run under Nsight Compute, then its CSV imported as 'import ncu' would, grouped."""
-    from roofline.load.specs import SpecCatalog
-    from roofline.ncu.group import add_groups
-    from roofline.ncu.importer import choose_spec, import_table, summary_line
-    from roofline.ncu.profile import find_ncu
-    from roofline.ncu.readback import check_import
-    from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
-
-    exe, why = find_ncu(ncu_path)
+    exe, why = ncu_profile.find_ncu(ncu_path)
     if exe is None:
         raise BackendUnavailable(str(why), fix="Nsight Compute comes with the CUDA toolkit (https://developer."
                                  "nvidia.com/nsight-compute); put its ncu on PATH or give --ncu-path PATH; a PyTorch "
@@ -186,11 +178,11 @@ def profile_ncu(program: Sequence[str], spec_name: str | None, group_by: str, ra
         if own:
             say(own)
         raise ProgramError(f"the program exited with status {exc.status} under ncu; nothing was written") from None
-    machine = choose_spec(table, spec_name, SpecCatalog.bundled())
-    doc, notes = import_table(table, machine, "ncu: " + " ".join(program))
+    machine = ncu_importer.choose_spec(table, spec_name, SpecCatalog.bundled())
+    doc, notes = ncu_importer.import_table(table, machine, "ncu: " + " ".join(program))
     doc["source"].update(command=list(program), profile_seconds=run.seconds, chosen_by=chosen_by, **NCU_SOURCE)
     if scope.given:
         doc["source"]["scope"] = scope.to_json()
     notes += add_groups(doc, group_by)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
-    return Profiled(doc, [*notes, summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"])
+    return Profiled(doc, [*notes, ncu_importer.summary_line(doc, "profiled") + f"; {NCU_SOURCE['figures']}"])

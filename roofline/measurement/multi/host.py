@@ -11,7 +11,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 from roofline.errors import GateFailed, first_line
 from roofline.gates.hosts import device_name, figure_rows, outliers
+from roofline.measurement import interconnect as ic
 from roofline.measurement.calibrate.figures import Figure, calibration_document, comparison_rows
+from roofline.measurement.calibrate.links import with_interconnect
 from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.pool import Outcome, failure_lines
@@ -81,8 +83,6 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
             # figures stand and are written; the links are reported as not measured, and the run exits 1
             link_error = f"links not measured: {type(exc).__name__}: {first_line(exc, 300)}"
         else:
-            from roofline.measurement.calibrate.links import with_interconnect  # after the links only
-
             spec_doc = with_interconnect(spec_doc, link_doc, f"roofline calibrate {__version__} on "
                                                               f"{host_device['name']}, {date}")
     text = spec_yaml(spec_doc)
@@ -101,7 +101,5 @@ def _host_name(parts: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _links(devices: list[int], datasheet: Any, on_step: OnLinkStep) -> dict[str, Any]:
-    from roofline.measurement import interconnect as ic  # CuPy's peer copies and NCCL: only with several GPUs
-
     return ic.links_document(devices, datasheet, LINK_COPY_BYTES,
                              [s for s in ic.ALLREDUCE_SIZES if s <= LINK_ALLREDUCE_MAX], on_step)
