@@ -136,9 +136,10 @@ PLAUSIBLE: dict[str, Plausible] = {
     "link_bandwidth": Plausible(10e6, 100 * TB, "B/s", "a link: 1 Gb/s Ethernet to 1.8 TB/s (B200 NVLink 5)"),
     # Board power (results' gpu_state power_limit and power_mean): 70 W (T4) to 1 kW (B200 HGX), 1.2 kW in GB200.
     "power": Plausible(1.0, 5000.0, "W", "a GPU's power: 70 W (T4) to 1.2 kW (B200 in GB200)"),
-    # Energy per byte moved (over idle): about 138 pJ/B from an H200's HBM3e on random data (issue 33) to 513 pJ/B
-    # from a GTX 580's GDDR5 (Choi et al., IPDPS 2013); an L2 byte costs less. pJ for nJ or fJ is 1000x out.
-    "energy_per_byte": Plausible(0.1e-12, 5000e-12, "J/B", "moving a byte: about 138 pJ/B (H200 HBM3e, random data) "
+    # Energy per byte moved (over idle): about 115 pJ/B from an H200's HBM3e on random data (issue 33: 583 W against
+    # 101 W idle at 4.2 TB/s) to 513 pJ/B from a GTX 580's GDDR5 (Choi et al., IPDPS 2013); an L2 byte costs less.
+    # pJ for nJ or fJ is 1000x out.
+    "energy_per_byte": Plausible(0.1e-12, 5000e-12, "J/B", "moving a byte: about 115 pJ/B (H200 HBM3e, random data) "
                                                            "to 513 pJ/B (GTX 580 GDDR5), less from L2"),
     # Energy per FLOP (over idle): about 1 pJ on H200 FP16 tensor cores on random data (issue 33) to 212 pJ for a GTX
     # 580's FP64 (Choi et al. 2013); FP8/FP4 tensor cores go lower.
