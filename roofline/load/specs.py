@@ -8,8 +8,8 @@ from typing import Iterable
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
 from roofline.model.invariants import hard_violations
-from roofline.model.types import (CACHE_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel, Link, MachineSpec, ModelFigures,
-                                  Source)
+from roofline.model.types import CACHE_LEVELS, ENERGY_INPUTS, ENERGY_MEMORY_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel
+from roofline.model.types import EnergySpec, Link, MachineSpec, ModelFigures, Source
 from roofline.load.yamlio import Fields, read_yaml_mapping
 
 SPEC_SCHEMA_VERSION = 1
@@ -18,7 +18,7 @@ DEFAULT_SPEC = "h100-sxm"
 _TOP_KEYS = (
     "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
     "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
-    "measurement", "interconnect", "model",
+    "measurement", "interconnect", "model", "energy",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
 _CACHE_KEYS = ("size", "bandwidth", "latency", "curve")
@@ -34,6 +34,7 @@ MODEL_RANGES = {
     "sm_bandwidth": ("bandwidth", 100e6, 1e12),
     "block_interval": ("time", 1e-9, 10e-6),
 }
+_ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
 
 
 def load_spec(path: Path) -> MachineSpec:
@@ -105,6 +106,7 @@ def load_spec(path: Path) -> MachineSpec:
         measurement=measurement,
         path=path,
         interconnect=_interconnect(f),
+        energy=_energy(f, roofs),
         # They document how the bandwidth was derived; the model does not use them, the invariants check them.
         memory_bus_width=memory.integer("bus_width"),
         memory_clock=memory.quantity("clock", "frequency"),
@@ -212,6 +214,40 @@ def _interconnect(f: Fields) -> dict[str, Link]:
         out[name] = Link(bandwidth=link.quantity("bandwidth", "bandwidth", required=True) or 0.0,
                          links=link.integer("links"))
     return out
+
+
+def _energy(f: Fields, roofs: dict[str, float]) -> EnergySpec | None:
+    """energy: {idle_power: 101 W, memory: {dram: 138 pJ/B}, compute: {fp16_tensor: 1.07 pJ/FLOP}, source: ...,
+    inputs: random}; every figure with its unit, each compute key a roof this spec has (docs/energy.md)."""
+    block = f.mapping("energy")
+    if block is None:
+        return None
+    block.reject_unknown(_ENERGY_KEYS)
+    idle = block.quantity("idle_power", "power", required=True) or 0.0
+    memory = block.mapping("memory", required=True)
+    assert memory is not None
+    memory.reject_unknown(ENERGY_MEMORY_LEVELS)
+    per_byte = {"dram": memory.quantity("dram", "energy_per_byte", required=True) or 0.0}
+    if (l2 := memory.quantity("l2", "energy_per_byte")) is not None:
+        per_byte["l2"] = l2
+    compute = block.mapping("compute", required=True)
+    assert compute is not None
+    compute.reject_unknown(ROOF_NAMES)
+    per_flop: dict[str, float] = {}
+    for roof in compute.data:
+        if roof not in roofs:
+            raise compute.error(roof, f"this spec has no {roof} roof (it has {', '.join(roofs)}); an energy per FLOP "
+                                      "needs the roof it belongs to")
+        if (value := compute.quantity(roof, "energy_per_flop")) is not None:
+            per_flop[roof] = value
+    if not per_flop:
+        raise block.error("compute", f"needs at least one roof's energy per FLOP (one of {', '.join(roofs)})")
+    inputs = block.string("inputs", required=True)
+    if inputs not in ENERGY_INPUTS:
+        raise block.error("inputs", f"is {inputs!r:.40}; expected one of {', '.join(ENERGY_INPUTS)} (what data the "
+                                    "figures were measured on: power depends on it)")
+    return EnergySpec(idle_power=idle, memory=per_byte, compute=per_flop,
+                      source=block.string("source", required=True) or "", inputs=inputs or "")
 
 
 def _compute_capability(f: Fields) -> str | None:

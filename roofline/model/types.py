@@ -104,6 +104,30 @@ class Link:
         return self.bandwidth / 2.0
 
 
+# The levels an `energy` block gives a per-byte energy for: DRAM (required) and the L2 where it was measured.
+ENERGY_MEMORY_LEVELS = ("dram", "l2")
+# What data the energy figures were measured on. Power depends on the data: the same FP16 GEMM drew 377 W on
+# all-ones matrices and 688 W on random normal ones on an H200 (issue 33), so a figure must say which it was.
+ENERGY_INPUTS = ("random", "application", "constant")
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """The energy roofline's figures (Choi et al., IPDPS 2013; docs/energy.md), SI inside: the GPU's constant power
+    while a kernel runs (pi0, W), the energy per byte moved from each memory level (J/B) and per FLOP on each roof
+    (J/FLOP), each the increment over idle."""
+
+    idle_power: float  # W
+    memory: Mapping[str, float]  # level (ENERGY_MEMORY_LEVELS) -> J/B; "dram" is always there
+    compute: Mapping[str, float]  # roof name -> J/FLOP
+    source: str
+    inputs: str  # one of ENERGY_INPUTS
+
+    @property
+    def dram(self) -> float:
+        return self.memory["dram"]
+
+
 @dataclass(frozen=True)
 class MachineSpec:
     """A GPU as the roofline model sees it. All figures in SI base units (B/s, s, B, FLOP/s, Hz)."""
@@ -132,6 +156,7 @@ class MachineSpec:
     memory_bus_width: int | None = None  # bits; with memory_clock, a cross-check of bandwidth (roofline.model.invariants)
     memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
     model: ModelFigures = field(default_factory=ModelFigures)  # the size model's machine figures (`model:` block)
+    energy: EnergySpec | None = None  # the energy roofline's figures, where the spec gives them
 
     @property
     def bytes_in_flight(self) -> float:
