@@ -200,7 +200,7 @@ def test_the_measure_table_shows_energy_columns_only_with_energy(tmp_path) -> No
     console.print(kernel_table(doc["kernels"], "t"))
     text = console.export_text()
     assert "energy/run" in text and "~1 mJ" in text and "500 W" in text and "50.0%" in text
-    assert any(line.startswith("note vector_add: energy over a 0.5 s window") for line in problems(doc))
+    assert any(line.startswith("note: the energy of 4 kernels") for line in problems(doc))
     plain = json.loads((RESULTS / "h100.json").read_text())
     console = Console(width=250, record=True)
     console.print(kernel_table(plain["kernels"], "t"))
@@ -244,3 +244,16 @@ def test_strict_model_failure_renders_in_the_table(tmp_path, run_cli) -> None:
     path.write_text(json.dumps(doc))
     r = run_cli("report", path, "--strict-model", "--wide")
     assert r.code == 1 and "FAIL: above ceiling (model)" in r.out and "Traceback" not in r.err
+
+
+def test_short_windows_are_one_note_for_the_run_not_one_per_kernel(tmp_path) -> None:
+    """measure's default windows (0.5 s) are all short for NVML's counter: the run says so once, with the count and
+    the worst uncertainty, instead of a line per kernel under the table."""
+    from roofline.render.tables.measure import problems
+
+    doc = json.loads(_with_energy(tmp_path, [0.5, 0.6, 0.7, 0.8], short=True).read_text(encoding="utf-8"))
+    notes = [line for line in problems(doc) if "NVML" in line]
+    assert len(notes) == 1 and "4 kernels" in notes[0] and "20%" in notes[0] and "--min-time 1" in notes[0]
+    doc["kernels"] = doc["kernels"][:1]
+    one = [line for line in problems(doc) if "NVML" in line]
+    assert len(one) == 1 and one[0].startswith(f"note {doc['kernels'][0]['name']}:")

@@ -9,7 +9,7 @@ from roofline.records.document import KernelResult
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, styled
 from roofline.records.files import ceiling_of
-from roofline.records.energy import short_window_note
+from roofline.records.energy import MIN_ENERGY_WINDOW, short_window_note
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_small, format_time
 
 
@@ -116,6 +116,13 @@ def problems(doc: dict[str, Any]) -> list[str]:
             lines.append(f"FAILED {k['name']}: {k['error']}")
         for w in k.get("warnings") or []:
             lines.append(f"warning {k['name']}: {caveats.line(w)}")
-        if note := short_window_note(k.get("energy_measured")):
-            lines.append(f"note {k['name']}: {note}")
+    short = [k for k in doc["kernels"] if short_window_note(k.get("energy_measured"))]
+    if len(short) == 1:
+        lines.append(f"note {short[0]['name']}: {short_window_note(short[0]['energy_measured'])}")
+    elif short:  # one line for the run, not one per kernel: the default windows are all short
+        worst = max(short, key=lambda k: k["energy_measured"]["uncertainty"])
+        lines.append(f"note: the energy of {len(short)} kernels ('~' in the table) is over windows shorter than "
+                     f"{MIN_ENERGY_WINDOW:g} s, short for NVML's energy counter (updated every 20-100 ms): up to "
+                     f"{worst['energy_measured']['uncertainty']:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more "
+                     "makes it tighter")
     return lines
