@@ -230,6 +230,17 @@ INVALID = [
     ("flop_per_clock", "compute.fp32", "0.1281 FLOP/clk is outside 1 FLOP/clk to 131072 FLOP/clk, the plausible "
                                        "range of FLOP per SM per clock"),
 ]
+# issue 33: the energy block, every figure with its unit and in range, each roof one the spec has
+INVALID += [
+    ("energy_no_unit", "energy.memory.dram", "138 has no unit (a bare number would be read as 138 J/B)"),
+    ("energy_nanojoule", "energy.memory.dram", "138 nJ/B is outside 0.1 pJ/B to 5 nJ/B"),
+    ("energy_unknown_roof", "energy.compute.bf16_tensor", "this spec has no bf16_tensor roof (it has fp32, "
+                                                           "fp16_tensor)"),
+    ("energy_l2_above_dram", "energy.memory.l2", "200 pJ/B is not below energy.memory.dram 138 pJ/B"),
+    ("energy_missing_dram", "energy.memory.dram", "is required"),
+    ("energy_bad_inputs", "energy.inputs", "is 'zeros'; expected one of random, application, constant"),
+    ("energy_idle_kilowatts", "energy.idle_power", "100 kW is outside 1 W to 5 kW"),
+]
 INVALID_IDS = [case for case, _, _ in INVALID]
 
 

@@ -179,7 +179,7 @@ def test_sweep_cli_writes_results_that_load_and_plot(tmp_path, run_cli):
                      "--sizes", "2**8..2**11", "--min-time", "0", "--min-repeats", "3", "-o", out)
     assert result.code == 0, result.err
     assert "predicted" in result.out and "regime" in result.out
-    assert "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk)" in result.err and "HOST CPU" in result.err
+    assert "model: t = Σ over launches of L + max(λk + B/BW' + r·R, ceil(B/F)·(λk + r·R))" in result.err and "HOST CPU" in result.err
     assert "λk = 2 µs: not measured: 2 × the DRAM latency" in result.err  # the toy spec's 1 µs, doubled
     doc = load_results(out).doc
     assert doc["sweep"]["kernel"] == "m_add" and doc["sweep"]["param"] == "n"

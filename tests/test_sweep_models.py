@@ -35,7 +35,11 @@ def test_first_principles_is_the_default_and_records_each_launch(run_cli):
         (launch,) = k["prediction"]["launches"]
         # m_add gives no geometry: one 4-byte access per thread (itemsize), all 10,000 resident ones in flight
         assert launch["in_flight"] == min(k["bytes"] / 4, 10_000) * 4
-        want = m["launch_floor"] + max(2e-6 + k["bytes"] / 1e12, launch["windows"] * 2e-6)
+        # BW' is BW, or the assumed per-SM share × active SMs where the launch has fewer blocks than the 20 SMs
+        blocks = -(-launch["threads"] // 128)
+        bw = 1e12 if blocks >= 20 else min(1e12, blocks * 2 * 1e12 / 20)
+        assert launch["stream_bandwidth"] == pytest.approx(bw) and launch["active_sms"] == min(blocks, 20)
+        want = m["launch_floor"] + max(2e-6 + k["bytes"] / bw, launch["windows"] * 2e-6)
         assert k["predicted_time"] == pytest.approx(want)
         assert k["prediction_error"] == pytest.approx(k["predicted_time"] / k["time_median"] - 1)
 

@@ -235,11 +235,16 @@ def test_negative_values_round_trip(value: float) -> None:
 def test_every_kind_round_trips_its_own_example() -> None:
     from roofline.model.units import _KINDS
 
-    assert set(KINDS) == {"bandwidth", "flops", "bytes", "time", "frequency"}
+    from roofline.model.units import format_small
+
+    # power and the energies per byte and FLOP: the energy block of a spec (issue 33), formatted below their unit
+    small = {"power", "energy_per_byte", "energy_per_flop"}
+    assert set(KINDS) == {"bandwidth", "flops", "bytes", "time", "frequency"} | small
     for kind in KINDS:
         example = _KINDS[kind][1]
         parsed = parse_quantity(example, kind)
-        formatted = format_time(parsed) if kind == "time" else format_si(parsed, _KINDS[kind][0], binary="i" in example)
+        formatted = format_time(parsed) if kind == "time" else format_small(parsed, _KINDS[kind][0]) \
+            if kind in small else format_si(parsed, _KINDS[kind][0], binary="i" in example)
         assert formatted == example
 
 

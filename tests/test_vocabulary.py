@@ -67,7 +67,7 @@ def test_the_ncu_executable_is_ncu_path_everywhere():
 
 def test_a_measured_spec_is_calibrated_everywhere():
     assert not named("--measured-spec"), "no visible --measured-spec: the spelling is --calibrated"
-    assert {path for path, _, _ in named("--calibrated")} == {"plot", "sweep"}
+    assert {path for path, _, _ in named("--calibrated")} == {"analyze", "plot", "sweep"}
 
 
 @pytest.mark.parametrize("form", ["0", "1", "0,2,3", "all", "ALL"])

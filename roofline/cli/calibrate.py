@@ -18,12 +18,13 @@ from roofline.measurement.calibrate.figures import calibration_document, compari
 from roofline.measurement.calibrate.plan import FULL, QUICK
 from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
 from roofline.records.clockstate import CAPPED_FRACTION
-from roofline.render.tables.calibrate import calibration_notes, comparison_table
+from roofline.render.tables.calibrate import calibration_notes, comparison_table, energy_table
 from roofline.load.specs import SpecCatalog
 from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.cli.fleet_gpu import calibrate_fleet
 from roofline.cli.calibrate_many import calibrate_many
 from roofline.load.jsonio import dumps
+from roofline.measurement.gpustate import INSTALL_HINT
 
 
 @click.command()
@@ -40,11 +41,15 @@ from roofline.load.jsonio import dumps
 @click.option("--interconnect/--no-interconnect", "links", default=True, show_default=True,
               help="With several devices: measure the links between them afterwards (peer copies, pinned host "
                    "copies, NCCL all-reduce) and write them into the spec's interconnect block.")
+@click.option("--energy", is_flag=True,
+              help="Also measure the spec's energy block (docs/energy.md): idle power, then copy, triad, FMA and a "
+                   "cuBLAS GEMM per precision on random data, each in a 2.5 s loop between NVML energy readings "
+                   "(about 20-25 s more); one GPU only.")
 @format_option(["table", "json"], help="What to print on standard output: the comparison table, or JSON with every "
                                        "figure, its method and raw numbers, and the spec.")
 @timeout_option
 def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str, outlier: float | None, links: bool,
-              fmt: str, timeout: float | None = None) -> None:
+              fmt: str, timeout: float | None = None, energy: bool = False) -> None:
     """Measure the ceilings of this GPU and compare them with its datasheet.
 
     \b
@@ -88,6 +93,9 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     from roofline.measurement.session import choose_machine
 
     if under_ranks(device_text, timeout):  # each rank calibrates its node-local GPU; rank 0 writes and judges
+        if energy:
+            raise InputError("--energy calibrates one GPU's energy figures: run it without mpirun, on one GPU")
+
         return calibrate_fleet(spec_name, output, quick, outlier, fmt, timeout)
     started = time.perf_counter()
     try:
@@ -95,6 +103,8 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     except BackendUnavailable as exc:
         raise _needs_gpu(exc) from None
     devices = list(where.devices)
+    if energy and where.kind == HOST:
+        raise InputError("--energy calibrates one GPU's energy figures: give one device (--device N)")
     if where.kind == HOST:
         return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)
     if outlier is not None:
@@ -105,12 +115,22 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     except BackendUnavailable as exc:
         raise _needs_gpu(exc) from None
     datasheet = choose_machine(spec_name, backend, SpecCatalog.bundled())
+    if energy and backend.monitor is None:
+        why = backend.info.get("clock_monitor") or "NVML not opened"
+        raise BackendUnavailable(f"--energy reads NVML's energy counter, and there is none ({why})", fix=INSTALL_HINT)
 
     with Steps("calibrate") as steps:
         figures = calibrate_gpu(backend, datasheet, QUICK if quick else FULL, steps)
+        energy_runs = _energy_runs(backend, figures, quick, steps) if energy else []
     device = backend.device_info()
-    spec_doc, warnings = measured_spec(figures, device, datasheet, dt.datetime.now(dt.timezone.utc).date().isoformat(),
-                                       __version__)
+    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    spec_doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
+    if energy_runs:
+        # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
+        from roofline.measurement.calibrate.energy import add_energy
+
+        warnings += add_energy(spec_doc, energy_runs, f"roofline calibrate --energy {__version__} on "
+                                                      f"{device.get('name')}, {date}")
     text = spec_yaml(spec_doc)
     check_loads(text)
     wall = time.perf_counter() - started
@@ -120,16 +140,34 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
     rows = comparison_rows(figures, datasheet)
     if fmt == "json":
-        click.echo(dumps(calibration_document(figures, datasheet, device, spec_doc, wall)), nl=False, err=to_stdout)
+        doc = calibration_document(figures, datasheet, device, spec_doc, wall)
+        if energy_runs:
+            doc["energy"] = [r.to_dict() for r in energy_runs]
+        click.echo(dumps(doc), nl=False, err=to_stdout)
     else:
-        print_tables([comparison_table(rows, datasheet, device, wall, quick, CAPPED_FRACTION)], None,
-                     stderr=to_stdout)
+        tables = [comparison_table(rows, datasheet, device, wall, quick, CAPPED_FRACTION)]
+        if energy_runs:
+            tables.append(energy_table([r.to_dict() for r in energy_runs]))
+        print_tables(tables, None, stderr=to_stdout)
     for line in calibration_notes(rows, warnings):
         note(line)
     if output is not None and not to_stdout:
         note(f"wrote {output} (spec id {spec_doc['id']})")
     else:
         note("the measured spec was not saved: add -o FILE.yaml to write it")
+
+
+def _energy_runs(backend: object, figures: list, quick: bool, steps: object) -> list:
+    """calibrate --energy's runs (roofline.measurement.calibrate.energy), after the other figures: TF32's energy
+    counts only where its GEMM beat the FP32 figure just measured."""
+    # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
+    from roofline.measurement.calibrate.energy import FULL_ENERGY, QUICK_ENERGY, calibrate_energy
+    # lazy: roofline.measurement.calibrate.probes imports numpy (start-up)
+    from roofline.measurement.calibrate.probes import current
+
+    fp32 = next((f.value for f in figures if f.field == "compute.fp32" and f.ok), None)
+    with current(backend):
+        return calibrate_energy(backend, QUICK_ENERGY if quick else FULL_ENERGY, steps, fp32_rate=fp32)
 
 
 def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:

@@ -27,6 +27,7 @@ from roofline.ncu.group import add_groups
 from roofline.render.charts.plot import figure_bytes
 from roofline.render.charts.profile import profile_figure
 from roofline.render.charts.fleet import fleet_figure, slow_table
+from roofline.render.charts.energy import energy_figure
 
 if TYPE_CHECKING:
     from roofline.records.files import ResultsFile
@@ -62,6 +63,10 @@ FLEET_OUTLIER = 0.05  # the fleet chart's default outlier limit, as `report --ou
 @click.option("--links", "links_path", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Draw the collectives measured by 'roofline fleet links' instead: bus bandwidth against size per "
                    "scope, under the link roofs of --spec and --calibrated (one direction) and the best measured.")
+@click.option("--energy", is_flag=True,
+              help="Draw the energy roofline instead: FLOP per joule against intensity for each roof the spec has "
+                   "energy figures for (its 'energy' block), and power against intensity, with measured points from "
+                   "--results measured with NVML energy (docs/energy.md).")
 @force_option
 @click.option("-o", "--output", type=OutputPath(), default=None,
               help="Image file; the extension picks the format: .png, .svg, .pdf, or .html (one self-contained "
@@ -85,7 +90,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
          spec_names: tuple[str, ...], results_paths: tuple[Path, ...], measured_specs: tuple[str, ...],
          sweep_path: Path | None, hierarchy: bool, output: Path | None, title: str | None, dpi: int,
          interconnect_path: Path | None = None, roof_choice: str | None = None, group_by: str = "auto",
-         links_path: Path | None = None, outlier: float | None = None) -> None:
+         links_path: Path | None = None, outlier: float | None = None, energy: bool = False) -> None:
     """Draw a roofline chart: compute and memory roofs, ridge points, and kernels as points.
 
     Hollow points are the model's attainable performance (the same selection as 'roofline analyze');
@@ -108,6 +113,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
       roofline plot --hierarchy --results profiled.json -o hierarchy.png
       roofline plot --links links.json --spec h200 --calibrated h200-measured.yaml -o links.png
       roofline plot --results fleet.json -o fleet.png  # mpirun's file: each GPU and node against the median
+      roofline plot --energy --results h200.json -o energy.png  # FLOP/J and power against intensity
     """
     if output is None:
         output = Path("roofline-sweep.png" if sweep_path is not None else "roofline.png")
@@ -115,6 +121,11 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if fmt not in (*render.FORMATS, "html"):
         raise InputError(f"-o {output}: unknown image format '{output.suffix or '(none)'}'; use .png, .svg, .pdf "
                          "or .html")
+    if energy:
+        if sweep_path is not None or hierarchy or interconnect_path is not None or links_path is not None:
+            raise InputError("--energy draws the energy roofline; leave out --sweep, --hierarchy, --interconnect "
+                             "and --links")
+        return _energy_chart(names, kernel_paths, params, spec_names, results_paths, output, fmt, title, dpi)
     alone = not any((names, kernel_paths, params, spec_names, sweep_path, hierarchy, interconnect_path, links_path))
     profile = _profile_doc(results_paths, group_by) if alone and len(results_paths) == 1 else None
     if profile is not None:
@@ -175,6 +186,20 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
     if fmt == "html":
         return _write(output, figure_html(fig, title or "roofline chart"), fmt)
     _write(output, render.figure_bytes(fig, fmt, dpi), fmt)
+
+
+def _energy_chart(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
+                  spec_names: tuple[str, ...], results_paths: tuple[Path, ...], output: Path, fmt: str,
+                  title: str | None, dpi: int) -> None:
+    """plot --energy: the energy roofline of the specs (or the results' machine) with measured and model points."""
+    results_docs = [r.doc for r in _drawable(results_paths)]
+    analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
+    machines = [d["machine"] for d in analysis_docs] + [d["machine"] for d in results_docs if d.get("machine")]
+    machines = list({m["id"]: m for m in machines}.values())
+    fig = energy_figure(machines, analysis_docs, results_docs, title)
+    if fmt == "html":
+        return _write(output, figure_html(fig, title or "energy roofline"), fmt)
+    _write(output, figure_bytes(fig, fmt, dpi), fmt)
 
 
 def _write(output: Path, data: str | bytes, fmt: str) -> None:

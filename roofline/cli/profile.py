@@ -98,11 +98,14 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
                    "ncu's read-back together; at least 1, finite; default: no limit); exit 5.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="What to print on standard output.")
+@click.option("--tokens", type=click.IntRange(1), default=None, metavar="N",
+              help="With torch: the tokens the profiled range processes, for its energy per token (the range's "
+                   "joules from NVML's counter of the program's GPU; docs/energy.md).")
 @click.pass_context
 def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, spec_name: str | None,
             source: str, group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
             launch_skip: int, launch_count: int | None, ncu_path: str | None, save_csv: Path | None,
-            save_trace: Path | None, timeout: float | None, fmt: str) -> None:
+            save_trace: Path | None, timeout: float | None, fmt: str, tokens: int | None = None) -> None:
     """Run PROGRAM under Nsight Compute or the PyTorch profiler and put every kernel it launches on the roofline,
     grouped and ranked.
 
@@ -158,8 +161,11 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         try:
             if chosen == "torch":
                 done = profile_torch(program, spec_name, group_by, ranges, scope, save_trace, timeout, why, keep,
-                                     note)
+                                     note, tokens)
             else:
+                if tokens is not None:
+                    note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, "
+                         "so the range's energy is not the program's: no energy recorded")
                 done = profile_ncu(program, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, why,
                                    keep, note)
         except Terminated:

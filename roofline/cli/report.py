@@ -59,11 +59,14 @@ from roofline.load.jsonio import dumps
                    "less the union of kernels, copies and fills), on any rank. Gates the step, not its kernels.")
 @click.option("--strict-model", is_flag=True,
               help="Fail a verified kernel above 102% of its ceiling: the model under-counts its bytes or FLOPs.")
+@click.option("--min-energy-fraction", type=Fraction(), default=None,
+              help="Fail a verified kernel whose minimum energy (the spec's energy roofline) is less than this "
+                   "fraction of the energy NVML measured per run (0.5 or 50%); see docs/energy.md.")
 def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below: float | None,
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
            regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,
            outlier: float | None = None, fail_below_program: float | None = None,
-           max_idle: float | None = None) -> None:
+           max_idle: float | None = None, min_energy_fraction: float | None = None) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -87,14 +90,16 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     files = [load_results(p) for p in results]
     if any(f.doc.get("groups") for f in files) or fail_below_program is not None or max_idle is not None:
         _report_groups(files, fmt, output, fail_below, fail_below_program, max_idle,
-                       baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier)
+                       baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier,
+                       min_energy_fraction=min_energy_fraction)
         return
     baseline_files = [load_results(baseline)] if baseline is not None else []
     if max_regression is not None and baseline is None:
         raise InputError("--max-regression needs --baseline FILE to compare with")
     config = load_gates(gates_path) if gates_path is not None else GateConfig()
     config = replace(config.with_options(fail_below, max_regression), allow_unknown_ceiling=allow_unknown_ceiling,
-                     strict_model=strict_model, regression_test=regression_test)
+                     strict_model=strict_model, regression_test=regression_test,
+                     min_energy_fraction=min_energy_fraction)
 
     doc, hosts = host_report(files, baseline_files, config, outlier)
 

@@ -15,6 +15,8 @@ from roofline.measurement.multi.sweep import SweepArgs, sweep_args_request, swee
 from roofline.render.tables.sweep import explanation, sweep_table
 from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.cli.multi import sweep_many
+from roofline.errors import InputError
+from roofline.sizes.whatif import predict_spec, predict_sweep
 
 
 @click.command()
@@ -47,6 +49,10 @@ from roofline.cli.multi import sweep_many
               show_default=True,
               help="Fitted model: λ: 'auto' reads this kernel's fixed cost off the smallest size measured (that size "
                    "is then exact by construction); 'measured' uses the one-element kernel's round trip.")
+@click.option("--predict", "predict_only", is_flag=True,
+              help="Predict every size from the spec alone: no GPU, nothing run or measured. --calibrated FILE gives "
+                   "the measured spec's figures; with a datasheet spec the model states every figure it assumes. "
+                   "Works for a GPU you do not have (--spec h100 --predict).")
 @measure_options(per="size", many_devices=True)
 @output_option_for("the results JSON (roofline/results/v1 with a 'sweep' block; 'roofline plot --sweep FILE' "
                    "draws it)", RESULTS_SCHEMA)
@@ -55,7 +61,7 @@ from roofline.cli.multi import sweep_many
 def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...], set_alias: tuple[str, ...],
           kernel_paths: tuple[Path, ...], spec_name: str, calibrated_path: Path | None, model: str, efficiency: str,
           latency_setting: str, backend: str, device_text: str, min_time: float, min_repeats: int, seed: int,
-          output: Path | None, fmt: str, timeout: float | None = None) -> None:
+          output: Path | None, fmt: str, timeout: float | None = None, predict_only: bool = False) -> None:
     """Measure KERNEL at every size and set the model's prediction beside each measurement.
 
     The first-principles model (the default) needs nothing measured on the kernel:
@@ -86,6 +92,7 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
       roofline plot --sweep sweep.json -o sweep.png
       roofline sweep vector_add --backend numpy --spec h200 --sizes 2**10..2**14   # no GPU: the host CPU
       roofline sweep copy --device all --sizes 2**16..2**28:4    # every GPU at once, side by side
+      roofline sweep softmax_fused --over rows -p cols=8192 --spec h100 --predict   # no GPU: the model alone
       mpirun -n 16 roofline sweep copy --sizes 2**16..2**28:4 -o fleet-sweep.json   # every rank its GPU
     """
     fixed = tuple(p for p in params if "=" in p) + set_alias
@@ -100,6 +107,13 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     args = SweepArgs(kernel, kernel_paths, swept, sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
+    if predict_only:
+        if model != "first-principles":
+            raise InputError(f"--predict uses the first-principles model (nothing measured to fit); leave out "
+                             f"--model {model}")
+        request = sweep_args_request(args)
+        doc = predict_sweep(request, predict_spec(spec_name, request.calibrated))
+        return emit_results(doc, output, fmt, sweep_table, explanation(doc))
 
     if under_ranks(device_text, timeout):  # the options are checked on each rank; a bad one comes back once
         return sweep_fleet(args, backend, output, fmt, timeout)

@@ -57,6 +57,9 @@ class GateConfig:
     allow_unknown_ceiling: bool = False  # a fail_below gate on a kernel with no ceiling passes instead of failing
     strict_model: bool = False  # a verified kernel above 102 % of its ceiling fails (the model under-counts)
     regression_test: str = "ci"  # "ci": slower beyond the limit AND the medians' intervals apart; "median": the first
+    # (--min-energy-fraction) a verified kernel whose measured energy is above its energy ceiling by more than this
+    # allows (min energy / measured energy below it) fails; roofline.gates.report.energy_gate
+    min_energy_fraction: float | None = None
 
     def check_names(self, names: set[str]) -> None:
         """Per-kernel entries must name kernels in the results: a misspelt name would switch nothing on or off."""
@@ -90,6 +93,8 @@ class GateConfig:
             parts.append(f"below {self.default.fail_below:.0%} of ceiling fails")
         if self.default.max_regression is not None:
             parts.append(f"more than {self.default.max_regression:.0%} slower than baseline fails")
+        if self.min_energy_fraction is not None:
+            parts.append(f"below {self.min_energy_fraction:.0%} of the energy ceiling fails")
         if self.kernels:
             parts.append(f"{len(self.kernels)} per-kernel override(s)")
         return "; ".join(parts)

@@ -336,3 +336,37 @@ def latency_check(value: float | None, error: str | None = None) -> Check:
     lo, hi = LATENCY_RANGE
     return between_check("DRAM latency", value, lo, hi, "time", error,
                          fix="the pointer chase or %globaltimer is wrong: do not trust calibrate's latency")
+
+
+# ---- the energy counter (issue 33) ------------------------------------------------------------------------------
+
+# The counter's mean power (nvmlDeviceGetTotalEnergyConsumption over a steady 2 s load) and NVML's power samples
+# (nvmlDeviceGetPowerUsage, a 1 s average on Ampere and newer) over the same span agree within this. Both come from
+# the board's sensor; on A100/H100 the sampled reading covers about a quarter of the time (Yang et al., "Accurate
+# and Convenient Energy Measurements for GPUs", SC24), so a steady load is used and 10 % allowed.
+ENERGY_AGREEMENT = 0.10
+
+
+def energy_counter_check(found: Mapping[str, Any] | None, why: str | None = None) -> Check:
+    """Does NVML's energy counter advance under load and agree with the power samples? `found` is
+    roofline.measurement.calibrate.energy.counter_agreement's result; `why` is why it was not measured."""
+    name = "NVML energy counter"
+    if why or not found:
+        return skipped(name, why or "not measured", "state")
+    counter, sampled, window = found.get("counter_power"), found.get("sampled_power"), found.get("window")
+    if not found.get("energy") or not counter:
+        return Check(name, FAIL, "did not advance under load", "advances",
+                     f"the counter read no energy over a {window or 0:.1f} s copy: measure and calibrate --energy "
+                     "record no energy on this GPU", "update the driver; nvidia-smi -q -d POWER shows whether the "
+                     "board reports power", group="state")
+    if sampled is None:
+        return Check(name, WARN, f"{counter:.0f} W mean over {window:.1f} s", "agrees with the power samples",
+                     "nvmlDeviceGetPowerUsage read nothing to compare with", value=counter, group="state")
+    share = counter / sampled - 1.0
+    figure = f"{counter:.0f} W (counter) vs {sampled:.0f} W (mean of {found.get('samples')} power samples)"
+    status = PASS if abs(share) <= ENERGY_AGREEMENT else WARN
+    return Check(name, status, figure, f"within {ENERGY_AGREEMENT:.0%}",
+                 "" if status == PASS else f"they differ by {share:+.1%}: the energy figures of measure and "
+                 "calibrate --energy are only as good as the counter", "" if status == PASS else
+                 "run doctor again on an idle GPU; a lasting difference is the board's sensor: compare with an "
+                 "external meter", share, (-ENERGY_AGREEMENT, ENERGY_AGREEMENT), "state")

@@ -6,6 +6,9 @@ Gates:
   max_regression a kernel whose median time is more than this fraction slower than the baseline's fails, when
                  (the default 'ci' test) the 95 % bootstrap intervals of the two medians do not overlap too.
   model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
+  energy         (--min-energy-fraction) a verified kernel whose minimum energy (the spec's energy roofline) is less
+                 than this fraction of the energy NVML measured per run fails; one without a measured energy or an
+                 energy ceiling fails it too, unless unknown ceilings are allowed (issue 33, docs/energy.md).
 A kernel with status SKIPPED is reported and never gated. A kernel without a known ceiling (fraction null) fails
 the fail_below gate it cannot be judged by, unless unknown ceilings are allowed (--allow-unknown-ceiling); a kernel
 without a baseline entry passes the regression gate, and the row says so; but a baseline that matches none of the
@@ -163,6 +166,11 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 for b in baseline)
             gate = evaluate_kernel(typed, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
+            if config.min_energy_fraction is not None and gate["verdict"] != "skip" and not typed.failed:
+                failures, notes = energy_gate(kernel, config.min_energy_fraction, config.allow_unknown_ceiling)
+                gate = {**gate, "failures": gate["failures"] + failures, "notes": gate["notes"] + notes,
+                        "failed_gates": gate["failed_gates"] + (["energy"] if failures else [])}
+                gate["verdict"] = "fail" if gate["failures"] else gate["verdict"]
             compared += base is not None and gate["verdict"] != "skip"
             elsewhere += base is None and not device_in_baseline and gate["verdict"] != "skip"
             fraction = kernel.get("fraction_of_ceiling")
@@ -203,6 +211,7 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 "failed_gates": gate["failed_gates"],
                 "notes": gate["notes"] + ([throttled] if throttled else []) + ([over] if over else []),
                 "throttled": throttled,
+                **_energy_fields(kernel),
             })
     report: dict[str, Any] = {
         "schema": REPORT_SCHEMA,
@@ -218,6 +227,35 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
     if baseline:
         report["summary"]["baseline"] = baseline_comparison(rows, compared, elsewhere)
     return {**report, "summary": recount(report, rows)}
+
+
+def _energy_fields(kernel: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's energy figures where the entry has them (measured with NVML), else nothing: a report of results
+    without energy is what it always was."""
+    e = kernel.get("energy_measured")
+    if not e:
+        return {}
+    return {"joules_per_run": e.get("joules_per_run"), "power_mean": e.get("power_mean"),
+            "flops_per_joule": e.get("flops_per_joule"),
+            "fraction_of_energy_ceiling": e.get("fraction_of_energy_ceiling")}
+
+
+def energy_gate(kernel: Mapping[str, Any], limit: float, allow_unknown: bool) -> tuple[list[str], list[str]]:
+    """(failures, notes) of the energy gate on one entry: its minimum energy over the energy NVML measured per run
+    (energy_measured.fraction_of_energy_ceiling) against `limit`."""
+    e = kernel.get("energy_measured") or {}
+    share = e.get("fraction_of_energy_ceiling")
+    if share is None:
+        why = ("no energy was measured (NVML did not read the counter)" if not e
+               else "the spec has no energy figures for this roof, so the energy ceiling is unknown")
+        if allow_unknown:
+            return [], [f"{why}: min-energy-fraction not checked (--allow-unknown-ceiling)"]
+        return [f"{why}; the min-energy-fraction gate cannot hold (measure with NVML and a spec with an energy "
+                "block, or pass --allow-unknown-ceiling)"], []
+    loose = f" (a {e['window']:.2g} s window: up to {e['uncertainty']:.0%} off)" if e.get("short_window") else ""
+    if share < limit:
+        return [f"{_fraction_text(share)} of the energy ceiling, below the {limit:.0%} gate{loose}"], []
+    return [], []
 
 
 def baseline_comparison(rows: Sequence[Mapping[str, Any]], compared: int, elsewhere: int = 0) -> dict[str, Any]:

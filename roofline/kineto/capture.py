@@ -17,7 +17,8 @@ naming the range, and the program's own exit status is passed on. What this prin
 `roofline:`; the program's own output is untouched. Since a program's own status may be 2 or 3 too, `--status FILE`
 also writes the outcome as JSON for the caller (`roofline profile --with torch`): "outcome" is "traced",
 "no-range", "no-torch", "no-trace" or "running" (left so when the program ended the process itself: os._exit, a
-signal), with the program's "status", "cuda", "torch", "program_seconds", "range_seconds" and "trace_bytes".
+signal), with the program's "status", "cuda", "torch", "program_seconds", "range_seconds" and "trace_bytes", and
+"energy": the profiled range's joules from NVML's counter of torch's GPU ({joules, window, gpu, device}, or {why}).
 """
 
 from __future__ import annotations
@@ -48,12 +49,69 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
+class EnergyMeter:
+    """NVML's total-energy counter of the GPU torch runs on (its current device, matched by PCI bus id, else by
+    UUID), read where the window starts and stops, after the sync: the profiled range's joules (issue 33). Anything
+    missing (nvidia-ml-py in the program's Python, the bus id, a driver without the counter) leaves `why` instead,
+    and the capture goes on."""
+
+    def __init__(self, torch: Any) -> None:
+        self.why: str | None = None
+        self.nvml: Any = None
+        self.begin: tuple[float, float] | None = None
+        self.result: dict[str, Any] = {}
+        try:
+            import pynvml
+        except ImportError:
+            self.why = "nvidia-ml-py is not installed in the program's Python (pip install nvidia-ml-py)"
+            return
+        try:
+            self.device = int(torch.cuda.current_device())
+            props = torch.cuda.get_device_properties(self.device)
+            pynvml.nvmlInit()
+            if getattr(props, "pci_bus_id", None) is not None:
+                self.gpu = f"{props.pci_domain_id:08X}:{props.pci_bus_id:02X}:{props.pci_device_id:02X}.0"
+                self.handle = pynvml.nvmlDeviceGetHandleByPciBusId(self.gpu)
+            else:
+                self.gpu = f"GPU-{props.uuid}"
+                self.handle = pynvml.nvmlDeviceGetHandleByUUID(self.gpu)
+        except Exception as exc:  # noqa: BLE001 - no energy, never a failed capture
+            self.why = f"NVML could not find torch's GPU ({type(exc).__name__}: {exc})"
+            return
+        self.nvml = pynvml
+
+    def _read(self) -> tuple[float, float]:
+        return time.perf_counter(), self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle) * 1e-3
+
+    def start(self) -> None:
+        if self.nvml is not None:
+            try:
+                self.begin = self._read()
+            except Exception as exc:  # noqa: BLE001
+                self.why, self.nvml = f"the energy counter could not be read ({exc})", None
+
+    def stop(self) -> None:
+        if self.nvml is None or self.begin is None:
+            return
+        try:
+            end = self._read()
+        except Exception as exc:  # noqa: BLE001
+            self.why = f"the energy counter could not be read ({exc})"
+            return
+        self.result = {"joules": end[1] - self.begin[1], "window": end[0] - self.begin[0], "gpu": self.gpu,
+                       "device": self.device}
+
+    def outcome(self) -> dict[str, Any]:
+        return self.result or {"why": self.why or "the profiled range was not reached"}
+
+
 class Window:
     """The profiler and the one range it records: started and stopped by the program's own markers."""
 
-    def __init__(self, profiler: Any, sync: Any) -> None:
+    def __init__(self, profiler: Any, sync: Any, meter: EnergyMeter | None = None) -> None:
         self.profiler = profiler
         self.sync = sync
+        self.meter = meter
         self.state = "waiting"  # waiting -> recording -> done
         self.started_at = 0.0
         self.seconds = 0.0
@@ -61,6 +119,8 @@ class Window:
     def start(self) -> None:
         if self.state == "waiting":
             self.sync()
+            if self.meter is not None:
+                self.meter.start()
             self.profiler.start()
             self.state = "recording"
             self.started_at = time.perf_counter()
@@ -68,6 +128,8 @@ class Window:
     def stop(self) -> None:
         if self.state == "recording":
             self.sync()  # the range's kernels finish inside it, as under ncu
+            if self.meter is not None:
+                self.meter.stop()
             self.profiler.stop()
             self.seconds = time.perf_counter() - self.started_at
             self.state = "done"
@@ -233,7 +295,8 @@ def main(args: list[str] | None = None) -> int:
         _say("warning: torch sees no CUDA device; the trace will hold CPU ops only")
     profiler = profile(activities=activities, record_shapes=True, with_stack=ns.modules, with_modules=ns.modules)
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
-    window = Window(profiler, sync)
+    meter = EnergyMeter(torch) if torch.cuda.is_available() else None
+    window = Window(profiler, sync, meter)
     torch.autograd.profiler.emit_nvtx = _no_nvtx_profiler
     if hasattr(torch.autograd, "emit_nvtx"):
         torch.autograd.emit_nvtx = _no_nvtx_profiler
@@ -262,7 +325,8 @@ def main(args: list[str] | None = None) -> int:
         _say(f"the trace could not be written to {ns.trace}: {type(exc).__name__}: {exc}")
         _write_status(ns.status, outcome="no-trace", why=f"{type(exc).__name__}: {exc}", **done)
         return status or EXIT_NO_TRACE
-    _write_status(ns.status, outcome="traced", range_seconds=window.seconds, trace_bytes=size, **done)
+    _write_status(ns.status, outcome="traced", range_seconds=window.seconds, trace_bytes=size,
+                  energy=meter.outcome() if meter is not None else None, **done)
     _say(f"trace {ns.trace} ({size} bytes): program {wall:.2f} s, profiled range {window.seconds:.3f} s, "
          f"exit {status}")
     return status

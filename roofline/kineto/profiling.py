@@ -19,11 +19,11 @@ from roofline.kineto.program import Running, capture, capture_range, python_prog
 from roofline.kineto.select import LaunchScope
 from roofline.load.specs import SpecCatalog
 from roofline.model.units import format_bytes, format_time
-from roofline.ncu import importer as ncu_importer, program as ncu_program
+from roofline.ncu import importer as ncu_importer, program as ncu_program, profile as ncu_profile
 from roofline.ncu.group import add_groups
-from roofline.ncu import profile as ncu_profile
 from roofline.ncu.readback import check_import
 from roofline.ncu.table import NcuParseError, TooManyLaunches, parse_csv_file
+from roofline.records.energy import step_energy, step_energy_line
 
 NCU_SOURCE = {"with": "ncu", "figures": "FLOPs and DRAM bytes counted by ncu"}
 TORCH_SOURCE = {"with": "torch", "figures": "FLOPs and bytes from op shape models of the torch trace, not counters"}
@@ -98,8 +98,9 @@ def sigterm_ends_the_run() -> Iterator[None]:
 
 def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, ranges: Sequence[str],
                   scope: LaunchScope, save_trace: Path | None, timeout: float | None, why: str, keep: Keep,
-                  say: Say) -> Profiled:
-    """The run under the PyTorch profiler, then the trace imported as 'import torch' would."""
+                  say: Say, tokens: int | None = None) -> Profiled:
+    """The run under the PyTorch profiler, then the trace imported as 'import torch' would; with the profiled
+    range's energy (NVML, read by the capture) and, given `tokens`, its joules per token (docs/energy.md)."""
     prog = python_program(program)
     range_ = capture_range(ranges)
     gz = save_trace is not None and save_trace.name.endswith(".gz")
@@ -131,8 +132,10 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
+    doc["energy"] = step_energy(run.energy, range_, tokens)
+    energy = step_energy_line(doc["energy"])
     return Profiled(doc, [*notes, trace_document.summary_line(doc, "profiled", "with torch.profiler") +
-                          f"; {TORCH_SOURCE['figures']}"])
+                          f"; {TORCH_SOURCE['figures']}", *([energy] if energy else [])])
 
 
 def profile_ncu(program: Sequence[str], spec_name: str | None, group_by: str, ranges: Sequence[str],

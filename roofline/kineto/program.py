@@ -164,6 +164,7 @@ class TorchRun:
     range_seconds: float
     trace_bytes: int
     torch: str
+    energy: dict[str, Any] | None = None  # the range's NVML energy ({joules, window, gpu, device} or {why})
 
 
 class Running:
@@ -246,7 +247,8 @@ def capture(prog: PythonProgram, range_: str = WHOLE_RUN, modules: bool = False,
                                      "trace holds CPU ops only, nothing to put on a GPU roofline")
         yield trace, TorchRun(seconds, float(outcome.get("program_seconds") or 0.0),
                               float(outcome.get("range_seconds") or 0.0), int(outcome.get("trace_bytes") or 0),
-                              str(outcome.get("torch") or ""))
+                              str(outcome.get("torch") or ""),
+                              outcome.get("energy") if isinstance(outcome.get("energy"), dict) else None)
 
 
 def _last_line(stderr: str) -> str:

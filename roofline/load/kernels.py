@@ -21,7 +21,7 @@ KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
     "access_bytes", "implementation", "traffic", "family", "test_params",
-    "threads", "bytes_per_thread", "launches", "reductions", "interconnect",
+    "threads", "bytes_per_thread", "launches", "reductions", "interconnect", "blocks",
 )
 _STAGE_KEYS = ("name", "flops", "bytes")
 RESERVED_NAMES = ("itemsize",)
@@ -171,11 +171,11 @@ def _links(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:
 
 
 def _geometry(f: "Fields", names: Sequence[str]) -> LaunchGeometry:
-    """threads and bytes_per_thread (formulas that may also use sm_count), launches and reductions (whole numbers):
-    how the kernel launches, for the first-principles size model (docs/kernel-interface.md)."""
+    """threads, blocks and bytes_per_thread (formulas that may also use sm_count), launches and reductions (whole
+    numbers): how the kernel launches, for the first-principles size model (docs/kernel-interface.md)."""
     allowed = [*names, "sm_count"]
     exprs = {key: _formula(f.path, key, f.data[key], allowed) if f.has(key) else None
-             for key in ("threads", "bytes_per_thread")}
+             for key in ("threads", "bytes_per_thread", "blocks")}
     launches = f.integer("launches") if f.has("launches") else None
     if launches is not None and f.has("stages"):
         raise f.error("launches", "a pipeline launches once per stage; give launches only without stages")

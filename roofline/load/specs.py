@@ -8,8 +8,10 @@ from typing import Iterable
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
 from roofline.model.invariants import hard_violations
-from roofline.model.types import CACHE_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel, Link, MachineSpec, Source
+from roofline.model.types import CACHE_LEVELS, ENERGY_INPUTS, ENERGY_MEMORY_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel
+from roofline.model.types import EnergySpec, Link, MachineSpec, ModelFigures, Source
 from roofline.load.yamlio import Fields, read_yaml_mapping
+from roofline.model.units import format_rate, format_time
 
 SPEC_SCHEMA_VERSION = 1
 DEFAULT_SPEC = "h100-sxm"
@@ -17,13 +19,23 @@ DEFAULT_SPEC = "h100-sxm"
 _TOP_KEYS = (
     "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
     "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
-    "measurement", "interconnect",
+    "measurement", "interconnect", "model", "energy",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
 _CACHE_KEYS = ("size", "bandwidth", "latency", "curve")
 _CLOCK_KEYS = ("boost", "tensor", "base", "memory")
 _MEASUREMENT_KEYS = ("device", "date", "tool_version", "method")
 _LINK_KEYS = ("bandwidth", "links")
+# The size model's machine figures (roofline.sizes.predict), each with the range a real GPU's figure falls in: a
+# value outside is a typo in its unit (500 s for 500 ns), refused with the field named.
+MODEL_RANGES = {
+    "launch_floor": ("time", 50e-9, 1e-3),
+    "round_trip": ("time", 10e-9, 1e-3),
+    "reduction": ("time", 1e-9, 100e-6),
+    "sm_bandwidth": ("bandwidth", 100e6, 1e12),
+    "block_interval": ("time", 1e-9, 10e-6),
+}
+_ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
 
 
 def load_spec(path: Path) -> MachineSpec:
@@ -95,9 +107,11 @@ def load_spec(path: Path) -> MachineSpec:
         measurement=measurement,
         path=path,
         interconnect=_interconnect(f),
+        energy=_energy(f, roofs),
         # They document how the bandwidth was derived; the model does not use them, the invariants check them.
         memory_bus_width=memory.integer("bus_width"),
         memory_clock=memory.quantity("clock", "frequency"),
+        model=_model(f, f.integer("sm_count"), memory.quantity("bandwidth", "bandwidth", required=True) or 0.0),
     )
     _refuse_impossible(spec, path)
     return spec
@@ -137,6 +151,53 @@ def _curve(c: Fields) -> tuple[tuple[float, float], ...]:
     return tuple(points)
 
 
+def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
+    """model: {launch_floor: 0.5 us, round_trip: 0.84 us, reduction: 211 ns, sm_bandwidth: 60 GB/s, sm_curve: [{sms: 1,
+    bandwidth: 60 GB/s}, …]}: the size model's machine figures, each optional, units required, each held to the range
+    a real GPU's falls in."""
+    block = f.mapping("model")
+    if block is None:
+        return ModelFigures()
+    block.reject_unknown((*MODEL_RANGES, "sm_curve"))
+    values: dict[str, float | None] = {}
+    for key, (kind, low, high) in MODEL_RANGES.items():
+        value = block.quantity(key, kind)
+        if value is not None and not low <= value <= high:
+            fmt = format_time if kind == "time" else format_rate
+            raise block.error(key, f"{fmt(value)} is outside what a GPU has ({fmt(low)} to {fmt(high)}); check the "
+                                   "unit")
+        values[key] = value
+    sm_bw = values["sm_bandwidth"]
+    if sm_bw is not None and bandwidth and sm_bw > bandwidth:
+        raise block.error("sm_bandwidth", f"{format_rate(sm_bw)} is more than the whole GPU's memory.bandwidth "
+                                          f"({format_rate(bandwidth)}); one SM cannot stream faster than all of them")
+    curve: list[tuple[int, float]] = []
+    if block.has("sm_curve"):
+        raw = block.data["sm_curve"]
+        if not isinstance(raw, list) or not raw:
+            raise block.error("sm_curve", "expected a non-empty list of {sms, bandwidth} points")
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                raise block.error(f"sm_curve[{i}]", "expected a mapping {sms: COUNT, bandwidth: RATE}")
+            point = Fields(block.path, item, f"{block.name('sm_curve')}[{i}].")
+            point.reject_unknown(("sms", "bandwidth"))
+            sms = point.integer("sms")
+            if sms is None:
+                raise point.error("sms", "is required")
+            bw = point.quantity("bandwidth", "bandwidth", required=True) or 0.0
+            if curve and sms <= curve[-1][0]:
+                raise point.error("sms", "the curve's SM counts must increase")
+            if sm_count and sms > sm_count:
+                raise point.error("sms", f"is {sms}, more than the spec's sm_count ({sm_count})")
+            if bandwidth and bw > 1.5 * bandwidth:
+                raise point.error("bandwidth", f"{format_rate(bw)} is over 1.5 × memory.bandwidth "
+                                               f"({format_rate(bandwidth)}): a DRAM stream cannot reach it")
+            curve.append((sms, bw))
+    return ModelFigures(launch_floor=values["launch_floor"], round_trip=values["round_trip"],
+                        reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve),
+                        block_interval=values["block_interval"])
+
+
 def _interconnect(f: Fields) -> dict[str, Link]:
     """interconnect: {nvlink: {bandwidth: 900 GB/s, links: 18}, pcie: {bandwidth: 128 GB/s, links: 16}}; the
     bandwidth is the datasheet's, both directions summed."""
@@ -152,6 +213,40 @@ def _interconnect(f: Fields) -> dict[str, Link]:
         out[name] = Link(bandwidth=link.quantity("bandwidth", "bandwidth", required=True) or 0.0,
                          links=link.integer("links"))
     return out
+
+
+def _energy(f: Fields, roofs: dict[str, float]) -> EnergySpec | None:
+    """energy: {idle_power: 101 W, memory: {dram: 138 pJ/B}, compute: {fp16_tensor: 1.07 pJ/FLOP}, source: ...,
+    inputs: random}; every figure with its unit, each compute key a roof this spec has (docs/energy.md)."""
+    block = f.mapping("energy")
+    if block is None:
+        return None
+    block.reject_unknown(_ENERGY_KEYS)
+    idle = block.quantity("idle_power", "power", required=True) or 0.0
+    memory = block.mapping("memory", required=True)
+    assert memory is not None
+    memory.reject_unknown(ENERGY_MEMORY_LEVELS)
+    per_byte = {"dram": memory.quantity("dram", "energy_per_byte", required=True) or 0.0}
+    if (l2 := memory.quantity("l2", "energy_per_byte")) is not None:
+        per_byte["l2"] = l2
+    compute = block.mapping("compute", required=True)
+    assert compute is not None
+    compute.reject_unknown(ROOF_NAMES)
+    per_flop: dict[str, float] = {}
+    for roof in compute.data:
+        if roof not in roofs:
+            raise compute.error(roof, f"this spec has no {roof} roof (it has {', '.join(roofs)}); an energy per FLOP "
+                                      "needs the roof it belongs to")
+        if (value := compute.quantity(roof, "energy_per_flop")) is not None:
+            per_flop[roof] = value
+    if not per_flop:
+        raise block.error("compute", f"needs at least one roof's energy per FLOP (one of {', '.join(roofs)})")
+    inputs = block.string("inputs", required=True)
+    if inputs not in ENERGY_INPUTS:
+        raise block.error("inputs", f"is {inputs!r:.40}; expected one of {', '.join(ENERGY_INPUTS)} (what data the "
+                                    "figures were measured on: power depends on it)")
+    return EnergySpec(idle_power=idle, memory=per_byte, compute=per_flop,
+                      source=block.string("source", required=True) or "", inputs=inputs or "")
 
 
 def _compute_capability(f: Fields) -> str | None:

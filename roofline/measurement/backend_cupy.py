@@ -268,7 +268,9 @@ class CupyBackend:
             got = self._events(lambda i: graph.launch(self.stream), _EVENT_CHUNK)
             samples += [t / per_graph for t in got]
             total += sum(got)
-        return Timing(samples=samples, repeats=len(samples) * per_graph, mode="graph")
+        # The upload launch above ran inside the energy window too (time_runs reads NVML around this call).
+        return Timing(samples=samples, repeats=len(samples) * per_graph, mode="graph",
+                      window_runs=(len(samples) + 1) * per_graph)
 
     def _end_capture_quietly(self) -> None:
         try:

@@ -54,6 +54,8 @@ def window_state(before: Reading, after: Reading, max_sm_clock: float | None,
     """The GPU over [before, after] in SI units: the results file's `gpu_state` of one kernel."""
     span = after.time - before.time
     energy = _delta(before.energy, after.energy)
+    if energy is not None and energy < 0:  # the counter restarted (a driver reload) between the readings
+        energy = None
     power_held = _delta(before.power_held, after.power_held)
     thermal_held = _delta(before.thermal_held, after.thermal_held)
 
@@ -66,6 +68,7 @@ def window_state(before: Reading, after: Reading, max_sm_clock: float | None,
         "sm_clock_end": after.sm_clock,
         "sm_clock_max": max_sm_clock,
         "power_mean": energy / span if energy is not None and span > 0 else None,
+        "energy": energy,  # J over the window (NVML's counter difference); None where it is not read
         "power_limit": power_limit,
         "power_capped": fraction(power_held),
         "thermal_capped": fraction(thermal_held),
@@ -108,6 +111,12 @@ class Monitor:
             thermal_held=self._held(nvml.NVML_PERF_POLICY_THERMAL),
             reasons=self._try(self._reasons),
         )
+
+    def power_usage(self) -> float | None:
+        """W, NVML's power reading (nvmlDeviceGetPowerUsage: a 1 s average on Ampere and newer), None if not read:
+        doctor compares it with the energy counter's mean."""
+        mw = self._try(lambda: self.nvml.nvmlDeviceGetPowerUsage(self.handle))
+        return None if mw is None else mw / 1e3
 
     def window(self, before: Reading, after: Reading) -> dict[str, Any]:
         return window_state(before, after, self.max_sm_clock, self.power_limit)

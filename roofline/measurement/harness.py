@@ -15,6 +15,8 @@ from roofline.model.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
 from roofline.records.caveats import warning
 from roofline.records.clockstate import power_over_limit, throttle_warning
+from roofline.measurement.energy import input_kind
+from roofline.records.energy import CONSTANT_INPUTS, measured_energy
 from roofline.measurement.implementation import Implementation, numpy_dtype
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
@@ -46,6 +48,8 @@ class Timing:
     mode: str  # "events", "graph" or "wall"
     notes: list[dict[str, Any]] = field(default_factory=list)  # warning records (roofline.records.caveats)
     gpu_state: dict[str, Any] | None = None  # clocks and power over the timed window (gpustate.window_state)
+    window_runs: int | None = None  # runs executed between the window's two readings (repeats, plus a graph's upload)
+    inputs: str | None = None  # what data the kernel ran on (roofline.measurement.energy.input_kind)
 
 
 def _outputs(impl: Implementation, params: Mapping[str, Any], dtype: np.dtype) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -120,13 +124,19 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
     if stats.noisy:
         warnings.append(warning("noisy", f"noisy: max/min = {stats.spread:.2f} (> {SPREAD_WARNING})",
                                 "close other work on the device or raise --min-time"))
+    energy = measured_energy(timing.gpu_state, timing.window_runs or timing.repeats, work.flops, work.bytes,
+                             (base.get("energy") or {}).get("min_energy"), timing.inputs)
+    if energy is not None and energy["inputs"] == "constant":
+        warnings.append(warning("energy-constant-inputs", CONSTANT_INPUTS,
+                                "draw the inputs from the rng that inputs() is given (random data)"))
     result = KernelResult.from_fields({
         **base, "time_median": stats.median, "time_min": stats.minimum, "time_max": stats.maximum,
         "repeats": timing.repeats, "time_ci": list(median_interval(timing.samples)),
         "achieved_bandwidth": work.bytes / stats.median,
         "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": verified,
         "status": Status.OK, "error": None, "warnings": warnings,
-    }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases)})
+    }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases),
+        **({"energy_measured": energy} if energy is not None else {})})
     if result.model_error:
         result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling)))
     return result
@@ -228,6 +238,7 @@ def _verified_timing(
         raise KernelFailure(_short_error(exc)) from None
     with _Phase(phases, "check"):
         problem = backend.check({k: buffers[0][k] for k in out_specs}, host.reference, impl.tolerance)
+    inputs = input_kind(host.inputs)
     del host  # the caller may hold the next kernel's host data while this one is timed; free this one's
     if problem is not None:
         raise KernelFailure(f"wrong result: {problem}")
@@ -238,6 +249,7 @@ def _verified_timing(
         raise
     except Exception as exc:
         raise KernelFailure(f"failed while timing: {_short_error(exc)}") from None
+    timing.inputs = inputs
     return timing, sets
 
 

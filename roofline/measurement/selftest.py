@@ -32,6 +32,7 @@ class DoctorPlan:
     min_time: float = 0.2  # s of timed runs per kernel
     ncu_timeout: float = 120.0
     probes: Any = None  # the calibrate Plan of the L2, L1 and latency probes (None: calibrate's QUICK)
+    energy_seconds: float = 2.0  # s of steady copy over which the energy counter and the power samples are compared
 
 
 FULL = DoctorPlan()
@@ -155,10 +156,36 @@ def run_doctor(backend: Any, spec: MachineSpec | None, plan: DoctorPlan = FULL, 
 
     windows = [e.get("gpu_state") for e in results.values() if isinstance(e, dict) and e.get("gpu_state")]
     checks += judge.state_checks(state, windows)
+    checks.append(judge.energy_counter_check(*_energy_counter(backend, plan, progress)))
     device = {k: info.get(k) for k in ("name", "device_id", "compute_capability", "sm_count", "l2_size", "driver",
                                        "cuda_runtime", "cupy_version")}
     device["pci_bus_id"] = _bus_id(backend)
     return judge.Verdict(device, spec.id if spec else None, checks, time.perf_counter() - started)
+
+
+def _energy_counter(backend: Any, plan: DoctorPlan, progress: Progress) -> tuple[dict[str, Any] | None, str | None]:
+    """(the energy counter against the power samples over a steady copy, why not measured)."""
+    # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
+    from roofline.measurement.calibrate.energy import counter_agreement, doctor_load
+    # lazy: roofline.measurement.calibrate.probes imports numpy (start-up)
+    from roofline.measurement.calibrate.probes import current
+
+    monitor = getattr(backend, "monitor", None)
+    if monitor is None:
+        return None, str(backend.info.get("clock_monitor") or "NVML not opened")
+    progress.start("energy counter")
+    try:
+        with current(backend):
+            launch, release = doctor_load(backend, plan.stream_n)
+            try:
+                found = counter_agreement(monitor, launch, backend.synchronize, plan.energy_seconds)
+            finally:
+                release()
+    except Exception as exc:  # noqa: BLE001 - reported as the check's reason, never a crash
+        progress.finish("energy counter", "FAILED")
+        return None, f"the steady copy failed: {type(exc).__name__}: {exc}"
+    progress.finish("energy counter", "OK")
+    return found, None
 
 
 def _value(fig: Any) -> float | None:

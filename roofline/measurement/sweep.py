@@ -1,5 +1,6 @@
 """`roofline sweep` on a backend: the launch overheads, each size through the harness, the model fitted to them,
-and the results document with its 'sweep' block.
+and the results document with its 'sweep' block. With --calibrated FILE whose `model:` block holds the launch
+floor, round trip and reduction, those are used and the probes are not run again.
 
 It exists so the command only parses options and renders (roofline.cli.sweep); the model itself is pure
 (roofline.sizes.fitted). CuPy is reached only through the backend object passed in.
@@ -22,6 +23,7 @@ from roofline.sizes import predict, fitted as sweep
 from roofline.errors import first_line, RooflineError
 from roofline.model.analysis import analyze
 from roofline.records.document import KernelResult
+from roofline.sizes.whatif import compute_floor
 
 MEASUREMENT_NOTE = (
     "Each size is measured as 'roofline measure' does: checked against the NumPy reference, then timed as "
@@ -44,15 +46,24 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
     descriptor whose `threads` cannot be evaluated is an input error, not a failure after minutes of measuring."""
     # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import results_document
+
     d, param = request.kernel, request.param
     source = request.calibrated if request.calibrated is not None else machine
     sm_count = source.sm_count or machine.sm_count
     overrides = [{**request.fixed, param: compile_expr(size)} for size in request.sizes]
-    shapes = [launch_shapes(d, evaluate(d, o), sm_count) for o in overrides] \
-        if request.model == FIRST_PRINCIPLES else []
-    progress.start("launch overheads")
-    overheads = launch_costs(engine, policy)
-    progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
+    works = [evaluate(d, o) for o in overrides] if request.model == FIRST_PRINCIPLES else []
+    shapes = [launch_shapes(d, w, sm_count) for w in works]
+    compute = [compute_floor(w, source if source.roofs.get(w.roof) else machine) for w in works]
+    cal = request.calibrated
+    if (request.model == FIRST_PRINCIPLES and cal is not None and engine.name != "numpy"
+            and None not in (cal.model.launch_floor, cal.model.round_trip, cal.model.reduction)):
+        # the measured spec holds the probes' figures (calibrate measured them on this GPU): not measured again
+        overheads: dict[str, Any] = {"from_spec": f"{cal.id}: model.launch_floor, model.round_trip and "
+                                                  "model.reduction, as calibrate measured them; not measured again"}
+    else:
+        progress.start("launch overheads")
+        overheads = launch_costs(engine, policy)
+        progress.finish("launch overheads", "FAILED" if overheads["launch_floor_error"] else "OK")
     entries = []
     for i, (size, o) in enumerate(zip(request.sizes, overrides)):
         step = f"{d.name} {param}={size} ({i + 1}/{len(request.sizes)})"
@@ -61,7 +72,7 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
         entries.append({**entry, "size": size})
         progress.finish(step, entry["status"])
 
-    model = annotate_entries(entries, shapes, source, overheads, request)
+    model = annotate_entries(entries, shapes, source, overheads, request, compute)
     doc = results_document(engine, machine, entries, policy)
     doc["sweep"] = {
         "kernel": d.name, "param": param, "sizes": list(request.sizes),
@@ -73,11 +84,13 @@ def run_sweep(request: SweepRequest, engine: Any, machine: MachineSpec, policy: 
 
 
 def annotate_entries(entries: list[dict[str, Any]], shapes: list[Any], source: MachineSpec,
-                     overheads: dict[str, Any], request: SweepRequest) -> dict[str, Any]:
-    """Set each entry's prediction by the request's model; returns the model's inputs for the 'sweep' block."""
+                     overheads: dict[str, Any], request: SweepRequest,
+                     compute: list[float] | None = None) -> dict[str, Any]:
+    """Set each entry's prediction by the request's model; returns the model's inputs for the 'sweep' block.
+    `compute` is each size's FLOPs ÷ roof (the first-principles model's compute floor)."""
     if request.model == predict.FIRST_PRINCIPLES:
         figures = predict.machine_figures(source, overheads)
-        predict.annotate(entries, shapes, figures)
+        predict.annotate(entries, shapes, figures, compute)
         return figures.to_dict()
     form = "additive" if request.model == "fitted" else request.model
     inputs = sweep.fit_model(entries, source, overheads, form, request.latency, request.efficiency)

@@ -10,6 +10,10 @@ The analysis document (roofline/analysis/v1) is defined here; its history:
       "bandwidth", "time", "intensity"}} for each interconnect link its descriptor sends bytes over (bandwidth is
       the spec's one-direction roof, time = bytes / bandwidth); {} when none. Such a kernel's sol_time is the
       largest of its compute, memory and link times, and its bound "interconnect (nvlink)" when a link's is.
+      Where the spec has an energy block (and a figure for the kernel's roof), a kernel's "energy" (the fields of
+      roofline.model.energy.KernelEnergy: min_energy J, its flop/memory/idle parts, energy_balance and
+      effective_balance FLOP/B, energy_bound, differs, flops_per_joule, bytes_per_joule, power W) and the
+      machine's "energy" (roofline.model.energy.energy_summary); absent otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
 from roofline.errors import InputError
+from roofline.model.energy import KernelEnergy, energy_summary, kernel_energy
 from roofline.model.types import KernelDescriptor, MachineSpec, Workload
 
 ANALYSIS_SCHEMA = "roofline/analysis/v1"
@@ -141,9 +146,13 @@ class KernelAnalysis:
     latency_bound: bool
     traffic: dict[str, LevelTraffic] = field(default_factory=dict)
     links: dict[str, LinkTraffic] = field(default_factory=dict)
+    energy: KernelEnergy | None = None  # the energy roofline (roofline.model.energy), where the spec has figures
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.energy is None:  # a spec without energy figures writes what it always wrote
+            del out["energy"]
+        return out
 
 
 def machine_summary(machine: MachineSpec) -> dict[str, Any]:
@@ -157,6 +166,7 @@ def machine_summary(machine: MachineSpec) -> dict[str, Any]:
         "roofs": dict(machine.roofs),
         "caches": {level: {k: v for k, v in (("size", c.size), ("bandwidth", c.bandwidth), ("latency", c.latency))
                            if v is not None} for level, c in machine.caches.items()},
+        **({"energy": energy} if (energy := energy_summary(machine)) is not None else {}),
     }
 
 
@@ -176,6 +186,7 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
     link_name, link_time = max(((k, t.time) for k, t in links.items()), key=lambda kt: kt[1], default=("", 0.0))
     link_bound = link_time > max(memory_time, compute_time)
     sol = max(memory_time, compute_time, link_time)
+    bound = f"interconnect ({link_name})" if link_bound else ("memory" if ai < ridge else "compute")
     return KernelAnalysis(
         name=work.name,
         params=dict(work.params),
@@ -189,7 +200,7 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         peak_flops=peak,
         bandwidth=bw,
         ridge=ridge,
-        bound=f"interconnect ({link_name})" if link_bound else ("memory" if ai < ridge else "compute"),
+        bound=bound,
         attainable_flops=work.flops / sol if link_bound else attainable(ai, peak, bw),
         memory_time=memory_time,
         compute_time=compute_time,
@@ -199,6 +210,7 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         latency_bound=work.bytes < machine.bytes_in_flight,
         traffic=level_traffic(work.flops, work.traffic),
         links=links,
+        energy=kernel_energy(machine, work.roof, work.flops, work.bytes, sol, bound),
     )
 
 

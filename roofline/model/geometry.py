@@ -19,12 +19,16 @@ EPS = 1e-9  # a whole number of windows computed in floating point must not roun
 
 @dataclass(frozen=True)
 class LaunchShape:
-    """One launch as the model sees it: DRAM bytes, threads, bytes in flight per thread."""
+    """One launch as the model sees it: DRAM bytes, threads, bytes in flight per thread, blocks (None: not given),
+    and the working set an earlier launch of the same run already brought on chip (a pipeline's later stage re-reading
+    the first stage's input: 0 for none), which the model reads from L2 where it fits."""
 
     bytes: float
     threads: float
     bytes_per_thread: float
     reductions: int = 0  # block-wide reductions in series in each block
+    blocks: float | None = None
+    reread: float = 0.0  # B: the working set this launch shares with the launches before it in the same run
 
 
 
@@ -54,15 +58,29 @@ def launch_shapes(d: KernelDescriptor, work: Workload, sm_count: int | None) -> 
         env["sm_count"] = sm_count
     threads = _geometry_value(d, "threads", g.threads, env) if g.threads else None
     per_thread = _geometry_value(d, "bytes_per_thread", g.bytes_per_thread, env) if g.bytes_per_thread else None
+    blocks = _geometry_value(d, "blocks", g.blocks, env) if g.blocks else None
     shapes = []
-    for b in [s.bytes for s in work.stages] or [work.bytes]:
+    sizes = [s.bytes for s in work.stages] or [work.bytes]
+    for i, b in enumerate(sizes):
+        reread = max(sizes[:i]) if i else 0.0  # a later stage re-reads what the first ones read (a row's x)
         if threads is None:
             b_t = per_thread or work.access_bytes
-            shapes.append(LaunchShape(b, max(1.0, math.ceil(b / b_t - EPS)), b_t))
+            shapes.append(LaunchShape(b, max(1.0, math.ceil(b / b_t - EPS)), b_t, blocks=blocks, reread=reread))
         else:
-            shapes.append(LaunchShape(b, threads, per_thread if per_thread is not None else b / threads))
-    if g.reductions:
-        shapes[0] = LaunchShape(shapes[0].bytes, shapes[0].threads, shapes[0].bytes_per_thread, g.reductions)
+            shapes.append(LaunchShape(b, threads, per_thread if per_thread is not None else b / threads,
+                                      blocks=blocks, reread=reread))
     if not work.stages:
-        shapes += [LaunchShape(0.0, 1.0, 0.0)] * ((g.launches or 1) - 1)
-    return tuple(shapes)
+        shapes += [LaunchShape(0.0, 1.0, 0.0, blocks=1.0)] * ((g.launches or 1) - 1)
+    return tuple(_with_reductions(shapes, g.reductions or 0))
+
+
+def _with_reductions(shapes: list[LaunchShape], reductions: int) -> list[LaunchShape]:
+    """The descriptor's reductions, one per launch in order (a pipeline's passes each reduce once; a reduction's
+    finishing launch holds the last); any beyond the launches stay on the last one."""
+    if not reductions:
+        return shapes
+    out = []
+    for i, s in enumerate(shapes):
+        r = reductions - (len(shapes) - 1) if i == len(shapes) - 1 else min(1, max(0, reductions - i))
+        out.append(LaunchShape(s.bytes, s.threads, s.bytes_per_thread, max(0, r), s.blocks, s.reread))
+    return out

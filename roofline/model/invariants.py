@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from roofline.model.types import MachineSpec
-from roofline.model.units import format_flops, format_rate, format_si, format_time
+from roofline.model.units import format_flops, format_rate, format_si, format_small, format_time
 
 Severity = Literal["hard", "soft"]
 HARD: Severity = "hard"
@@ -136,6 +136,15 @@ PLAUSIBLE: dict[str, Plausible] = {
     "link_bandwidth": Plausible(10e6, 100 * TB, "B/s", "a link: 1 Gb/s Ethernet to 1.8 TB/s (B200 NVLink 5)"),
     # Board power (results' gpu_state power_limit and power_mean): 70 W (T4) to 1 kW (B200 HGX), 1.2 kW in GB200.
     "power": Plausible(1.0, 5000.0, "W", "a GPU's power: 70 W (T4) to 1.2 kW (B200 in GB200)"),
+    # Energy per byte moved (over idle): about 115 pJ/B from an H200's HBM3e on random data (issue 33: 583 W against
+    # 101 W idle at 4.2 TB/s) to 513 pJ/B from a GTX 580's GDDR5 (Choi et al., IPDPS 2013); an L2 byte costs less.
+    # pJ for nJ or fJ is 1000x out.
+    "energy_per_byte": Plausible(0.1e-12, 5000e-12, "J/B", "moving a byte: about 115 pJ/B (H200 HBM3e, random data) "
+                                                           "to 513 pJ/B (GTX 580 GDDR5), less from L2"),
+    # Energy per FLOP (over idle): about 1 pJ on H200 FP16 tensor cores on random data (issue 33) to 212 pJ for a GTX
+    # 580's FP64 (Choi et al. 2013); FP8/FP4 tensor cores go lower.
+    "energy_per_flop": Plausible(0.01e-12, 1000e-12, "J/FLOP", "a FLOP: about 1 pJ (H200 FP16 tensor) to 212 pJ "
+                                                              "(GTX 580 FP64)"),
 }
 
 
@@ -175,7 +184,7 @@ class FigureContext:
 
 def check_spec(spec: MachineSpec) -> list[Violation]:
     """Every invariant the spec breaks, hard ones first, in a stable order."""
-    found = [*_plausible(spec), *_hierarchy(spec), *_bandwidth_bounds(spec), *_latency_ranges(spec), *_compute(spec),
+    found = [*_plausible(spec), *_energy_order(spec), *_hierarchy(spec), *_bandwidth_bounds(spec), *_latency_ranges(spec), *_compute(spec),
              *_dram_bus(spec)]
     return [v for v in found if v.severity == HARD] + [v for v in found if v.severity == SOFT]
 
@@ -218,6 +227,8 @@ def show_plausible(value: float, unit: str) -> str:
         return format_si(value, "B", binary=True)
     if unit == "s":
         return format_time(value)
+    if unit.startswith("J/"):
+        return format_small(value, unit)
     if unit in ("", "FLOP/clk"):
         text = str(int(value)) if float(value).is_integer() and abs(value) < 1e9 else f"{value:.4g}"
         return text + (f" {unit}" if unit else "")
@@ -259,6 +270,10 @@ def _plausible_figures(spec: MachineSpec) -> list[tuple[str, str, float]]:
             out.append((f"caches.{level}.bandwidth", "cache_bandwidth", cache.bandwidth))
     for name, link in spec.interconnect.items():
         out.append((f"interconnect.{name}.bandwidth", "link_bandwidth", link.bandwidth))
+    if spec.energy is not None:
+        out.append(("energy.idle_power", "power", spec.energy.idle_power))
+        out += [(f"energy.memory.{level}", "energy_per_byte", v) for level, v in spec.energy.memory.items()]
+        out += [(f"energy.compute.{roof}", "energy_per_flop", v) for roof, v in spec.energy.compute.items()]
     return out
 
 
@@ -279,6 +294,17 @@ def _plausible(spec: MachineSpec) -> list[Violation]:
                                      f"{clock_name} {format_si(clock, 'Hz')}): {why}",
                                      f"check compute.{roof}, sm_count and {clock_name}"))
     return out
+
+
+def _energy_order(spec: MachineSpec) -> list[Violation]:
+    """A byte from the L2 costs less than one from DRAM, which must also cross the L2 and the memory bus."""
+    e = spec.energy
+    if e is None or "l2" not in e.memory or e.memory["l2"] < e.dram:
+        return []
+    return [Violation("energy.memory.l2", HARD, f"{format_small(e.memory['l2'], 'J/B')} is not below "
+                      f"energy.memory.dram {format_small(e.dram, 'J/B')}: a DRAM byte also crosses the L2, so it "
+                      "costs more",
+                      "check both figures and their units")]
 
 
 def _hierarchy(spec: MachineSpec) -> list[Violation]:

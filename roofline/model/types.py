@@ -71,6 +71,26 @@ LINK_NAMES = ("nvlink", "pcie", "network")
 
 
 @dataclass(frozen=True)
+class ModelFigures:
+    """The machine figures of the first-principles size model (roofline.sizes.predict), from the spec's `model:`
+    block (what `roofline calibrate` measures); None or empty where the spec leaves one out, and the model then states
+    the default it assumes. SI base units."""
+
+    launch_floor: float | None = None  # s: L, an empty kernel's turnaround in a stream (graph replay)
+    round_trip: float | None = None  # s: λk, a small streaming launch on every SM, beyond L
+    reduction: float | None = None  # s: R, one block-wide reduction that no load overlaps
+    sm_bandwidth: float | None = None  # B/s: one SM streaming alone (one block)
+    block_interval: float | None = None  # s: how often one SM starts a new block (block dispatch)
+    # (active SMs, aggregate B/s) by increasing SM count: k blocks, one per SM, streaming a large buffer
+    sm_curve: tuple[tuple[int, float], ...] = ()
+
+    def __bool__(self) -> bool:
+        return any(v is not None for v in (self.launch_floor, self.round_trip, self.reduction, self.sm_bandwidth,
+                                           self.block_interval)) \
+            or bool(self.sm_curve)
+
+
+@dataclass(frozen=True)
 class Link:
     """A GPU's link to its peers (nvlink), its host (pcie) or other nodes (network: the fabric between nodes, per
     GPU, as `roofline fleet link-roofs` writes it), as the datasheet prints it: `bandwidth` is both directions
@@ -82,6 +102,30 @@ class Link:
     @property
     def per_direction(self) -> float:
         return self.bandwidth / 2.0
+
+
+# The levels an `energy` block gives a per-byte energy for: DRAM (required) and the L2 where it was measured.
+ENERGY_MEMORY_LEVELS = ("dram", "l2")
+# What data the energy figures were measured on. Power depends on the data: the same FP16 GEMM drew 377 W on
+# all-ones matrices and 688 W on random normal ones on an H200 (issue 33), so a figure must say which it was.
+ENERGY_INPUTS = ("random", "application", "constant")
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """The energy roofline's figures (Choi et al., IPDPS 2013; docs/energy.md), SI inside: the GPU's constant power
+    while a kernel runs (pi0, W), the energy per byte moved from each memory level (J/B) and per FLOP on each roof
+    (J/FLOP), each the increment over idle."""
+
+    idle_power: float  # W
+    memory: Mapping[str, float]  # level (ENERGY_MEMORY_LEVELS) -> J/B; "dram" is always there
+    compute: Mapping[str, float]  # roof name -> J/FLOP
+    source: str
+    inputs: str  # one of ENERGY_INPUTS
+
+    @property
+    def dram(self) -> float:
+        return self.memory["dram"]
 
 
 @dataclass(frozen=True)
@@ -111,6 +155,8 @@ class MachineSpec:
     interconnect: Mapping[str, Link] = field(default_factory=dict)  # nvlink, pcie, network
     memory_bus_width: int | None = None  # bits; with memory_clock, a cross-check of bandwidth (roofline.model.invariants)
     memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
+    model: ModelFigures = field(default_factory=ModelFigures)  # the size model's machine figures (`model:` block)
+    energy: EnergySpec | None = None  # the energy roofline's figures, where the spec gives them
 
     @property
     def bytes_in_flight(self) -> float:
@@ -142,9 +188,11 @@ class LaunchGeometry:
     bytes_per_thread: Expr | None = None  # bytes one thread has in flight at once
     launches: int | None = None  # launches in series, for a kernel without stages (a reduction's second pass)
     reductions: int | None = None  # block-wide reductions on the critical path, in series, over all launches
+    blocks: Expr | None = None  # blocks of the main launch (each stage's, for a pipeline): the SMs it engages
 
     def __bool__(self) -> bool:
-        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches, self.reductions))
+        return any(v is not None for v in (self.threads, self.bytes_per_thread, self.launches, self.reductions,
+                                           self.blocks))
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,12 @@ _KINDS["flops"] = ("FLOP/s", "66.9 TFLOP/s", _table({"FLOP/s": DECIMAL, "FLOPS":
 _KINDS["bytes"] = ("B", "50 MiB", _table({"B": DECIMAL | BINARY}))
 _KINDS["time"] = ("s", "332 ns", _table({"s": SMALL}))
 _KINDS["frequency"] = ("Hz", "1.98 GHz", _table({"Hz": DECIMAL}))
+# Energy (the optional `energy` block of a spec, docs/energy.md): power in W, and the energy of one byte moved or one
+# FLOP done in J. Figures are picojoules ('138 pJ/B', '1.07 pJ/FLOP'); fJ for the next generations.
+_SMALL_ENERGY = SMALL | {"f": Decimal(10) ** -15}
+_KINDS["power"] = ("W", "101 W", _table({"W": SMALL | DECIMAL}))
+_KINDS["energy_per_byte"] = ("J/B", "138 pJ/B", _table({"J/B": _SMALL_ENERGY}))
+_KINDS["energy_per_flop"] = ("J/FLOP", "1.07 pJ/FLOP", _table({"J/FLOP": _SMALL_ENERGY, "J/OP": _SMALL_ENERGY}))
 KINDS = tuple(_KINDS)
 
 _NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"  # ASCII digits: float() takes '١٢' too
@@ -130,7 +136,7 @@ def _case_fix(unit: str, table: dict[str, Decimal]) -> str | None:
     """Accept 'flop/s' for 'FLOP/s' and 'Tflops' for 'TFLOPS', but never change a prefix's case, nor a byte (B) into
     a bit (b) or back: 'Gb/s' is not 'GB/s'."""
     for candidate in table:
-        prefix_len = len(candidate) - len(candidate.lstrip("kMGTPEKimuµμnp"))
+        prefix_len = len(candidate) - len(candidate.lstrip("kMGTPEKimuµμnpf"))
         body, wanted = unit[prefix_len:], candidate[prefix_len:]
         if unit[:prefix_len] == candidate[:prefix_len] and body.upper() == wanted.upper() and \
                 [c for c in body if c in "bB"] == [c for c in wanted if c in "bB"]:
@@ -194,7 +200,24 @@ def quantity_text(value: float, kind: str, digits: int = 4) -> str:
         return f"{whole} B"
     if kind == "time":
         return format_time(value, digits)
+    if kind in ("power", "energy_per_byte", "energy_per_flop"):
+        return format_small(value, _KINDS[kind][0], digits)
     return format_si(value, _KINDS[kind][0], digits)
+
+
+def format_small(value: float | None, unit: str, digits: int = 3) -> str:
+    """Human form of a figure that is usually below its unit: '138 pJ/B', '1.07 pJ/FLOP', '3.2 mJ', '101 W'."""
+    if value is None:
+        return "–"
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    magnitude = abs(value)
+    for scale, prefix in _FORMAT_SMALL:
+        if magnitude >= scale * 0.9995:
+            return f"{_significant(value / scale, digits)} {prefix}{unit}"
+    if unit.startswith("J/"):  # energy per byte or FLOP reads in pJ throughout (0.9 pJ/FLOP beside 6.65 pJ/FLOP)
+        return f"{_significant(value / 1e-12, digits)} p{unit}"
+    return f"{_significant(value / 1e-15, digits)} f{unit}"
 
 
 def format_rate(value: float | None) -> str:

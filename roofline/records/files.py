@@ -21,6 +21,10 @@ Format history:
       and every group and program figure equals what its launches give (roofline.records.groups), else the file is
       refused naming the field. Added then (optional): a group's "dtype", an imported launch's "half_precision"
       {dtype, from} and ncu.capture, and source.dropped / dropped_rows / captures.
+      Added with issue 33 (optional): gpu_state "energy" (J over the window); a kernel's "energy" (the analysis's
+      energy-roofline figures, roofline.model.energy) and "energy_measured" (joules_per_run, power_mean,
+      flops_per_joule, bytes_per_joule, fraction_of_energy_ceiling, window, runs, energy, counter_period,
+      uncertainty, short_window, inputs: roofline.measurement.energy), present only where NVML read the energy.
 
 Values are SI base units (s, B, B/s, FLOP, FLOP/s). A reader refuses another schema version with a message that
 says which side is newer, and names the file and the field for anything else it cannot use.

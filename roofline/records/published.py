@@ -59,6 +59,7 @@ def results_json_schema() -> dict[str, Any]:
         "work": {"items": {"type": "object"}},
         "counters": _numbers(s.COUNTER_FIELDS),
         "gpu_state": _numbers(s._GPU_STATE_FIELDS),
+        "energy_measured": _numbers(s.ENERGY_FIELDS),
     })
     machine = _object(s._MACHINE, s._MACHINE_OPTIONAL, extra={
         "bandwidth": {"exclusiveMinimum": 0}, "latency": {"exclusiveMinimum": 0},

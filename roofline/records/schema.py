@@ -44,6 +44,7 @@ _KERNEL_OPTIONAL = {
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
     "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
     "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING, "counters": _OPT_MAPPING, "work": "list or null",
+    "energy": _OPT_MAPPING, "energy_measured": _OPT_MAPPING,
 }
 # The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
 # never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
@@ -51,7 +52,11 @@ _KERNEL_OPTIONAL = {
 COUNTER_FIELDS = ("dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes", "time", "flops", "flops_fp32",
                   "flops_fp64", "flops_fp16", "flops_tensor", "tensor_inst", "tensor_active_pct")
 _GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max", "power_mean", "power_limit",
-                     "power_capped", "thermal_capped")
+                     "power_capped", "thermal_capped", "energy")
+# A measured kernel's energy over its timed window (roofline.measurement.energy), where NVML read it: numbers, not
+# negative; the gates read fraction_of_energy_ceiling.
+ENERGY_FIELDS = ("joules_per_run", "power_mean", "flops_per_joule", "bytes_per_joule", "fraction_of_energy_ceiling",
+                 "window", "runs", "energy", "counter_period", "uncertainty")
 _HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
 
 
@@ -126,6 +131,11 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
         raise at(path, f"{label}.work", "expected a list of mappings (the parts of an imported launch's work)")
     _check_block(path, f"{label}.counters", data.get("counters"), COUNTER_FIELDS)
     _check_block(path, f"{label}.gpu_state", data.get("gpu_state"), _GPU_STATE_FIELDS)
+    _check_block(path, f"{label}.energy_measured", data.get("energy_measured"), ENERGY_FIELDS)
+    share = (data.get("energy_measured") or {}).get("fraction_of_energy_ceiling")
+    if share is not None and share > MAX_FRACTION:
+        raise at(path, f"{label}.energy_measured.fraction_of_energy_ceiling",
+                 f"is {share!r}; expected a share of the energy ceiling from 0 to {MAX_FRACTION:g}")
     state = data.get("gpu_state") or {}
     for key in _HELD_FIELDS:
         if state.get(key) is not None and state[key] > 1:

@@ -8,4 +8,5 @@ l1        the L1 / shared-memory bandwidth probe (a per-SM working set, through 
 gpu       calibrate(), the orchestration, and the tensor-core helpers that touch CuPy itself
 figures   Figure and the datasheet comparison (pure)
 spec      the measured spec document and its YAML (pure)
+sizemodel the size model's machine figures: launch floor, round trip, reduction (the sweep's probes), per-SM bandwidth
 """

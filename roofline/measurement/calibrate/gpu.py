@@ -26,6 +26,7 @@ from roofline.measurement.calibrate.peaks import BF16_TOLERANCE, TF32_TOLERANCE,
 from roofline.measurement.calibrate.plan import FULL, KERNELS_FILE, Plan, load_module
 from roofline.measurement.calibrate.l1 import l1_bandwidth
 from roofline.measurement.calibrate.probes import current, dram_latency, l2_bandwidth
+from roofline.measurement.calibrate.sizemodel import size_model_figures
 from roofline.measurement.progress import SILENT, Progress
 
 _TF32_COMPUTE_TYPE = 7  # cupy._core._routines_linalg.COMPUTE_TYPE_TF32
@@ -109,6 +110,7 @@ def _calibrate(backend: Any, datasheet: Any, plan: Plan, progress: Progress) -> 
         figures.append(skipped("compute.tf32_tensor", f"compute capability {cc} has no TF32 tensor cores"))
     figures.append(skipped("compute.fp8_tensor", "not reachable from CuPy: it has no float8 dtypes, so cupy.matmul "
                                                  "cannot call an FP8 GEMM (use the datasheet figure)"))
+    figures += size_model_figures(backend, plan, figures[0].value if figures[0].ok else None, progress)
     return figures
 
 

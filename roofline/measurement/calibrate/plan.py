@@ -33,6 +33,7 @@ class Plan:
     l1_bytes_per_launch: float = 40e9  # the L1 / shared-memory probes: about 1.3 ms a launch at 30 TB/s
     min_time: float = 0.5  # s of timed runs per harness kernel
     blocks_per_sm: int = 16  # fma_peak grid: 16 blocks of 256 threads per SM (the bundled default on an H200)
+    sm_probe_bytes: int = 4 << 20  # the per-SM probe's short slice per block (calibrate.sizemodel)
 
     def policy(self) -> MeasurePolicy:
         """The harness policy of the calibration jobs and probes."""
@@ -41,7 +42,7 @@ class Plan:
 
 FULL = Plan()
 QUICK = Plan(stream_n=2**26, matmul_n=4096, chase_passes=5, chase_steps=50_000, chase_min_footprint=1 << 29,
-             l2_bytes_per_launch=5e8, l2_point_time=0.05, l1_bytes_per_launch=10e9, min_time=0.2)
+             l2_bytes_per_launch=5e8, l2_point_time=0.05, l1_bytes_per_launch=10e9, min_time=0.2, sm_probe_bytes=1 << 20)
 
 
 def load_module(backend: Any) -> Any:

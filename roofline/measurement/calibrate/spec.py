@@ -124,6 +124,9 @@ def measured_spec(
         caches["l2"] = l2
     if caches:
         doc["caches"] = caches
+    model = _model_block(ok, take)
+    if model:
+        doc["model"] = model
     doc["notes"] = _notes(figures, datasheet)
     if device_fields:
         versions = ", ".join(f"{k} {device[k]}" for k in ("cupy_version", "driver", "cuda_runtime") if device.get(k))
@@ -133,6 +136,21 @@ def measured_spec(
     doc["measured"] = True
     doc["measurement"] = {"device": device_name, "date": date, "tool_version": tool_version, "method": METHOD}
     return doc, warnings
+
+
+def _model_block(ok: Mapping[str, Figure], take: Any) -> dict[str, Any]:
+    """The size model's figures (calibrate.sizemodel) as the spec's model: block, the per-SM curve with them."""
+    model: dict[str, Any] = {}
+    for field_ in ("model.launch_floor", "model.round_trip", "model.reduction", "model.sm_bandwidth",
+                   "model.block_interval"):
+        value = take(field_)
+        if value is not None:
+            model[field_.split(".", 1)[1]] = quantity_text(value, KIND_BY_FIELD[field_].kind)
+    curve = ok["model.sm_bandwidth"].details.get("curve") if "model.sm_bandwidth" in ok else None
+    if curve:
+        model["sm_curve"] = [{"sms": int(c["sms"]), "bandwidth": quantity_text(float(c["bandwidth"]), "bandwidth")}
+                             for c in curve]
+    return model
 
 
 def _notes(figures: Sequence[Figure], datasheet: MachineSpec | None) -> str:

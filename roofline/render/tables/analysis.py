@@ -9,6 +9,7 @@ from typing import Any, Sequence
 from roofline.render.tables.fit import droppable
 from roofline.render.text import csv_cell, literal, md
 from roofline.model.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_time
+from roofline.model.units import format_si, format_small
 
 
 def _params(params: dict[str, Any]) -> str:
@@ -29,13 +30,47 @@ _TEXT_COLUMNS = ("kernel", "roof", "bound")
 # What a narrow terminal leaves out first (roofline.render.tables.fit). attainable (FLOPs / SOL time) and AI
 # (FLOPs / bytes) follow from the columns kept, so at 80 columns a kernel keeps its roof, FLOPs, bytes, bound and
 # SOL time: what the model was given and what it concluded.
-_DROP_ORDER = ("threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "attainable", "AI (FLOP/B)",
+_DROP_ORDER = ("min energy", "threads for BW", "latency-bound", "launches", "L1 AI", "L2 AI", "ridge", "attainable",
+               "AI (FLOP/B)",
                "DRAM bytes", "FLOPs", "roof", "bound", "SOL time")
 _LEVEL_NAMES = {"l1": "L1", "l2": "L2"}
 
 
 def _number(x: float) -> str:
     return format_intensity(x).replace(" FLOP/B", "")
+
+
+def _has_energy(doc: dict[str, Any]) -> bool:
+    """Whether any kernel has energy figures (a spec with an energy block): only then are energy columns shown."""
+    return any(k.get("energy") for k in doc["kernels"])
+
+
+def _energy_cells(k: dict[str, Any], full: bool) -> list[str]:
+    """A kernel's energy cells: its minimum energy, and with `full` its energy balance, energy-bound regime (with a
+    '≠ time' mark where it is bound differently in time), FLOP/J and power at the ceiling (docs/energy.md)."""
+    e = k.get("energy")
+    if not e:
+        return ["–"] * (5 if full else 1)
+    cells = [format_small(e["min_energy"], "J")]
+    if full:
+        bound = e["energy_bound"] + (" (≠ time)" if e["differs"] else "")
+        cells += [_number(e["energy_balance"]), bound, format_si(e["flops_per_joule"], "FLOP/J"),
+                  format_small(e["power"], "W")]
+    return cells
+
+
+_ENERGY_COLUMNS = ("min energy", "energy balance", "energy-bound", "FLOP/J", "power at SOL")
+
+
+def energy_line(m: dict[str, Any]) -> str | None:
+    """The machine's energy figures in one line, or None without them."""
+    e = m.get("energy")
+    if not e:
+        return None
+    mem = ", ".join(f"{level} {format_small(v, 'J/B')}" for level, v in e["memory"].items())
+    flop = ", ".join(f"{roof} {format_small(v, 'J/FLOP')}" for roof, v in e["compute"].items())
+    return (f"energy (Choi et al. 2013; {e['inputs']} inputs): idle {format_small(e['idle_power'], 'W')}; {mem}; "
+            f"{flop}; source: {e['source']}")
 
 
 def _levels(doc: dict[str, Any]) -> list[str]:
@@ -92,12 +127,15 @@ def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
     tables = []
     for doc in docs:
         levels = _levels(doc)
-        table = Table(title=literal(machine_line(doc["machine"])), title_justify="left", show_lines=False)
-        for col in _columns(levels):
+        energy = _has_energy(doc)
+        title = machine_line(doc["machine"]) + (f"\n{line}" if (line := energy_line(doc["machine"])) else "")
+        table = Table(title=literal(title), title_justify="left", show_lines=False)
+        columns = [*_columns(levels), *(["min energy"] if energy else [])]
+        for col in columns:
             table.add_column(col, justify="left" if col in _TEXT_COLUMNS else "right", )
-        bound = _columns(levels).index("bound")
+        bound = columns.index("bound")
         for k in doc["kernels"]:
-            cells = _row(k, levels)
+            cells = [*_row(k, levels), *(_energy_cells(k, full=False) if energy else [])]
             cells[bound] = _short_bound(cells[bound])
             table.add_row(*(literal(cell) for cell in cells))
         tables.append(droppable(table, *_DROP_ORDER, whole=("kernel",)))
@@ -111,18 +149,29 @@ _CSV_FIELDS = (
 )
 
 
+# Appended only when a spec gives energy figures (roofline.model.energy.KernelEnergy; J, FLOP/B, FLOP/J, B/J, W).
+_CSV_ENERGY_FIELDS = ("min_energy", "flop_energy", "memory_energy", "idle_energy", "energy_balance",
+                      "effective_balance", "energy_bound", "energy_differs", "flops_per_joule", "bytes_per_joule",
+                      "power_at_ceiling")
+
+
 def to_csv(docs: Sequence[dict[str, Any]]) -> str:
     """One row per kernel and machine, base SI units, for spreadsheets and scripts."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(_CSV_FIELDS)
+    fields = _CSV_FIELDS + (_CSV_ENERGY_FIELDS if any(_has_energy(d) for d in docs) else ())
+    writer.writerow(fields)
     for doc in docs:
         for k in doc["kernels"]:
             row = {**k, "machine": doc["machine"]["id"], "params": _params(k["params"])}
             for level in _LEVEL_NAMES:  # empty cells where the descriptor gives no traffic at that level
                 t = (k.get("traffic") or {}).get(level) or {}
                 row[f"{level}_bytes"], row[f"{level}_intensity"] = t.get("bytes"), t.get("intensity")
-            writer.writerow([_csv_value(row[f]) for f in _CSV_FIELDS])
+            e = k.get("energy") or {}
+            row.update({f: e.get(f) for f in _CSV_ENERGY_FIELDS})
+            row["energy_bound"], row["energy_differs"] = e.get("energy_bound"), e.get("differs")
+            row["power_at_ceiling"] = e.get("power")
+            writer.writerow([_csv_value(row[f]) for f in fields])
     return out.getvalue()
 
 
@@ -141,11 +190,16 @@ def to_markdown(docs: Sequence[dict[str, Any]]) -> str:
     for doc in docs:
         lines.append(f"### {md(machine_line(doc['machine']))}")
         lines.append("")
+        if line := energy_line(doc["machine"]):
+            lines += [md(line), ""]
         levels = _levels(doc)
-        columns = _columns(levels)
+        energy = _has_energy(doc)
+        columns = [*_columns(levels), *(_ENERGY_COLUMNS if energy else ())]
         lines.append("| " + " | ".join(columns) + " |")
-        lines.append("|" + "|".join(" --- " if c in _TEXT_COLUMNS else " ---: " for c in columns) + "|")
+        lines.append("|" + "|".join(" --- " if c in (*_TEXT_COLUMNS, "energy-bound") else " ---: "
+                                    for c in columns) + "|")
         for k in doc["kernels"]:
-            lines.append("| " + " | ".join(md(cell) for cell in _row(k, levels)) + " |")
+            cells = [*_row(k, levels), *(_energy_cells(k, full=True) if energy else [])]
+            lines.append("| " + " | ".join(md(cell) for cell in cells) + " |")
         lines.append("")
     return "\n".join(lines)

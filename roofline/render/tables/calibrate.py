@@ -10,7 +10,7 @@ from rich.table import Table
 from roofline.model.types import MachineSpec
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, styled
-from roofline.model.units import format_flops, format_rate, format_time
+from roofline.model.units import format_flops, format_rate, format_time, format_small
 
 _FORMAT = {"bandwidth": format_rate, "flops": format_flops, "time": format_time}
 _STYLE = {"OK": "green", "SKIPPED": "yellow"}
@@ -65,3 +65,24 @@ def calibration_notes(rows: Sequence[dict[str, Any]], warnings: Sequence[str]) -
         elif row["note"]:
             lines.append(f"note {row['field']}: {row['note']}")
     return lines + [f"warning: {w}" for w in warnings]
+
+
+def energy_table(runs: Sequence[dict[str, Any]]) -> Any:
+    """calibrate --energy's runs: power over each loop, the rate it ran at, the energy per byte or FLOP over idle,
+    the mean SM clock while busy and whether the power cap held it (roofline.measurement.calibrate.energy)."""
+    table = Table(title="Energy (NVML energy counter over each loop, random data; per unit = (P - idle) / rate)",
+                  title_justify="left")
+    for col in ("probe", "status", "window", "power", "rate", "energy/unit", "SM clock", "capped", "note"):
+        table.add_column(col, justify="left" if col in ("probe", "status", "note") else "right")
+    for r in runs:
+        status = r["status"]
+        rate = format_rate(r["rate"]) if r["unit"] == "B" else format_flops(r["rate"]) if r["unit"] else "–"
+        per = format_small(r["per_unit"], f"J/{r['unit']}") if r.get("per_unit") else "–"
+        clock = f"{r['sm_clock_mean'] / 1e6:.0f} MHz" if r.get("sm_clock_mean") else "–"
+        capped = "–" if r.get("capped") is None else (f"yes ({r['power_capped']:.0%})" if r["capped"] else "no")
+        table.add_row(literal(r["name"]), styled(status, "green" if status == "OK" else "yellow" if
+                                                 status == "SKIPPED" else "bold red"),
+                      format_time(r["window"]) if r.get("window") else "–",
+                      f"{r['power']:.0f} W" if r.get("power") else "–", rate if r.get("rate") else "–", per, clock,
+                      capped, literal(r.get("note") or ""))
+    return droppable(table, "note", "SM clock", whole=("probe",))

@@ -10,6 +10,8 @@ from roofline.render.charts.roofs import best_tensor
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal
 from roofline.model.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_si, format_time
+from roofline.model.units import format_small
+from roofline.model.energy import energy_balance
 
 
 def best_tensor_roof(spec: MachineSpec) -> tuple[str, float] | None:
@@ -77,6 +79,7 @@ def spec_detail(s: MachineSpec) -> list[Any]:
         rows.append((f"caches.{level}", ", ".join(parts)))
     for name, hz in s.clocks.items():
         rows.append((f"clocks.{name}", format_si(hz, "Hz")))
+    rows += energy_rows(s)
     for k, v in s.measurement.items():
         rows.append((f"measurement.{k}", v))
     if s.notes:
@@ -139,3 +142,22 @@ def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:
             + (format_intensity(w.flops / w.traffic[level]) if w.traffic[level] else "–"))
     row("access_bytes", d.access_bytes.source if d.access_bytes else "itemsize", f"{w.access_bytes:g} B")
     return [head]
+
+
+def energy_rows(s: MachineSpec) -> list[tuple[str, str]]:
+    """The spec's energy block (docs/energy.md), one row per figure, with the energy-balance point of each roof
+    beside its time ridge; nothing when the spec has no energy block."""
+    e = s.energy
+    if e is None:
+        return []
+
+    rows = [("energy.idle_power", format_small(e.idle_power, "W"))]
+    rows += [(f"energy.memory.{level}", format_small(v, "J/B")) for level, v in e.memory.items()]
+    for roof, v in e.compute.items():
+        balance, ridge = energy_balance(e.dram, v), ridge_point(s.roofs[roof], s.bandwidth)
+        rows.append((f"energy.compute.{roof}", f"{format_small(v, 'J/FLOP')}   energy balance "
+                     f"{format_intensity(balance)} (time ridge {format_intensity(ridge)})"))
+    rows.append(("energy.inputs", e.inputs + ("  (constant inputs draw less power than real data: up to 2x low)"
+                                              if e.inputs == "constant" else "")))
+    rows.append(("energy.source", e.source))
+    return rows

@@ -11,8 +11,9 @@ from roofline.records.document import KernelResult
 from roofline.render.tables.fit import droppable, fit
 from roofline.render.text import literal, styled
 from roofline.records.files import ceiling_of
-from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
 from roofline.render.console import make_console
+from roofline.records.energy import MIN_ENERGY_WINDOW, short_window_note
+from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_small, format_time
 
 
 def _fraction(value: float | None) -> str:
@@ -64,8 +65,9 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str, unit: str = "GPU
     per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
     if per_gpu:
         table.add_column(unit, justify="right")
+    energy = any(k.get("energy_measured") for k in kernels)  # NVML read the energy: joules beside the seconds
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
-                "ceiling", "of ceiling", "timing"):
+                "ceiling", "of ceiling", *(_ENERGY_COLUMNS if energy else ()), "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
     for k in kernels:
         status = k["status"]
@@ -81,11 +83,25 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str, unit: str = "GPU
             format_flops(k["achieved_flops"]),
             format_si(*ceiling_of(k)),
             _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
+            *(energy_cells(k.get("energy_measured")) if energy else ()),
             literal(f"{k.get('timing') or '–'}"
                     + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
         )
-    return droppable(table, "timing", "spread min–max", "achieved FLOP/s", "ceiling", "achieved BW",
-                     whole=("kernel",))
+    return droppable(table, "timing", "spread min–max", "FLOP/J", "power", "achieved FLOP/s", "ceiling",
+                     "of energy ceiling", "achieved BW", "energy/run", whole=("kernel",))
+
+
+_ENERGY_COLUMNS = ("energy/run", "power", "FLOP/J", "of energy ceiling")
+
+
+def energy_cells(e: dict[str, Any] | None) -> list[str]:
+    """Joules per run (marked '~' where the window was short for NVML's counter), mean power, FLOP/J and the share
+    of the energy ceiling (roofline.measurement.energy); dashes where NVML read no energy."""
+    if not e:
+        return ["–"] * len(_ENERGY_COLUMNS)
+    mark = "~" if e.get("short_window") else ""
+    return [mark + format_small(e["joules_per_run"], "J"), format_small(e["power_mean"], "W"),
+            format_si(e.get("flops_per_joule"), "FLOP/J"), _fraction(e.get("fraction_of_energy_ceiling"))]
 
 
 def problems(doc: dict[str, Any]) -> list[str]:
@@ -98,4 +114,13 @@ def problems(doc: dict[str, Any]) -> list[str]:
             lines.append(f"FAILED {k['name']}: {k['error']}")
         for w in k.get("warnings") or []:
             lines.append(f"warning {k['name']}: {caveats.line(w)}")
+    short = [k for k in doc["kernels"] if short_window_note(k.get("energy_measured"))]
+    if len(short) == 1:
+        lines.append(f"note {short[0]['name']}: {short_window_note(short[0]['energy_measured'])}")
+    elif short:  # one line for the run, not one per kernel: the default windows are all short
+        worst = max(short, key=lambda k: k["energy_measured"]["uncertainty"])
+        lines.append(f"note: the energy of {len(short)} kernels ('~' in the table) is over windows shorter than "
+                     f"{MIN_ENERGY_WINDOW:g} s, short for NVML's energy counter (updated every 20-100 ms): up to "
+                     f"{worst['energy_measured']['uncertainty']:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more "
+                     "makes it tighter")
     return lines

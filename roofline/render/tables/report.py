@@ -45,7 +45,8 @@ def _change(row: dict[str, Any], has_baseline: bool) -> str:
 
 
 _SHORT = {"verified": "unverified", "fail_below": "below {fail_below:.0%}", "max_regression": "regressed",
-          "outlier": "below host median", "node_outlier": "slow node"}
+          "outlier": "below host median", "node_outlier": "slow node", "energy": "energy below gate",
+          "model": "above ceiling (model)"}
 
 
 def _gate(row: dict[str, Any]) -> str:
@@ -67,6 +68,24 @@ def cells(row: dict[str, Any], has_baseline: bool) -> list[str]:
         format_rate(row["achieved_bandwidth"]), format_flops(row["achieved_flops"]), _attainable(row),
         _fraction(row["fraction_of_ceiling"]), _gap(row), _change(row, has_baseline), _gate(row),
     ]
+
+
+ENERGY_COLUMN = "of energy ceiling"  # shown only where a row has a measured energy (issue 33, docs/energy.md)
+
+
+def _columns(report: dict[str, Any]) -> tuple[str, ...]:
+    return COLUMNS + ((ENERGY_COLUMN,) if _has_energy(report) else ())
+
+
+def _has_energy(report: dict[str, Any]) -> bool:
+    return any("fraction_of_energy_ceiling" in r for r in report["rows"])
+
+
+def _row_cells(row: dict[str, Any], has_baseline: bool, energy: bool) -> list[str]:
+    values = cells(row, has_baseline)
+    if energy:
+        values.append(_fraction(row.get("fraction_of_energy_ceiling")) if "joules_per_run" in row else "–")
+    return values
 
 
 def summary_line(report: dict[str, Any]) -> str:
@@ -113,10 +132,11 @@ def rich_table(report: dict[str, Any]) -> Any:
     has_baseline = bool(report["gates"].get("baseline"))
     table = Table(title=literal(f"roofline report: {summary_line(report)}"), caption=literal(_footer(report)),
                   title_justify="left", caption_justify="left")
-    for i, col in enumerate(COLUMNS):
+    energy = _has_energy(report)
+    for i, col in enumerate(_columns(report)):
         table.add_column(col, justify="left" if i in _LEFT else "right", )
     for row in report["rows"]:
-        values = cells(row, has_baseline)
+        values = _row_cells(row, has_baseline, energy)
         style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
         table.add_row(*(literal(v) for v in values), style=style)
     return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
@@ -133,13 +153,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     has_baseline = bool(report["gates"].get("baseline"))
     mark = "✅" if report["summary"]["ok"] else "❌"
     lines = [f"### {mark} roofline report: {summary_line(report)}", "", md(_gates_line(report)) + ".", ""]
-    lines.append("| " + " | ".join(COLUMNS) + " |")
-    lines.append("|" + "|".join(" :--- " if i in _LEFT else " ---: " for i in range(len(COLUMNS))) + "|")
+    columns, energy = _columns(report), _has_energy(report)
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|" + "|".join(" :--- " if i in _LEFT else " ---: " for i in range(len(columns))) + "|")
+    gate = COLUMNS.index("gate")
     for row in report["rows"]:
-        values = cells(row, has_baseline)
+        values = _row_cells(row, has_baseline, energy)
         values = [md(v) for v in values]
         if row["verdict"] == "fail":
-            values[-1] = f"**{values[-1]}**"
+            values[gate] = f"**{values[gate]}**"
         lines.append("| " + " | ".join(values) + " |")
     failed = [r for r in report["rows"] if r["verdict"] == "fail"]
     if failed:

@@ -17,6 +17,9 @@ from roofline.records.files import params_text
 
 def sweep_table(doc: dict[str, Any]) -> Any:
     s, device = doc["sweep"], doc["device"]
+    if s.get("predicted"):
+        return predicted_table(doc, f"Sweep of {s['kernel']} over {s['param']}",
+                               lambda e: params_text({s["param"]: e.get("size", e["params"].get(s["param"]))}))
     where = (f"the HOST CPU with NumPy ({device['name']})" if doc["backend"] == "numpy"
              else f"{device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})")
     m = s["model"]
@@ -44,10 +47,43 @@ def sweep_table(doc: dict[str, Any]) -> Any:
     return droppable(table, "sets", "bytes", "achieved BW")
 
 
+def predicted_table(doc: dict[str, Any], what: str, label: Any = None) -> Any:
+    """The table of a prediction without a GPU (`--predict`): each entry's predicted time, regime and the terms
+    behind it; no measured column, because nothing was measured."""
+    m = (doc.get("sweep") or doc.get("prediction") or {})["model"]
+    title = (f"{what} on {doc['device']['name']}: first-principles model, L {format_time(m['launch_floor'])}, "
+             f"λk {format_time(m['round_trip'])}, BW {format_rate(m['bandwidth'])}")
+    table = Table(title=literal(title), title_justify="left")
+    for col in ("kernel", "size", "bytes", "predicted", "regime", "launches", "transfer", "windows", "SMs",
+                "streams at"):
+        table.add_column(col, justify="left" if col in ("kernel", "size", "regime") else "right")
+    for e in doc["kernels"]:
+        p = e["prediction"]
+        size = label(e) if label is not None else params_text(e["params"])
+        active = p.get("active_sms")
+        table.add_row(literal(e["name"]), literal(size), format_bytes(e["bytes"]), format_time(e["predicted_time"]),
+                      p["regime"], str(len(p.get("launches") or [])), format_time(p["transfer"]),
+                      str(p["windows"]), "–" if active is None else f"{active:.0f}",
+                      format_rate(p.get("stream_bandwidth")))
+    return droppable(table, "launches", "windows", "transfer", "bytes")
+
+
+def prediction_lines(m: dict[str, Any]) -> list[str]:
+    """Where each machine figure of a prediction came from, the assumed ones first and named as such."""
+    lines = [f"assumed (not measured) - {a}" for a in m.get("assumed") or ()]
+    lines += _first_principles_lines(m)
+    if not m.get("sm_curve"):
+        lines.append(f"  fewer blocks than SMs: {m.get('sm_curve_source')}")
+    lines.append(f"  L2: {m.get('l2_source')}")
+    return lines
+
+
 def explanation(doc: dict[str, Any]) -> list[str]:
     """Lines for standard error under the table: the model's inputs and sources, the verdict, what was measured."""
     s = doc["sweep"]
     m, summ = s["model"], s["summary"]
+    if s.get("predicted"):
+        return [*prediction_lines(m), s["measurement"]]
     lines = []
     failed_floor = s.get("overheads", {}).get("launch_floor_error")
     if failed_floor:
@@ -81,8 +117,9 @@ def explanation(doc: dict[str, Any]) -> list[str]:
 def _first_principles_lines(m: dict[str, Any]) -> list[str]:
     resident = m.get("resident_threads")
     return [
-        "model: t = Σ over launches of L + max(λk + B/BW, ceil(B/F)·λk) + r·R, F = min(threads, resident) × bytes "
-        "per thread, r the kernel's block reductions in series; nothing fitted on the kernel",
+        "model: t = Σ over launches of L + max(λk + B/BW' + r·R, ceil(B/F)·(λk + r·R)), F = min(threads, resident) × "
+        "bytes per thread, r the launch's block reductions, BW' the active SMs' (fewer blocks than SMs) or the L2's "
+        "(a pass re-reading what L2 holds) or BW; nothing fitted on the kernel",
         f"  L  = {format_time(m['launch_floor'])}: {m['launch_floor_source']}",
         f"  λk = {format_time(m['round_trip'])}: {m['round_trip_source']}",
         f"  R  = {format_time(m.get('reduction') or 0.0)}: {m.get('reduction_source') or 'not measured: 0'}",
@@ -90,4 +127,7 @@ def _first_principles_lines(m: dict[str, Any]) -> list[str]:
         f"  resident threads = {resident if resident else 'not capped'}: {m['resident_source']}",
         f"  Little's Law: streaming at BW needs BW × λk = {format_bytes(m['bandwidth'] * m['round_trip'])} in "
         "flight; a launch with less is concurrency-bound",
+        *([f"  fewer blocks than SMs: {m['sm_curve_source']}"] if m.get("sm_curve") else []),
+        *([f"  block dispatch = {format_time(m['block_interval'])} per block per SM: {m['block_interval_source']}"]
+          if m.get("block_interval") else []),
     ]
