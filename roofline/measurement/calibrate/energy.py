@@ -37,7 +37,7 @@ from roofline.model.invariants import outside
 from roofline.model.units import quantity_text
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.records.energy import COUNTER_PERIOD
-from roofline.measurement.calibrate.gpu import bf16_probe, tf32_compute_type
+from roofline.measurement.calibrate import gpu as calibrate_gpu  # through the module: tests stand in for its probes
 
 # The part of the loop between two clock samples: short enough for several samples a second, long enough that the
 # host's launch path and the NVML reads stay a small part of the window.
@@ -332,12 +332,12 @@ def gpu_probes(backend: Any, plan: EnergyPlan) -> list[Probe]:
     if cc >= 7.0:
         probes.append(gemm("GEMM fp16", "compute.fp16_tensor", cp.float16, 1e-2))
     if cc >= 8.0:
-        if bf16_probe(cp) is None:
+        if calibrate_gpu.bf16_probe(cp) is None:
             import ml_dtypes  # lazy: optional (CuPy without its own bfloat16), for this GPU probe only
 
             probes.append(gemm("GEMM bf16", "compute.bf16_tensor", np.dtype(ml_dtypes.bfloat16), 3e-2, host=True))
         probes.append(gemm("GEMM tf32", "compute.tf32_tensor", cp.float32, 1e-2,
-                           around=lambda: tf32_compute_type(cp)))
+                           around=lambda: calibrate_gpu.tf32_compute_type(cp)))
     return probes
 
 
