@@ -239,6 +239,19 @@ def test_the_measured_interconnect_file_still_draws(run_cli, tmp_path: Path) -> 
         assert result.code == 0, result.err
 
 
+def test_a_skipped_interconnect_step_is_named_with_its_reason() -> None:
+    """The table's caption and the chart name each skipped step (it raised NameError once: an undefined name)."""
+    from rich.console import Console
+
+    from roofline.render.charts.interconnect import interconnect_table, skipped
+
+    doc = {**INTERCONNECT, "allreduce": {"skipped": "CuPy has no NCCL"}, "host": {"skipped": "no pinned memory"}}
+    assert skipped(doc) == ["host: no pinned memory", "allreduce: CuPy has no NCCL"]
+    console = Console(width=200, record=True)
+    console.print(interconnect_table(doc))
+    assert "skipped allreduce: CuPy has no NCCL" in console.export_text()
+
+
 PROFILED = json.loads((DATA / "results" / "h200_ncu_profiled.json").read_text(encoding="utf-8"))
 
 

@@ -49,7 +49,8 @@ def link_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def skipped(doc: Mapping[str, Any]) -> list[str]:
-    return [f"{k}: {v['skipped']}" for k in ("peer", "host", "allreduce")
+    """'peer: one GPU only' for each step of the interconnect file that was skipped, with its reason."""
+    return [f"{k}: {doc[k]['skipped']}" for k in ("peer", "host", "allreduce")
             if isinstance(doc.get(k), dict) and doc[k].get("skipped")]
 
 
