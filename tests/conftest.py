@@ -24,6 +24,23 @@ NCU_PROFILED = NCU / "synthetic_profiled.csv"
 NCU_NOPERM = NCU / "synthetic_nvgpuctrperm.csv"
 
 
+def results_files() -> list[Path]:
+    """Every results document (roofline/results/v1) the repository ships under tests/data."""
+    import json
+
+    from roofline.records.schema import RESULTS_SCHEMA
+
+    found = []
+    for path in sorted(DATA.rglob("*.json")):
+        try:
+            doc = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA:
+            found.append(path)
+    return found
+
+
 def h200_profile(csv: str) -> dict:
     """A real H200 capture of tests/data/ncu imported against h200-sxm and grouped by op, as 'profile' writes it."""
     from roofline.ncu.group import add_groups

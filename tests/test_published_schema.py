@@ -14,12 +14,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import DATA, NCU
+from conftest import DATA, NCU, results_files
 from roofline.kineto.document import import_traces
 from roofline.ncu.group import add_groups
 from roofline.ncu.importer import import_csv
 from roofline.records.document import require_results
-from roofline.records.schema import RESULTS_SCHEMA
 
 ROOT = Path(__file__).parent.parent
 PUBLISHED = ROOT / "docs" / "results-v1.schema.json"
@@ -38,20 +37,8 @@ def test_the_published_schema_is_what_the_code_generates() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _shipped() -> list[Path]:
-    found = []
-    for path in sorted(DATA.rglob("*.json")):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA:
-            found.append(path)
-    return found
-
-
 def test_every_results_file_the_repository_ships_meets_both(validator: jsonschema.Draft202012Validator) -> None:
-    shipped = _shipped()
+    shipped = results_files()
     assert len(shipped) >= 10  # the fixtures of measure, sweep, several GPUs, ncu-profiled, failed runs
     for path in shipped:
         doc = json.loads(path.read_text(encoding="utf-8"))

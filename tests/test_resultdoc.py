@@ -9,27 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from conftest import results_files
 from roofline.errors import InputError
 from roofline.records.document import KernelResult, ResultsDocument, Status
-from roofline.records.schema import RESULTS_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "results"
 
 
-def _results_files() -> list[Path]:
-    found = []
-    for path in sorted([*ROOT.glob("tests/data/**/*.json")]):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if isinstance(doc, dict) and doc.get("schema") == RESULTS_SCHEMA:
-            found.append(path)
-    return found
-
-
-FILES = _results_files()
+FILES = results_files()
 
 
 def test_the_repository_holds_results_files_to_round_trip():

@@ -178,15 +178,7 @@ def format_si(value: float | None, unit: str, digits: int = 3, binary: bool = Fa
 
 def format_time(seconds: float | None, digits: int = 3) -> str:
     """'35.4 µs' style; seconds in, never prints 0.0000354 s."""
-    if seconds is None:
-        return "–"
-    if seconds == 0 or not math.isfinite(seconds):
-        return f"{seconds:g} s"
-    magnitude = abs(seconds)
-    for scale, prefix in _FORMAT_SMALL:
-        if magnitude >= scale * 0.9995:
-            return f"{_significant(seconds / scale, digits)} {prefix}s"
-    return f"{_significant(seconds / 1e-12, digits)} ps"
+    return format_small(seconds, "s", digits)
 
 
 def quantity_text(value: float, kind: str, digits: int = 4) -> str:
@@ -215,7 +207,8 @@ def format_small(value: float | None, unit: str, digits: int = 3) -> str:
     for scale, prefix in _FORMAT_SMALL:
         if magnitude >= scale * 0.9995:
             return f"{_significant(value / scale, digits)} {prefix}{unit}"
-    if unit.startswith("J/"):  # energy per byte or FLOP reads in pJ throughout (0.9 pJ/FLOP beside 6.65 pJ/FLOP)
+    # energy per byte or FLOP reads in pJ throughout (0.9 pJ/FLOP beside 6.65 pJ/FLOP), and a time in ps
+    if unit.startswith("J/") or unit == "s":
         return f"{_significant(value / 1e-12, digits)} p{unit}"
     return f"{_significant(value / 1e-15, digits)} f{unit}"
 
