@@ -7,14 +7,21 @@ and `roofline analyze` within 2.2x the floor (issue 30; the last column, medians
 with neither matplotlib nor cupy imported; evaluating a descriptor's formulas in microseconds. The floor, the
 time Python takes to import click, rich and yaml and nothing else, is measured in the same run, so a slow or busy
 machine shows in both figures rather than passing for a regression.
+
+A second reference, "rich alone", is the floor plus rich drawing the very table `roofline analyze` prints (its
+cells and widths taken from roofline beforehand, the output checked byte for byte): what the table costs with no
+roofline code in the process. The gap between it and `roofline analyze` is what roofline's own start-up, loading,
+analysis and formatting cost.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +43,38 @@ def wall(args: list[str], repeats: int = 21) -> tuple[float, float]:
     return statistics.median(times), min(times)
 
 
+# Draws the table in TABLE_JSON (written by fitted_table) as roofline does: same title, columns and widths.
+RICH_ALONE = """\
+import json, sys
+import click, rich, yaml
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+d = json.loads(open(sys.argv[1], encoding="utf-8").read())
+t = Table(title=Text(d["title"]), title_justify="left")
+for header, justify, no_wrap, width in d["columns"]:
+    t.add_column(Text(header), justify=justify, no_wrap=no_wrap, width=width, overflow="fold")
+for row in zip(*d["cells"]):
+    t.add_row(*(Text(c) for c in row))
+Console(file=sys.stdout, width=d["width"], markup=False, emoji=False).print(t)
+"""
+
+
+def fitted_table(width: int = 200) -> dict:
+    """The cells and column widths of `roofline analyze`'s table as fitted to `width` (a pipe's: 200)."""
+    from roofline.load.selection import analysis_documents, load_selection, resolve_specs
+    from roofline.render.tables.analysis import rich_tables
+    from roofline.render.tables.fit import fit
+
+    selected, overrides = load_selection((), (), ())
+    docs, _ = analysis_documents(resolve_specs(("auto",)), selected, overrides)
+    (table,) = rich_tables(docs)
+    fit(table, width)
+    return {"title": table.title.plain, "width": width,
+            "columns": [[getattr(c.header, "plain", c.header), c.justify, c.no_wrap, c.width] for c in table.columns],
+            "cells": [[cell.plain for cell in c._cells] for c in table.columns]}
+
+
 def main(repeats: int = 21) -> int:
     from roofline.load.kernels import KernelCatalog
     from roofline.model.workload import evaluate
@@ -54,6 +93,15 @@ def main(repeats: int = 21) -> int:
             evaluate(d)
     per_descriptor = (time.perf_counter() - start) / (rounds * len(catalog.descriptors))
     floor = wall(["-c", "import click, rich, yaml"], repeats)
+    with tempfile.TemporaryDirectory() as tmp:
+        table_json = Path(tmp, "table.json")
+        table_json.write_text(json.dumps(fitted_table()), encoding="utf-8")
+        alone = [sys.executable, "-c", RICH_ALONE, str(table_json)]
+        drawn = subprocess.run(alone, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+        printed = subprocess.run([sys.executable, "-m", "roofline", "analyze"], cwd=ROOT, check=True,
+                                 capture_output=True, text=True).stdout
+        same = "the same table" if drawn == printed else "DIFFERS from roofline analyze: not comparable"
+        rich_alone = wall(alone[1:], repeats)
     rows = [
         ("roofline --help", wall(["-m", "roofline", "--help"], repeats), 0.2),
         ("roofline analyze (all kernels, table)", wall(["-m", "roofline", "analyze"], repeats), 0.3),
@@ -64,6 +112,8 @@ def main(repeats: int = 21) -> int:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; libyaml: {yaml.__with_libyaml__}")
     print(f"{repeats} runs each{'':29} {'median':>7}    {'fastest':>7}")
     print(f"{'floor: import click, rich, yaml':40} {floor[0] * 1e3:7.0f} ms {floor[1] * 1e3:7.0f} ms")
+    print(f"{'rich alone: floor + drawing the table':40} {rich_alone[0] * 1e3:7.0f} ms {rich_alone[1] * 1e3:7.0f} ms"
+          f"   {rich_alone[0] / floor[0]:.2f}x the floor ({same})")
     ok = True
     for label, (median, fastest), target in rows:
         passed = median < target

@@ -78,24 +78,25 @@ class _Span:
 
 
 def _measure(column: Any, console: Callable[[], Any]) -> _Span:
-    """One pass over the column's cells, from their text (rich asked only for cells that are not text)."""
-    cells = list(column._cells)
+    """One pass over the column's cells, from their text (rich asked only for cells that are not text). The widest
+    text cell comes from _prepare, which measured every cell once; here a wrapping column adds its longest word."""
     least = most = 0
     widest = getattr(column, _WIDEST, None)
-    if column.no_wrap and widest is not None and all(_text(cell) is not None for cell in cells):
-        cells, least, most = [], widest, widest  # _prepare measured these already
-    for cell in cells:
+    for cell in column._cells:
         if _text(cell) is None:  # some other renderable: ask rich
             # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
             from rich.measure import Measurement
 
             m = Measurement.get(console(), console().options, cell)
             least, most = max(least, m.minimum), max(most, m.maximum)
-        elif column.no_wrap:
+        elif widest is None:  # not prepared (natural_width of a table fit never saw)
             w = _cell_width(cell)
-            least, most = max(least, w), max(most, w)
-        else:
-            least, most = max(least, _word_width(cell)), max(most, _cell_width(cell))
+            least, most = max(least, w if column.no_wrap else _word_width(cell)), max(most, w)
+        elif not column.no_wrap:
+            least = max(least, _word_width(cell))
+    if widest is not None:
+        most = max(most, widest)
+        least = max(least, widest) if column.no_wrap else least
     header_least, header_most = _word_width(column.header), _cell_width(column.header)
     least, most = max(least, header_least, column.min_width or 0), max(most, header_most, column.min_width or 0)
     if column.max_width is not None:
