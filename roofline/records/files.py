@@ -40,7 +40,7 @@ from typing import Any, Iterator, Sequence
 from roofline.errors import InputError, at
 from roofline.load.inputs import parse_json, read_input_text
 from roofline.records.devices import split_devices
-from roofline.records.document import KernelResult, ResultsDocument, require_results
+from roofline.records.document import KernelResult, ResultsDocument, ceiling_for, require_results
 from roofline.records.schema import RESULTS_SCHEMA
 
 MAX_RESULTS_BYTES = 256 << 20
@@ -104,11 +104,8 @@ def split_file(results: ResultsFile) -> list[ResultsFile]:
 
 
 def ceiling_of(kernel: dict[str, Any]) -> tuple[float | None, str]:
-    """(value, unit) of the roof that bounds a results entry, in its own unit: the bandwidth when memory-bound, the
-    attainable FLOP/s when compute-bound. One meaning of 'ceiling' for measure, report and the pytest plugin."""
-    if kernel.get("bound") == "memory":
-        return kernel.get("bandwidth"), "B/s"
-    return kernel.get("attainable_flops"), "FLOP/s"
+    """(value, unit) of the roof that bounds a results entry (a dict; KernelResult.ceiling for a typed one)."""
+    return ceiling_for(kernel.get("bound"), kernel.get("bandwidth"), kernel.get("attainable_flops"))
 
 
 def params_text(params: dict[str, Any]) -> str:
