@@ -19,6 +19,8 @@ from typing import Any, Mapping, Sequence
 
 from roofline.records.caveats import warning
 from roofline.records.energy import MeasuredEnergy
+from roofline.records.groups import Group, Program
+from roofline.records.timeline import Timeline
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
 from roofline.load.jsonio import write_json_atomic, why_not_replace
@@ -257,6 +259,19 @@ class ResultsDocument:
     def machine_id(self) -> str | None:
         """The spec the results were measured against; None for results measured without one (ceiling unknown)."""
         return self.machine["id"] if self.machine else None
+
+    def grouped(self) -> tuple[Group, ...]:
+        """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped."""
+        return Group.all_of(self.groups)
+
+    def program(self) -> Program:
+        """A grouped document's program totals as its groups give them, with what an importer stored beside them."""
+        return Program.of(self.grouped(), self.extra.get("program"))
+
+    @property
+    def timeline(self) -> Timeline | None:
+        """The step's timeline (an imported PyTorch trace's), where the document has one."""
+        return Timeline.of(self.extra.get("timeline"))
 
     def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
         return replace(self, kernels=tuple(kernels))
