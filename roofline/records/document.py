@@ -256,6 +256,35 @@ class ResultsDocument:
         return self.device.get("spec_id")
 
     @property
+    def device_index(self) -> Any:
+        """The GPU's index, in a several-GPU file's part (roofline.records.devices.split_devices)."""
+        return self.device.get("index")
+
+    @property
+    def pci_bus_id(self) -> str | None:
+        return self.device.get("pci_bus_id")
+
+    @property
+    def device_label(self) -> str | None:
+        """Where a fleet's device ran: 'rank 5 on node-2 (GPU 1)'."""
+        return self.device.get("label")
+
+    @property
+    def host(self) -> str | None:
+        """The host a fleet's device ran on."""
+        return self.device.get("host")
+
+    @property
+    def several_devices(self) -> bool:
+        """Measured on several GPUs at once (a `devices` list: --device all, a fleet)."""
+        return bool(self.extra.get("devices"))
+
+    @property
+    def fleet(self) -> bool:
+        """A fleet's file (mpirun; roofline.fleet)."""
+        return bool(self.extra.get("fleet"))
+
+    @property
     def machine_id(self) -> str | None:
         """The spec the results were measured against; None for results measured without one (ceiling unknown)."""
         return self.machine["id"] if self.machine else None
