@@ -147,8 +147,5 @@ def slow_nodes_text(report: Mapping[str, Any], named: int = 5) -> str:
 def fleet_rows(doc: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A fleet results document → (GPU rows, node rows): per kernel, each rank against the fleet median and each
     node against the median of the node medians (what `report --outlier` judges and `plot` draws)."""
-    parts = split_devices(doc)  # dicts, not ResultsDocuments: a 10,000-GPU fleet's plot builds no KernelResult
-    rows = host_rows([{"label": p["device"].get("label") or p["device"]["name"], "index": p["device"].get("index"),
-                       "pci_bus_id": p["device"].get("pci_bus_id"), "where": p["device"].get("label"),
-                       "host": p["device"].get("host"), "kernels": p["kernels"]} for p in parts])
+    rows = host_rows([HostDevice.of_part(p) for p in split_devices(doc)])
     return rows, node_rows(rows)

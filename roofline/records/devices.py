@@ -106,6 +106,14 @@ class HostDevice:
                    tuple(Timing.of_entry(k) for k in dev.get("kernels") or ()))
 
     @classmethod
+    def of_part(cls, part: Mapping[str, Any]) -> "HostDevice":
+        """One device's part of a fleet document as split_devices gives it (dicts: a fleet's plot builds no
+        KernelResult), named where it ran."""
+        device = part["device"]
+        return cls(device.get("label") or device["name"], device.get("index"), device.get("pci_bus_id"),
+                   device.get("label"), device.get("host"), tuple(Timing.of_entry(k) for k in part["kernels"]))
+
+    @classmethod
     def of_results(cls, label: str, doc: Any) -> "HostDevice":
         """One device's part of a several-GPU file (a roofline.records.document.ResultsDocument of split_devices)."""
         return cls(label, doc.device_index, doc.pci_bus_id, doc.device_label, doc.host,
