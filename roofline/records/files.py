@@ -95,7 +95,7 @@ def load_results(path: Path | str) -> ResultsFile:
 def split_file(results: ResultsFile) -> list[ResultsFile]:
     """A several-device file → one ResultsFile per GPU (roofline.records.devices.split_devices), each still naming
     the file it came from. A single-device file comes back as it is."""
-    if not results.doc.get("devices"):
+    if not results.typed.several_devices:
         return [results]
     return [ResultsFile(results.path, part, ResultsDocument.from_checked(part)) for part in split_devices(results.doc)]
 
@@ -132,7 +132,7 @@ def kernel_key(kernel: dict[str, Any]) -> tuple[str, str]:
 
 def device_labels(files: Sequence[ResultsFile]) -> list[str]:
     """A readable label per file: the device name, with the file name added where two files share a device."""
-    names = [str(f.doc["device"]["name"]) for f in files]
+    names = [f.typed.device_name for f in files]
     labels = []
     for f, name in zip(files, names):
         if names.count(name) > 1:
