@@ -12,7 +12,7 @@ import pytest
 from roofline.gates.config import GateConfig, Thresholds, gates_from_mapping, load_gates, parse_fraction
 from roofline.gates.report import build_report, failure_message
 from roofline.errors import InputError
-from roofline.records.files import load_results
+from roofline.records.files import ResultsFile, load_results
 
 HERE = Path(__file__).parent
 DATA = HERE / "data" / "results"
@@ -116,6 +116,7 @@ def test_a_gate_that_fails_while_the_gpu_was_power_capped_says_so():
     for k in doc["kernels"]:
         if k["name"] in ("matmul_tiled", "sum"):
             k["gpu_state"] = capped
+    results = ResultsFile.of(doc, results.path)  # gates read the typed form: an edited document is checked again
     report = build_report([results], GateConfig(Thresholds(fail_below=0.6)))
     rows = rows_by_kernel(report)
     assert rows["matmul_tiled"]["verdict"] == "fail" and rows["matmul_tiled"]["throttled"].startswith("power-capped")
@@ -279,6 +280,7 @@ def test_a_baseline_of_the_same_device_with_other_kernels_fails_too(tmp_path):
     other = load_results(DATA / "h100_baseline.json")
     for k in other.doc["kernels"]:
         k["params"] = {**k["params"], "n": 12345}  # same device and kernels, other sizes: nothing to compare
+    other = ResultsFile.of(other.doc, other.path)  # gates read the typed form: an edited document is checked again
     report = build_report([h100], GateConfig(Thresholds(max_regression=0.05)), [other])
     assert report["summary"]["baseline"] == {"compared": 0, "of": 4, "new": 4, "other_device": 0, "ok": False}
     assert not report["summary"]["ok"]

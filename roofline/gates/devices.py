@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from roofline.records.devices import HostDevice
 from roofline.records.files import ResultsFile, device_labels, split_file
 from roofline.errors import InputError
 from roofline.gates.nodes import apply_node_outliers, fleet_summary, node_rows
@@ -23,21 +24,18 @@ def host_report(files: Sequence[ResultsFile], baseline: Sequence[ResultsFile], c
     groups: list[list[int]] = []
     fleets: list[bool] = []  # per group: a fleet file (mpirun), whose nodes are judged too
     for results in files:
-        fleets.append(bool(results.doc.get("fleet")))
+        fleets.append(results.typed.fleet)
         parts = split_file(results)
-        groups.append(list(range(len(parted), len(parted) + len(parts))) if results.doc.get("devices") else [])
+        groups.append(list(range(len(parted), len(parted) + len(parts))) if results.typed.several_devices else [])
         parted += parts
     base = [part for results in baseline for part in split_file(results)]
     report = build_report(parted, config, base)
     labels = device_labels(parted)
-    expanded = [part.doc for part in parted]
+    typed = [part.typed for part in parted]
     rows: list[dict[str, Any]] = []
     nodes: list[dict[str, Any]] = []  # a fleet's nodes, each against the median of the node medians
     for group, fleet in zip(groups, fleets):
-        group_rows = host_rows([{"label": labels[i], "index": expanded[i]["device"].get("index"),
-                                 "pci_bus_id": expanded[i]["device"].get("pci_bus_id"),
-                                 "where": expanded[i]["device"].get("label"), "host": expanded[i]["device"].get("host"),
-                                 "kernels": expanded[i]["kernels"]} for i in group])
+        group_rows = host_rows([HostDevice.of_results(labels[i], typed[i]) for i in group])
         rows += group_rows
         nodes += node_rows(group_rows) if fleet else []
     if outlier is not None:
@@ -46,7 +44,7 @@ def host_report(files: Sequence[ResultsFile], baseline: Sequence[ResultsFile], c
                              "'roofline measure --device all'")
         report = apply_outlier(report, rows, outlier)
         if nodes:
-            host_of = {labels[i]: expanded[i]["device"].get("host") for i in range(len(expanded))}
+            host_of = {label: part.host for label, part in zip(labels, typed)}
             report = apply_node_outliers(report, outliers(nodes, outlier), host_of.get, outlier)
     if rows:
         report = {**report, "hosts": rows}

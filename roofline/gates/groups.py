@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from roofline.records.files import ResultsFile, device_labels
-from roofline.records.groups import verified_program
+from roofline.records.timeline import Timeline
 
 PROFILE_REPORT_SCHEMA = "roofline/profile-report/v1"
 
@@ -24,23 +24,18 @@ def _below(fraction: float | None, limit: float | None) -> bool:
     return limit is not None and fraction is not None and fraction < limit
 
 
-def idle_failures(doc: Mapping[str, Any], max_idle: float | None) -> list[str]:
+def idle_failures(timeline: Timeline | None, max_idle: float | None) -> list[str]:
     """The --max-idle gate on a document's timeline: one failure per rank idle for more than `max_idle` of its
     window (a document without a timeline is refused before this, by the command)."""
-    timeline = doc.get("timeline")
-    if max_idle is None or not isinstance(timeline, dict):
+    if max_idle is None or timeline is None:
         return []
-    ranks = timeline.get("ranks") or []
     out = []
-    for r in ranks:
-        if r["idle_share"] > max_idle:
-            who = f"rank {r['rank']}: " if len(ranks) > 1 else ""
-            out.append(f"{who}GPU idle for {r['idle_share']:.1%} of the step's window, over the {max_idle:.0%} "
+    for r in timeline.ranks:
+        if r.idle_share > max_idle:
+            who = f"rank {r.rank}: " if len(timeline.ranks) > 1 else ""
+            out.append(f"{who}GPU idle for {r.idle_share:.1%} of the step's window, over the {max_idle:.0%} "
                        "gate")
     return out
-
-
-_PROGRAM_EXTRA = ("gpu_time", "unmodelled_time", "unmodelled_share")  # written by import torch: shown, not gated
 
 
 def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
@@ -50,24 +45,22 @@ def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
     rows: list[dict[str, Any]] = []
     programs: list[dict[str, Any]] = []
     for label, results in zip(device_labels(files), files):
-        doc = results.doc
-        for rank, g in enumerate(doc.get("groups") or [], 1):
-            fraction = g["fraction_of_ceiling"]
+        doc = results.typed
+        for rank, g in enumerate(doc.grouped(), 1):
+            fraction = g.fraction_of_ceiling
             failures = ([f"{fraction:.1%} of ceiling (time-weighted), below the {fail_below:.0%} gate"]
                         if _below(fraction, fail_below) else [])
-            rows.append({**{k: v for k, v in g.items() if k != "kernels"}, "device": label, "rank": rank,
+            rows.append({**g.shown(), "device": label, "rank": rank,
                          "verdict": "fail" if failures else "pass", "failures": failures})
-        totals = verified_program(doc)  # from the groups, never the stored copy (checked equal on reading)
-        fraction = totals.get("fraction_of_ceiling")
+        program = doc.program()  # from the groups, never the stored copy (checked equal on reading)
+        fraction = program.fraction_of_ceiling
         failures = ([f"program at {fraction:.1%} of ceiling (time-weighted), below the {fail_below_program:.0%} "
                      "gate"] if _below(fraction, fail_below_program) else [])
-        failures += idle_failures(doc, max_idle)
-        stored = doc.get("program") or {}
-        timeline = doc.get("timeline")
-        programs.append({**totals, **{k: stored[k] for k in _PROGRAM_EXTRA if k in stored},
-                         **({"step": timeline["step"]} if isinstance(timeline, dict) else {}),
-                         "device": label, "source": results.source,
-                         "machine": (doc.get("machine") or {}).get("id"),
+        timeline = doc.timeline
+        failures += idle_failures(timeline, max_idle)
+        programs.append({**program.totals(), **program.shown_extra,
+                         **({"step": timeline.step} if timeline is not None else {}),
+                         "device": label, "source": results.source, "machine": doc.machine_id,
                          "verdict": "fail" if failures else "pass", "failures": failures})
     failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]
     return {

@@ -18,30 +18,33 @@ import json
 import statistics
 from typing import Any, Mapping, Sequence
 
-
-def _key(kernel: Mapping[str, Any]) -> tuple[str, str]:
-    return str(kernel["name"]), json.dumps(kernel.get("params", {}), sort_keys=True, default=str)
+from roofline.records.devices import HostDevice, Timing
 
 
-def _device(dev: Mapping[str, Any]) -> dict[str, Any]:
+def _key(kernel: Timing) -> tuple[str, str]:
+    return str(kernel.name), json.dumps(kernel.params, sort_keys=True, default=str)
+
+
+def _device(dev: HostDevice) -> dict[str, Any]:
     """Who a row's cell is: the GPU's label and index, PCI bus id, and (in a fleet) where it runs and its host."""
-    return {"label": dev["label"], "index": dev["index"], "pci_bus_id": dev.get("pci_bus_id"),
-            "where": dev.get("where"), "host": dev.get("host")}
+    return {"label": dev.label, "index": dev.index, "pci_bus_id": dev.pci_bus_id, "where": dev.where,
+            "host": dev.host}
 
 
-def host_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """devices: one mapping per GPU of one host, {label, index, pci_bus_id, kernels}. One row per kernel that at
-    least two devices timed: its median time across them and each device's time, speed ratio and deviation.
-    Kernels a device failed or skipped are listed for it with deviation None (the verification gate fails those)."""
+def host_rows(devices: Sequence[HostDevice | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """devices: one HostDevice per GPU of one host (or its dict form, {label, index, pci_bus_id, kernels}). One row
+    per kernel that at least two devices timed: its median time across them and each device's time, speed ratio and
+    deviation. Kernels a device failed or skipped are listed for it with deviation None (the verification gate fails
+    those)."""
     order: dict[tuple[str, str], dict[str, Any]] = {}
-    for dev in devices:
-        for k in dev["kernels"]:
-            row = order.setdefault(_key(k), {"kernel": k["name"], "params": k.get("params", {}), "devices": []})
-            time = k.get("time_median") if k.get("status") == "OK" else None
-            ci = k.get("time_ci") if time else None
-            row["devices"].append({**_device(dev), "time": time, "status": k.get("status"),
+    for dev in map(HostDevice.of, devices):
+        for k in dev.timings:
+            row = order.setdefault(_key(k), {"kernel": k.name, "params": k.params, "devices": []})
+            time = k.time_median if k.status == "OK" else None
+            ci = k.time_ci if time else None
+            row["devices"].append({**_device(dev), "time": time, "status": k.status,
                                    "ci": list(ci) if _interval(ci) else None,
-                                   "fraction_of_ceiling": k.get("fraction_of_ceiling")})
+                                   "fraction_of_ceiling": k.fraction_of_ceiling})
     rows = []
     for row in order.values():
         times = [d["time"] for d in row["devices"] if d["time"]]
@@ -107,11 +110,12 @@ def figure_rows(devices: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     The row's `kernel` and `params` are the figure's label and {} so `outliers` judges figures as it judges kernels."""
     order: dict[str, dict[str, Any]] = {}
     for dev in devices:
+        who = _device(HostDevice.of(dev))
         for fig in dev["figures"]:
             row = order.setdefault(fig["field"], {"kernel": fig.get("label") or fig["field"], "field": fig["field"],
                                                   "kind": fig.get("kind", "bandwidth"), "params": {}, "devices": []})
             value = fig.get("value") if fig.get("status") == "OK" else None
-            row["devices"].append({**_device(dev), "value": value, "status": fig.get("status")})
+            row["devices"].append({**who, "value": value, "status": fig.get("status")})
     rows = []
     for row in order.values():
         values = [d["value"] for d in row["devices"] if d["value"]]

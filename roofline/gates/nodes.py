@@ -21,7 +21,7 @@ import json
 
 from roofline.gates.hosts import host_rows, figure_rows, is_outlier
 from roofline.records.files import params_text
-from roofline.records.devices import split_devices
+from roofline.records.devices import HostDevice, Timing, split_devices
 from roofline.gates.report import recount
 
 
@@ -40,19 +40,18 @@ def _node(host: str) -> dict[str, Any]:
 def node_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per-kernel rows of roofline.gates.hosts.host_rows (GPUs) → the same rows with one entry per node, each node's
     deviation from the median of the node medians. Empty when the rows span fewer than two hosts."""
-    nodes: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, list[Timing]] = {}
     for row in rows:
         for host, devices in _by_host(row["devices"]).items():
-            node = nodes.setdefault(host, {**_node(host), "kernels": []})
             times = [d["time"] for d in devices if d.get("time")]
             cis = [d["ci"] for d in devices if d.get("time") and d.get("ci")]
             speed = statistics.median(1.0 / t for t in times) if times else None
-            node["kernels"].append({
-                "name": row["kernel"], "params": row["params"], "status": "OK" if speed else "FAILED",
-                "time_median": 1.0 / speed if speed else None,
-                "time_ci": [statistics.median(c[0] for c in cis), statistics.median(c[1] for c in cis)] if cis else None,
-            })
-    return host_rows(list(nodes.values())) if len(nodes) >= 2 else []
+            nodes.setdefault(host, []).append(Timing(
+                row["kernel"], row["params"], "OK" if speed else "FAILED", 1.0 / speed if speed else None,
+                [statistics.median(c[0] for c in cis), statistics.median(c[1] for c in cis)] if cis else None))
+    if len(nodes) < 2:
+        return []
+    return host_rows([HostDevice(**_node(host), timings=tuple(timings)) for host, timings in nodes.items()])
 
 
 def node_figure_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -148,8 +147,5 @@ def slow_nodes_text(report: Mapping[str, Any], named: int = 5) -> str:
 def fleet_rows(doc: Mapping[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A fleet results document → (GPU rows, node rows): per kernel, each rank against the fleet median and each
     node against the median of the node medians (what `report --outlier` judges and `plot` draws)."""
-    parts = split_devices(doc)
-    rows = host_rows([{"label": p["device"].get("label") or p["device"]["name"], "index": p["device"].get("index"),
-                       "pci_bus_id": p["device"].get("pci_bus_id"), "where": p["device"].get("label"),
-                       "host": p["device"].get("host"), "kernels": p["kernels"]} for p in parts])
+    rows = host_rows([HostDevice.of_part(p) for p in split_devices(doc)])
     return rows, node_rows(rows)

@@ -26,9 +26,10 @@ from typing import Any, Mapping, Sequence
 from roofline.records import caveats
 from roofline.records.clockstate import power_over_limit, throttle_warning
 from roofline.gates.config import GateConfig, Thresholds
-from roofline.records.document import MODEL_ERROR_FRACTION, KernelResult, Status, model_error_warning
+from roofline.records.document import (MODEL_ERROR_FRACTION, KernelResult, ResultsDocument, Status,
+                                       model_error_warning)
 from roofline.records.schema import RESULTS_SCHEMA
-from roofline.records.files import ResultsFile, ceiling_of, device_labels, kernel_key, params_text
+from roofline.records.files import ResultsFile, device_labels, params_text
 from roofline.model.units import format_time
 from roofline.gates.hosts import device_name, outliers
 
@@ -41,11 +42,11 @@ REPORT_SCHEMA = "roofline/report/v1"
 def _baseline_index(baseline: Sequence[ResultsFile]) -> dict[tuple[str, ...], KernelResult]:
     index: dict[tuple[str, ...], KernelResult] = {}
     for b in baseline:
-        for entry, kernel in zip(b.doc["kernels"], b.typed.kernels):
-            name, params = kernel_key(entry)
-            index.setdefault(("device", str(b.doc["device"]["name"]), name, params), kernel)
-            if _machine_id(b.doc) is not None:
-                index.setdefault(("machine", str(_machine_id(b.doc)), name, params), kernel)
+        for kernel in b.typed.kernels:
+            name, params = kernel.key
+            index.setdefault(("device", b.typed.device_name, name, params), kernel)
+            if b.typed.machine_id is not None:
+                index.setdefault(("machine", str(b.typed.machine_id), name, params), kernel)
     return index
 
 
@@ -129,74 +130,65 @@ def regression_verdict(current: Any, base: Any, test: str) -> tuple[bool, str]:
     return True, intervals
 
 
-def _machine_id(doc: dict[str, Any]) -> str | None:
-    """The spec a results file was measured against; None for a file measured without one (ceiling unknown)."""
-    return doc["machine"]["id"] if doc.get("machine") else None
-
-
 def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig(),
                  baseline: Sequence[ResultsFile] = ()) -> dict[str, Any]:
     """The report document (roofline/report/v1): one row per kernel and device, with gate verdicts.
 
     Only numbers and verdicts; renderers format them.
     """
-    config.check_names({str(k["name"]) for f in files for k in f.doc["kernels"]})
+    config.check_names({str(k.name) for f in files for k in f.typed.kernels})
     index = _baseline_index(baseline)
     rows = []
     devices = []
     compared = 0  # rows (not skipped) that found their kernel in the baseline
     elsewhere = 0  # rows (not skipped) of a device the baseline has no results of
     for label, results in zip(device_labels(files), files):
-        doc = results.doc
-        device = doc["device"]
-        devices.append({"label": label, "name": device["name"], "spec_id": device.get("spec_id"),
-                        "machine": _machine_id(doc), "backend": doc["backend"], "created": doc["created"],
+        doc = results.typed
+        devices.append({"label": label, "name": doc.device_name, "spec_id": doc.spec_id,
+                        "machine": doc.machine_id, "backend": doc.backend, "created": doc.created,
                         "source": results.source})
-        for kernel, typed in zip(doc["kernels"], results.typed.kernels):
-            name, params = kernel_key(kernel)
+        device_in_baseline = any(_same_device(b.typed, doc) for b in baseline)
+        for kernel in doc.kernels:
+            name, params = kernel.key
             # The same device name, else the same machine spec: never a kernel measured on another GPU.
-            base = index.get(("device", str(device["name"]), name, params)) or index.get(
-                ("machine", str(_machine_id(doc)), name, params))
+            base = index.get(("device", doc.device_name, name, params)) or index.get(
+                ("machine", str(doc.machine_id), name, params))
             thresholds = config.for_kernel(name)
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
-            device_in_baseline = any(
-                str(b.doc["device"]["name"]) == str(device["name"])
-                or (_machine_id(b.doc) is not None and _machine_id(b.doc) == _machine_id(doc))
-                for b in baseline)
-            gate = evaluate_kernel(typed, thresholds, base if baseline else None, device_in_baseline,
+            gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
                                    config.allow_unknown_ceiling, config.strict_model, config.regression_test)
-            if config.min_energy_fraction is not None and gate["verdict"] != "skip" and not typed.failed:
+            if config.min_energy_fraction is not None and gate["verdict"] != "skip" and not kernel.failed:
                 failures, notes = energy_gate(kernel, config.min_energy_fraction, config.allow_unknown_ceiling)
                 gate = {**gate, "failures": gate["failures"] + failures, "notes": gate["notes"] + notes,
                         "failed_gates": gate["failed_gates"] + (["energy"] if failures else [])}
                 gate["verdict"] = "fail" if gate["failures"] else gate["verdict"]
             compared += base is not None and gate["verdict"] != "skip"
             elsewhere += base is None and not device_in_baseline and gate["verdict"] != "skip"
-            fraction = kernel.get("fraction_of_ceiling")
-            ceiling = ceiling_of(kernel)
+            fraction = kernel.fraction_of_ceiling
+            ceiling = kernel.ceiling
             # A gate that fails while the GPU was held down by its power or thermal limit needs saying so.
-            throttled = throttle_warning(kernel.get("gpu_state"))
+            throttled = throttle_warning(kernel.gpu_state)
             # A mean above the power limit is explained where the throttle warning does not already (the file may
             # predate the power-over-limit warning, so it is worked out from gpu_state here).
-            over = None if throttled else power_over_limit(kernel.get("gpu_state"))
+            over = None if throttled else power_over_limit(kernel.gpu_state)
             rows.append({
                 "device": label,
                 "kernel": name,
-                "params": kernel["params"],
-                "params_text": params_text(kernel["params"]),
-                "dtype": kernel["dtype"],
-                "roof": kernel["roof"],
-                "bound": kernel["bound"],
-                "status": kernel["status"],
-                "verified": kernel["verified"],
-                "error": kernel.get("error"),
-                "time_median": kernel.get("time_median"),
-                "time_ci": kernel.get("time_ci"),
+                "params": kernel.params,
+                "params_text": params_text(kernel.params),
+                "dtype": kernel.dtype,
+                "roof": kernel.roof,
+                "bound": kernel.bound,
+                "status": kernel.status.value,
+                "verified": kernel.verified,
+                "error": kernel.error,
+                "time_median": kernel.time_median,
+                "time_ci": None if kernel.time_ci is None else list(kernel.time_ci),
                 "baseline_ci": list(base.time_ci) if base is not None and base.time_ci is not None else None,
-                "sol_time": kernel["sol_time"],
-                "achieved_bandwidth": kernel.get("achieved_bandwidth"),
-                "achieved_flops": kernel.get("achieved_flops"),
+                "sol_time": kernel.sol_time,
+                "achieved_bandwidth": kernel.achieved_bandwidth,
+                "achieved_flops": kernel.achieved_flops,
                 "attainable": ceiling[0],
                 "attainable_unit": ceiling[1],
                 "fraction_of_ceiling": fraction,
@@ -229,30 +221,34 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
     return {**report, "summary": recount(report, rows)}
 
 
-def _energy_fields(kernel: Mapping[str, Any]) -> dict[str, Any]:
+def _same_device(base: ResultsDocument, doc: ResultsDocument) -> bool:
+    """A baseline file of the same device name, or measured against the same spec."""
+    return base.device_name == doc.device_name or (base.machine_id is not None and base.machine_id == doc.machine_id)
+
+
+def _energy_fields(kernel: KernelResult) -> dict[str, Any]:
     """A row's energy figures where the entry has them (measured with NVML), else nothing: a report of results
     without energy is what it always was."""
-    e = kernel.get("energy_measured")
-    if not e:
+    e = kernel.energy_measured
+    if e is None:
         return {}
-    return {"joules_per_run": e.get("joules_per_run"), "power_mean": e.get("power_mean"),
-            "flops_per_joule": e.get("flops_per_joule"),
-            "fraction_of_energy_ceiling": e.get("fraction_of_energy_ceiling")}
+    return {"joules_per_run": e.joules_per_run, "power_mean": e.power_mean, "flops_per_joule": e.flops_per_joule,
+            "fraction_of_energy_ceiling": e.fraction_of_energy_ceiling}
 
 
-def energy_gate(kernel: Mapping[str, Any], limit: float, allow_unknown: bool) -> tuple[list[str], list[str]]:
+def energy_gate(kernel: KernelResult, limit: float, allow_unknown: bool) -> tuple[list[str], list[str]]:
     """(failures, notes) of the energy gate on one entry: its minimum energy over the energy NVML measured per run
     (energy_measured.fraction_of_energy_ceiling) against `limit`."""
-    e = kernel.get("energy_measured") or {}
-    share = e.get("fraction_of_energy_ceiling")
+    e = kernel.energy_measured
+    share = None if e is None else e.fraction_of_energy_ceiling
     if share is None:
-        why = ("no energy was measured (NVML did not read the counter)" if not e
+        why = ("no energy was measured (NVML did not read the counter)" if e is None
                else "the spec has no energy figures for this roof, so the energy ceiling is unknown")
         if allow_unknown:
             return [], [f"{why}: min-energy-fraction not checked (--allow-unknown-ceiling)"]
         return [f"{why}; the min-energy-fraction gate cannot hold (measure with NVML and a spec with an energy "
                 "block, or pass --allow-unknown-ceiling)"], []
-    loose = f" (a {e['window']:.2g} s window: up to {e['uncertainty']:.0%} off)" if e.get("short_window") else ""
+    loose = f" (a {e.window:.2g} s window: up to {e.uncertainty:.0%} off)" if e.short_window else ""
     if share < limit:
         return [f"{_fraction_text(share)} of the energy ceiling, below the {limit:.0%} gate{loose}"], []
     return [], []

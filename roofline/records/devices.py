@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple, Sequence
 
 # Fields of a device's own block that identify it; the rest of its info is shared host-wide or per-GPU detail.
 IDENTITY = ("index", "name", "uuid", "pci_bus_id", "serial")
@@ -57,6 +58,66 @@ def merge_documents(parts: Sequence[Mapping[str, Any]], failed: Mapping[int, Any
         doc["device_errors"] = [{"index": d, "pci_bus_id": o.identity.get("pci_bus_id"), "error": o.error}
                                 for d, o in sorted(failed.items()) if not o.ok]
     return doc
+
+
+class Timing(NamedTuple):
+    """What the host gate (roofline.gates.hosts) compares of one device's result on one kernel: a KernelResult's
+    part, or a node's median standing in for one (roofline.gates.nodes). A NamedTuple, not a frozen dataclass: a
+    fleet's plot makes one per entry, and a tuple is built several times faster."""
+
+    name: str
+    params: Mapping[str, Any]
+    status: str | None  # "OK" when timed
+    time_median: float | None
+    time_ci: Any = None  # (low, high) where known; anything else is treated as unknown
+    fraction_of_ceiling: float | None = None
+
+    @classmethod
+    def of_entry(cls, k: Mapping[str, Any]) -> "Timing":
+        """A results entry as read from a file (a dict)."""
+        return cls(k["name"], k.get("params", {}), k.get("status"), k.get("time_median"), k.get("time_ci"),
+                   k.get("fraction_of_ceiling"))
+
+    @classmethod
+    def of_result(cls, k: Any) -> "Timing":
+        """A roofline.records.document.KernelResult."""
+        return cls(k.name, k.params, k.status.value, k.time_median, k.time_ci, k.fraction_of_ceiling)
+
+
+@dataclass(frozen=True)
+class HostDevice:
+    """One GPU (or, for roofline.gates.nodes, one node) among those a host gate compares: who it is and its
+    timings."""
+
+    label: str
+    index: Any  # the GPU's index (a node's host name)
+    pci_bus_id: str | None
+    where: str | None  # a fleet's 'rank 5 on node-2 (GPU 1)'
+    host: str | None
+    timings: tuple[Timing, ...]
+
+    @classmethod
+    def of(cls, dev: "HostDevice | Mapping[str, Any]") -> "HostDevice":
+        """The dict form {label, index, pci_bus_id, where, host, kernels: results entries} as well as the typed (a
+        calibrated figures' device, roofline.gates.hosts.figure_rows, has no kernels: no timings)."""
+        if isinstance(dev, HostDevice):
+            return dev
+        return cls(dev["label"], dev["index"], dev.get("pci_bus_id"), dev.get("where"), dev.get("host"),
+                   tuple(Timing.of_entry(k) for k in dev.get("kernels") or ()))
+
+    @classmethod
+    def of_part(cls, part: Mapping[str, Any]) -> "HostDevice":
+        """One device's part of a fleet document as split_devices gives it (dicts: a fleet's plot builds no
+        KernelResult), named where it ran."""
+        device = part["device"]
+        return cls(device.get("label") or device["name"], device.get("index"), device.get("pci_bus_id"),
+                   device.get("label"), device.get("host"), tuple(Timing.of_entry(k) for k in part["kernels"]))
+
+    @classmethod
+    def of_results(cls, label: str, doc: Any) -> "HostDevice":
+        """One device's part of a several-GPU file (a roofline.records.document.ResultsDocument of split_devices)."""
+        return cls(label, doc.device_index, doc.pci_bus_id, doc.device_label, doc.host,
+                   tuple(Timing.of_result(k) for k in doc.kernels))
 
 
 def split_devices(doc: Mapping[str, Any]) -> list[dict[str, Any]]:

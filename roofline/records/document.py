@@ -10,6 +10,7 @@ traffic) are kept as written in `extra`, so a file round-trips whatever wrote it
 from __future__ import annotations
 
 import functools
+import json
 
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
@@ -17,6 +18,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.records.caveats import warning
+from roofline.records.energy import MeasuredEnergy
+from roofline.records.groups import Group, Program
+from roofline.records.timeline import Timeline
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
 from roofline.load.jsonio import write_json_atomic, why_not_replace
@@ -54,6 +58,14 @@ def failed_status(status: str, verified: bool | None) -> bool:
     if status == Status.SKIPPED.value or (status == Status.IMPORTED.value and verified is None):
         return False
     return verified is not True
+
+
+def ceiling_for(bound: Any, bandwidth: float | None, attainable_flops: float | None) -> tuple[float | None, str]:
+    """(value, unit) of the roof that bounds a kernel, in its own unit: the bandwidth when memory-bound, the
+    attainable FLOP/s when compute-bound. One meaning of 'ceiling' for measure, report and the pytest plugin."""
+    if bound == "memory":
+        return bandwidth, "B/s"
+    return attainable_flops, "FLOP/s"
 
 
 def entry_failed(entry: Mapping[str, Any]) -> bool:
@@ -116,6 +128,27 @@ class KernelResult:
         """Verified and faster than its ceiling allows, beyond noise: the model under-counts (or the spec is low)."""
         return (self.verified is True and self.fraction_of_ceiling is not None
                 and self.fraction_of_ceiling > MODEL_ERROR_FRACTION)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """(name, parameters): the kernel's identity within one device's results (roofline.records.files.kernel_key
+        of its entry)."""
+        return self.name, json.dumps(self.params, sort_keys=True)
+
+    @property
+    def ceiling(self) -> tuple[float | None, str]:
+        """(value, unit) of the roof that bounds it (ceiling_for)."""
+        return ceiling_for(self.bound, self.bandwidth, self.attainable_flops)
+
+    @property
+    def gpu_state(self) -> Mapping[str, Any] | None:
+        """The GPU's clocks and power over the timed window (roofline.records.clockstate), where measured."""
+        return self.extra.get("gpu_state")
+
+    @property
+    def energy_measured(self) -> MeasuredEnergy | None:
+        """What NVML's energy counter gave over the timed window; None where it read nothing."""
+        return MeasuredEnergy.of(self.extra.get("energy_measured"))
 
     @classmethod
     def failure(cls, analysis: Mapping[str, Any], error: str, **extra: Any) -> "KernelResult":
@@ -211,6 +244,63 @@ class ResultsDocument:
             out["groups"] = [dict(g) for g in self.groups]
         out.update(self.extra)
         return out
+
+    @property
+    def device_name(self) -> str:
+        """The GPU's name as the file gives it."""
+        return str(self.device["name"])
+
+    @property
+    def spec_id(self) -> str | None:
+        """The spec the device was matched to, where the file says."""
+        return self.device.get("spec_id")
+
+    @property
+    def device_index(self) -> Any:
+        """The GPU's index, in a several-GPU file's part (roofline.records.devices.split_devices)."""
+        return self.device.get("index")
+
+    @property
+    def pci_bus_id(self) -> str | None:
+        return self.device.get("pci_bus_id")
+
+    @property
+    def device_label(self) -> str | None:
+        """Where a fleet's device ran: 'rank 5 on node-2 (GPU 1)'."""
+        return self.device.get("label")
+
+    @property
+    def host(self) -> str | None:
+        """The host a fleet's device ran on."""
+        return self.device.get("host")
+
+    @property
+    def several_devices(self) -> bool:
+        """Measured on several GPUs at once (a `devices` list: --device all, a fleet)."""
+        return bool(self.extra.get("devices"))
+
+    @property
+    def fleet(self) -> bool:
+        """A fleet's file (mpirun; roofline.fleet)."""
+        return bool(self.extra.get("fleet"))
+
+    @property
+    def machine_id(self) -> str | None:
+        """The spec the results were measured against; None for results measured without one (ceiling unknown)."""
+        return self.machine["id"] if self.machine else None
+
+    def grouped(self) -> tuple[Group, ...]:
+        """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped."""
+        return Group.all_of(self.groups)
+
+    def program(self) -> Program:
+        """A grouped document's program totals as its groups give them, with what an importer stored beside them."""
+        return Program.of(self.grouped(), self.extra.get("program"))
+
+    @property
+    def timeline(self) -> Timeline | None:
+        """The step's timeline (an imported PyTorch trace's), where the document has one."""
+        return Timeline.of(self.extra.get("timeline"))
 
     def with_kernels(self, kernels: Sequence[KernelResult]) -> "ResultsDocument":
         return replace(self, kernels=tuple(kernels))

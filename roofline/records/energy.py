@@ -14,12 +14,36 @@ Why the window and the data are recorded with it:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 # The slowest update period reported for the energy counter on recent GPUs (PETSc: 20-100 ms; Zeus: about 100 ms).
 COUNTER_PERIOD = 0.1  # s
 # Below this window the counter's resolution alone may move the figure by more than 10 % (COUNTER_PERIOD / window).
 MIN_ENERGY_WINDOW = 1.0  # s
+
+
+@dataclass(frozen=True)
+class MeasuredEnergy:
+    """The figures a gate and a report row read from a results entry's `energy_measured` block (measured_energy):
+    typed, so gates read attributes and the block's keys are spelt here once. Built only when a reader asks."""
+
+    joules_per_run: float | None = None
+    power_mean: float | None = None
+    flops_per_joule: float | None = None
+    fraction_of_energy_ceiling: float | None = None  # the spec's minimum energy over the measured energy
+    window: float | None = None  # s
+    uncertainty: float | None = None  # the share the counter's update period may move the figure by
+    short_window: bool = False
+
+    @classmethod
+    def of(cls, block: Mapping[str, Any] | None) -> "MeasuredEnergy | None":
+        """The typed block; None where the entry has none (or an empty one): no energy was measured."""
+        if not block:
+            return None
+        return cls(block.get("joules_per_run"), block.get("power_mean"), block.get("flops_per_joule"),
+                   block.get("fraction_of_energy_ceiling"), block.get("window"), block.get("uncertainty"),
+                   bool(block.get("short_window")))
 
 
 def measured_energy(state: Mapping[str, Any] | None, runs: int | None, flops: float, bytes_: float,

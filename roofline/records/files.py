@@ -40,7 +40,7 @@ from typing import Any, Iterator, Sequence
 from roofline.errors import InputError, at
 from roofline.load.inputs import parse_json, read_input_text
 from roofline.records.devices import split_devices
-from roofline.records.document import KernelResult, ResultsDocument, require_results
+from roofline.records.document import KernelResult, ResultsDocument, ceiling_for, require_results
 from roofline.records.schema import RESULTS_SCHEMA
 
 MAX_RESULTS_BYTES = 256 << 20
@@ -95,7 +95,7 @@ def load_results(path: Path | str) -> ResultsFile:
 def split_file(results: ResultsFile) -> list[ResultsFile]:
     """A several-device file → one ResultsFile per GPU (roofline.records.devices.split_devices), each still naming
     the file it came from. A single-device file comes back as it is."""
-    if not results.doc.get("devices"):
+    if not results.typed.several_devices:
         return [results]
     return [ResultsFile(results.path, part, ResultsDocument.from_checked(part)) for part in split_devices(results.doc)]
 
@@ -104,11 +104,8 @@ def split_file(results: ResultsFile) -> list[ResultsFile]:
 
 
 def ceiling_of(kernel: dict[str, Any]) -> tuple[float | None, str]:
-    """(value, unit) of the roof that bounds a results entry, in its own unit: the bandwidth when memory-bound, the
-    attainable FLOP/s when compute-bound. One meaning of 'ceiling' for measure, report and the pytest plugin."""
-    if kernel.get("bound") == "memory":
-        return kernel.get("bandwidth"), "B/s"
-    return kernel.get("attainable_flops"), "FLOP/s"
+    """(value, unit) of the roof that bounds a results entry (a dict; KernelResult.ceiling for a typed one)."""
+    return ceiling_for(kernel.get("bound"), kernel.get("bandwidth"), kernel.get("attainable_flops"))
 
 
 def params_text(params: dict[str, Any]) -> str:
@@ -135,7 +132,7 @@ def kernel_key(kernel: dict[str, Any]) -> tuple[str, str]:
 
 def device_labels(files: Sequence[ResultsFile]) -> list[str]:
     """A readable label per file: the device name, with the file name added where two files share a device."""
-    names = [str(f.doc["device"]["name"]) for f in files]
+    names = [f.typed.device_name for f in files]
     labels = []
     for f, name in zip(files, names):
         if names.count(name) > 1:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -76,13 +77,83 @@ def group_figures(items: Sequence[Mapping[str, Any]], total_time: float) -> dict
 def program_totals(groups: Sequence[Mapping[str, Any]], top: int = TOP) -> dict[str, Any]:
     """The footer: GPU time, speed-of-light time, the time-weighted fraction, recoverable time and how much of it
     the `top` groups hold."""
-    time = sum(g["time"] for g in groups)
-    sol = sum(g["sol_time"] for g in groups)
-    recoverable = sum(g["recoverable_time"] for g in groups)
-    held = sum(g["recoverable_time"] for g in list(groups)[:top])
+    return _totals([g["time"] for g in groups], [g["sol_time"] for g in groups],
+                   [g["recoverable_time"] for g in groups], top)
+
+
+def _totals(times: Sequence[float], sols: Sequence[float], recoverables: Sequence[float], top: int) -> dict[str, Any]:
+    """program_totals from the groups' figures in order: the one definition for dict and typed groups."""
+    time = sum(times)
+    sol = sum(sols)
+    recoverable = sum(recoverables)
+    held = sum(recoverables[:top])
     return {"time": time, "sol_time": sol, "fraction_of_ceiling": sol / time if time else None,
-            "recoverable_time": recoverable, "groups": len(groups), "top": min(top, len(groups)),
+            "recoverable_time": recoverable, "groups": len(times), "top": min(top, len(times)),
             "top_share_of_recoverable": held / recoverable if recoverable > 0 else None}
+
+
+# ---- the typed form a gate reads -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    """One group of a checked grouped document (check_groups): the figures a gate reads, and the block as written
+    (key order kept) for the report row that shows every one of them. Built only when a gate asks (Group.all_of):
+    a grouped document has tens to hundreds of groups, however many launches."""
+
+    name: str
+    by: str
+    launches: int
+    time: float
+    sol_time: float
+    recoverable_time: float
+    fraction_of_ceiling: float  # time-weighted: sol_time / time
+    written: Mapping[str, Any]  # the block as the file holds it
+
+    @classmethod
+    def from_checked(cls, block: Mapping[str, Any]) -> "Group":
+        return cls(block["name"], block["by"], block["launches"], block["time"], block["sol_time"],
+                   block["recoverable_time"], block["fraction_of_ceiling"], block)
+
+    @classmethod
+    def all_of(cls, blocks: Sequence[Mapping[str, Any]] | None) -> tuple["Group", ...]:
+        """The typed groups of a document's `groups` list (checked), in the document's order."""
+        return tuple(cls.from_checked(b) for b in blocks or ())
+
+    def shown(self) -> dict[str, Any]:
+        """Every figure the block holds but its launch list, in the file's order: what a report row carries."""
+        return {k: v for k, v in self.written.items() if k != "kernels"}
+
+
+PROGRAM_SHOWN = ("gpu_time", "unmodelled_time", "unmodelled_share")  # written by import torch: shown, not gated
+
+
+@dataclass(frozen=True)
+class Program:
+    """The program of a grouped document as its groups give it (never the stored copy, which check_groups found
+    equal), with the figures an importer stored beside it that a report shows but no gate reads."""
+
+    time: float
+    sol_time: float
+    fraction_of_ceiling: float | None
+    recoverable_time: float
+    groups: int
+    top: int
+    top_share_of_recoverable: float | None
+    shown_extra: Mapping[str, Any]  # PROGRAM_SHOWN, where stored
+
+    @classmethod
+    def of(cls, groups: Sequence[Group], stored: Mapping[str, Any] | None) -> "Program":
+        stored = stored or {}
+        totals = _totals([g.time for g in groups], [g.sol_time for g in groups],
+                         [g.recoverable_time for g in groups], int(stored.get("top") or TOP))
+        return cls(**totals, shown_extra={k: stored[k] for k in PROGRAM_SHOWN if k in stored})
+
+    def totals(self) -> dict[str, Any]:
+        """The totals in program_totals' order and spelling (the report's program row starts with them)."""
+        return {"time": self.time, "sol_time": self.sol_time, "fraction_of_ceiling": self.fraction_of_ceiling,
+                "recoverable_time": self.recoverable_time, "groups": self.groups, "top": self.top,
+                "top_share_of_recoverable": self.top_share_of_recoverable}
 
 
 # ---- reading a grouped document back ---------------------------------------------------------------------------
@@ -212,11 +283,3 @@ def _check_program(path: Path, doc: Mapping[str, Any], groups: Sequence[Mapping[
     for key, value in computed.items():
         if key in program and not _same(program[key], value, key, computed["time"]):
             raise _disagrees(path, f"program.{key}", program[key], value, "the groups")
-
-
-def verified_program(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The program block of a checked document as its groups give it (what a gate reads: never the stored copy)."""
-    groups = doc.get("groups") or []
-    top = (doc.get("program") or {}).get("top") or TOP
-    return program_totals(groups, int(top))
-

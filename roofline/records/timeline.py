@@ -12,6 +12,7 @@ History: v1 (2026-12) the first.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -123,6 +124,29 @@ def _step(path: Path, label: str, step: Any) -> None:
     share = max(wall - busy, 0.0) / wall if wall > 0 else 0.0
     if abs(step["idle_share"] - share) > TOLERANCE:
         raise _disagree(path, f"{label}.idle_share", step["idle_share"], share, "its wall and busy time")
+
+
+@dataclass(frozen=True)
+class RankIdle:
+    """One rank's idle share of its window (HTA's definition), what `report --max-idle` gates."""
+
+    rank: Any  # as written (a whole number)
+    idle_share: float
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The parts of a checked timeline block a gate reads; `step` as written (a report shows its figures)."""
+
+    step: Mapping[str, Any]
+    ranks: tuple[RankIdle, ...]
+
+    @classmethod
+    def of(cls, block: Any) -> "Timeline | None":
+        """The typed block of a checked document; None where it has none."""
+        if not isinstance(block, dict):
+            return None
+        return cls(block["step"], tuple(RankIdle(r["rank"], r["idle_share"]) for r in block.get("ranks") or ()))
 
 
 def check_timeline(path: Path, doc: Mapping[str, Any]) -> None:
