@@ -156,18 +156,17 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     if said:
         note(said)
     scope = LaunchScope(kernel_regex, launch_skip, launch_count)
-    keep = lambda path, data: write_output(path, data)  # noqa: E731 - the -o checks hold for kept captures too
     with sigterm_ends_the_run():
         try:
             if chosen == "torch":
-                done = profile_torch(program, spec_name, group_by, ranges, scope, save_trace, timeout, why, keep,
-                                     note, tokens)
+                done = profile_torch(program, spec_name, group_by, ranges, scope, save_trace, timeout, why,
+                                     write_output, note, tokens)
             else:
                 if tokens is not None:
                     note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, "
                          "so the range's energy is not the program's: no energy recorded")
                 done = profile_ncu(program, spec_name, group_by, ranges, scope, ncu_path, save_csv, timeout, why,
-                                   keep, note)
+                                   write_output, note)
         except Terminated:
             note(f"error: terminated (SIGTERM): {'ncu' if chosen == 'ncu' else 'the PyTorch capture'} and the "
                  "program were ended; nothing was written")

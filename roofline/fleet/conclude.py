@@ -17,6 +17,7 @@ from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
 from roofline.measurement.calibrate.figures import Figure, calibration_document, comparison_rows
 from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
+from roofline.measurement.multi.host import gpus_name
 from roofline.version import __version__
 
 DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
@@ -38,10 +39,7 @@ def rank_parts(outcomes: Mapping[int, Any]) -> list[dict[str, Any]]:
 
 
 def fleet_name(parts: list[dict[str, Any]]) -> str:
-    names = sorted({str(p["device"].get("name")) for p in parts})
-    hosts = len({p["device"].get("host") for p in parts})
-    gpus = f"{len(parts)} × {names[0]}" if len(names) == 1 else " + ".join(names)
-    return f"{gpus} on {hosts} node(s)"
+    return f"{gpus_name(parts)} on {len({p['device'].get('host') for p in parts})} node(s)"
 
 
 @dataclass

@@ -131,8 +131,8 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
     doc["source"].update(files=[kept] if kept else [], command=list(program), profile_seconds=run.seconds,
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
-    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
     doc["energy"] = step_energy(run.energy, range_, tokens)
+    notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
     energy = step_energy_line(doc["energy"])
     return Profiled(doc, [*notes, trace_document.summary_line(doc, "profiled", "with torch.profiler") +
                           f"; {TORCH_SOURCE['figures']}", *([energy] if energy else [])])

@@ -72,7 +72,7 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
         raise GateFailed("every device failed: " + "; ".join(failures))
     datasheet = parts[0]["datasheet"]
     figures = host_figures(parts)
-    host_device = {**parts[0]["device"], "name": _host_name(parts)}
+    host_device = {**parts[0]["device"], "name": gpus_name(parts)}
     date = dt.datetime.now(dt.timezone.utc).date().isoformat()
     spec_doc, warnings = measured_spec(figures, host_device, datasheet, date, __version__)
     link_doc, link_error = None, None
@@ -95,7 +95,8 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
                            link_doc=link_doc, link_error=link_error)
 
 
-def _host_name(parts: Sequence[Mapping[str, Any]]) -> str:
+def gpus_name(parts: Sequence[Mapping[str, Any]]) -> str:
+    """'8 × NVIDIA H200' for identical GPUs, else their names joined: the device name of a spec of their medians."""
     names = sorted({str(p["device"].get("name")) for p in parts})
     return f"{len(parts)} × {names[0]}" if len(names) == 1 else " + ".join(names)
 
