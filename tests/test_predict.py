@@ -162,6 +162,53 @@ def test_threads_bytes_per_thread_and_launches_are_read_and_used(tmp_path):
     assert a.blocks == 1024 / 64
 
 
+def test_a_stage_may_keep_fewer_bytes_in_flight_than_the_rest(tmp_path):
+    """layernorm_2pass's Welford pass holds one float4 per thread in flight (each load feeds a serial chain); its
+    normalise pass streams its whole share: a stage's bytes_per_thread is that launch's alone."""
+    d = _descriptor(tmp_path, "stages:\n  - {name: a, flops: n, bytes: 8 * n, bytes_per_thread: 16}\n"
+                              "  - {name: b, flops: n, bytes: 12 * n}\nthreads: n / 8\n")
+    a, b = launch_shapes(d, evaluate(d), None)
+    assert (a.bytes_per_thread, b.bytes_per_thread) == (16.0, 12 * 8.0)  # its own, then the share B / T
+    with pytest.raises(InputError, match=r"stages\[0\]\.bytes_per_thread"):
+        bad = _descriptor(tmp_path, "stages:\n  - {name: a, flops: n, bytes: 8 * n, bytes_per_thread: 0}\n"
+                                    "threads: n / 8\n")
+        launch_shapes(bad, evaluate(bad), None)
+
+
+def test_the_descriptors_block_counts_are_their_launchers(tmp_path):
+    """The model's blocks come from the descriptor, which must say what the launcher does (on 2026-12-04 five
+    descriptors left blocks to the 128-thread default and the block-dispatch term over-predicted them by 25-45 %)."""
+    import importlib.util
+
+    from roofline.load.kernels import KernelCatalog
+
+    def family(name: str):
+        spec = importlib.util.spec_from_file_location(name, ROOT / "kernels" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    maps, bias, stencil = family("_maps"), family("_bias_add_relu"), family("_stencil")
+    catalog = KernelCatalog.load()
+
+    def blocks(kernel: str, **params) -> list[float]:
+        d = catalog.select([kernel])[0]
+        work = evaluate(d, {k: compile_expr(str(v)) for k, v in params.items()})
+        return [s.blocks if s.blocks is not None else s.threads / 128 for s in launch_shapes(d, work, 132)]
+
+    for n in (4096, 1000, 2**20 + 3):
+        assert blocks("vector_add", n=n) == [-(-n // 256)]
+        assert blocks("fma_relu", n=n) == [maps.blocks(n)] * 3 and blocks("fma_relu_fused", n=n) == [maps.blocks(n)]
+        assert blocks("copy", n=n) == [maps.blocks(n)]
+    for rows, cols in ((1, 32768), (64, 256), (1024, 128), (7, 8192)):
+        (gx, gy), _ = bias.bias_grid(rows, cols // 4)
+        assert blocks("bias_add_relu_fused", rows=rows, cols=cols) == [gx * gy]
+        assert blocks("bias_add_relu", rows=rows, cols=cols)[0] == gx * gy  # the bias pass; the relu map is close
+    for n in (64, 1000, 3001):
+        grid = -(-n // 32) * -(-n // stencil.NAIVE_ROWS)
+        assert blocks("stencil5_naive", n=n) == [grid] and blocks("conv3x3_naive", n=n) == [grid]
+
+
 def test_defaults_each_thread_its_share_or_one_access_each(tmp_path):
     shared = _descriptor(tmp_path, "flops: n\nbytes: 3 * n * itemsize\nthreads: n / 8\n")
     assert launch_shapes(shared, evaluate(shared), None) == (LaunchShape(12288.0, 128.0, 96.0),)  # B / T

@@ -142,6 +142,17 @@ def test_a_later_pass_re_reading_what_l2_holds_streams_at_the_l2_curve():
     assert first.stream_bandwidth == 1e12
 
 
+def test_a_pass_whose_own_traffic_overflows_the_l2_re_reads_from_dram():
+    """The L2 holds what the launch touches, not only what it re-reads: a pass that re-reads 30 MB while it writes
+    30 MB more needs 60 MB on chip (its writes evict its input), beyond this 40 MB curve, so it streams from DRAM.
+    On the H200 (2026-12-04) layernorm_2pass's normalise pass at 1024 x 8192 ran at DRAM speed, not the L2's."""
+    m = figures(l2_curve=((1e6, 5e12), (1e7, 4e12), (4e7, 2e12)))
+    overflow = launch_time(LaunchShape(6e7, 1e4, 6e3, blocks=100, reread=3e7), m)
+    assert overflow.stream_bandwidth == 1e12 and overflow.regime != L2_BOUND
+    fits = launch_time(LaunchShape(2e7, 1e4, 2e3, blocks=100, reread=1e7), m)
+    assert fits.regime == L2_BOUND and 2e12 < fits.stream_bandwidth < 4e12
+
+
 def test_each_littles_law_window_pays_the_reductions():
     m = figures(reduction=0.2e-6)
     t = launch_time(LaunchShape(1e6, 1000, 100, reductions=2, blocks=100), m)  # F = 100 kB: 10 windows

@@ -23,7 +23,7 @@ _TOP_KEYS = (
     "access_bytes", "implementation", "traffic", "family", "test_params",
     "threads", "bytes_per_thread", "launches", "reductions", "interconnect", "blocks",
 )
-_STAGE_KEYS = ("name", "flops", "bytes")
+_STAGE_KEYS = ("name", "flops", "bytes", "bytes_per_thread")
 RESERVED_NAMES = ("itemsize",)
 
 
@@ -89,6 +89,8 @@ def load_descriptor(path: Path) -> KernelDescriptor:
                     name=s.string("name", required=True) or "",
                     flops=_formula(path, s.name("flops"), s.required("flops"), names),
                     bytes=_formula(path, s.name("bytes"), s.required("bytes"), names),
+                    bytes_per_thread=(_formula(path, s.name("bytes_per_thread"), entry["bytes_per_thread"],
+                                               [*names, "sm_count"]) if "bytes_per_thread" in entry else None),
                 )
             )
     else:

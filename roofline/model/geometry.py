@@ -57,12 +57,16 @@ def launch_shapes(d: KernelDescriptor, work: Workload, sm_count: int | None) -> 
     if sm_count:
         env["sm_count"] = sm_count
     threads = _geometry_value(d, "threads", g.threads, env) if g.threads else None
-    per_thread = _geometry_value(d, "bytes_per_thread", g.bytes_per_thread, env) if g.bytes_per_thread else None
+    kernel_per_thread = (_geometry_value(d, "bytes_per_thread", g.bytes_per_thread, env) if g.bytes_per_thread
+                         else None)
     blocks = _geometry_value(d, "blocks", g.blocks, env) if g.blocks else None
     shapes = []
     sizes = [s.bytes for s in work.stages] or [work.bytes]
     for i, b in enumerate(sizes):
         reread = max(sizes[:i]) if i else 0.0  # a later stage re-reads what the first ones read (a row's x)
+        own = d.stages[i].bytes_per_thread if d.stages else None
+        per_thread = (_geometry_value(d, f"stages[{i}].bytes_per_thread", own, env) if own is not None
+                      else kernel_per_thread)
         if threads is None:
             b_t = per_thread or work.access_bytes
             shapes.append(LaunchShape(b, max(1.0, math.ceil(b / b_t - EPS)), b_t, blocks=blocks, reread=reread))

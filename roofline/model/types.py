@@ -177,6 +177,9 @@ class StageSpec:
     name: str
     flops: Expr
     bytes: Expr
+    # this launch's bytes in flight per thread where it differs from the kernel's (a loop whose loads wait on a
+    # serial chain keeps one access in flight, where a streaming pass has all of its share)
+    bytes_per_thread: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ Per launch of B bytes and T threads in K blocks:
 
     F  = min(T, resident threads) · b                bytes in flight (Little's Law)
     BW' = the active SMs' bandwidth (per-SM curve at min(K, SMs)) when K < SMs, the L2's for a later pass that
-          re-reads a working set the L2 holds, else BW
+          re-reads a working set the L2 holds (everything the pass touches: its own writes stream through the same
+          L2 and evict what it re-reads), else BW
     t  = L + max(λ_k + B / BW' + r · R,  ceil(B / F) · (λ_k + r · R))
 
 The first form is the pipe: the first bytes land one round trip after the launch, the rest stream at BW'. The second
@@ -270,8 +271,8 @@ def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
 
     BW' is the bandwidth the launch can stream at: the active SMs' (min(blocks, SMs), the per-SM curve) when it
     engages fewer SMs than the GPU has, the L2's when it re-reads a working set an earlier launch of the run brought
-    on chip and the L2 curve holds it, else BW. A block holds its thread slots through its reductions, so each
-    Little's-Law window costs λk + r·R."""
+    on chip and the L2 curve holds all the launch touches (its re-read and its own traffic together), else BW. A
+    block holds its thread slots through its reductions, so each Little's-Law window costs λk + r·R."""
     lam = m.round_trip
     resident = shape.threads if m.resident_threads is None else min(shape.threads, m.resident_threads)
     in_flight = resident * shape.bytes_per_thread
@@ -279,7 +280,7 @@ def launch_time(shape: LaunchShape, m: MachineFigures) -> LaunchTime:
     active = min(blocks, m.sm_count) if m.sm_count else None
     bw, limited = m.bandwidth, BANDWIDTH_BOUND
     if shape.reread:
-        l2 = m.l2_bandwidth(shape.reread)
+        l2 = m.l2_bandwidth(max(shape.reread, shape.bytes))
         if l2 is not None:
             bw, limited = l2, L2_BOUND
     if active is not None and m.sm_count and active < m.sm_count and m.sm_curve:
