@@ -150,6 +150,27 @@ class KernelResult:
         """What NVML's energy counter gave over the timed window; None where it read nothing."""
         return MeasuredEnergy.of(self.extra.get("energy_measured"))
 
+    @property
+    def device_index(self) -> Any:
+        """The GPU an entry of a several-GPU document ran on (measure --device all, a fleet's rank); None in a
+        one-device file. A renderer's per-GPU column reads it here, not from the entry's dict."""
+        return self.extra.get("device")
+
+    @property
+    def timing(self) -> str | None:
+        """How the kernel was timed (events, graph, ...; roofline.measurement), as the table's timing column shows."""
+        return self.extra.get("timing")
+
+    @property
+    def buffer_sets(self) -> int:
+        """How many input buffer sets the timed loop cycled through (1: the same buffers every run)."""
+        return self.extra.get("buffer_sets", 1)
+
+    @property
+    def measured_backend(self) -> str | None:
+        """The backend the API measured it with (its `measured_with` block), where the entry says."""
+        return (self.extra.get("measured_with") or {}).get("backend")
+
     @classmethod
     def failure(cls, analysis: Mapping[str, Any], error: str, **extra: Any) -> "KernelResult":
         """The one place a FAILED entry is made: the analysis fields, no time, the reason."""
@@ -261,6 +282,24 @@ class ResultsDocument:
         return self.device.get("index")
 
     @property
+    def device_kind(self) -> str | None:
+        """'cpu' for a host rank's device block (a fleet's CPU rank); None where the block does not say."""
+        return self.device.get("kind")
+
+    @property
+    def cupy_version(self) -> str | None:
+        return self.device.get("cupy_version")
+
+    @property
+    def cuda_runtime(self) -> Any:
+        return self.device.get("cuda_runtime")
+
+    @property
+    def spec_derived(self) -> bool:
+        """The spec was derived from the device's properties (no spec file named the GPU)."""
+        return bool(self.device.get("spec_derived"))
+
+    @property
     def pci_bus_id(self) -> str | None:
         return self.device.get("pci_bus_id")
 
@@ -314,6 +353,13 @@ class ResultsDocument:
         if why is not None:
             raise InputError(f"{path}: not replaced: {why}; give another path, or write(path, force=True)")
         write_json_atomic(Path(path), doc)
+
+
+def as_document(doc: "ResultsDocument | Mapping[str, Any]") -> ResultsDocument:
+    """The typed form of a document a producer made and already checks on writing (measure, sweep, import hand
+    their dict to the CLI's emit): a renderer takes this once at its entry, so its body reads only the typed form
+    (issue 30). A ResultsDocument comes back as it is; a dict is not checked again."""
+    return doc if isinstance(doc, ResultsDocument) else ResultsDocument.from_checked(doc)
 
 
 def check_results(doc: Any, path: Path | str) -> None:

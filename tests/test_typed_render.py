@@ -1,0 +1,97 @@
+"""Issue 30: the renderers of results files take the typed form (roofline.records: ResultsDocument, KernelResult,
+MeasuredEnergy, ...). A ResultsFile whose parsed document refuses every access, and typed objects that cannot be
+turned back into a dict (to_json refused), prove a renderer reads only attributes; its output equals what the dict
+path (a producer's document, taken in its typed form at the renderer's entry) gives."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+from rich.console import Console
+
+from roofline.records.document import KernelResult, ResultsDocument
+from roofline.records.files import ResultsFile, load_results
+from conftest import DATA
+
+RESULTS = DATA / "results"
+TWO_GPUS = DATA / "h200" / "measure-all-two-gpus.json"
+
+
+class Unreadable(dict):
+    """A parsed document no renderer may read: every access fails the test."""
+
+    def _refuse(self, *_: Any, **__: Any) -> NoReturn:
+        raise AssertionError("a renderer indexed the results dict instead of the typed form")
+
+    __getitem__ = get = __contains__ = __iter__ = keys = items = values = _refuse  # type: ignore[assignment]
+
+
+def _typed_only(results: ResultsFile) -> ResultsFile:
+    return replace(results, doc=Unreadable())
+
+
+@pytest.fixture
+def no_dicts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The typed objects cannot be turned back into the dict form while a renderer runs."""
+
+    def refuse(*_: Any) -> NoReturn:
+        raise AssertionError("a renderer turned the typed form back into a dict")
+
+    monkeypatch.setattr(ResultsDocument, "to_json", refuse)
+    monkeypatch.setattr(KernelResult, "to_json", refuse)
+
+
+def _text(renderable: Any, width: int = 250) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, color_system=None).print(renderable)
+    return out.getvalue()
+
+
+def _energy_file(tmp_path: Path) -> ResultsFile:
+    """h100.json with NVML energy on every kernel, one window short."""
+    doc = json.loads((RESULTS / "h100.json").read_text())
+    for i, k in enumerate(doc["kernels"]):
+        k["energy_measured"] = {"joules_per_run": 1e-3 * (i + 1), "power_mean": 500.0, "flops_per_joule": 1e9,
+                                "fraction_of_energy_ceiling": 0.5, "window": 0.5 if i == 0 else 2.0,
+                                "uncertainty": 0.2 if i == 0 else 0.05, "short_window": i == 0}
+    path = tmp_path / "energy.json"
+    path.write_text(json.dumps(doc))
+    return load_results(path)
+
+
+# ---- tables/measure.py --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [RESULTS / "h100.json", RESULTS / "a100_failed.json", TWO_GPUS])
+def test_the_measure_table_reads_only_the_typed_form(path: Path, no_dicts: None) -> None:
+    from roofline.render.tables.measure import problems, ran_on, results_table
+
+    results = load_results(path)
+    expected = (_text(results_table(results.doc)), problems(results.doc), ran_on(results.doc))
+    typed = _typed_only(results).typed
+    assert (_text(results_table(typed)), problems(typed), ran_on(typed)) == expected
+    assert results.typed.kernels[0].name in expected[0]
+
+
+def test_the_measure_table_reads_measured_energy_typed(tmp_path: Path, no_dicts: None) -> None:
+    from roofline.render.tables.measure import problems, results_table
+
+    typed = _typed_only(_energy_file(tmp_path)).typed
+    text = _text(results_table(typed))
+    assert "energy/run" in text and "~1 mJ" in text and "500 W" in text
+    assert [line for line in problems(typed) if line.startswith("note ")] == [
+        f"note {typed.kernels[0].name}: energy over a 0.5 s window, short for NVML's energy counter (updated every "
+        "20-100 ms): up to 20% off; --min-time 1 or more makes it tighter"]
+
+
+def test_show_prints_a_typed_result_without_its_dict(no_dicts: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from roofline.render.tables.measure import show
+
+    kernel = load_results(RESULTS / "h100.json").typed.kernels[0]
+    show(kernel)
+    assert kernel.name in capsys.readouterr().out
