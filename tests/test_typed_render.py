@@ -95,3 +95,53 @@ def test_show_prints_a_typed_result_without_its_dict(no_dicts: None, capsys: pyt
     kernel = load_results(RESULTS / "h100.json").typed.kernels[0]
     show(kernel)
     assert kernel.name in capsys.readouterr().out
+
+
+# ---- charts: points.py, plot.py, energy.py ------------------------------------------------------------------------
+
+
+def _drawn(fig: Any) -> list[tuple[Any, ...]]:
+    """Every artist with a gid: its gid and what it shows (text, or its data), in drawing order."""
+    out: list[tuple[Any, ...]] = []
+    for artist in fig.findobj():
+        gid = artist.get_gid()
+        if not gid:
+            continue
+        if hasattr(artist, "get_text"):
+            out.append((gid, artist.get_text()))
+        elif hasattr(artist, "get_xydata"):
+            out.append((gid, artist.get_xydata().tolist()))
+        elif hasattr(artist, "get_offsets"):
+            out.append((gid, artist.get_offsets().tolist()))
+        else:
+            out.append((gid,))
+    return out
+
+
+@pytest.mark.parametrize("name", ["h100.json", "a100_failed.json", "many_h200.json"])
+def test_the_roofline_chart_and_its_points_read_only_the_typed_form(name: str, no_dicts: None) -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.plot import ran_on, roofline_figure
+    from roofline.render.charts.points import collect_points
+
+    results = load_results(RESULTS / name)
+    expected = roofline_figure([], [results.doc])
+    typed = _typed_only(results).typed
+    drawn = roofline_figure([], [typed])
+    assert _drawn(drawn) == _drawn(expected) and drawn.axes[0].get_title(loc="left") == \
+        expected.axes[0].get_title(loc="left")
+    points, unplottable = collect_points([], [typed], {})
+    assert len(points) + len(unplottable) >= len(typed.kernels) - 1 and points
+    assert ran_on([typed]) == []  # measured on a GPU
+
+
+def test_the_energy_chart_reads_only_the_typed_form(tmp_path: Path, no_dicts: None) -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.energy import energy_figure, energy_points
+
+    results = _energy_file(tmp_path)
+    typed = _typed_only(results).typed
+    points = energy_points([typed], [])
+    assert points == energy_points([results.doc], []) and len(points) == len(typed.kernels)
+    machine = dict(typed.machine)
+    assert _drawn(energy_figure([machine], [], [typed])) == _drawn(energy_figure([machine], [], [results.doc]))

@@ -146,6 +146,11 @@ class KernelResult:
         return self.extra.get("gpu_state")
 
     @property
+    def power_limit(self) -> float | None:
+        """The power limit (W) its timed window ran under (gpu_state), where read: the energy chart draws it."""
+        return (self.gpu_state or {}).get("power_limit")
+
+    @property
     def energy_measured(self) -> MeasuredEnergy | None:
         """What NVML's energy counter gave over the timed window; None where it read nothing."""
         return MeasuredEnergy.of(self.extra.get("energy_measured"))
