@@ -145,3 +145,18 @@ def test_the_energy_chart_reads_only_the_typed_form(tmp_path: Path, no_dicts: No
     assert points == energy_points([results.doc], []) and len(points) == len(typed.kernels)
     machine = dict(typed.machine)
     assert _drawn(energy_figure([machine], [], [typed])) == _drawn(energy_figure([machine], [], [results.doc]))
+
+
+def test_the_sweep_chart_reads_only_the_typed_form(no_dicts: None) -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.records.files import sweep_groups, sweep_series
+    from roofline.render.charts.sweep import sweep_figure
+
+    for path in (RESULTS / "sweep.json", DATA / "h200" / "sweep-vector_add_float4.json"):
+        results = load_results(path)
+        typed = _typed_only(results).typed
+        series = sweep_series(typed)
+        assert series and {k: [e.key for e in v] for k, v in series.items()} == {
+            k: [(e["name"], json.dumps(e["params"], sort_keys=True)) for e in v]
+            for k, v in sweep_groups(results.doc).items()}
+        assert _drawn(sweep_figure(typed)) == _drawn(sweep_figure(results.doc))

@@ -163,7 +163,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         sweep = load_results(sweep_path)
-        fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
+        fig = sweep_figure(sweep.typed, names, measured, title, source=sweep.name)
     else:
         results_docs = [r.typed for r in _drawable(results_paths)]
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)

@@ -74,6 +74,27 @@ def entry_failed(entry: Mapping[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """The terms of a sweep entry's `prediction` block (roofline.sizes.predict writes it) that the sweep table and
+    chart show: typed, so a renderer reads attributes and the block's keys are spelt here once."""
+
+    regime: str
+    model: str | None = None  # the size model that predicted it
+    launches: int = 0  # how many launches the kernel makes at this size
+    transfer: float | None = None  # s
+    windows: Any = None
+    active_sms: float | None = None
+    stream_bandwidth: float | None = None  # B/s
+
+    @classmethod
+    def of(cls, block: Mapping[str, Any] | None) -> "Prediction | None":
+        if not block:
+            return None
+        return cls(block.get("regime"), block.get("model"), len(block.get("launches") or []), block.get("transfer"),
+                   block.get("windows"), block.get("active_sms"), block.get("stream_bandwidth"))
+
+
+@dataclass(frozen=True)
 class KernelResult:
     """The analysis fields of one kernel at its parameters, plus what was measured. SI base units throughout."""
 
@@ -144,6 +165,26 @@ class KernelResult:
     def gpu_state(self) -> Mapping[str, Any] | None:
         """The GPU's clocks and power over the timed window (roofline.records.clockstate), where measured."""
         return self.extra.get("gpu_state")
+
+    @property
+    def size(self) -> Any:
+        """The swept parameter's value of a sweep's entry (None outside a sweep)."""
+        return self.extra.get("size")
+
+    @property
+    def predicted_time(self) -> float | None:
+        """The size model's time for a sweep's entry (roofline.sizes), where predicted."""
+        return self.extra.get("predicted_time")
+
+    @property
+    def prediction_error(self) -> float | None:
+        """measured / predicted - 1 of a sweep's entry, where both exist."""
+        return self.extra.get("prediction_error")
+
+    @property
+    def prediction(self) -> Prediction | None:
+        """The size model's terms for a sweep's entry (its `prediction` block), where predicted."""
+        return Prediction.of(self.extra.get("prediction"))
 
     @property
     def power_limit(self) -> float | None:
@@ -332,6 +373,11 @@ class ResultsDocument:
     def machine_id(self) -> str | None:
         """The spec the results were measured against; None for results measured without one (ceiling unknown)."""
         return self.machine["id"] if self.machine else None
+
+    @property
+    def sweep_kernel(self) -> str | None:
+        """The kernel a sweep's marker names (its series is drawn first); None for results that are not a sweep."""
+        return self.sweep.get("kernel") if isinstance(self.sweep, Mapping) else None
 
     def grouped(self) -> tuple[Group, ...]:
         """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped."""
