@@ -160,3 +160,33 @@ def test_the_sweep_chart_reads_only_the_typed_form(no_dicts: None) -> None:
             k: [(e["name"], json.dumps(e["params"], sort_keys=True)) for e in v]
             for k, v in sweep_groups(results.doc).items()}
         assert _drawn(sweep_figure(typed)) == _drawn(sweep_figure(results.doc))
+
+
+# ---- tables/sweep.py ----------------------------------------------------------------------------------------------
+
+
+def test_the_sweep_table_reads_only_the_typed_form(no_dicts: None) -> None:
+    from roofline.render.tables.sweep import explanation, sweep_table
+
+    results = load_results(DATA / "h200" / "sweep-vector_add_float4.json")
+    typed = _typed_only(results).typed
+    text = _text(sweep_table(typed))
+    assert text == _text(sweep_table(results.doc)) and explanation(typed) == explanation(results.doc)
+    assert "Sweep of vector_add_float4" in text and any(line.startswith("prediction within") for line in
+                                                        explanation(typed))
+
+
+def test_a_predicted_sweep_table_reads_only_the_typed_form(run_cli, tmp_path: Path) -> None:
+    from roofline.render.tables.sweep import explanation, sweep_table
+
+    out = tmp_path / "p.json"
+    assert run_cli("sweep", "softmax_fused", "--over", "rows", "-p", "cols=8192", "--sizes", "1..4096:4",
+                   "--spec", "h100", "--predict", "-o", out).code == 0
+    results = load_results(out)
+    typed = _typed_only(results).typed
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(ResultsDocument, "to_json", lambda *_: pytest.fail("turned back into a dict"))
+        m.setattr(KernelResult, "to_json", lambda *_: pytest.fail("turned back into a dict"))
+        text, lines = _text(sweep_table(typed)), explanation(typed)
+    assert text == _text(sweep_table(results.doc)) and lines == explanation(results.doc)
+    assert "sm-bound" in text and "predicted" in text

@@ -413,6 +413,16 @@ def as_document(doc: "ResultsDocument | Mapping[str, Any]") -> ResultsDocument:
     return doc if isinstance(doc, ResultsDocument) else ResultsDocument.from_checked(doc)
 
 
+_SHOWN_ONLY = {"params": {}, "dtype": "", "roof": "", "flops": 0.0, "bytes": 0.0, "intensity": 0.0, "verified": None}
+
+
+def as_result(entry: "KernelResult | Mapping[str, Any]") -> KernelResult:
+    """An entry as a renderer reads it. A dict is an entry built in memory that may hold only the measured figures a
+    table shows (a test's row, a caller's from before the typed form): the analysis fields it lacks are left empty
+    (no flops, no bytes, no roof), which no table column shows. Never written back: a file's entries are checked."""
+    return entry if isinstance(entry, KernelResult) else KernelResult.from_fields({**_SHOWN_ONLY, **entry})
+
+
 def check_results(doc: Any, path: Path | str) -> None:
     """require_results without building the typed form: the check of a document about to be written (an import of
     38,000 launches spends two seconds building what nobody reads)."""

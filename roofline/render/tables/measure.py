@@ -8,7 +8,7 @@ from typing import Any, Mapping, Sequence
 from rich.table import Table
 
 from roofline.records import caveats
-from roofline.records.document import KernelResult, ResultsDocument, Status, as_document
+from roofline.records.document import KernelResult, ResultsDocument, Status, as_document, as_result
 from roofline.render.tables.fit import droppable, fit
 from roofline.render.text import literal, styled
 from roofline.render.console import make_console
@@ -58,20 +58,10 @@ def show(kernel: KernelResult) -> None:
     console.print(table)
 
 
-_SHOWN_ONLY = {"params": {}, "dtype": "", "roof": "", "flops": 0.0, "bytes": 0.0, "intensity": 0.0, "verified": None}
-
-
-def _typed(k: KernelResult | Mapping[str, Any]) -> KernelResult:
-    """A row as the table reads it. A dict is a row built in memory with only the measured figures a table shows
-    (tests, callers from before the typed form): the analysis fields it lacks are left empty, which no column
-    shows."""
-    return k if isinstance(k, KernelResult) else KernelResult.from_fields({**_SHOWN_ONLY, **k})
-
-
 def kernel_table(kernels: Sequence[KernelResult | Mapping[str, Any]], title: str, unit: str = "GPU") -> Any:
     """The rows of measured kernels under a title (the API's Result.show() prints one); `unit` heads the column
     of devices (several devices in one document: 'GPU', or 'CPU' for host ranks)."""
-    rows = [_typed(k) for k in kernels]
+    rows = [as_result(k) for k in kernels]
     table = Table(title=literal(title), title_justify="left")
     per_gpu = any(k.device_index is not None for k in rows)  # measure --device all: one row per kernel and GPU
     if per_gpu:
@@ -116,7 +106,7 @@ def energy_cells(e: MeasuredEnergy | None) -> list[str]:
 
 def problems(doc: ResultsDocument | Mapping[str, Any]) -> list[str]:
     """One line per failure or warning, for standard error under the table."""
-    kernels = doc.kernels if isinstance(doc, ResultsDocument) else [_typed(k) for k in doc["kernels"]]
+    kernels = doc.kernels if isinstance(doc, ResultsDocument) else [as_result(k) for k in doc["kernels"]]
     lines = []
     for k in kernels:
         if k.status is Status.SKIPPED:
