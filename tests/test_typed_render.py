@@ -190,3 +190,48 @@ def test_a_predicted_sweep_table_reads_only_the_typed_form(run_cli, tmp_path: Pa
         text, lines = _text(sweep_table(typed)), explanation(typed)
     assert text == _text(sweep_table(results.doc)) and lines == explanation(results.doc)
     assert "sm-bound" in text and "predicted" in text
+
+
+# ---- tables/grouped.py and tables/imported.py ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def grouped() -> ResultsFile:
+    from roofline.ncu.group import add_groups
+    from roofline.ncu.importer import import_csv
+    from conftest import NCU
+
+    doc, _ = import_csv(NCU / "h200_nvtx_small.csv")
+    add_groups(doc, "op")
+    return ResultsFile.of(json.loads(json.dumps(doc)), "grouped.json")
+
+
+def test_the_grouped_tables_read_only_the_typed_form(grouped: ResultsFile, no_dicts: None) -> None:
+    from roofline.render.tables.grouped import footer, grouped_markdown, grouped_table
+
+    typed = _typed_only(grouped).typed
+    text = _text(grouped_table(typed))
+    assert text == _text(grouped_table(grouped.doc))
+    assert grouped_markdown(typed) == grouped_markdown(grouped.doc) and grouped_markdown(typed, 2) == \
+        grouped_markdown(grouped.doc, 2)
+    assert footer(typed) == footer(grouped.doc) and footer(typed).startswith("program: GPU time")
+    assert "grouped by op" in text and typed.grouped()[0].name in text
+
+
+def test_the_group_report_tables_read_its_rows_as_typed_groups(grouped: ResultsFile) -> None:
+    from roofline.gates.groups import group_report
+    from roofline.render.tables.grouped import group_row, report_markdown
+
+    report = group_report([_typed_only(grouped)], 0.3, 0.5)
+    rows = [group_row(r["rank"], r) for r in report["rows"]]
+    assert rows == [group_row(i, g) for i, g in enumerate(grouped.typed.grouped(), 1)]
+    assert "program: GPU time" in report_markdown(report)
+
+
+def test_the_imported_table_reads_only_the_typed_form(no_dicts: None) -> None:
+    from roofline.render.tables.imported import imported_table
+
+    results = load_results(RESULTS / "h200_ncu_profiled.json")
+    typed = _typed_only(results).typed
+    text = _text(imported_table(typed))
+    assert text == _text(imported_table(results.doc)) and "imported from ncu" in text

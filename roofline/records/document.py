@@ -167,6 +167,16 @@ class KernelResult:
         return self.extra.get("gpu_state")
 
     @property
+    def launch(self) -> Any:
+        """An imported launch's number (params.launch: ncu's ID, a trace's order)."""
+        return self.params.get("launch")
+
+    @property
+    def mixed_roof(self) -> bool:
+        """An imported launch whose work ran on more than one roof (its `work` list; the roof shown holds most)."""
+        return len(self.extra.get("work") or []) > 1
+
+    @property
     def size(self) -> Any:
         """The swept parameter's value of a sweep's entry (None outside a sweep)."""
         return self.extra.get("size")
@@ -375,6 +385,12 @@ class ResultsDocument:
         return self.machine["id"] if self.machine else None
 
     @property
+    def source_with(self) -> Any:
+        """What a profile's figures came from ('ncu' counters, 'torch' op models), as its `source` block says."""
+        block = self.extra.get("source")
+        return block.get("with") if isinstance(block, Mapping) else None
+
+    @property
     def sweep_kernel(self) -> str | None:
         """The kernel a sweep's marker names (its series is drawn first); None for results that are not a sweep."""
         return self.sweep.get("kernel") if isinstance(self.sweep, Mapping) else None
@@ -386,6 +402,12 @@ class ResultsDocument:
     def program(self) -> Program:
         """A grouped document's program totals as its groups give them, with what an importer stored beside them."""
         return Program.of(self.grouped(), self.extra.get("program"))
+
+    def written_program(self) -> Program | None:
+        """The stored `program` block's figures as written (what a table shows; check_groups found them equal to the
+        groups'), None for a document without one."""
+        block = self.extra.get("program")
+        return Program.as_written(block) if block else None
 
     @property
     def timeline(self) -> Timeline | None:
