@@ -235,3 +235,30 @@ def test_the_imported_table_reads_only_the_typed_form(no_dicts: None) -> None:
     typed = _typed_only(results).typed
     text = _text(imported_table(typed))
     assert text == _text(imported_table(results.doc)) and "imported from ncu" in text
+
+
+# ---- charts/profile.py and charts/html.py -------------------------------------------------------------------------
+
+
+def _page(text: str) -> str:
+    """A page without its SVG's generated ids (matplotlib names clip paths and markers afresh per figure)."""
+    import re
+
+    return re.sub(r"\b[pm][0-9a-f]{10}\b", "", text)
+
+
+@pytest.mark.parametrize("which", ["grouped", "launches"])
+def test_the_profile_chart_and_page_read_only_the_typed_form(which: str, grouped: ResultsFile,
+                                                              no_dicts: None) -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.html import profile_html
+    from roofline.render.charts.profile import chart_points, profile_figure
+
+    results = grouped if which == "grouped" else load_results(RESULTS / "h200_ncu_profiled.json")
+    typed = _typed_only(results).typed
+    points = chart_points(typed)
+    assert points and points == chart_points(results.doc)
+    assert _drawn(profile_figure(typed)) == _drawn(profile_figure(results.doc))
+    page = profile_html(typed)
+    assert _page(page) == _page(profile_html(results.doc)) and points[0]["id"] in page
+    assert ("grouped by op" in page) == (which == "grouped")
