@@ -262,3 +262,21 @@ def test_the_profile_chart_and_page_read_only_the_typed_form(which: str, grouped
     page = profile_html(typed)
     assert _page(page) == _page(profile_html(results.doc)) and points[0]["id"] in page
     assert ("grouped by op" in page) == (which == "grouped")
+
+
+# ---- charts/hierarchy.py ------------------------------------------------------------------------------------------
+
+
+def test_the_hierarchical_roofline_reads_only_the_typed_form(no_dicts: None) -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.hierarchy import cache_bandwidths, hierarchy_figure, hierarchy_points, model_points
+
+    results = load_results(RESULTS / "h200_ncu_profiled.json")
+    typed = _typed_only(results).typed
+    points, skipped = hierarchy_points([typed])
+    assert points and (points, skipped) == hierarchy_points([results.doc])
+    assert model_points([typed], points) == model_points([results.doc], points)
+    assert cache_bandwidths(typed) == cache_bandwidths(results.doc)
+    bandwidths = {"l1": 30e12, "l2": 10e12}
+    assert _drawn(hierarchy_figure([typed], bandwidths)) == _drawn(hierarchy_figure([results.doc], bandwidths))
+    assert {p.level for p in points} == {"l1", "l2", "dram"}

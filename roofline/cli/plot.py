@@ -158,7 +158,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        fig = hierarchy_figure([r.doc for r in _drawable(results_paths)], bandwidths, title, curve, l2_size)
+        fig = hierarchy_figure([r.typed for r in _drawable(results_paths)], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")

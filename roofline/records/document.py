@@ -74,6 +74,33 @@ def entry_failed(entry: Mapping[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class Counters:
+    """What Nsight Compute counted for a kernel (its `counters` block, roofline.ncu) that the hierarchical roofline
+    draws: bytes at L1, L2 and DRAM, FLOPs and time. Typed, so a renderer reads attributes and the keys are spelt
+    here once."""
+
+    l1_bytes: float | None = None
+    l2_bytes: float | None = None
+    dram_bytes: float | None = None  # dram_bytes, else dram_read + dram_write where both were counted
+    flops: float | None = None
+    time: float | None = None
+
+    @classmethod
+    def of(cls, block: Mapping[str, Any] | None) -> "Counters | None":
+        """None where the entry has no counters (or an empty block)."""
+        if not block:
+            return None
+        dram = block.get("dram_bytes")
+        if dram is None and block.get("dram_read") is not None and block.get("dram_write") is not None:
+            dram = block["dram_read"] + block["dram_write"]
+        return cls(block.get("l1_bytes"), block.get("l2_bytes"), dram, block.get("flops"), block.get("time"))
+
+    def level_bytes(self) -> dict[str, float | None]:
+        """{'l1', 'l2', 'dram'}: bytes at each level, None where not counted."""
+        return {"l1": self.l1_bytes, "l2": self.l2_bytes, "dram": self.dram_bytes}
+
+
+@dataclass(frozen=True)
 class Prediction:
     """The terms of a sweep entry's `prediction` block (roofline.sizes.predict writes it) that the sweep table and
     chart show: typed, so a renderer reads attributes and the block's keys are spelt here once."""
@@ -165,6 +192,15 @@ class KernelResult:
     def gpu_state(self) -> Mapping[str, Any] | None:
         """The GPU's clocks and power over the timed window (roofline.records.clockstate), where measured."""
         return self.extra.get("gpu_state")
+
+    @property
+    def counters(self) -> Counters | None:
+        """What Nsight Compute counted (measure --profile ncu, import ncu); None where nothing was."""
+        return Counters.of(self.extra.get("counters"))
+
+    def traffic_bytes(self) -> dict[str, Any]:
+        """The descriptor's bytes per cache level (its `traffic` block: l1, l2), where it gives them."""
+        return {level: (t or {}).get("bytes") for level, t in (self.extra.get("traffic") or {}).items()}
 
     @property
     def launch(self) -> Any:

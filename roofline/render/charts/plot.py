@@ -2,8 +2,9 @@
 
 Every ceiling, ridge and attainable value comes from the analysis or results documents (roofline.model.analysis did the
 arithmetic); this module only places geometry and text. Results are read typed (ResultsDocument; issue 30); their
-`machine` block is the analysis machine summary an analysis document carries too, read as written. matplotlib is imported lazily and only through its object
-API (Figure + FigureCanvasAgg), so it works headless and never touches pyplot's global state.
+`machine` block is the analysis machine summary an analysis document carries too, read as written. matplotlib is
+imported lazily and only through its object API (Figure + FigureCanvasAgg), so it works headless and never touches
+pyplot's global state.
 
 This is the entry point the CLI uses: it assembles the roofline figure and renders figures to bytes. The roof
 geometry lives in roofline.render.charts.roofs, the kernel points and the numbered table in roofline.render.charts.points, and

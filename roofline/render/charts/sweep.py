@@ -102,7 +102,8 @@ def sweep_figure(doc: ResultsDocument | Mapping[str, Any], kernels: Sequence[str
         for k in ok:
             if k.fraction_of_ceiling is not None:
                 fraction = k.fraction_of_ceiling
-                ax.annotate(f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}", xy=(k.bytes, k.achieved_bandwidth),
+                ax.annotate(f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}",
+                            xy=(k.bytes, k.achieved_bandwidth),
                             xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7.5, color=color)
         if bad:
             ax.plot([k.bytes for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
