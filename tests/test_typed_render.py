@@ -280,3 +280,26 @@ def test_the_hierarchical_roofline_reads_only_the_typed_form(no_dicts: None) -> 
     bandwidths = {"l1": 30e12, "l2": 10e12}
     assert _drawn(hierarchy_figure([typed], bandwidths)) == _drawn(hierarchy_figure([results.doc], bandwidths))
     assert {p.level for p in points} == {"l1", "l2", "dram"}
+
+
+# ---- tables/trace.py ----------------------------------------------------------------------------------------------
+
+
+def test_the_launch_table_of_a_torch_import_reads_only_the_typed_form(tmp_path: Path, run_cli,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from roofline.kineto import document
+    from roofline.render.tables.trace import launch_table
+    from test_kineto_import import DATA as KINETO, fake_model
+
+    monkeypatch.setattr(document, "_default_model", lambda: (fake_model, SimpleNamespace))
+    out = tmp_path / "step.json"
+    assert run_cli("import", "torch", KINETO / "step.json", "--group-by", "none", "-o", out).code == 0
+    results = load_results(out)
+    typed = _typed_only(results).typed
+    monkeypatch.setattr(ResultsDocument, "to_json", lambda *_: pytest.fail("turned back into a dict"))
+    monkeypatch.setattr(KernelResult, "to_json", lambda *_: pytest.fail("turned back into a dict"))
+    text = _text(launch_table(typed))
+    assert text == _text(launch_table(results.doc)) and "imported from PyTorch" in text
+    assert str(typed.kernels[0].op) in text

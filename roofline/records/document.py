@@ -208,6 +208,16 @@ class KernelResult:
         return self.params.get("launch")
 
     @property
+    def rank(self) -> Any:
+        """The rank whose trace an imported launch came from (import torch)."""
+        return self.extra.get("rank")
+
+    @property
+    def op(self) -> Any:
+        """The ATen op that launched an imported kernel (import torch)."""
+        return self.extra.get("op")
+
+    @property
     def mixed_roof(self) -> bool:
         """An imported launch whose work ran on more than one roof (its `work` list; the roof shown holds most)."""
         return len(self.extra.get("work") or []) > 1
