@@ -437,6 +437,12 @@ class ResultsDocument:
         return block.get("with") if isinstance(block, Mapping) else None
 
     @property
+    def size_model(self) -> Mapping[str, Any]:
+        """The block holding the size model's figures: a sweep's `sweep`, else `analyze --predict`'s `prediction`
+        ({} for results that are neither)."""
+        return self.sweep or self.extra.get("prediction") or {}
+
+    @property
     def sweep_kernel(self) -> str | None:
         """The kernel a sweep's marker names (its series is drawn first); None for results that are not a sweep."""
         return self.sweep.get("kernel") if isinstance(self.sweep, Mapping) else None

@@ -34,7 +34,7 @@ def _view(doc: ResultsDocument | Mapping[str, Any]) -> _Sweep:
     """The typed document as the table reads it. A dict is a producer's document (sweep, analyze --predict, one
     device's part of a several-GPU sweep) or one a test built with only the parts a table shows: read here, once."""
     if isinstance(doc, ResultsDocument):
-        return _Sweep(doc.backend, doc.device_name, doc.sweep or doc.extra.get("prediction") or {}, doc.kernels)
+        return _Sweep(doc.backend, doc.device_name, doc.size_model, doc.kernels)
     return _Sweep(doc.get("backend"), (doc.get("device") or {}).get("name"),
                   doc.get("sweep") or doc.get("prediction") or {}, [as_result(k) for k in doc.get("kernels") or ()])
 
