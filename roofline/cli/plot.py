@@ -30,6 +30,7 @@ from roofline.render.charts.fleet import fleet_figure, slow_table
 from roofline.render.charts.energy import energy_figure
 
 if TYPE_CHECKING:
+    from roofline.records.document import ResultsDocument
     from roofline.records.files import ResultsFile
 
 
@@ -157,14 +158,14 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
 
         bandwidths = _cache_bandwidths(measured_specs)
         curve, l2_size = _l2_curve(measured_specs)
-        fig = hierarchy_figure([r.doc for r in _drawable(results_paths)], bandwidths, title, curve, l2_size)
+        fig = hierarchy_figure([r.typed for r in _drawable(results_paths)], bandwidths, title, curve, l2_size)
     elif sweep_path is not None:
         if results_paths or spec_names:
             raise InputError("--sweep draws one results file on its own; leave out --results and --spec")
         sweep = load_results(sweep_path)
-        fig = sweep_figure(sweep.doc, names, measured, title, source=sweep.name)
+        fig = sweep_figure(sweep.typed, names, measured, title, source=sweep.name)
     else:
-        results_docs = [r.doc for r in _drawable(results_paths)]
+        results_docs = [r.typed for r in _drawable(results_paths)]
         analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
         fig = render.roofline_figure(analysis_docs, results_docs, measured, title, roof_choice)
         points, unplottable = collect_points(analysis_docs, results_docs, {})
@@ -176,7 +177,7 @@ def plot(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[s
         if fmt == "html":
             heading = title or " · ".join(dict.fromkeys(
                 [d["machine"].get("name") or d["machine"]["id"] for d in analysis_docs]
-                + [d["machine"].get("name") or d["machine"]["id"] for d in results_docs]))
+                + [d.machine.get("name") or d.machine_id for d in results_docs]))
             ran = render.ran_on(results_docs)
             heading = heading if title or not ran else f"measured on {'; '.join(ran)} · ceilings of {heading}"
             notes = [f"{name}: no floating-point work (0 FLOP/s), so it has no place on a log-log roofline"
@@ -192,9 +193,9 @@ def _energy_chart(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params
                   spec_names: tuple[str, ...], results_paths: tuple[Path, ...], output: Path, fmt: str,
                   title: str | None, dpi: int) -> None:
     """plot --energy: the energy roofline of the specs (or the results' machine) with measured and model points."""
-    results_docs = [r.doc for r in _drawable(results_paths)]
+    results_docs = [r.typed for r in _drawable(results_paths)]
     analysis_docs = _analysis(names, kernel_paths, params, spec_names, results_docs)
-    machines = [d["machine"] for d in analysis_docs] + [d["machine"] for d in results_docs if d.get("machine")]
+    machines = [d["machine"] for d in analysis_docs] + [d.machine for d in results_docs if d.machine]
     machines = list({m["id"]: m for m in machines}.values())
     fig = energy_figure(machines, analysis_docs, results_docs, title)
     if fmt == "html":
@@ -216,13 +217,13 @@ def _machines(spec_names: tuple[str, ...]) -> list[dict]:
 
 
 def _analysis(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
-              spec_names: tuple[str, ...], results_docs: list[dict]) -> list[dict]:
+              spec_names: tuple[str, ...], results_docs: list[ResultsDocument]) -> list[dict]:
     """The model documents to draw hollow; none when only --results were asked for."""
     if results_docs and not (names or kernel_paths or spec_names or params):
         return []
 
     if not spec_names:
-        ids = [d["device"].get("spec_id") or d["machine"]["id"] for d in results_docs]
+        ids = [d.spec_id or d.machine_id for d in results_docs]
         spec_names = tuple(dict.fromkeys(ids)) or (AUTO,)
     say_auto_spec(spec_names)
     selected, overrides = load_selection(names, kernel_paths, params)

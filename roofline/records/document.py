@@ -74,6 +74,54 @@ def entry_failed(entry: Mapping[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
+class Counters:
+    """What Nsight Compute counted for a kernel (its `counters` block, roofline.ncu) that the hierarchical roofline
+    draws: bytes at L1, L2 and DRAM, FLOPs and time. Typed, so a renderer reads attributes and the keys are spelt
+    here once."""
+
+    l1_bytes: float | None = None
+    l2_bytes: float | None = None
+    dram_bytes: float | None = None  # dram_bytes, else dram_read + dram_write where both were counted
+    flops: float | None = None
+    time: float | None = None
+
+    @classmethod
+    def of(cls, block: Mapping[str, Any] | None) -> "Counters | None":
+        """None where the entry has no counters (or an empty block)."""
+        if not block:
+            return None
+        dram = block.get("dram_bytes")
+        if dram is None and block.get("dram_read") is not None and block.get("dram_write") is not None:
+            dram = block["dram_read"] + block["dram_write"]
+        return cls(block.get("l1_bytes"), block.get("l2_bytes"), dram, block.get("flops"), block.get("time"))
+
+    def level_bytes(self) -> dict[str, float | None]:
+        """{'l1', 'l2', 'dram'}: bytes at each level, None where not counted."""
+        return {"l1": self.l1_bytes, "l2": self.l2_bytes, "dram": self.dram_bytes}
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The terms of a sweep entry's `prediction` block (roofline.sizes.predict writes it) that the sweep table and
+    chart show: typed, so a renderer reads attributes and the block's keys are spelt here once."""
+
+    regime: str
+    model: str | None = None  # the size model that predicted it
+    launches: int = 0  # how many launches the kernel makes at this size
+    transfer: float | None = None  # s
+    windows: Any = None
+    active_sms: float | None = None
+    stream_bandwidth: float | None = None  # B/s
+
+    @classmethod
+    def of(cls, block: Mapping[str, Any] | None) -> "Prediction | None":
+        if not block:
+            return None
+        return cls(block.get("regime"), block.get("model"), len(block.get("launches") or []), block.get("transfer"),
+                   block.get("windows"), block.get("active_sms"), block.get("stream_bandwidth"))
+
+
+@dataclass(frozen=True)
 class KernelResult:
     """The analysis fields of one kernel at its parameters, plus what was measured. SI base units throughout."""
 
@@ -146,9 +194,84 @@ class KernelResult:
         return self.extra.get("gpu_state")
 
     @property
+    def counters(self) -> Counters | None:
+        """What Nsight Compute counted (measure --profile ncu, import ncu); None where nothing was."""
+        return Counters.of(self.extra.get("counters"))
+
+    def traffic_bytes(self) -> dict[str, Any]:
+        """The descriptor's bytes per cache level (its `traffic` block: l1, l2), where it gives them."""
+        return {level: (t or {}).get("bytes") for level, t in (self.extra.get("traffic") or {}).items()}
+
+    @property
+    def launch(self) -> Any:
+        """An imported launch's number (params.launch: ncu's ID, a trace's order)."""
+        return self.params.get("launch")
+
+    @property
+    def rank(self) -> Any:
+        """The rank whose trace an imported launch came from (import torch)."""
+        return self.extra.get("rank")
+
+    @property
+    def op(self) -> Any:
+        """The ATen op that launched an imported kernel (import torch)."""
+        return self.extra.get("op")
+
+    @property
+    def mixed_roof(self) -> bool:
+        """An imported launch whose work ran on more than one roof (its `work` list; the roof shown holds most)."""
+        return len(self.extra.get("work") or []) > 1
+
+    @property
+    def size(self) -> Any:
+        """The swept parameter's value of a sweep's entry (None outside a sweep)."""
+        return self.extra.get("size")
+
+    @property
+    def predicted_time(self) -> float | None:
+        """The size model's time for a sweep's entry (roofline.sizes), where predicted."""
+        return self.extra.get("predicted_time")
+
+    @property
+    def prediction_error(self) -> float | None:
+        """measured / predicted - 1 of a sweep's entry, where both exist."""
+        return self.extra.get("prediction_error")
+
+    @property
+    def prediction(self) -> Prediction | None:
+        """The size model's terms for a sweep's entry (its `prediction` block), where predicted."""
+        return Prediction.of(self.extra.get("prediction"))
+
+    @property
+    def power_limit(self) -> float | None:
+        """The power limit (W) its timed window ran under (gpu_state), where read: the energy chart draws it."""
+        return (self.gpu_state or {}).get("power_limit")
+
+    @property
     def energy_measured(self) -> MeasuredEnergy | None:
         """What NVML's energy counter gave over the timed window; None where it read nothing."""
         return MeasuredEnergy.of(self.extra.get("energy_measured"))
+
+    @property
+    def device_index(self) -> Any:
+        """The GPU an entry of a several-GPU document ran on (measure --device all, a fleet's rank); None in a
+        one-device file. A renderer's per-GPU column reads it here, not from the entry's dict."""
+        return self.extra.get("device")
+
+    @property
+    def timing(self) -> str | None:
+        """How the kernel was timed (events, graph, ...; roofline.measurement), as the table's timing column shows."""
+        return self.extra.get("timing")
+
+    @property
+    def buffer_sets(self) -> int:
+        """How many input buffer sets the timed loop cycled through (1: the same buffers every run)."""
+        return self.extra.get("buffer_sets", 1)
+
+    @property
+    def measured_backend(self) -> str | None:
+        """The backend the API measured it with (its `measured_with` block), where the entry says."""
+        return (self.extra.get("measured_with") or {}).get("backend")
 
     @classmethod
     def failure(cls, analysis: Mapping[str, Any], error: str, **extra: Any) -> "KernelResult":
@@ -261,6 +384,24 @@ class ResultsDocument:
         return self.device.get("index")
 
     @property
+    def device_kind(self) -> str | None:
+        """'cpu' for a host rank's device block (a fleet's CPU rank); None where the block does not say."""
+        return self.device.get("kind")
+
+    @property
+    def cupy_version(self) -> str | None:
+        return self.device.get("cupy_version")
+
+    @property
+    def cuda_runtime(self) -> Any:
+        return self.device.get("cuda_runtime")
+
+    @property
+    def spec_derived(self) -> bool:
+        """The spec was derived from the device's properties (no spec file named the GPU)."""
+        return bool(self.device.get("spec_derived"))
+
+    @property
     def pci_bus_id(self) -> str | None:
         return self.device.get("pci_bus_id")
 
@@ -289,6 +430,23 @@ class ResultsDocument:
         """The spec the results were measured against; None for results measured without one (ceiling unknown)."""
         return self.machine["id"] if self.machine else None
 
+    @property
+    def source_with(self) -> Any:
+        """What a profile's figures came from ('ncu' counters, 'torch' op models), as its `source` block says."""
+        block = self.extra.get("source")
+        return block.get("with") if isinstance(block, Mapping) else None
+
+    @property
+    def size_model(self) -> Mapping[str, Any]:
+        """The block holding the size model's figures: a sweep's `sweep`, else `analyze --predict`'s `prediction`
+        ({} for results that are neither)."""
+        return self.sweep or self.extra.get("prediction") or {}
+
+    @property
+    def sweep_kernel(self) -> str | None:
+        """The kernel a sweep's marker names (its series is drawn first); None for results that are not a sweep."""
+        return self.sweep.get("kernel") if isinstance(self.sweep, Mapping) else None
+
     def grouped(self) -> tuple[Group, ...]:
         """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped."""
         return Group.all_of(self.groups)
@@ -296,6 +454,12 @@ class ResultsDocument:
     def program(self) -> Program:
         """A grouped document's program totals as its groups give them, with what an importer stored beside them."""
         return Program.of(self.grouped(), self.extra.get("program"))
+
+    def written_program(self) -> Program | None:
+        """The stored `program` block's figures as written (what a table shows; check_groups found them equal to the
+        groups'), None for a document without one."""
+        block = self.extra.get("program")
+        return Program.as_written(block) if block else None
 
     @property
     def timeline(self) -> Timeline | None:
@@ -314,6 +478,23 @@ class ResultsDocument:
         if why is not None:
             raise InputError(f"{path}: not replaced: {why}; give another path, or write(path, force=True)")
         write_json_atomic(Path(path), doc)
+
+
+def as_document(doc: "ResultsDocument | Mapping[str, Any]") -> ResultsDocument:
+    """The typed form of a document a producer made and already checks on writing (measure, sweep, import hand
+    their dict to the CLI's emit): a renderer takes this once at its entry, so its body reads only the typed form
+    (issue 30). A ResultsDocument comes back as it is; a dict is not checked again."""
+    return doc if isinstance(doc, ResultsDocument) else ResultsDocument.from_checked(doc)
+
+
+_SHOWN_ONLY = {"params": {}, "dtype": "", "roof": "", "flops": 0.0, "bytes": 0.0, "intensity": 0.0, "verified": None}
+
+
+def as_result(entry: "KernelResult | Mapping[str, Any]") -> KernelResult:
+    """An entry as a renderer reads it. A dict is an entry built in memory that may hold only the measured figures a
+    table shows (a test's row, a caller's from before the typed form): the analysis fields it lacks are left empty
+    (no flops, no bytes, no roof), which no table column shows. Never written back: a file's entries are checked."""
+    return entry if isinstance(entry, KernelResult) else KernelResult.from_fields({**_SHOWN_ONLY, **entry})
 
 
 def check_results(doc: Any, path: Path | str) -> None:

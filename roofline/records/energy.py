@@ -45,6 +45,13 @@ class MeasuredEnergy:
                    block.get("fraction_of_energy_ceiling"), block.get("window"), block.get("uncertainty"),
                    bool(block.get("short_window")))
 
+    @property
+    def short_window_note(self) -> str | None:
+        """short_window_note of the block this was read from: what `measure` prints under its table."""
+        if not self.short_window:
+            return None
+        return _short_window_text(self.window, self.uncertainty)
+
 
 def measured_energy(state: Mapping[str, Any] | None, runs: int | None, flops: float, bytes_: float,
                     min_energy: float | None, inputs: str | None) -> dict[str, Any] | None:
@@ -100,8 +107,13 @@ def short_window_note(block: Mapping[str, Any] | None) -> str | None:
     """Why the figure is loose where the window was short for the counter, in one clause; None otherwise."""
     if not block or not block.get("short_window"):
         return None
-    return (f"energy over a {block['window']:.2g} s window, short for NVML's energy counter (updated every 20-100 "
-            f"ms): up to {block['uncertainty']:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more makes it tighter")
+    return _short_window_text(block["window"], block["uncertainty"])
+
+
+def _short_window_text(window: Any, uncertainty: Any) -> str:
+    """The clause short_window_note and MeasuredEnergy.short_window_note both print."""
+    return (f"energy over a {window:.2g} s window, short for NVML's energy counter (updated every 20-100 "
+            f"ms): up to {uncertainty:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more makes it tighter")
 
 
 def step_energy(measured: Mapping[str, Any] | None, range_: str, tokens: int | None) -> dict[str, Any]:

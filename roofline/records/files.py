@@ -153,17 +153,32 @@ def iter_kernels(files: Sequence[ResultsFile]) -> Iterator[tuple[str, ResultsFil
 
 def sweep_groups(doc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Kernels measured at several sizes: name -> entries sorted by bytes (only names with 2+ distinct sizes)."""
-    groups: dict[str, list[dict[str, Any]]] = {}
     several = bool(doc.get("devices"))
-    for kernel in doc["kernels"]:  # a several-GPU sweep: one series per device
-        key = f"{kernel['name']} (GPU {kernel['device']})" if several and "device" in kernel else kernel["name"]
-        groups.setdefault(key, []).append(kernel)
+    keyed = [(f"{k['name']} (GPU {k['device']})" if several and "device" in k else k["name"], k["bytes"], k)
+             for k in doc["kernels"]]  # a several-GPU sweep: one series per device
+    marker = doc.get("sweep")
+    return _series(keyed, marker.get("kernel") if isinstance(marker, dict) else None)
+
+
+def sweep_series(doc: ResultsDocument) -> dict[str, list[KernelResult]]:
+    """sweep_groups of the typed form, what the sweep chart draws (issue 30: renderers read no dict): name ->
+    results sorted by bytes, one series per device in a several-GPU sweep, the marked kernel first."""
+    keyed = [(f"{k.name} (GPU {k.device_index})" if doc.several_devices and k.device_index is not None else k.name,
+              k.bytes, k) for k in doc.kernels]
+    return _series(keyed, doc.sweep_kernel)
+
+
+def _series(keyed: Sequence[tuple[str, float, Any]], marked: Any) -> dict[str, list[Any]]:
+    """The one rule of sweep_groups and sweep_series over (series name, bytes, entry): names with 2+ distinct sizes,
+    sorted by bytes, the series of the marked kernel (each of its devices) first."""
+    groups: dict[str, list[tuple[float, Any]]] = {}
+    for key, bytes_, entry in keyed:
+        groups.setdefault(key, []).append((bytes_, entry))
     out = {}
     for name, entries in groups.items():
-        if len({k["bytes"] for k in entries}) >= 2:
-            out[name] = sorted(entries, key=lambda k: k["bytes"])
-    marker = doc.get("sweep")
-    if isinstance(marker, dict) and marker.get("kernel"):  # the marked kernel first (each of its devices)
-        first = [k for k in out if k == marker["kernel"] or k.startswith(f"{marker['kernel']} (GPU ")]
+        if len({b for b, _ in entries}) >= 2:
+            out[name] = [e for _, e in sorted(entries, key=lambda t: t[0])]
+    if marked:
+        first = [k for k in out if k == marked or k.startswith(f"{marked} (GPU ")]
         out = {**{k: out[k] for k in first}, **{k: v for k, v in out.items() if k not in first}}
     return out

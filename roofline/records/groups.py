@@ -109,11 +109,36 @@ class Group:
     recoverable_time: float
     fraction_of_ceiling: float  # time-weighted: sol_time / time
     written: Mapping[str, Any]  # the block as the file holds it
+    # what a grouped table's row shows beside them (roofline.render.tables.grouped): read here, so it indexes no dict
+    share: float = 0.0
+    flops: float = 0.0
+    bytes: float = 0.0
+    intensity: float | None = None
+    achieved_flops: float = 0.0
+    achieved_bandwidth: float = 0.0
+    roof: str = ""
+    dtype: str | None = None
+    roofs: tuple[str, ...] = ()
+    flops_ratio: float | None = None
+    bytes_ratio: float | None = None
+    flag: str | None = None
+
+    @property
+    def mixed(self) -> bool:
+        """Work on more than one roof (the roof shown holds most of it)."""
+        return len(self.roofs) > 1
 
     @classmethod
     def from_checked(cls, block: Mapping[str, Any]) -> "Group":
+        """The typed group of a checked block; a report row (roofline.gates.groups), which carries a group's figures
+        as written, reads the same way."""
         return cls(block["name"], block["by"], block["launches"], block["time"], block["sol_time"],
-                   block["recoverable_time"], block["fraction_of_ceiling"], block)
+                   block["recoverable_time"], block["fraction_of_ceiling"], block, share=block["share"],
+                   flops=block["flops"], bytes=block["bytes"], intensity=block.get("intensity"),
+                   achieved_flops=block["achieved_flops"], achieved_bandwidth=block["achieved_bandwidth"],
+                   roof=block["roof"], dtype=block.get("dtype"), roofs=tuple(block.get("roofs") or ()),
+                   flops_ratio=block.get("flops_ratio"), bytes_ratio=block.get("bytes_ratio"),
+                   flag=block.get("flag"))
 
     @classmethod
     def all_of(cls, blocks: Sequence[Mapping[str, Any]] | None) -> tuple["Group", ...]:
@@ -148,6 +173,27 @@ class Program:
         totals = _totals([g.time for g in groups], [g.sol_time for g in groups],
                          [g.recoverable_time for g in groups], int(stored.get("top") or TOP))
         return cls(**totals, shown_extra={k: stored[k] for k in PROGRAM_SHOWN if k in stored})
+
+    @classmethod
+    def as_written(cls, block: Mapping[str, Any]) -> "Program":
+        """The figures as a block holds them, not recomputed: a document's stored `program` (check_groups found it
+        equal to its groups') or a report's program row, for a table that shows what the file says."""
+        return cls(block["time"], block["sol_time"], block.get("fraction_of_ceiling"), block["recoverable_time"],
+                   block.get("groups", 0), block["top"], block.get("top_share_of_recoverable"),
+                   {k: block[k] for k in PROGRAM_SHOWN if k in block})
+
+    @property
+    def gpu_time(self) -> float | None:
+        """An imported trace's GPU time of every event, modelled or not (None for an ncu profile)."""
+        return self.shown_extra.get("gpu_time")
+
+    @property
+    def unmodelled_time(self) -> float | None:
+        return self.shown_extra.get("unmodelled_time")
+
+    @property
+    def unmodelled_share(self) -> float | None:
+        return self.shown_extra.get("unmodelled_share")
 
     def totals(self) -> dict[str, Any]:
         """The totals in program_totals' order and spelling (the report's program row starts with them)."""

@@ -140,13 +140,15 @@ class Timeline:
 
     step: Mapping[str, Any]
     ranks: tuple[RankIdle, ...]
+    devices: tuple[Mapping[str, Any], ...] = ()  # as written: the HTML page draws each device's window and gaps
 
     @classmethod
     def of(cls, block: Any) -> "Timeline | None":
         """The typed block of a checked document; None where it has none."""
         if not isinstance(block, dict):
             return None
-        return cls(block["step"], tuple(RankIdle(r["rank"], r["idle_share"]) for r in block.get("ranks") or ()))
+        return cls(block["step"], tuple(RankIdle(r["rank"], r["idle_share"]) for r in block.get("ranks") or ()),
+                   tuple(block.get("devices") or ()))
 
 
 def check_timeline(path: Path, doc: Mapping[str, Any]) -> None:

@@ -7,16 +7,19 @@ intensity.
 - right, power (W, log x): the power each roof draws at its time ceiling (highest at the ridge), the power limit
   the measured windows ran under, and each measured kernel's mean power.
 
-Pure: machine blocks, analysis and results documents in, a Figure out; matplotlib is imported lazily.
+Pure: machine blocks, analysis and results documents in, a Figure out; matplotlib is imported lazily. Results are
+read typed (ResultsDocument, KernelResult, MeasuredEnergy; issue 30); a machine block (the analysis machine summary)
+and an analysis document (roofline.model.analysis, not a results file) are dicts.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError
 from roofline.model.energy import flops_per_joule, power_at_ceiling
 from roofline.model.units import format_si
+from roofline.records.document import ResultsDocument, as_document
 from roofline.render.charts.roofs import COLORS, GID, intensity_tick, log_bounds, require_matplotlib
 from roofline.render.text import mpl
 
@@ -38,18 +41,17 @@ def energy_lines(machine: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def energy_points(results_docs: Sequence[dict[str, Any]],
+def energy_points(results_docs: Sequence[ResultsDocument | Mapping[str, Any]],
                   analysis_docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """{name, intensity, flops_per_joule, power, measured, power_limit}: measured kernels with NVML energy and
     FLOPs, then model kernels with energy figures and FLOPs (a kernel without FLOPs has no place on a FLOP/J axis)."""
     points = []
     for doc in results_docs:
-        for k in doc["kernels"]:
-            e = k.get("energy_measured")
-            if e and k.get("flops") and k.get("bytes") and e.get("flops_per_joule"):
-                points.append({"name": k["name"], "intensity": k["flops"] / k["bytes"],
-                               "flops_per_joule": e["flops_per_joule"], "power": e["power_mean"], "measured": True,
-                               "power_limit": (k.get("gpu_state") or {}).get("power_limit")})
+        for r in as_document(doc).kernels:
+            e = r.energy_measured
+            if e and r.flops and r.bytes and e.flops_per_joule:
+                points.append({"name": r.name, "intensity": r.flops / r.bytes, "flops_per_joule": e.flops_per_joule,
+                               "power": e.power_mean, "measured": True, "power_limit": r.power_limit})
     for doc in analysis_docs:
         for k in doc["kernels"]:
             e = k.get("energy")
@@ -60,7 +62,7 @@ def energy_points(results_docs: Sequence[dict[str, Any]],
 
 
 def energy_figure(machines: Sequence[dict[str, Any]], analysis_docs: Sequence[dict[str, Any]],
-                  results_docs: Sequence[dict[str, Any]], title: str | None = None) -> Any:
+                  results_docs: Sequence[ResultsDocument | Mapping[str, Any]], title: str | None = None) -> Any:
     """FLOP/J and power against intensity. Refuses a chart with nothing on it: no machine with an energy block and
     no measured energy."""
     lines = [line for m in machines for line in energy_lines(m)]

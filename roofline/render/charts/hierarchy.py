@@ -22,7 +22,7 @@ from roofline.render.charts.roofs import COLORS, GID, require_matplotlib, roof_l
 from roofline.render.text import mpl
 from roofline.records.files import params_text
 from roofline.model.units import format_rate, format_si, quantity_text
-from roofline.records.document import entry_failed
+from roofline.records.document import KernelResult, ResultsDocument, Status, as_result
 from roofline.errors import InputError
 
 LEVELS = ("l1", "l2", "dram")
@@ -43,50 +43,54 @@ class HierPoint:
     model: bool = False  # the descriptor's count (drawn hollow), not the counters'
 
 
-def _counter_bytes(counters: Mapping[str, Any]) -> dict[str, float | None]:
-    dram = counters.get("dram_bytes")
-    if dram is None and counters.get("dram_read") is not None and counters.get("dram_write") is not None:
-        dram = counters["dram_read"] + counters["dram_write"]
-    return {"l1": counters.get("l1_bytes"), "l2": counters.get("l2_bytes"), "dram": dram}
+def _kernels(doc: ResultsDocument | Mapping[str, Any]) -> Sequence[KernelResult]:
+    """A document's entries typed; a dict is a producer's document or a test's, read here once (as_result)."""
+    return doc.kernels if isinstance(doc, ResultsDocument) else [as_result(k) for k in doc["kernels"]]
 
 
-def kernel_flops(kernel: Mapping[str, Any]) -> float:
+def _machine(doc: ResultsDocument | Mapping[str, Any]) -> Mapping[str, Any]:
+    """The document's machine block (the analysis machine summary, read as written)."""
+    return (doc.machine or {}) if isinstance(doc, ResultsDocument) else doc["machine"]
+
+
+def kernel_flops(kernel: KernelResult) -> float:
     """Measured FLOPs when the counters have some, else the model's."""
-    measured = (kernel.get("counters") or {}).get("flops")
-    return float(measured) if measured else float(kernel.get("flops") or 0.0)
+    measured = kernel.counters.flops if kernel.counters is not None else None
+    return float(measured) if measured else float(kernel.flops or 0.0)
 
 
-def kernel_time(kernel: Mapping[str, Any]) -> float | None:
-    return kernel.get("time_median") or (kernel.get("counters") or {}).get("time")
+def kernel_time(kernel: KernelResult) -> float | None:
+    return kernel.time_median or (kernel.counters.time if kernel.counters is not None else None)
 
 
-def hierarchy_points(results_docs: Sequence[Mapping[str, Any]]) -> tuple[list[HierPoint], list[str]]:
+def hierarchy_points(results_docs: Sequence[ResultsDocument | Mapping[str, Any]]) -> tuple[list[HierPoint], list[str]]:
     """Points for every kernel with counters (three per kernel where all levels are known), and the names of
     kernels that cannot be drawn (no counters, no FLOPs, no time)."""
     points: list[HierPoint] = []
     skipped: list[str] = []
     numbers: dict[tuple[str, str], int] = {}
     for doc in results_docs:
-        for k in doc["kernels"]:
-            counters = k.get("counters")
+        for k in _kernels(doc):
+            counters = k.counters
             flops, time = kernel_flops(k), kernel_time(k)
-            if not counters or entry_failed(k) or not flops or not time:
-                skipped.append(k["name"])
+            if counters is None or k.failed or not flops or not time:
+                skipped.append(k.name)
                 continue
-            key = (k["name"], params_text(k.get("params") or {}))
+            key = (k.name, params_text(k.params or {}))
             number = numbers.setdefault(key, len(numbers) + 1)
             color = COLORS[(number - 1) % len(COLORS)]
             drawn = False
-            for level, nbytes in _counter_bytes(counters).items():
+            for level, nbytes in counters.level_bytes().items():
                 if nbytes:
                     points.append(HierPoint(number, key[0], key[1], level, flops / nbytes, flops / time, color))
                     drawn = True
             if not drawn:
-                skipped.append(k["name"])
+                skipped.append(k.name)
     return points, sorted(set(skipped))
 
 
-def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[HierPoint]) -> list[HierPoint]:
+def model_points(results_docs: Sequence[ResultsDocument | Mapping[str, Any]],
+                 counted: Sequence[HierPoint]) -> list[HierPoint]:
     """The model's points for each kernel the counters placed (same number and colour): x = model FLOPs ÷ the
     model's bytes at that level (DRAM `bytes`, `traffic` for L1/L2 where the descriptor gives it), y = model FLOPs
     ÷ the measured time. Results written before `traffic` existed give the DRAM point only; launches imported from
@@ -95,14 +99,14 @@ def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[Hi
     out: list[HierPoint] = []
     seen: set[tuple[str, str]] = set()
     for doc in results_docs:
-        for k in doc["kernels"]:
-            key = (k["name"], params_text(k.get("params") or {}))
-            ref, time, flops = placed.get(key), kernel_time(k), float(k.get("flops") or 0.0)
-            if ref is None or key in seen or not time or not flops or k.get("status") == "IMPORTED":
+        for k in _kernels(doc):
+            key = (k.name, params_text(k.params or {}))
+            ref, time, flops = placed.get(key), kernel_time(k), float(k.flops or 0.0)
+            if ref is None or key in seen or not time or not flops or k.status is Status.IMPORTED:
                 continue  # an imported launch has no descriptor: its "model" would be its own counters
             seen.add(key)
-            levels = {lvl: (t or {}).get("bytes") for lvl, t in (k.get("traffic") or {}).items()}
-            levels["dram"] = k.get("bytes")
+            levels = k.traffic_bytes()
+            levels["dram"] = k.bytes
             for level in LEVELS:
                 if levels.get(level):
                     out.append(HierPoint(ref.number, key[0], key[1], level, flops / levels[level], flops / time,
@@ -110,11 +114,13 @@ def model_points(results_docs: Sequence[Mapping[str, Any]], counted: Sequence[Hi
     return out
 
 
-def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
+def cache_bandwidths(doc: ResultsDocument | Mapping[str, Any],
+                     override: Mapping[str, float | None] | None = None) -> dict[str, float | None]:
     """{'l1': B/s or None, 'l2': ..., 'dram': B/s}: the override (a calibrated spec), else the results' own machine
     block, which carries the spec's cache figures (files written before it did have none: no cache roofs)."""
-    out: dict[str, float | None] = {"l1": None, "l2": None, "dram": doc["machine"]["bandwidth"]}
-    caches = doc["machine"].get("caches") or {}
+    machine = _machine(doc)
+    out: dict[str, float | None] = {"l1": None, "l2": None, "dram": machine["bandwidth"]}
+    caches = machine.get("caches") or {}
     for level in ("l1", "l2"):
         value = (caches.get(level) or {}).get("bandwidth")
         out[level] = float(value) if value else None
@@ -124,7 +130,7 @@ def cache_bandwidths(doc: Mapping[str, Any], override: Mapping[str, float | None
     return out
 
 
-def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
+def hierarchy_figure(results_docs: Sequence[ResultsDocument | Mapping[str, Any]],
                      bandwidths: Mapping[str, float | None] | None = None, title: str | None = None,
                      l2_curve: Sequence[tuple[float, float]] = (), l2_size: float | None = None) -> Any:
     """The hierarchical roofline of the first results document's machine (the others' kernels are drawn
@@ -144,10 +150,10 @@ def hierarchy_figure(results_docs: Sequence[Mapping[str, Any]],
     from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
-    machine = results_docs[0]["machine"]
+    machine = _machine(results_docs[0])
     bws = cache_bandwidths(results_docs[0], bandwidths)
     from_override = {lvl for lvl, bw in (bandwidths or {}).items() if bw}
-    used_roofs = {k["roof"] for d in results_docs for k in d["kernels"] if k.get("counters")}
+    used_roofs = {k.roof for d in results_docs for k in _kernels(d) if k.counters is not None}
     peaks = {r: p for r, p in machine["roofs"].items() if r in used_roofs} or dict(machine["roofs"])
     top = max(peaks.values())
 

@@ -6,6 +6,9 @@ the page needs no network and no extra package to write or to open, it looks lik
 and the few interactions wanted (a tooltip, a legend that hides groups) need no framework. Each point is an SVG
 group with id `pt-N`; the hover data sits in a JSON block (every `<` escaped, so no name can end the script), and
 the script fills the tooltip with textContent, never HTML. Every text the page shows is html.escape'd.
+
+The document is read typed (roofline.render.charts.profile.Profile: Group, KernelResult, Timeline; issue 30); the
+chart points are this module's own rows, and a timeline device's window and gaps are shown as the block holds them.
 """
 
 from __future__ import annotations
@@ -16,10 +19,11 @@ import re
 from typing import Any, Mapping
 
 from roofline.ncu.halfprec import roof_text
-from roofline.render.charts.profile import chart_points, profile_figure, roof_colors
+from roofline.render.charts.profile import Profile, chart_points, profile_figure, roof_colors
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 from roofline.render.tables.grouped import footer, MIXED_ROOF
+from roofline.records.timeline import Timeline
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -83,7 +87,7 @@ def _tooltip(p: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _svg(doc: Mapping[str, Any], title: str | None) -> str:
+def _svg(doc: Profile, title: str | None) -> str:
     """The chart as an inline <svg> element (no XML prologue, no fixed pixel size)."""
     return _figure_svg(profile_figure(doc, title))
 
@@ -94,13 +98,15 @@ def _json_for_script(value: Any) -> str:
     return re.sub(r"[<>&\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
-    """The page. Points with no FLOPs are in the table (marked) but not on the log-log chart."""
-    points = chart_points(doc)
+def profile_html(doc: Any, title: str | None = None) -> str:
+    """The page (a ResultsDocument, or a producer's dict read once: Profile.of). Points with no FLOPs are in the
+    table (marked) but not on the log-log chart."""
+    view = Profile.of(doc)
+    points = chart_points(view)
     colors = roof_colors(points)
-    by = (doc.get("groups") or [{}])[0].get("by")
-    heading = title or (f"{doc['device']['name']} · ceilings of {doc['machine'].get('name') or doc['machine']['id']}"
-                        + (f" · {len(doc['kernels'])} launches grouped by {by}" if by else ""))
+    by = view.groups[0].by if view.groups else None
+    heading = title or (f"{view.device_name} · ceilings of {view.machine.get('name') or view.machine['id']}"
+                        + (f" · {view.launches} launches grouped by {by}" if by else ""))
     legend = "".join(
         f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
         f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'
@@ -134,21 +140,20 @@ def profile_html(doc: Mapping[str, Any], title: str | None = None) -> str:
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{html_text(heading)}</title><style>{_STYLE}</style></head><body>\n"
         f"<h1 style=\"font-size:1.2em\">{html_text(heading)}</h1>\n"
-        f"<div id=\"chart\">{_svg(doc, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
+        f"<div id=\"chart\">{_svg(view, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
         f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
-        f"{missing}<p>{html_text(footer(doc))}</p>\n{mixed}{timeline_html(doc)}"
+        f"{missing}<p>{html_text(footer(doc))}</p>\n{mixed}{timeline_html(view.timeline)}"
         f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
         f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
         f"<script>{_SCRIPT}</script>\n</body></html>\n"
     )
 
 
-def timeline_html(doc: Mapping[str, Any]) -> str:
+def timeline_html(timeline: Timeline | None) -> str:
     """The step beside the roofline (an imported trace's timeline block): per device a strip the width of its window,
     green where the GPU was busy, with its largest idle gaps cut out in place and coloured by cause, and under it
     the idle time split by cause. Empty for a document without a timeline."""
-    block = doc.get("timeline")
-    if not isinstance(block, dict) or not block.get("devices"):
+    if timeline is None or not timeline.devices:
         return ""
     parts = ['<h2 style="font-size:1em">Timeline: the GPU over the step\'s window (HTA\'s definition)</h2>',
              '<p style="font-size:13px">' + " ".join(
@@ -156,7 +161,7 @@ def timeline_html(doc: Mapping[str, Any]) -> str:
                  f"</span> {html_text(cause)}" for cause, color in _CAUSE_COLORS.items())
              + " · the grey strip is the window with its five largest idle gaps in place; the bar under it is "
              "all of the window, busy in green and every gap's time by cause</p>"]
-    for d in block["devices"]:
+    for d in timeline.devices:
         window = d["window"]
         if window <= 0:
             continue

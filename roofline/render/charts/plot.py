@@ -1,8 +1,10 @@
 """Roofline and sweep charts as matplotlib Figures. Pure: documents in, a Figure out; nothing here computes physics.
 
 Every ceiling, ridge and attainable value comes from the analysis or results documents (roofline.model.analysis did the
-arithmetic); this module only places geometry and text. matplotlib is imported lazily and only through its object
-API (Figure + FigureCanvasAgg), so it works headless and never touches pyplot's global state.
+arithmetic); this module only places geometry and text. Results are read typed (ResultsDocument; issue 30); their
+`machine` block is the analysis machine summary an analysis document carries too, read as written. matplotlib is
+imported lazily and only through its object API (Figure + FigureCanvasAgg), so it works headless and never touches
+pyplot's global state.
 
 This is the entry point the CLI uses: it assembles the roofline figure and renders figures to bytes. The roof
 geometry lives in roofline.render.charts.roofs, the kernel points and the numbered table in roofline.render.charts.points, and
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from roofline.render.charts.points import collect_points, kernel_table, label_points
 from roofline.render.text import mpl
@@ -32,13 +34,14 @@ from roofline.render.charts.roofs import (
     spread_positions,
 )
 from roofline.errors import InputError
+from roofline.records.document import ResultsDocument, as_document
 
 FORMATS = ("png", "svg", "pdf")
 
 
 def roofline_figure(
     analysis_docs: Sequence[dict[str, Any]] = (),
-    results_docs: Sequence[dict[str, Any]] = (),
+    results_docs: Sequence[ResultsDocument | Mapping[str, Any]] = (),
     measured_machines: Sequence[dict[str, Any]] = (),
     title: str | None = None,
     roofs: str | None = None,
@@ -48,11 +51,12 @@ def roofline_figure(
     `roofs` picks each machine's compute roofs (render.roofs.shown_roofs): 'used' or 'all'; by default 'used' when
     the chart shows several machines and 'all' for one."""
     require_matplotlib()
+    results_docs = [as_document(d) for d in results_docs]
     from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
 
     datasheet: list[dict[str, Any]] = []
-    for m in [d["machine"] for d in analysis_docs] + [d["machine"] for d in results_docs]:
+    for m in [d["machine"] for d in analysis_docs] + [d.machine for d in results_docs]:
         if not any(m["id"] == o["id"] and m["roofs"] == o["roofs"] and m["bandwidth"] == o["bandwidth"]
                    for o in datasheet):
             datasheet.append(m)
@@ -61,12 +65,13 @@ def roofline_figure(
         raise InputError("nothing to plot: give kernels or --spec for the model, or --results FILE")
     colors = {rs.machine["id"]: rs.color for rs in roofsets}
     points, unplottable = collect_points(analysis_docs, results_docs, colors)
-    docs = [*analysis_docs, *results_docs]
-    used_roofs = {k["roof"] for d in docs for k in d["kernels"]}
+    roofs_of = [(d["machine"]["id"], {k["roof"] for k in d["kernels"]}) for d in analysis_docs]
+    roofs_of += [(d.machine_id, {k.roof for k in d.kernels}) for d in results_docs]
+    used_roofs = {roof for _, used in roofs_of for roof in used}
     choice = roofs or ("used" if len(datasheet) > 1 else "all")
     used_by: list[set[str]] = []  # per roofset, the roofs its machine's kernels use (all kernels for a measured spec)
     for rs in roofsets:
-        mine = {k["roof"] for d in docs if d["machine"]["id"] == rs.machine["id"] for k in d["kernels"]}
+        mine = {roof for machine_id, used in roofs_of if machine_id == rs.machine["id"] for roof in used}
         used_by.append(used_roofs if rs.measured else mine)
     drawn = [shown_roofs(rs.machine["roofs"], used, choice) for rs, used in zip(roofsets, used_by)]
 
@@ -171,17 +176,16 @@ def roofline_figure(
     return fig
 
 
-def ran_on(results_docs: Sequence[dict[str, Any]]) -> list[str]:
+def ran_on(results_docs: Sequence[ResultsDocument]) -> list[str]:
     """What measured the results when it was not the GPU of their spec: 'host CPU (…), numpy' for a CPU run."""
     ran = []
     for d in results_docs:
-        device = d.get("device") or {}
-        if device.get("kind") == "cpu" or d.get("backend") == "numpy":
-            ran.append(f"{device.get('name') or 'CPU'}, {d.get('backend') or 'numpy'}")
+        if d.device_kind == "cpu" or d.backend == "numpy":
+            ran.append(f"{d.device_name or 'CPU'}, {d.backend or 'numpy'}")
     return list(dict.fromkeys(ran))
 
 
-def default_title(roofsets: Sequence[Any], results_docs: Sequence[dict[str, Any]]) -> str:
+def default_title(roofsets: Sequence[Any], results_docs: Sequence[ResultsDocument]) -> str:
     """The machines whose ceilings are drawn; for results measured on a CPU, what ran them first, so a numpy run
     against H200 ceilings is never titled as an H200."""
     names = list(dict.fromkeys(rs.machine["name"] for rs in roofsets if not rs.measured))

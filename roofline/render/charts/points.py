@@ -3,7 +3,9 @@ the numbered side table that names each kernel and its fraction of the ceiling.
 
 It exists so the points and their labelling, the busiest part of the roofline chart, live apart from the roof
 geometry (roofline.render.charts.roofs) and the figure's assembly (roofline.render.charts.plot). Pure: results and analysis
-documents in, artists on a given Figure; matplotlib is reached only through the Axes and Figure passed in.
+documents in, artists on a given Figure; matplotlib is reached only through the Axes and Figure passed in. Results
+are read in their typed form (ResultsDocument, KernelResult; issue 30); an analysis document (roofline.model.analysis,
+not a results file) is a dict.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Sequence
 from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID
 from roofline.render.text import mpl
 from roofline.records.files import params_text
-from roofline.records.document import entry_failed
+from roofline.records.document import ResultsDocument, Status
 
 STATUS_WIDTH = 10  # the side table's "of ceiling" column: "35%", "FAILED", or "35% FAILED" for a kernel twice
 
@@ -38,15 +40,15 @@ class Point:
             object.__setattr__(self, name, float(getattr(self, name)))
 
 
-def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequence[dict[str, Any]],
+def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequence[ResultsDocument],
                    colors: dict[str, str]) -> tuple[list[Point], list[str]]:
     """Points to draw (numbered by kernel name and parameters) and the kernels that cannot sit on log axes."""
     numbers: dict[tuple[str, str], int] = {}
     points: list[Point] = []
     unplottable: list[str] = []
 
-    def number(k: dict[str, Any]) -> int:
-        return numbers.setdefault((k["name"], params_text(k["params"])), len(numbers) + 1)
+    def number(name: str, params: Any) -> int:
+        return numbers.setdefault((name, params_text(params)), len(numbers) + 1)
 
     for doc in analysis_docs:
         color = colors.get(doc["machine"]["id"], COLORS[0])
@@ -54,21 +56,21 @@ def collect_points(analysis_docs: Sequence[dict[str, Any]], results_docs: Sequen
             if k["intensity"] <= 0 or k["attainable_flops"] <= 0:
                 unplottable.append(k["name"])
                 continue
-            points.append(Point(number(k), k["name"], params_text(k["params"]), k["intensity"],
+            points.append(Point(number(k["name"], k["params"]), k["name"], params_text(k["params"]), k["intensity"],
                                 k["attainable_flops"], k["attainable_flops"], "model", color, None))
-    for doc in results_docs:
-        color = colors.get(doc["machine"]["id"], COLORS[0])
-        for k in doc["kernels"]:
-            if k["status"] == "SKIPPED":  # not run here: nothing measured, and not a failure to mark
+    for result in results_docs:
+        color = colors.get(result.machine_id, COLORS[0])
+        for r in result.kernels:
+            if r.status is Status.SKIPPED:  # not run here: nothing measured, and not a failure to mark
                 continue
-            failed = entry_failed(k) or k.get("achieved_flops") is None
-            y = k["attainable_flops"] if failed else k["achieved_flops"]
-            if k["intensity"] <= 0 or not y or y <= 0:
-                unplottable.append(k["name"])
+            failed = r.failed or r.achieved_flops is None
+            y = r.attainable_flops if failed else r.achieved_flops
+            if r.intensity <= 0 or not y or y <= 0:
+                unplottable.append(r.name)
                 continue
-            points.append(Point(number(k), k["name"], params_text(k["params"]), k["intensity"], y,
-                                k["attainable_flops"], "failed" if failed else "measured",
-                                FAILED_COLOR if failed else color, k.get("fraction_of_ceiling")))
+            points.append(Point(number(r.name, r.params), r.name, params_text(r.params), r.intensity, y,
+                                r.attainable_flops, "failed" if failed else "measured",
+                                FAILED_COLOR if failed else color, r.fraction_of_ceiling))
     return points, sorted(set(unplottable))
 
 

@@ -1,11 +1,16 @@
 """The roofline of a profiled program: one point per group (or per kernel), sized by its share of GPU time and
 coloured by the roof that bounds it. The same Figure is the PNG/SVG/PDF of a grouped profile and the chart inside
 the HTML page (roofline.render.charts.html), where each point's SVG group id (`pt-N`) ties it to the hover data.
-Pure: a results document in, a Figure out."""
+Pure: a results document in, a Figure out. The document is read typed (Group, KernelResult; issue 30); its machine
+block (the analysis machine summary) is read as written."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, NamedTuple, Sequence
+
+from roofline.records.document import KernelResult, ResultsDocument, as_result
+from roofline.records.groups import Group
+from roofline.records.timeline import Timeline
 
 from roofline.model.units import format_rate, format_time
 from roofline.render.charts.roofs import (COLORS, GID, RoofSet, label_memory_roof, log_bounds, peak_text,
@@ -15,28 +20,55 @@ from roofline.render.text import mpl
 MEMORY_COLOR = "#444444"
 
 
-def chart_points(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+class Profile(NamedTuple):
+    """What the profile chart and page read of a document: its device and machine block, its groups typed, its
+    launches typed where it has no groups, and its timeline."""
+
+    device_name: str
+    machine: Mapping[str, Any]  # the analysis machine summary, as written
+    launches: int
+    groups: Sequence[Group]
+    kernels: Sequence[KernelResult]  # only without groups (then each launch is a point)
+    timeline: Timeline | None
+
+    @classmethod
+    def of(cls, doc: "ResultsDocument | Profile | Mapping[str, Any]") -> "Profile":
+        """A ResultsDocument's parts. A dict is a producer's document (`plot` groups an ncu import in place) read
+        here once; its launches are typed only where it has no groups (an import may hold 38,000)."""
+        if isinstance(doc, Profile):
+            return doc
+        if isinstance(doc, ResultsDocument):
+            return cls(doc.device_name, doc.machine or {}, len(doc.kernels), doc.grouped(), doc.kernels,
+                       doc.timeline)
+        groups = Group.all_of(doc.get("groups"))
+        kernels = doc.get("kernels") or ()
+        return cls(str(doc["device"]["name"]), doc["machine"], len(kernels), groups,
+                   () if groups else [as_result(k) for k in kernels], Timeline.of(doc.get("timeline")))
+
+
+def chart_points(doc: "ResultsDocument | Profile | Mapping[str, Any]") -> list[dict[str, Any]]:
     """One row per group (the document's `groups`) or, without groups, per kernel with a time, ranked by
     recoverable time; each with what the hover and the table show. `plotted` is False for 0 FLOPs (no place on
     a log-log chart)."""
-    if doc.get("groups"):
-        rows = [dict(name=g["name"], launches=g["launches"], time=g["time"], share=g["share"], flops=g["flops"],
-                     bytes=g["bytes"], intensity=g.get("intensity"), achieved=g["achieved_flops"],
-                     bandwidth=g["achieved_bandwidth"], roof=g["roof"], dtype=g.get("dtype"),
-                     fraction=g["fraction_of_ceiling"],
-                     sol_time=g["sol_time"], recoverable=g["recoverable_time"], flag=g.get("flag"),
-                     mixed=len(g.get("roofs") or []) > 1)
-                for g in doc["groups"]]
+    view = Profile.of(doc)
+    if view.groups:
+        rows = [dict(name=g.name, launches=g.launches, time=g.time, share=g.share, flops=g.flops,
+                     bytes=g.bytes, intensity=g.intensity, achieved=g.achieved_flops,
+                     bandwidth=g.achieved_bandwidth, roof=g.roof, dtype=g.dtype,
+                     fraction=g.fraction_of_ceiling,
+                     sol_time=g.sol_time, recoverable=g.recoverable_time, flag=g.flag,
+                     mixed=g.mixed)
+                for g in view.groups]
     else:
-        timed = [k for k in doc["kernels"] if k.get("time_median") and k.get("sol_time") is not None]
-        total = sum(k["time_median"] for k in timed) or 1.0
-        rows = [dict(name=k["name"], launches=k.get("launches", 1), time=k["time_median"],
-                     share=k["time_median"] / total, flops=k["flops"], bytes=k["bytes"], intensity=k["intensity"],
-                     achieved=k["achieved_flops"], bandwidth=k["achieved_bandwidth"], roof=k["roof"],
-                     dtype=k.get("dtype"),
-                     fraction=k["fraction_of_ceiling"], sol_time=k["sol_time"],
-                     recoverable=k["time_median"] - k["sol_time"], flag=None,
-                     mixed=len(k.get("work") or []) > 1) for k in timed]
+        timed = [k for k in view.kernels if k.time_median and k.sol_time is not None]
+        total = sum(k.time_median for k in timed) or 1.0
+        rows = [dict(name=k.name, launches=k.launches, time=k.time_median,
+                     share=k.time_median / total, flops=k.flops, bytes=k.bytes, intensity=k.intensity,
+                     achieved=k.achieved_flops, bandwidth=k.achieved_bandwidth, roof=k.roof,
+                     dtype=k.dtype,
+                     fraction=k.fraction_of_ceiling, sol_time=k.sol_time,
+                     recoverable=k.time_median - k.sol_time, flag=None,
+                     mixed=k.mixed_roof) for k in timed]
         rows.sort(key=lambda r: -r["recoverable"])
     for i, r in enumerate(rows):
         r["id"] = f"pt-{i}"
@@ -62,7 +94,7 @@ class _At:
         self.x, self.y = x, y
 
 
-def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
+def profile_figure(doc: "ResultsDocument | Profile | Mapping[str, Any]", title: str | None = None) -> Any:
     """The Figure: the memory roof, the compute roofs the points sit under, each labelled with its value, and the
     points. Groups with no FLOPs (copies, `aten::cat` of integers) have no place on a log-log chart: the side
     panel lists them with their achieved bandwidth rather than dropping them."""
@@ -74,8 +106,9 @@ def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
     # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.lines import Line2D
 
-    machine = doc["machine"]
-    points = chart_points(doc)
+    view = Profile.of(doc)
+    machine = view.machine
+    points = chart_points(view)
     plotted = [p for p in points if p["plotted"]]
     colors = roof_colors(points)
     roofs = {r: machine["roofs"][r] for r in colors if r in machine["roofs"]}
@@ -112,8 +145,8 @@ def profile_figure(doc: Mapping[str, Any], title: str | None = None) -> Any:
         handles.append(Line2D([], [], linestyle="", label=MIXED_LEGEND))
     ax.legend(handles=handles, loc="lower right", fontsize=7, title="roof", title_fontsize=8)
     name = machine.get("name") or machine["id"]
-    by = (doc.get("groups") or [{}])[0].get("by")
-    ax.set_title(mpl(title or f"{doc['device']['name']} · ceilings of {name}"
+    by = view.groups[0].by if view.groups else None
+    ax.set_title(mpl(title or f"{view.device_name} · ceilings of {name}"
                      + (f" · grouped by {by}" if by else "")), fontsize=10, loc="left")
     side = fig.add_axes((0.8, 0.1, 0.19, 0.8))
     side.axis("off")

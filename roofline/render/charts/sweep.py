@@ -3,33 +3,35 @@ latency-bound region that Little's Law marks out and the bandwidth roof(s).
 
 It exists because the sweep chart shares nothing with the roofline chart but the palette and the log-range
 helper (roofline.render.charts.roofs), so it stands on its own. Pure: a results document in, a Figure out; matplotlib is
-imported lazily, only inside sweep_figure.
+imported lazily, only inside sweep_figure. The results are read typed (ResultsDocument, KernelResult, Prediction;
+issue 30); machine blocks (the analysis machine summary, a --calibrated spec's) are dicts.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, log_bounds, require_matplotlib
 from roofline.render.text import mpl
-from roofline.records.files import sweep_groups
+from roofline.records.files import sweep_series
 from roofline.model.units import format_bytes, format_rate, format_time
-from roofline.records.document import entry_failed
+from roofline.records.document import KernelResult, ResultsDocument, as_document
 from roofline.errors import InputError
 
 
-def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
+def sweep_figure(doc: ResultsDocument | Mapping[str, Any], kernels: Sequence[str] = (),
                  measured_machines: Sequence[dict[str, Any]] = (), title: str | None = None, *,
                  source: str = "the results") -> Any:
     """Achieved bandwidth against bytes moved (log x) for kernels measured at several sizes. `source` names the
     document in an error (its file's path)."""
     require_matplotlib()
+    doc = as_document(doc)
     from matplotlib.figure import Figure  # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.lines import Line2D  # lazy: matplotlib is a start-up cost only this path pays
     # lazy: matplotlib is a start-up cost only this path pays
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    groups = sweep_groups(doc)
+    groups = sweep_series(doc)
     if kernels:
         def named(key: str, k: str) -> bool:
             return key == k or key.startswith(f"{k} (GPU ")
@@ -42,17 +44,17 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     if not groups:
         raise InputError(f"{source}: no kernel measured at several sizes (entries sharing a "
                          "name with different bytes); run a sweep first")
-    machine = doc["machine"]
+    machine = doc.machine
     if machine is None:
         raise InputError(f"{source}: machine: is null (measured without a spec, so there is no bandwidth roof or "
                          "Little's Law bytes to draw); sweep again with --spec, e.g. 'roofline sweep KERNEL "
                          "--backend numpy --spec h100'")
     bw, in_flight = machine["bandwidth"], machine["bytes_in_flight"]
 
-    all_bytes = [k["bytes"] for g in groups.values() for k in g] + [in_flight]
+    all_bytes = [k.bytes for g in groups.values() for k in g] + [in_flight]
     x_lo, x_hi = log_bounds(all_bytes, 0.2, 0.2)
-    achieved = [k["achieved_bandwidth"] for g in groups.values() for k in g if k.get("achieved_bandwidth")]
-    achieved += [k["bytes"] / k["predicted_time"] for g in groups.values() for k in g if k.get("predicted_time")]
+    achieved = [k.achieved_bandwidth for g in groups.values() for k in g if k.achieved_bandwidth]
+    achieved += [k.bytes / k.predicted_time for g in groups.values() for k in g if k.predicted_time]
     ceilings = [bw] + [m["bandwidth"] for m in measured_machines]
     y_hi = max(ceilings + achieved) * 1.15
 
@@ -69,7 +71,7 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     ax.set_axisbelow(True)
     ax.set_xlabel("Bytes moved per launch (B)")
     ax.set_ylabel("Achieved bandwidth (B/s)")
-    ax.set_title(mpl(title or f"Bandwidth vs size: {', '.join(groups)} on {doc['device']['name']}"), loc="left",
+    ax.set_title(mpl(title or f"Bandwidth vs size: {', '.join(groups)} on {doc.device_name}"), loc="left",
                  fontsize=13)
 
     # the latency-bound region and the Little's Law line; its note hangs below the lowest roof and its label, where
@@ -93,26 +95,28 @@ def sweep_figure(doc: dict[str, Any], kernels: Sequence[str] = (),
     handles = []
     for i, (name, entries) in enumerate(groups.items()):
         color = COLORS[(i + 1) % len(COLORS)]
-        ok = [k for k in entries if k.get("achieved_bandwidth") and not entry_failed(k)]
-        bad = [k for k in entries if k not in ok]
-        ax.plot([k["bytes"] for k in ok], [k["achieved_bandwidth"] for k in ok], "-o", color=color, markersize=6,
+        ok: list[KernelResult] = [k for k in entries if k.achieved_bandwidth and not k.failed]
+        bad = [k for k in entries if all(k is not o for o in ok)]
+        ax.plot([k.bytes for k in ok], [k.achieved_bandwidth for k in ok], "-o", color=color, markersize=6,
                 linewidth=1.6, gid=GID + "sweep-line")
         for k in ok:
-            if k.get("fraction_of_ceiling") is not None:
-                fraction = k["fraction_of_ceiling"]
-                ax.annotate(f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}", xy=(k["bytes"], k["achieved_bandwidth"]),
+            if k.fraction_of_ceiling is not None:
+                fraction = k.fraction_of_ceiling
+                ax.annotate(f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction:.1%}",
+                            xy=(k.bytes, k.achieved_bandwidth),
                             xytext=(0, 7), textcoords="offset points", ha="center", fontsize=7.5, color=color)
         if bad:
-            ax.plot([k["bytes"] for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
+            ax.plot([k.bytes for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
                     linestyle="", gid=GID + "point-failed")
         handles.append(Line2D([], [], marker="o", color=color, label=mpl(f"{name} (achieved; % of its ceiling)")))
-        predicted = [k for k in entries if k.get("predicted_time")]
+        predicted = [k for k in entries if k.predicted_time]
         if predicted:  # the model's prediction as the bandwidth it implies, beside the measured points
-            ax.plot([k["bytes"] for k in predicted], [k["bytes"] / k["predicted_time"] for k in predicted], "--",
+            ax.plot([k.bytes for k in predicted], [k.bytes / k.predicted_time for k in predicted], "--",
                     color=color, linewidth=1.4, alpha=0.8, gid=GID + "sweep-prediction")
-            model = (predicted[0].get("prediction") or {}).get("model", "model")
+            prediction = predicted[0].prediction
+            model = prediction.model if prediction is not None and prediction.model is not None else "model"
             handles.append(Line2D([], [], linestyle="--", color=color, label=mpl(f"{name} predicted ({model})")))
-    if any(entry_failed(k) for g in groups.values() for k in g):
+    if any(k.failed for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)
     return fig

@@ -1,9 +1,13 @@
 """The table `roofline profile` and `roofline import ncu --group-by` print: one row per group, ranked by
-recoverable time, with the program's totals as the footer (also as Markdown, for the README and reviews)."""
+recoverable time, with the program's totals as the footer (also as Markdown, for the README and reviews).
+
+Groups and the program line are read typed (roofline.records.groups: Group, Program; issue 30), from a results
+document or from the rows of `report`'s group report (a dict file format the gates write, which carries each group's
+figures as written). The timeline's `step` block is shown as written, as roofline.records.timeline keeps it."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple, Sequence
 import xml.etree.ElementTree as ET
 import json
 
@@ -12,6 +16,8 @@ from rich.table import Table
 from roofline.ncu.halfprec import roof_text
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, styled, xml
+from roofline.records.document import ResultsDocument
+from roofline.records.groups import Group, Program
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
 
 _DROP_ORDER = ("model", "#", "intensity", "FLOPs", "DRAM bytes", "achieved", "achieved BW", "SOL time", "launches",
@@ -20,47 +26,83 @@ COLUMNS = ("#", "group", "launches", "time", "share", "FLOPs", "DRAM bytes", "in
            "achieved BW", "roof", "of ceiling", "SOL time", "recoverable", "model")
 
 
-def _model_cell(g: Mapping[str, Any]) -> str:
+def _model_cell(g: Group) -> str:
     """'2MNK 1.00x' (counter FLOPs over the model's), 'bytes 2.3x !' (flagged), or ''."""
     cells = []
-    if g.get("flops_ratio") is not None:
-        cells.append(f"FLOPs {g['flops_ratio']:.2f}x")
-    if g.get("bytes_ratio") is not None:
-        cells.append(f"bytes {g['bytes_ratio']:.2f}x" + (" !" if g.get("flag") else ""))
+    if g.flops_ratio is not None:
+        cells.append(f"FLOPs {g.flops_ratio:.2f}x")
+    if g.bytes_ratio is not None:
+        cells.append(f"bytes {g.bytes_ratio:.2f}x" + (" !" if g.flag else ""))
     return ", ".join(cells)
 
 
 MIXED_ROOF = "roof +: work on more than one roof, timed at each; the roof shown holds most of it"
 
 
-def group_row(rank: int, g: Mapping[str, Any]) -> list[str]:
-    roof = roof_text(g["roof"], g.get("dtype")) + (" +" if len(g.get("roofs") or []) > 1 else "")
-    return [str(rank), str(g["name"]), str(g["launches"]), format_time(g["time"]), f"{g['share']:.1%}",
-            format_count(g["flops"]), format_bytes(g["bytes"]),
-            "-" if g.get("intensity") is None else f"{g['intensity']:.3g}", format_flops(g["achieved_flops"]),
-            format_rate(g["achieved_bandwidth"]), roof, format_fraction(g["fraction_of_ceiling"]),
-            format_time(g["sol_time"]), format_time(g["recoverable_time"]), _model_cell(g)]
+class Grouped(NamedTuple):
+    """What the grouped table reads of a document: its device, launch count, spec, where its figures came from,
+    its groups and program typed, and the timeline's step as written."""
+
+    device_name: str
+    launches: int
+    machine_id: str | None
+    source_with: Any
+    groups: Sequence[Group]
+    program: Program | None
+    step: Mapping[str, Any] | None
+
+    @classmethod
+    def of(cls, doc: ResultsDocument | Mapping[str, Any]) -> "Grouped":
+        """A ResultsDocument's parts; a dict is a producer's document (profile, import ncu/torch, a rank's part of
+        an import) read here once, without building a typed entry per launch (an import may hold 38,000)."""
+        if isinstance(doc, ResultsDocument):
+            timeline = doc.timeline
+            return cls(doc.device_name, len(doc.kernels), doc.machine_id, doc.source_with, doc.grouped(),
+                       doc.written_program(), timeline.step if timeline else None)
+        stored, timeline, block = doc.get("program"), doc.get("timeline"), doc.get("source")
+        step = timeline.get("step") if isinstance(timeline, dict) else None
+        return cls(str((doc.get("device") or {}).get("name")), len(doc.get("kernels") or ()),
+                   (doc.get("machine") or {}).get("id"), block.get("with") if isinstance(block, dict) else None,
+                   Group.all_of(doc.get("groups")), Program.as_written(stored) if stored else None,
+                   step if isinstance(step, dict) else None)
 
 
-def footer(doc: Mapping[str, Any]) -> str:
-    p = doc.get("program") or {}
-    if not p:
-        return ""
-    top = p.get("top_share_of_recoverable")
-    recoverable = (f"recoverable {format_time(p['recoverable_time'])}"
-                   + (f" ({top:.0%} of it in the top {p['top']} groups)" if top is not None else ""))
-    timeline = doc.get("timeline")
-    step = timeline.get("step") if isinstance(timeline, dict) else None
-    if p.get("gpu_time") is None:  # an ncu profile: every launch is in the groups
-        return (f"program: GPU time {format_time(p['time'])}, speed-of-light time {format_time(p['sol_time'])}, "
-                f"time-weighted fraction of ceiling {p['fraction_of_ceiling']:.1%}, {recoverable}"
-                + (f"; {p['unmodelled_share']:.1%} of GPU time ({format_time(p['unmodelled_time'])}) has no model "
-                   "and is not in these groups" if p.get("unmodelled_share") is not None else ""))
+def _group(g: Group | Mapping[str, Any]) -> Group:
+    return g if isinstance(g, Group) else Group.from_checked(g)
+
+
+def group_row(rank: int, g: Group | Mapping[str, Any]) -> list[str]:
+    """A group's cells; a report row or a group block as written is read as its typed Group."""
+    g = _group(g)
+    roof = roof_text(g.roof, g.dtype) + (" +" if g.mixed else "")
+    return [str(rank), str(g.name), str(g.launches), format_time(g.time), f"{g.share:.1%}",
+            format_count(g.flops), format_bytes(g.bytes),
+            "-" if g.intensity is None else f"{g.intensity:.3g}", format_flops(g.achieved_flops),
+            format_rate(g.achieved_bandwidth), roof, format_fraction(g.fraction_of_ceiling),
+            format_time(g.sol_time), format_time(g.recoverable_time), _model_cell(g)]
+
+
+def footer(doc: "ResultsDocument | Grouped | Mapping[str, Any]") -> str:
+    """The program line under a grouped table; '' for a document without a program block."""
+    view = doc if isinstance(doc, Grouped) else Grouped.of(doc)
+    return program_line(view.program, view.step) if view.program is not None else ""
+
+
+def program_line(p: Program, step: Mapping[str, Any] | None) -> str:
+    """The program's totals as the stored block gives them, and the step over its wall time where known."""
+    top = p.top_share_of_recoverable
+    recoverable = (f"recoverable {format_time(p.recoverable_time)}"
+                   + (f" ({top:.0%} of it in the top {p.top} groups)" if top is not None else ""))
+    if p.gpu_time is None:  # an ncu profile: every launch is in the groups
+        return (f"program: GPU time {format_time(p.time)}, speed-of-light time {format_time(p.sol_time)}, "
+                f"time-weighted fraction of ceiling {p.fraction_of_ceiling:.1%}, {recoverable}"
+                + (f"; {p.unmodelled_share:.1%} of GPU time ({format_time(p.unmodelled_time)}) has no model "
+                   "and is not in these groups" if p.unmodelled_share is not None else ""))
     # an imported trace: the GPU time is every event's, modelled or not, and each share is of it
-    line = (f"program: GPU time {format_time(p['gpu_time'])} (every GPU event), of it "
-            f"{p['unmodelled_share']:.1%} ({format_time(p['unmodelled_time'])}) with no model and in no group; the "
-            f"modelled {format_time(p['time'])} at {p['fraction_of_ceiling']:.1%} of ceiling (time-weighted over "
-            f"kernel time), speed-of-light time {format_time(p['sol_time'])}, {recoverable}")
+    line = (f"program: GPU time {format_time(p.gpu_time)} (every GPU event), of it "
+            f"{p.unmodelled_share:.1%} ({format_time(p.unmodelled_time)}) with no model and in no group; the "
+            f"modelled {format_time(p.time)} at {p.fraction_of_ceiling:.1%} of ceiling (time-weighted over "
+            f"kernel time), speed-of-light time {format_time(p.sol_time)}, {recoverable}")
     return line + (f"; {step_text(step)}" if isinstance(step, dict) else "")
 
 
@@ -83,40 +125,40 @@ def step_text(s: Mapping[str, Any]) -> str:
 SOURCES = {"ncu": "ncu counters", "torch": "torch trace, op shape models"}
 
 
-def grouped_table(doc: Mapping[str, Any]) -> Any:
-    by = doc["groups"][0]["by"] if doc.get("groups") else "?"
-    title = (f"{doc['device']['name']} · {len(doc['kernels'])} launches grouped by {by}, ranked by recoverable "
-             f"time · ceilings of {doc['machine']['id']}")
-    block = doc.get("source")  # `profile`: counted or modelled figures; any JSON in a file someone wrote
-    source = block.get("with") if isinstance(block, dict) else None
-    if source in SOURCES:
+def grouped_table(doc: ResultsDocument | Mapping[str, Any]) -> Any:
+    view = Grouped.of(doc)
+    by = view.groups[0].by if view.groups else "?"
+    title = (f"{view.device_name} · {view.launches} launches grouped by {by}, ranked by recoverable "
+             f"time · ceilings of {view.machine_id}")
+    source = view.source_with  # `profile`: counted or modelled figures; any JSON in a file someone wrote
+    if isinstance(source, str) and source in SOURCES:
         title += f" · {SOURCES[source]}"
-    groups = doc.get("groups") or []
-    mixed = [MIXED_ROOF] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
-    caption = "\n".join(x for x in (footer(doc), *mixed) if x)
+    mixed = [MIXED_ROOF] if any(g.mixed for g in view.groups) else []
+    caption = "\n".join(x for x in (footer(view), *mixed) if x)
     table = Table(title=literal(title), title_justify="left", caption=literal(caption), caption_justify="left")
     for col in COLUMNS:
         table.add_column(col, justify="left" if col in ("group", "roof", "model") else "right")
-    for i, g in enumerate(doc.get("groups") or [], 1):
+    for i, g in enumerate(view.groups, 1):
         table.add_row(*[literal(c) for c in group_row(i, g)])
     return droppable(table, *_DROP_ORDER)
 
 
-def grouped_markdown(doc: Mapping[str, Any], limit: int | None = None) -> str:
+def grouped_markdown(doc: ResultsDocument | Mapping[str, Any], limit: int | None = None) -> str:
     """The ranked groups as a Markdown table (the first `limit` rows), footer below."""
-    groups = list(doc.get("groups") or [])
+    view = Grouped.of(doc)
+    groups = list(view.groups)
     rows = ["| " + " | ".join(COLUMNS) + " |", "|" + "|".join("---" for _ in COLUMNS) + "|"]
     for i, g in enumerate(groups[:limit] if limit else groups, 1):
         rows.append("| " + " | ".join(md(c) for c in group_row(i, g)) + " |")
-    mixed = ["", md(MIXED_ROOF)] if any(len(g.get("roofs") or []) > 1 for g in groups) else []
-    return "\n".join(rows) + "\n\n" + "\n".join([md(footer(doc)), *mixed]) + "\n"
+    mixed = ["", md(MIXED_ROOF)] if any(g.mixed for g in groups) else []
+    return "\n".join(rows) + "\n\n" + "\n".join([md(footer(view)), *mixed]) + "\n"
 
 
 # ---- `roofline report` of grouped profiles (roofline.gates.groups.group_report) ----------------------------
 
 
 def _program_line(p: Mapping[str, Any]) -> str:
-    shown = footer({"program": p, **({"timeline": {"step": p["step"]}} if p.get("step") else {})})
+    shown = program_line(Program.as_written(p), p.get("step") or None)
     return shown + (f" · {p['verdict'].upper()}: {'; '.join(p['failures'])}" if p["failures"] else "")
 
 

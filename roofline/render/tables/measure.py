@@ -1,18 +1,18 @@
-"""The table `roofline measure` prints after measuring: one row per kernel."""
+"""The table `roofline measure` prints after measuring: one row per kernel. It reads the typed results
+(roofline.records.document: ResultsDocument, KernelResult, MeasuredEnergy), never the document's dict (issue 30)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from rich.table import Table
 
 from roofline.records import caveats
-from roofline.records.document import KernelResult
+from roofline.records.document import KernelResult, ResultsDocument, Status, as_document, as_result
 from roofline.render.tables.fit import droppable, fit
 from roofline.render.text import literal, styled
-from roofline.records.files import ceiling_of
 from roofline.render.console import make_console
-from roofline.records.energy import MIN_ENERGY_WINDOW, short_window_note
+from roofline.records.energy import MIN_ENERGY_WINDOW, MeasuredEnergy
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_small, format_time
 
 
@@ -20,72 +20,72 @@ def _fraction(value: float | None) -> str:
     return "unknown" if value is None else format_fraction(value)
 
 
-def _spread(k: dict[str, Any]) -> str:
-    if not k.get("time_min"):
+def _spread(k: KernelResult) -> str:
+    if not k.time_min:
         return "–"
-    return f"{k['time_min'] / k['time_median']:.2f}–{k['time_max'] / k['time_median']:.2f}×"
+    return f"{k.time_min / k.time_median:.2f}–{k.time_max / k.time_median:.2f}×"
 
 
-def results_table(doc: dict[str, Any]) -> Any:
-    device = doc["device"]
-    machine = doc.get("machine")
-    if doc["backend"] == "numpy":
-        title = f"Measured on the HOST CPU with NumPy ({device['name']}), not a GPU"
+def results_table(doc: ResultsDocument | Mapping[str, Any]) -> Any:
+    """The table under `measure`: a title naming the device and the spec, a row per kernel (and GPU). A producer's
+    dict is taken in its typed form once (as_document)."""
+    doc = as_document(doc)
+    if doc.backend == "numpy":
+        title = f"Measured on the HOST CPU with NumPy ({doc.device_name}), not a GPU"
     else:
-        title = f"Measured on {device['name']} (CuPy {device.get('cupy_version')}, CUDA {device.get('cuda_runtime')})"
-    if machine:
-        derived = " [derived from device properties]" if device.get("spec_derived") else ""
-        title += f"; ceilings from spec {machine['id']}{derived}"
+        title = f"Measured on {doc.device_name} (CuPy {doc.cupy_version}, CUDA {doc.cuda_runtime})"
+    if doc.machine:
+        derived = " [derived from device properties]" if doc.spec_derived else ""
+        title += f"; ceilings from spec {doc.machine_id}{derived}"
     else:
         title += "; no spec given, so the ceiling is unknown"
-    return kernel_table(doc["kernels"], title, unit=ran_on(doc))
+    return kernel_table(doc.kernels, title, unit=ran_on(doc))
 
 
-def ran_on(doc: dict[str, Any]) -> str:
+def ran_on(doc: ResultsDocument | Mapping[str, Any]) -> str:
     """What one of the document's devices is, for a column header: 'CPU' for the NumPy backend (a host rank under
     mpirun, or `measure --backend numpy`), 'GPU' otherwise: a CPU rank's table is not headed GPU."""
-    device = doc.get("device") or {}
-    return "CPU" if doc.get("backend") == "numpy" or device.get("kind") == "cpu" else "GPU"
+    doc = as_document(doc)
+    return "CPU" if doc.backend == "numpy" or doc.device_kind == "cpu" else "GPU"
 
 
 def show(kernel: KernelResult) -> None:
     """Print one typed result as the row `roofline measure` prints: the API's Result.show(). rich is imported here,
     at the first print, so `import roofline` stays fast."""
     console = make_console(markup=False, emoji=False)
-    table = kernel_table([kernel.to_json()], kernel.name,
-                         unit="CPU" if (kernel.extra.get("measured_with") or {}).get("backend") == "numpy" else "GPU")
+    table = kernel_table([kernel], kernel.name, unit="CPU" if kernel.measured_backend == "numpy" else "GPU")
     fit(table, console.width)  # a notebook or an 80-column terminal: numbers whole, less important columns out
     console.print(table)
 
 
-def kernel_table(kernels: Sequence[dict[str, Any]], title: str, unit: str = "GPU") -> Any:
+def kernel_table(kernels: Sequence[KernelResult | Mapping[str, Any]], title: str, unit: str = "GPU") -> Any:
     """The rows of measured kernels under a title (the API's Result.show() prints one); `unit` heads the column
     of devices (several devices in one document: 'GPU', or 'CPU' for host ranks)."""
+    rows = [as_result(k) for k in kernels]
     table = Table(title=literal(title), title_justify="left")
-    per_gpu = any(k.get("device") is not None for k in kernels)  # measure --device all: one row per kernel and GPU
+    per_gpu = any(k.device_index is not None for k in rows)  # measure --device all: one row per kernel and GPU
     if per_gpu:
         table.add_column(unit, justify="right")
-    energy = any(k.get("energy_measured") for k in kernels)  # NVML read the energy: joules beside the seconds
+    energy = any(k.energy_measured for k in rows)  # NVML read the energy: joules beside the seconds
     for col in ("kernel", "status", "time (median)", "spread min–max", "achieved BW", "achieved FLOP/s",
                 "ceiling", "of ceiling", *(_ENERGY_COLUMNS if energy else ()), "timing"):
         table.add_column(col, justify="left" if col in ("kernel", "status", "timing") else "right")
-    for k in kernels:
-        status = k["status"]
-        style = "yellow" if status == "SKIPPED" or (status == "OK" and k.get("warnings")) else (
-            "green" if status == "OK" else "bold red")
+    for k in rows:
+        status = k.status.value
+        style = "yellow" if k.status is Status.SKIPPED or (k.status is Status.OK and k.warnings) else (
+            "green" if k.status is Status.OK else "bold red")
         table.add_row(
-            *([literal(str(k.get("device", "–")))] if per_gpu else []),
-            literal(k["name"]),
+            *([literal(str("–" if k.device_index is None else k.device_index))] if per_gpu else []),
+            literal(k.name),
             styled(status, style),
-            format_time(k["time_median"]),
+            format_time(k.time_median),
             _spread(k),
-            format_rate(k["achieved_bandwidth"]),
-            format_flops(k["achieved_flops"]),
-            format_si(*ceiling_of(k)),
-            _fraction(k["fraction_of_ceiling"]) if status == "OK" else "–",
-            *(energy_cells(k.get("energy_measured")) if energy else ()),
-            literal(f"{k.get('timing') or '–'}"
-                    + (f" ×{k['buffer_sets']} sets" if k.get("buffer_sets", 1) > 1 else "")),
+            format_rate(k.achieved_bandwidth),
+            format_flops(k.achieved_flops),
+            format_si(*k.ceiling),
+            _fraction(k.fraction_of_ceiling) if k.status is Status.OK else "–",
+            *(energy_cells(k.energy_measured) if energy else ()),
+            literal(f"{k.timing or '–'}" + (f" ×{k.buffer_sets} sets" if k.buffer_sets > 1 else "")),
         )
     return droppable(table, "timing", "spread min–max", "FLOP/J", "power", "achieved FLOP/s", "ceiling",
                      "of energy ceiling", "achieved BW", "energy/run", whole=("kernel",))
@@ -94,33 +94,33 @@ def kernel_table(kernels: Sequence[dict[str, Any]], title: str, unit: str = "GPU
 _ENERGY_COLUMNS = ("energy/run", "power", "FLOP/J", "of energy ceiling")
 
 
-def energy_cells(e: dict[str, Any] | None) -> list[str]:
+def energy_cells(e: MeasuredEnergy | None) -> list[str]:
     """Joules per run (marked '~' where the window was short for NVML's counter), mean power, FLOP/J and the share
     of the energy ceiling (roofline.measurement.energy); dashes where NVML read no energy."""
     if not e:
         return ["–"] * len(_ENERGY_COLUMNS)
-    mark = "~" if e.get("short_window") else ""
-    return [mark + format_small(e["joules_per_run"], "J"), format_small(e["power_mean"], "W"),
-            format_si(e.get("flops_per_joule"), "FLOP/J"), _fraction(e.get("fraction_of_energy_ceiling"))]
+    mark = "~" if e.short_window else ""
+    return [mark + format_small(e.joules_per_run, "J"), format_small(e.power_mean, "W"),
+            format_si(e.flops_per_joule, "FLOP/J"), _fraction(e.fraction_of_energy_ceiling)]
 
 
-def problems(doc: dict[str, Any]) -> list[str]:
+def problems(doc: ResultsDocument | Mapping[str, Any]) -> list[str]:
     """One line per failure or warning, for standard error under the table."""
+    kernels = doc.kernels if isinstance(doc, ResultsDocument) else [as_result(k) for k in doc["kernels"]]
     lines = []
-    for k in doc["kernels"]:
-        if k["status"] == "SKIPPED":
-            lines.append(f"SKIPPED {k['name']}: {k['error']}")
-        elif k["status"] != "OK":
-            lines.append(f"FAILED {k['name']}: {k['error']}")
-        for w in k.get("warnings") or []:
-            lines.append(f"warning {k['name']}: {caveats.line(w)}")
-    short = [k for k in doc["kernels"] if short_window_note(k.get("energy_measured"))]
+    for k in kernels:
+        if k.status is Status.SKIPPED:
+            lines.append(f"SKIPPED {k.name}: {k.error}")
+        elif k.status is not Status.OK:
+            lines.append(f"FAILED {k.name}: {k.error}")
+        for w in k.warnings:
+            lines.append(f"warning {k.name}: {caveats.line(w)}")
+    short = [(k, e) for k, e in ((k, k.energy_measured) for k in kernels) if e is not None and e.short_window_note]
     if len(short) == 1:
-        lines.append(f"note {short[0]['name']}: {short_window_note(short[0]['energy_measured'])}")
+        lines.append(f"note {short[0][0].name}: {short[0][1].short_window_note}")
     elif short:  # one line for the run, not one per kernel: the default windows are all short
-        worst = max(short, key=lambda k: k["energy_measured"]["uncertainty"])
+        worst = max(e.uncertainty for _, e in short)
         lines.append(f"note: the energy of {len(short)} kernels ('~' in the table) is over windows shorter than "
                      f"{MIN_ENERGY_WINDOW:g} s, short for NVML's energy counter (updated every 20-100 ms): up to "
-                     f"{worst['energy_measured']['uncertainty']:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more "
-                     "makes it tighter")
+                     f"{worst:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more makes it tighter")
     return lines

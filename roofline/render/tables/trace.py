@@ -1,5 +1,6 @@
 """The tables `roofline import torch` prints: per launch (--group-by none), or the groups, one table per rank and
-the merged one when several traces were imported."""
+the merged one when several traces were imported. The launches are read typed (KernelResult; issue 30); the
+per-rank blocks (`ranks`) and the timeline are the importer's trace summaries, shown as written."""
 
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ from roofline.model.units import format_bytes, format_count, format_fraction, fo
 from rich.table import Table
 from roofline.render.tables.grouped import grouped_table, step_text
 from roofline.ncu.importer import short_name
+from roofline.records.document import ResultsDocument, as_document
 
 
-def launch_table(doc: Mapping[str, Any]) -> Any:
-    table = Table(title=literal(f"{doc['device']['name']} · imported from PyTorch profiler traces · ceilings of "
-                                f"{doc['machine']['id']}"), title_justify="left")
+def launch_table(doc: ResultsDocument | Mapping[str, Any]) -> Any:
+    """A row per launch (--group-by none), read typed (issue 30); a producer's dict is taken typed once."""
+    doc = as_document(doc)
+    table = Table(title=literal(f"{doc.device_name} · imported from PyTorch profiler traces · ceilings of "
+                                f"{doc.machine_id}"), title_justify="left")
     for col in ("launch", "rank", "kernel", "op", "roof", "time", "bytes", "FLOPs", "of ceiling", "bound"):
         table.add_column(col, justify="left" if col in ("kernel", "op", "roof", "bound") else "right")
-    for k in doc["kernels"]:
-        table.add_row(str(k["params"]["launch"]), str(k["rank"]), literal(k["name"]), literal(k["op"]), k["roof"],
-                      format_time(k["time_median"]), format_bytes(k["bytes"]), format_count(k["flops"]),
-                      format_fraction(k["fraction_of_ceiling"]), k["bound"])
+    for k in doc.kernels:
+        table.add_row(str(k.launch), str(k.rank), literal(k.name), literal(k.op), k.roof,
+                      format_time(k.time_median), format_bytes(k.bytes), format_count(k.flops),
+                      format_fraction(k.fraction_of_ceiling), k.bound)
     return droppable(table, "FLOPs", "bytes", "rank", "roof", "op")
 
 
