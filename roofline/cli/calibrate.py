@@ -10,13 +10,11 @@ from roofline.cli.common import (Fraction, devices_option, format_option, is_std
                                  output_option_for, print_tables, wide_option, write_output)
 from roofline.cli.fleet import timeout_option
 from roofline.errors import BackendUnavailable, InputError
-import datetime as dt
 import time
-from roofline.version import __version__
 from roofline.cli.progress import Steps
 from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
 from roofline.measurement.calibrate.plan import FULL, QUICK
-from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.calibrate.spec import written_spec
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.render.tables.calibrate import calibration_notes, comparison_table, energy_table
 from roofline.load.specs import SpecCatalog
@@ -123,16 +121,15 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
         figures = calibrate_gpu(backend, datasheet, QUICK if quick else FULL, steps)
         energy_runs = _energy_runs(backend, figures, quick, steps) if energy else []
     device = backend.device_info()
-    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    spec_doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
+
+    amend = None
     if energy_runs:
         # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
-        from roofline.measurement.calibrate.energy import add_energy
+        from roofline.measurement.calibrate.energy import with_energy
 
-        warnings += add_energy(spec_doc, energy_runs, f"roofline calibrate --energy {__version__} on "
-                                                      f"{device.get('name')}, {date}")
-    text = spec_yaml(spec_doc)
-    check_loads(text)
+        amend = with_energy(energy_runs, device.get("name"))
+    spec = written_spec(figures, device, datasheet, amend)
+    spec_doc, warnings, text = spec.doc, spec.warnings, spec.text
     wall = time.perf_counter() - started
 
     if output is not None:

@@ -5,7 +5,6 @@ hand (tests/test_fleet_commands.py) on machines with no GPU."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -15,10 +14,9 @@ from roofline.gates.doctor import FAIL
 from roofline.gates.hosts import figure_rows, outliers
 from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
 from roofline.measurement.calibrate.figures import Figure, calibration_document, comparison_rows
-from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.calibrate.spec import written_spec
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.host import gpus_name
-from roofline.version import __version__
 
 DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
 # a fleet spec's device block: what every rank shares, not where one of them ran
@@ -90,14 +88,11 @@ def fleet_calibration(outcomes: Mapping[int, Any], timeout: float | None, outlie
     figures = host_figures(parts, scope=f"a fleet of {hosts} node(s)", unit="rank")
     device = {k: v for k, v in parts[0]["device"].items() if k not in _RANK_ONLY}
     device["name"] = fleet_name(parts)
-    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    spec_doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
-    text = spec_yaml(spec_doc)
-    check_loads(text)
+    spec = written_spec(figures, device, datasheet)
     rows = figure_rows(device_figure_lists(parts))
     nodes = node_figure_rows(rows)
-    return FleetCalibration(parts=parts, datasheet=datasheet, figures=figures, device=device, spec_doc=spec_doc,
-                            warnings=warnings, text=text, rows=rows, nodes=nodes,
+    return FleetCalibration(parts=parts, datasheet=datasheet, figures=figures, device=device, spec_doc=spec.doc,
+                            warnings=spec.warnings, text=spec.text, rows=rows, nodes=nodes,
                             summary=fleet_summary(rows, nodes, outlier), comparison=comparison_rows(figures, datasheet),
                             failures=grouped_failures(outcomes, timeout), outlier=outlier,
                             slow=outliers(rows, outlier) if outlier is not None else [],
