@@ -90,7 +90,8 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
     spec = written_spec(figures, host_device, datasheet, links_measured)
     rows = figure_rows(device_figure_lists(parts))
     return HostCalibration(parts=parts, failures=failures, datasheet=datasheet, figures=figures,
-                           host_device=host_device, spec_doc=spec.doc, warnings=spec.warnings, text=spec.text, rows=rows,
+                           host_device=host_device, spec_doc=spec.doc, warnings=spec.warnings, text=spec.text,
+                           rows=rows,
                            comparison=comparison_rows(figures, datasheet), wall=time.perf_counter() - started,
                            outlier=outlier, slow=outliers(rows, outlier) if outlier is not None else [],
                            link_doc=link_doc, link_error=link_error)
