@@ -67,3 +67,49 @@ def test_sweep_devices_keeps_each_devices_model_block(monkeypatch) -> None:
     assert [p["sweep"]["kernel"] for p in run.parts()] == ["vector_add", "vector_add"]
     assert {r["kernel"] for r in run.host_rows()} == {"vector_add"}
     run.verdict()
+
+
+# ---- calibrate --device all: roofline.measurement.multi.host ----------------------------------------------------
+
+
+def _calibrated(slow: dict[int, float], fail: int | None = None) -> dict[int, Outcome]:
+    from test_multi_calibrate import fake_calibrate
+
+    out = {}
+    for d in range(3):
+        try:
+            out[d] = Outcome(d, result=fake_calibrate(d, {"slow": slow, "fail": fail}, lambda *a: None))
+        except RuntimeError as exc:
+            out[d] = Outcome(d, error=f"RuntimeError: {exc}", kind="RuntimeError", identity={"index": d})
+    return out
+
+
+def test_the_host_spec_carries_the_links_measured_after_the_figures(monkeypatch) -> None:
+    import json
+
+    import roofline.measurement.multi.host as host
+    from roofline.version import __version__
+    from test_multi_calibrate import DATA
+
+    steps: list[str] = []
+    monkeypatch.setattr(host, "_links", lambda devices, datasheet, on_step: steps.append(str(devices))
+                        or json.loads(DATA.read_text()))
+    run = host.host_calibration(_calibrated({}), None, True, 0.0, lambda name, skipped: None)
+    assert steps == ["[0, 1, 2]"] and run.link_error is None and run.count == 3
+    assert "nvlink" in run.spec_doc["interconnect"] and "interconnect:" in run.text
+    date = run.spec_doc["measurement"]["date"]
+    cites = [s["cite"] for s in run.spec_doc["sources"] if s["for"] == ["interconnect.nvlink.bandwidth"]]
+    assert cites[0].startswith(f"roofline calibrate {__version__} on 3 × NVIDIA H200, {date}")
+    run.verdict()
+    bare = host.host_calibration(_calibrated({}), None, False, 0.0, lambda name, skipped: None)
+    assert bare.link_doc is None and "interconnect" not in bare.spec_doc
+
+
+def test_the_host_verdict_counts_every_device_asked_for() -> None:
+    from roofline.measurement.multi.host import host_calibration
+
+    run = host_calibration(_calibrated({1: 0.9}, fail=2), 0.05, False, 0.0, lambda name, skipped: None)
+    assert run.count == 3 and len(run.parts) == 2
+    with pytest.raises(GateFailed, match=r"^4 problem\(s\) across 3 GPUs: GPU 2: RuntimeError: Xid 79") as failed:
+        run.verdict()
+    assert "GPU 1 (0000:19:00.0): DRAM bandwidth" in failed.value.message

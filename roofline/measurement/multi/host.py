@@ -45,6 +45,7 @@ class HostCalibration:
     slow: list[dict[str, Any]] = field(default_factory=list)
     link_doc: dict[str, Any] | None = None
     link_error: str | None = None
+    count: int = 0  # the devices calibrated (their workers' outcomes)
 
     def document(self) -> dict[str, Any]:
         """--format json: the host's figures, each device's, the host table, the links and what failed."""
@@ -59,6 +60,12 @@ class HostCalibration:
                 *(f"{device_name(o['index'], o['pci_bus_id'])}: {o['kernel']} {-o['deviation']:.1%} below the host "
                   f"median (limit {self.outlier:.0%})" for o in self.slow),
                 *([self.link_error] if self.link_error else [])]
+
+    def verdict(self) -> None:
+        """Exit 1 (GateFailed) with every problem, once the spec and the tables are out."""
+        problems = self.problems()
+        if problems:
+            raise GateFailed(f"{len(problems)} problem(s) across {self.count} GPUs: " + "; ".join(problems))
 
 
 def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, links: bool, started: float,
@@ -94,7 +101,7 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
                            rows=rows,
                            comparison=comparison_rows(figures, datasheet), wall=time.perf_counter() - started,
                            outlier=outlier, slow=outliers(rows, outlier) if outlier is not None else [],
-                           link_doc=link_doc, link_error=link_error)
+                           link_doc=link_doc, link_error=link_error, count=len(outcomes))
 
 
 def gpus_name(parts: Sequence[Mapping[str, Any]]) -> str:
