@@ -1,7 +1,8 @@
 """`measure`, `sweep`, `calibrate` and `doctor` under mpirun/srun: every rank runs the command's work on its
 node-local GPU (roofline.fleet.work), rank 0 gathers the results (roofline.fleet.mpi), prints and writes the one
-file, and judges the job: exit 1 naming each rank that failed or hung (the others' results written); where every
-rank failed the same way, that error once (exit 2 for bad input, 3 with the fix where no rank has a GPU)."""
+file of what roofline.fleet.conclude makes of them, and raises its verdict: exit 1 naming each rank that failed or
+hung (the others' results written); where every rank failed the same way, that error once (exit 2 for bad input, 3
+with the fix where no rank has a GPU)."""
 
 from __future__ import annotations
 
@@ -47,8 +48,8 @@ def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
             f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
 
 
-def _shown(result: Callable[[], FleetResults], stats: Any, output: Path | None, fmt: str,
-           shape: Callable[[FleetResults], tuple[Any, list[str]]], spool: Any) -> None:
+def _print_and_write(result: Callable[[], FleetResults], stats: Any, output: Path | None, fmt: str,
+                     shape: Callable[[FleetResults], tuple[Any, list[str]]], spool: Any) -> None:
     """Print and write what rank 0 concluded (roofline.fleet.conclude): the file from the spool, shape(result) →
     table function and notes; the tracebacks, the gather's cost; then the verdict (exit 1)."""
     began = time.perf_counter()
@@ -88,8 +89,8 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
     spool = _spool(output)
 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        _shown(lambda: fleet_results(outcomes, size, timeout, stats.to_dict()), stats, output, fmt,
-               lambda f: (_measure_table(f.doc), problems(f.doc)), spool)
+        _print_and_write(lambda: fleet_results(outcomes, size, timeout, stats.to_dict()), stats, output, fmt,
+                         lambda f: (_measure_table(f.doc), problems(f.doc)), spool)
 
     run_ranks(f"measuring {_what(backend)}", work, timeout, finish, note, spool=spool)
 
@@ -117,8 +118,8 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
     spool = _spool(output)
 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        _shown(lambda: fleet_sweep(outcomes, size, timeout, stats.to_dict(), COLUMNS_UP_TO, spool), stats, output,
-               fmt, _sweep_view, spool)
+        _print_and_write(lambda: fleet_sweep(outcomes, size, timeout, stats.to_dict(), COLUMNS_UP_TO, spool),
+                         stats, output, fmt, _sweep_view, spool)
 
     run_ranks(f"sweeping {_what(backend)}", work, timeout, finish, note, spool=spool)
 
