@@ -9,7 +9,8 @@
    plausible ranges and against the H200 figures of issue 33 where the GPU is an H200 (measured 2026-12-02 with
    3-4 s loops: idle 101 W, random copy 583 W = 138 pJ/B of total power, FP16 GEMM on random normal 8192³ 688 W =
    1.07 pJ/FLOP total, capped), within REFERENCE_TOLERANCE; the table's column is over idle (the spec's figure).
-2. `roofline calibrate --quick --energy -o $OUT/measured.yaml`: the measured spec loads and carries an energy block.
+2. `roofline calibrate --energy -o $OUT/measured.yaml` (the full plan a user runs for a spec): the measured spec
+   loads and carries an energy block.
 3. `roofline doctor --no-ncu --format json`: the "NVML energy counter" check (counter against the power samples).
 4. `roofline measure copy triad matmul_library_fp16 --spec $OUT/measured.yaml --min-time 1`: every entry has
    energy_measured over a window of at least 1 s (not short) on random inputs, with its share of the energy ceiling.
@@ -31,7 +32,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -89,14 +89,16 @@ def probes_step(out: Path, check: Checks) -> None:
     log(out, "probes.json", json.dumps({"device": backend.device_info(), "runs": rows}, indent=1))
     name = str(backend.info.get("name"))
     print(f"\nenergy probes on {name} (random data; zeros as the control)")
-    print(f"{'probe':<14}{'status':<9}{'window':>8}{'W':>7}{'rate':>14}{'over idle':>15}{'SM MHz':>8}  capped")
+    print(f"{'probe':<14}{'status':<9}{'window':>8}{'W':>7}{'rate':>14}{'over idle':>15}{'DRAM W':>8}{'SM MHz':>8}"
+          "  capped")
     for r in runs:
         rate = "–" if not r.rate else (f"{r.rate / 1e12:.3g} TB/s" if r.unit == "B" else f"{r.rate / 1e12:.4g} TF/s")
         per = "–" if not r.per_unit else f"{r.per_unit / 1e-12:.3g} pJ/{r.unit}"
         clock = f"{r.sm_clock_mean / 1e6:.0f}" if r.sm_clock_mean else "–"
         capped = "–" if r.capped is None else (f"yes {r.power_capped:.0%}" if r.capped else "no")
+        dram = f"{r.memory_power:.0f}" if r.memory_power else "–"
         print(f"{r.name:<14}{r.status:<9}{(r.window or 0):>7.2f}s{(r.power or 0):>7.0f}{rate:>14}{per:>15}"
-              f"{clock:>8}  {capped}{'  ' + r.note if r.note else ''}")
+              f"{dram:>8}{clock:>8}  {capped}{'  ' + r.note if r.note else ''}")
     print()
     by = {r.name: r for r in runs}
     for r in runs:
@@ -141,8 +143,8 @@ def cli_steps(out: Path, check: Checks) -> None:
 
     py = [sys.executable, "-m", "roofline"]
     spec = out / "measured.yaml"
-    p = run([*py, "calibrate", "--quick", "--energy", "--format", "json", "-o", str(spec)], out, "calibrate")
-    if check(p.returncode == 0 and spec.exists(), f"calibrate --quick --energy exit {p.returncode}"):
+    p = run([*py, "calibrate", "--energy", "--format", "json", "-o", str(spec)], out, "calibrate")
+    if check(p.returncode == 0 and spec.exists(), f"calibrate --energy exit {p.returncode}"):
         doc = json.loads(p.stdout)
         log(out, "calibrate.json", json.dumps(doc, indent=1))
         energy = load_spec(spec).energy
@@ -175,8 +177,14 @@ def cli_steps(out: Path, check: Checks) -> None:
             check(not e["short_window"] and e["inputs"] == "random", f"{k['name']}: window >= 1 s on random inputs")
             check(abs(e["joules_per_run"] * e["runs"] - e["energy"]) <= 1e-6 * e["energy"],
                   f"{k['name']}: joules per run x runs = the window's energy")
-            if spec_arg != "h200":
-                check(share is not None and 0 < share <= 1.05, f"{k['name']}: share of the energy ceiling in (0, 1]")
+            if spec_arg != "h200":  # the spec's figures are probe means, not bounds: above 1 only within the
+                # counter's resolution, or said aloud (the energy-beyond-ceiling warning)
+                warned = any(w.get("code") == "energy-beyond-ceiling" for w in k.get("warnings") or []
+                             if isinstance(w, dict))
+                fair = share is not None and 0 < share <= 1 + e["uncertainty"]
+                check(fair or (share is not None and warned), f"{k['name']}: share of the energy ceiling in (0, 1 + "
+                      f"{e['uncertainty']:.0%}], or above it with the energy-beyond-ceiling warning"
+                      + (" (warned)" if warned else ""))
         p = run([*py, "report", str(results), "--min-energy-fraction", "1%"], out, "report")
         check(p.returncode == 0, f"report --min-energy-fraction 1% exit {p.returncode}")
         p = run([*py, "plot", "--energy", "--results", str(results), "--spec", spec_arg, "-o",

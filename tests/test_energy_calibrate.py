@@ -86,6 +86,25 @@ def test_idle_then_each_probe_gives_its_energy_per_unit_by_hand() -> None:
     assert all(r.inputs for r in runs)
 
 
+def test_a_compute_probes_own_dram_bytes_are_charged_to_memory_not_to_its_flops() -> None:
+    """Choi's split: ε_flop = (P - π0 - ε_mem·Q/s) / FLOP rate, so the model applied to the probe gives back the
+    probe's own energy over idle instead of counting its bytes twice."""
+    gpu = FakeGPU()
+    gemm = Probe("GEMM fp16", "compute.fp16_tensor", "FLOP", 1e12, lambda: gpu.run(2e-3, 700.0), lambda: None,
+                 "random normal (fake)", dram_bytes=0.5e9)
+    runs = calibrate_energy(_backend(gpu), PLAN, probes=[
+        probe(gpu, "copy", "memory.dram", "B", 1e9, 2.5e-4, 580.0), gemm], sleep=gpu.sleep)
+    copy, fp16 = runs[1], runs[2]
+    # 0.5 GB a run, 500 runs a second: 250 GB/s at 120 pJ/B = 30 W of the 600 W over idle
+    assert fp16.memory_power == pytest.approx(30.0)
+    assert fp16.per_unit == pytest.approx(570.0 / 5e14)
+    one_run = 1e12 * fp16.per_unit + 0.5e9 * copy.per_unit
+    assert one_run == pytest.approx((700.0 - IDLE_W) * 2e-3)
+    # without a copy before it there is no ε_mem to charge: the figure keeps the bytes, as a lone probe must
+    alone = calibrate_energy(_backend(gpu), PLAN, probes=[gemm], sleep=gpu.sleep)[1]
+    assert alone.memory_power is None and alone.per_unit == pytest.approx(1.2e-12)
+
+
 def test_a_power_capped_loop_says_so() -> None:
     gpu = FakeGPU()
     gpu.capped = True

@@ -30,6 +30,29 @@ def test_step_energy_by_hand() -> None:
     assert step_energy_line({"why": "no nvml"}) == "energy: not measured (no nvml)"
 
 
+def test_the_energy_window_is_the_range_not_the_profilers_set_up() -> None:
+    """torch.profiler's first start sets up CUPTI for seconds with the GPU idle: the meter opens after it and closes
+    before the profiler stops, each after a sync, so the joules are the range's."""
+    from roofline.kineto.capture import Window
+
+    events: list[str] = []
+
+    class Recorder:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def start(self) -> None:
+            events.append(f"{self.name}.start")
+
+        def stop(self) -> None:
+            events.append(f"{self.name}.stop")
+
+    window = Window(Recorder("profiler"), lambda: events.append("sync"), Recorder("meter"))  # type: ignore[arg-type]
+    window.start()
+    window.stop()
+    assert events == ["sync", "profiler.start", "sync", "meter.start", "sync", "meter.stop", "profiler.stop"]
+
+
 def test_profile_with_torch_records_the_ranges_energy(run_cli, faketorch, tmp_path: Path,  # noqa: F811
                                                       monkeypatch) -> None:
     monkeypatch.setenv("PYTHONPATH", f"{FAKE_NVML}{os.pathsep}{FAKE_TORCH}{os.pathsep}{ROOT}")

@@ -16,7 +16,7 @@ from roofline.errors import InputError, RooflineError
 from roofline.records.caveats import warning
 from roofline.records.clockstate import power_over_limit, throttle_warning
 from roofline.measurement.energy import input_kind
-from roofline.records.energy import CONSTANT_INPUTS, measured_energy
+from roofline.records.energy import CONSTANT_INPUTS, beyond_ceiling, measured_energy
 from roofline.measurement.implementation import Implementation, numpy_dtype
 from roofline.measurement.policy import MeasurePolicy, buffer_sets
 from roofline.measurement.stats import SPREAD_WARNING, median_interval, summarize
@@ -126,6 +126,9 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
                                 "close other work on the device or raise --min-time"))
     energy = measured_energy(timing.gpu_state, timing.window_runs or timing.repeats, work.flops, work.bytes,
                              (base.get("energy") or {}).get("min_energy"), timing.inputs)
+    if (beyond := beyond_ceiling(energy)) is not None:
+        warnings.append(warning("energy-beyond-ceiling", beyond, "roofline calibrate --energy -o FILE on this GPU "
+                                                                 "(not --quick), then measure --spec FILE"))
     if energy is not None and energy["inputs"] == "constant":
         warnings.append(warning("energy-constant-inputs", CONSTANT_INPUTS,
                                 "draw the inputs from the rng that inputs() is given (random data)"))

@@ -81,6 +81,21 @@ def measured_energy(state: Mapping[str, Any] | None, runs: int | None, flops: fl
 CONSTANT_INPUTS = "an input array is constant: power depends on the data, so this energy can be 2x low"
 
 
+def beyond_ceiling(block: Mapping[str, Any] | None) -> str | None:
+    """Why a share of the energy ceiling above 1 is not a success, where it is above 1 by more than the counter's
+    uncertainty; None otherwise. The spec's energy figures are means of probes on random data at one clock and
+    temperature, not lower bounds: another kernel's data, a cooler GPU or a spec from another GPU (or `calibrate
+    --quick`'s smaller GEMM) can put a kernel under the figure's minimum. Above 1 within the uncertainty is the
+    counter's resolution, said by the short-window note where the window was short."""
+    if not block or block.get("fraction_of_energy_ceiling") is None:
+        return None
+    share, loose = float(block["fraction_of_energy_ceiling"]), float(block.get("uncertainty") or 0.0)
+    if share <= 1.0 + loose:
+        return None
+    return (f"used {1 / share:.0%} of the spec's minimum energy ({share:.0%} of the energy ceiling; the counter allows "
+            f"{loose:.0%}): the spec's energy figures are not this GPU's at this data and clock")
+
+
 def short_window_note(block: Mapping[str, Any] | None) -> str | None:
     """Why the figure is loose where the window was short for the counter, in one clause; None otherwise."""
     if not block or not block.get("short_window"):

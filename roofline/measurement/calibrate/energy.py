@@ -7,9 +7,14 @@ Each probe runs in a loop for `loop_seconds` (2.5 s by default) between two read
 first, before any probe has warmed the GPU. Then, as Choi et al. (IPDPS 2013) derive them, the energy of one byte or
 one FLOP over idle:
 
-    ε_mem  = (P_stream - π0) / bandwidth          (J/B, from a copy; a triad beside it as a cross-check)
-    ε_flop = (P_probe  - π0) / FLOP rate           (J/FLOP, per roof: FMA chains for fp32, cuBLAS GEMMs for the
-                                                    tensor roofs through cupy.matmul)
+    ε_mem  = (P_stream - π0) / bandwidth                 (J/B, from a copy; a triad beside it as a cross-check)
+    ε_flop = (P_probe  - π0 - ε_mem · Q_probe) / FLOP rate (J/FLOP, per roof: FMA chains for fp32, cuBLAS GEMMs for
+                                                           the tensor roofs through cupy.matmul)
+
+where Q_probe is the compute probe's own compulsory DRAM traffic per second (a GEMM reads A and B and writes C):
+its energy is the model's W·ε_flop + Q·ε_mem term for the bytes, so leaving it in ε_flop would count those bytes
+twice for every kernel, the probe itself included (on an H200 a 4096³ FP16 GEMM's compulsory bytes are about 9 % of
+its energy over idle). With it taken out, the model applied to a probe gives back the probe's own energy over idle.
 
 Every probe runs on RANDOM data (normal floats, a random step per FMA chain): power depends on the data, and on an
 H200 the same FP16 GEMM drew 377 W on all-ones matrices and 688 W on random normal ones (issue 33). Each probe's
@@ -75,7 +80,8 @@ class EnergyRun:
     energy: float | None = None  # J over the window
     power: float | None = None  # W, mean over the window
     rate: float | None = None  # B/s or FLOP/s over the window
-    per_unit: float | None = None  # J/B or J/FLOP over idle: (power - idle) / rate
+    per_unit: float | None = None  # J/B or J/FLOP over idle: (power - idle - memory_power) / rate
+    memory_power: float | None = None  # W of a compute probe's compulsory DRAM traffic at ε_mem, taken out (Choi)
     runs: int = 0
     sm_clock_mean: float | None = None  # Hz, mean of the samples taken while the GPU was busy
     sm_clock_max: float | None = None  # Hz, the GPU's maximum SM clock
@@ -101,6 +107,7 @@ class Probe:
     launch: Callable[[], None]
     check: Callable[[], str | None]
     inputs: str
+    dram_bytes: float = 0.0  # compulsory DRAM bytes per run of a compute probe: their energy is ε_mem's, not ε_flop's
 
 
 def idle_run(monitor: Any, plan: EnergyPlan, sleep: Callable[[float], None] = time.sleep) -> EnergyRun:
@@ -165,22 +172,38 @@ def loop_run(probe: Probe, monitor: Any, sync: Callable[[], None], seconds: floa
     return run
 
 
-def derive(run: EnergyRun, idle: EnergyRun) -> EnergyRun:
-    """The run's energy per unit over idle, (P - π0) / rate, held to the plausible range of its kind."""
+def derive(run: EnergyRun, idle: EnergyRun, memory_power: float = 0.0) -> EnergyRun:
+    """The run's energy per unit over idle, (P - π0 - memory_power) / rate, held to the plausible range of its kind;
+    `memory_power` is the W of a compute probe's own DRAM traffic at ε_mem (memory_power_of)."""
     if run.status != OK:
         return run
     if idle.status != OK or not idle.power:
         run.status, run.note = FAILED, "no idle power to subtract (the idle window failed)"
         return run
-    if not run.rate or not run.power or run.power <= idle.power:
+    if not run.rate or not run.power or run.power <= idle.power + memory_power:
         run.status = FAILED
-        run.note = f"mean power {run.power or 0:.0f} W is not above idle {idle.power:.0f} W"
+        run.note = (f"mean power {run.power or 0:.0f} W is not above idle {idle.power:.0f} W"
+                    + (f" plus its DRAM traffic's {memory_power:.0f} W" if memory_power else ""))
         return run
-    run.per_unit = (run.power - idle.power) / run.rate
+    run.per_unit = (run.power - idle.power - memory_power) / run.rate
+    run.memory_power = memory_power or None
     kind = "energy_per_byte" if run.unit == "B" else "energy_per_flop"
     if (why := outside(kind, run.per_unit)) is not None:
         run.status, run.note = FAILED, why
     return run
+
+
+def memory_power_of(probe: Probe, run: EnergyRun, earlier: Sequence[EnergyRun]) -> float:
+    """W that a compute probe's compulsory DRAM traffic draws at the ε_mem of the copy run before it (the triad's
+    where the copy failed): its bytes per second times ε_mem. 0 for a memory probe, or before any ε_mem is known
+    (the figure then keeps the bytes' energy, as before; the probes run the copy first)."""
+    if not probe.dram_bytes or probe.unit != "FLOP" or run.status != OK or not run.rate:
+        return 0.0
+    ok = {r.field: r for r in earlier if r.status == OK and r.per_unit}
+    memory = ok.get("memory.dram") or ok.get("memory.triad")
+    if memory is None or memory.per_unit is None:
+        return 0.0
+    return memory.per_unit * probe.dram_bytes * run.rate / probe.per_run
 
 
 def calibrate_energy(backend: Any, plan: EnergyPlan = FULL_ENERGY, progress: Progress = SILENT,
@@ -195,7 +218,8 @@ def calibrate_energy(backend: Any, plan: EnergyPlan = FULL_ENERGY, progress: Pro
     runs = [idle]
     for probe in (probes if probes is not None else gpu_probes(backend, plan)):
         progress.start(f"energy: {probe.name}")
-        run = derive(loop_run(probe, monitor, backend.synchronize, plan.loop_seconds), idle)
+        run = loop_run(probe, monitor, backend.synchronize, plan.loop_seconds)
+        run = derive(run, idle, memory_power_of(probe, run, runs))
         if run.field == "compute.tf32_tensor" and run.status == OK and fp32_rate and run.rate \
                 and run.rate <= fp32_rate:
             run.status, run.note = SKIPPED, (f"{run.rate / 1e12:.1f} TFLOP/s does not beat the FP32 cores "
@@ -301,7 +325,8 @@ def gpu_probes(backend: Any, plan: EnergyPlan) -> list[Probe]:
                         lambda: kernel((blocks,), (threads,), (init, fma_out, np.int32(plan.fma_iters))),
                         lambda: fma_problem or (None if bool(cp.all(cp.isfinite(fma_out))) else "non-finite output"),
                         f"random steps h in [0.1, 1.9) and normal seeds per FMA chain (seed {plan.seed}), "
-                        f"{plan.check_iters}-step launch checked against float64"))
+                        f"{plan.check_iters}-step launch checked against float64",
+                        dram_bytes=float(init.nbytes + fma_out.nbytes)))
 
     def gemm(name: str, field: str, dtype: Any, rtol: float, host: bool = False,
              around: Callable[[], Any] | None = None) -> Probe:
@@ -327,7 +352,8 @@ def gpu_probes(backend: Any, plan: EnergyPlan) -> list[Probe]:
             return _close(cp.asnumpy(gc[:4]).astype(np.float32), want, rtol)
 
         return Probe(name, field, "FLOP", 2.0 * m**3, launch, check,
-                     f"random normal {np.dtype(dtype).name} {m}x{m} matrices (seed {plan.seed})")
+                     f"random normal {np.dtype(dtype).name} {m}x{m} matrices (seed {plan.seed})",
+                     dram_bytes=3.0 * m * m * np.dtype(dtype).itemsize)  # A and B read, C written, once each
 
     cc = float(str(backend.info.get("compute_capability") or 0) or 0)
     if cc >= 7.0:
@@ -372,7 +398,8 @@ def energy_block(runs: Sequence[EnergyRun], roofs: Sequence[str], where: str) ->
     shortest = min(r.window or 0.0 for r in runs if r.status == OK)
     source = (f"{where}: NVML total-energy counter around each loop (>= {shortest:.1f} s; the counter updates every "
               f"20-100 ms, so <= {COUNTER_PERIOD / shortest:.0%} of a window), on random data; energy per unit over "
-              f"idle = (P - idle) / rate (Choi et al., IPDPS 2013); {'; '.join(parts)}"
+              f"idle = (P - idle) / rate, a compute probe's own compulsory DRAM bytes at the copy's energy per byte taken "
+              f"out (Choi et al., IPDPS 2013); {'; '.join(parts)}"
               + (f"; power-capped: {', '.join(capped)} (figures at the capped clock)" if capped else ""))
     return {"idle_power": quantity_text(idle.power or 0.0, "power"),
             "memory": {"dram": quantity_text(dram.per_unit or 0.0, "energy_per_byte")},
