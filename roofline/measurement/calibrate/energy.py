@@ -37,6 +37,7 @@ import numpy as np
 
 from roofline.errors import first_line
 from roofline.measurement.calibrate.figures import FAILED, OK, SKIPPED
+from roofline.measurement.calibrate.spec import Amend
 from roofline.measurement.progress import SILENT, Progress
 from roofline.model.invariants import outside
 from roofline.model.units import quantity_text
@@ -436,8 +437,7 @@ def add_energy(spec_doc: dict[str, Any], runs: Sequence[EnergyRun], where: str) 
 # ---- doctor: does the energy counter work, and agree with the power samples? ------------------------------
 
 
-def with_energy(runs: Sequence[EnergyRun], device_name: Any) -> Callable[[dict[str, Any], str],
-                                                                        tuple[dict[str, Any], list[str]]]:
+def with_energy(runs: Sequence[EnergyRun], device_name: Any) -> Amend:
     """calibrate --energy's amendment of the measured spec (roofline.measurement.calibrate.spec.written_spec): the
     energy block, cited with the date the spec carries; its notes become the spec's warnings."""
     def amend(spec_doc: dict[str, Any], date: str) -> tuple[dict[str, Any], list[str]]:

@@ -195,7 +195,7 @@ def check_loads(text: str) -> None:
 
 # A block added to the spec document between building it and writing it (the energy block, the links), given the
 # document and the date it is cited with: (the new document, its warnings).
-Amend = Callable[[dict[str, Any], str], "tuple[dict[str, Any], list[str]]"]
+Amend = Callable[[dict[str, Any], str], tuple[dict[str, Any], list[str]]]
 
 
 @dataclass(frozen=True)
