@@ -10,21 +10,15 @@ from roofline.cli.common import (Fraction, devices_option, format_option, is_std
                                  output_option_for, print_tables, wide_option, write_output)
 from roofline.cli.fleet import timeout_option
 from roofline.errors import BackendUnavailable, InputError
-import datetime as dt
 import time
-from roofline.version import __version__
 from roofline.cli.progress import Steps
-from roofline.measurement.calibrate.figures import calibration_document, comparison_rows
-from roofline.measurement.calibrate.plan import FULL, QUICK
-from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.calibrate.one import calibrate_one, needs_gpu, open_gpu
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.render.tables.calibrate import calibration_notes, comparison_table, energy_table
-from roofline.load.specs import SpecCatalog
 from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.cli.fleet_gpu import calibrate_fleet
 from roofline.cli.calibrate_many import calibrate_many
 from roofline.load.jsonio import dumps
-from roofline.measurement.gpustate import INSTALL_HINT
 
 
 @click.command()
@@ -85,13 +79,6 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
       roofline calibrate --device all --outlier 5% -o node-measured.yaml
       mpirun -n 16 roofline calibrate --outlier 5% -o fleet-measured.yaml   # every rank its GPU; slow GPU, node
     """
-    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
-    from roofline.measurement.backend_cupy import CupyBackend
-    # lazy: roofline.measurement.calibrate.gpu imports numpy (start-up)
-    from roofline.measurement.calibrate.gpu import calibrate as calibrate_gpu
-    # lazy: roofline.measurement.session imports numpy (start-up)
-    from roofline.measurement.session import choose_machine
-
     if under_ranks(device_text, timeout):  # each rank calibrates its node-local GPU; rank 0 writes and judges
         if energy:
             raise InputError("--energy calibrates one GPU's energy figures: run it without mpirun, on one GPU")
@@ -101,7 +88,7 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
     try:
         where = place(device_text)
     except BackendUnavailable as exc:
-        raise _needs_gpu(exc) from None
+        raise needs_gpu(exc) from None
     devices = list(where.devices)
     if energy and where.kind == HOST:
         raise InputError("--energy calibrates one GPU's energy figures: give one device (--device N)")
@@ -109,70 +96,23 @@ def calibrate(spec_name: str, output: Path | None, quick: bool, device_text: str
         return calibrate_many(devices, spec_name, output, quick, outlier, links, fmt, started)
     if outlier is not None:
         raise InputError("--outlier compares the GPUs of one host: give several devices (--device all)")
-    device_id = devices[0]
-    try:
-        backend = CupyBackend(device_id)
-    except BackendUnavailable as exc:
-        raise _needs_gpu(exc) from None
-    datasheet = choose_machine(spec_name, backend, SpecCatalog.bundled())
-    if energy and backend.monitor is None:
-        why = backend.info.get("clock_monitor") or "NVML not opened"
-        raise BackendUnavailable(f"--energy reads NVML's energy counter, and there is none ({why})", fix=INSTALL_HINT)
-
+    gpu = open_gpu(devices[0], spec_name, energy)
     with Steps("calibrate") as steps:
-        figures = calibrate_gpu(backend, datasheet, QUICK if quick else FULL, steps)
-        energy_runs = _energy_runs(backend, figures, quick, steps) if energy else []
-    device = backend.device_info()
-    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    spec_doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
-    if energy_runs:
-        # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
-        from roofline.measurement.calibrate.energy import add_energy
-
-        warnings += add_energy(spec_doc, energy_runs, f"roofline calibrate --energy {__version__} on "
-                                                      f"{device.get('name')}, {date}")
-    text = spec_yaml(spec_doc)
-    check_loads(text)
-    wall = time.perf_counter() - started
+        one = calibrate_one(gpu, quick, energy, steps, started)
 
     if output is not None:
-        write_output(output, text, "measured-spec")
+        write_output(output, one.spec.text, "measured-spec")
     to_stdout = output is not None and is_stdout(output)  # -o -: the spec is standard output, the rest stderr
-    rows = comparison_rows(figures, datasheet)
     if fmt == "json":
-        doc = calibration_document(figures, datasheet, device, spec_doc, wall)
-        if energy_runs:
-            doc["energy"] = [r.to_dict() for r in energy_runs]
-        click.echo(dumps(doc), nl=False, err=to_stdout)
+        click.echo(dumps(one.document()), nl=False, err=to_stdout)
     else:
-        tables = [comparison_table(rows, datasheet, device, wall, quick, CAPPED_FRACTION)]
-        if energy_runs:
-            tables.append(energy_table([r.to_dict() for r in energy_runs]))
+        tables = [comparison_table(one.comparison, one.datasheet, one.device, one.wall, quick, CAPPED_FRACTION)]
+        if one.energy_runs:
+            tables.append(energy_table([r.to_dict() for r in one.energy_runs]))
         print_tables(tables, None, stderr=to_stdout)
-    for line in calibration_notes(rows, warnings):
+    for line in calibration_notes(one.comparison, one.spec.warnings):
         note(line)
     if output is not None and not to_stdout:
-        note(f"wrote {output} (spec id {spec_doc['id']})")
+        note(f"wrote {output} (spec id {one.spec.doc['id']})")
     else:
         note("the measured spec was not saved: add -o FILE.yaml to write it")
-
-
-def _energy_runs(backend: object, figures: list, quick: bool, steps: object) -> list:
-    """calibrate --energy's runs (roofline.measurement.calibrate.energy), after the other figures: TF32's energy
-    counts only where its GEMM beat the FP32 figure just measured."""
-    # lazy: roofline.measurement.calibrate.energy imports numpy (start-up)
-    from roofline.measurement.calibrate.energy import FULL_ENERGY, QUICK_ENERGY, calibrate_energy
-    # lazy: roofline.measurement.calibrate.probes imports numpy (start-up)
-    from roofline.measurement.calibrate.probes import current
-
-    fp32 = next((f.value for f in figures if f.field == "compute.fp32" and f.ok), None)
-    with current(backend):
-        return calibrate_energy(backend, QUICK_ENERGY if quick else FULL_ENERGY, steps, fp32_rate=fp32)
-
-
-def _needs_gpu(exc: BackendUnavailable) -> BackendUnavailable:
-    """Exit 3 with calibrate's own fix: the shared "--backend numpy" does not apply to it."""
-    # lazy: roofline.measurement.backend_cupy imports numpy (start-up)
-    from roofline.measurement.backend_cupy import CUPY_INSTALL
-
-    return BackendUnavailable(f"calibrate measures a GPU: {exc.reason}", fix=CUPY_INSTALL)

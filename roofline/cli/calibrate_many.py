@@ -10,7 +10,6 @@ import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
 from roofline.cli.multi import with_progress
-from roofline.errors import GateFailed
 from roofline.measurement.multi.calibrate import CalibrateRequest, calibrate_devices
 from roofline.measurement.multi.host import host_calibration
 from roofline.measurement.multi.measure import bug_details
@@ -52,6 +51,4 @@ def calibrate_many(devices: list[int], spec_name: str, output: Path | None, quic
     if output is not None and not to_stdout:
         note(f"wrote {output} (spec id {host.spec_doc['id']}: each figure the median of {len(host.parts)} GPUs"
              + (", with the measured links)" if host.link_doc and host.spec_doc.get("interconnect") else ")"))
-    problems = host.problems()
-    if problems:
-        raise GateFailed(f"{len(problems)} problem(s) across {len(devices)} GPUs: " + "; ".join(problems))
+    host.verdict()

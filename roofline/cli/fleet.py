@@ -1,7 +1,8 @@
 """`measure`, `sweep`, `calibrate` and `doctor` under mpirun/srun: every rank runs the command's work on its
 node-local GPU (roofline.fleet.work), rank 0 gathers the results (roofline.fleet.mpi), prints and writes the one
-file, and judges the job: exit 1 naming each rank that failed or hung (the others' results written); where every
-rank failed the same way, that error once (exit 2 for bad input, 3 with the fix where no rank has a GPU)."""
+file of what roofline.fleet.conclude makes of them, and raises its verdict: exit 1 naming each rank that failed or
+hung (the others' results written); where every rank failed the same way, that error once (exit 2 for bad input, 3
+with the fix where no rank has a GPU)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,14 @@ from typing import Any, Callable, Mapping
 import click
 
 from roofline.cli.common import note, emit_document
-from roofline.records.document import entry_failed
-from roofline.fleet.merge import fleet_document
-from roofline.fleet.runner import judge
-from roofline.errors import GateFailed
+from roofline.fleet.conclude import FleetResults, fleet_results, fleet_sweep, rank_tracebacks
 from roofline.fleet.work import measure_selection, sweep_selection
 from roofline.render.tables.measure import problems, results_table, ran_on
 from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
 from roofline.fleet.stream import Spool, spool_folder
 from roofline.gates.nodes import fleet_rows, fleet_summary
-from roofline.records.devices import split_devices
 from roofline.render.tables.sweep import explanation, sweep_table
 from rich.console import Group
-
-KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
-TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
 
 
 def timeout_option(f: Any) -> Any:
@@ -37,12 +31,13 @@ def timeout_option(f: Any) -> Any:
 
 
 def rank_bugs(outcomes: Mapping[int, Any]) -> None:
-    """The traceback of each rank that failed with something other than a user error (a bug), a few at most."""
-    bugs = [(r, o) for r, o in sorted(outcomes.items()) if o.detail and o.kind not in KNOWN_ERRORS]
-    for rank, out in bugs[:TRACEBACKS]:
-        click.echo(f"{out.label()}: {out.detail}", err=True)
-    if len(bugs) > TRACEBACKS:
-        note(f"fleet: {len(bugs) - TRACEBACKS} more rank(s) failed with a traceback; their errors are in the file")
+    """The traceback of each rank that failed with something other than a user error (a bug), a few at most
+    (roofline.fleet.conclude.rank_tracebacks chooses them)."""
+    lines, more = rank_tracebacks(outcomes)
+    for line in lines:
+        click.echo(line, err=True)
+    if more:
+        note(f"fleet: {more} more rank(s) failed with a traceback; their errors are in the file")
 
 
 def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
@@ -53,20 +48,19 @@ def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
             f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
 
 
-def _results(outcomes: Mapping[int, Any], size: int, stats: Any, timeout: float | None, output: Path | None,
-             fmt: str, shape: Callable[[dict[str, Any]], tuple[Any, list[str]]], spool: Any) -> dict[str, Any]:
-    """Merge the ranks' (slim) documents, write the file from the spool and print it (shape(doc) → table function
-    and notes), note the gather's cost, and judge the ranks."""
+def _print_and_write(result: Callable[[], FleetResults], stats: Any, output: Path | None, fmt: str,
+                     shape: Callable[[FleetResults], tuple[Any, list[str]]], spool: Any) -> None:
+    """Print and write what rank 0 concluded (roofline.fleet.conclude): the file from the spool, shape(result) →
+    table function and notes; the tracebacks, the gather's cost; then the verdict (exit 1)."""
     began = time.perf_counter()
-    doc = fleet_document(outcomes, size, timeout, stats.to_dict())
-    table, notes = shape(doc)
+    fleet = result()
+    table, notes = shape(fleet)
     merged = time.perf_counter()
-    emit_streamed(doc, spool, output, fmt, table, notes)
+    emit_streamed(fleet.doc, spool, output, fmt, table, notes)
     written = time.perf_counter()
-    rank_bugs(outcomes)
+    rank_bugs(fleet.outcomes)
     note(gather_note(stats, merged - began, written - merged))
-    judge(outcomes, size, timeout)
-    return doc
+    fleet.verdict()
 
 
 def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str, table: Callable[[dict], object],
@@ -77,12 +71,6 @@ def emit_streamed(doc: dict[str, Any], spool: Any, output: Path | None, fmt: str
     unused = [chunks]  # the first body is the one whose size was taken; a second use (-o and stdout) assembles again
     emit_document(doc, size, lambda: unused.pop() if unused else spool.document(doc)[1], output, fmt, table, notes,
                   "measure fewer kernels, or fewer ranks at once; nothing was written")
-
-
-def _kernels_failed(doc: dict[str, Any]) -> None:
-    failed = sorted({k["name"] for k in doc["kernels"] if entry_failed(k)})
-    if failed:
-        raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")
 
 
 def _what(backend: str) -> str:
@@ -101,9 +89,8 @@ def measure_fleet(request: Any, backend: str, output: Path | None, fmt: str, tim
     spool = _spool(output)
 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: (_measure_table(d), problems(d)),
-                       spool)
-        _kernels_failed(doc)
+        _print_and_write(lambda: fleet_results(outcomes, size, timeout, stats.to_dict()), stats, output, fmt,
+                         lambda f: (_measure_table(f.doc), problems(f.doc)), spool)
 
     run_ranks(f"measuring {_what(backend)}", work, timeout, finish, note, spool=spool)
 
@@ -131,8 +118,8 @@ def sweep_fleet(args: Any, backend: str, output: Path | None, fmt: str, timeout:
     spool = _spool(output)
 
     def finish(outcomes: Mapping[int, Any], size: int, stats: Any) -> None:
-        doc = _results(outcomes, size, stats, timeout, output, fmt, lambda d: _sweep_view(d, outcomes, spool), spool)
-        _kernels_failed(doc)
+        _print_and_write(lambda: fleet_sweep(outcomes, size, timeout, stats.to_dict(), COLUMNS_UP_TO, spool),
+                         stats, output, fmt, _sweep_view, spool)
 
     run_ranks(f"sweeping {_what(backend)}", work, timeout, finish, note, spool=spool)
 
@@ -143,24 +130,17 @@ def _spool(output: Path | None) -> Any:
     return Spool(spool_folder(output), COLUMNS_UP_TO)
 
 
-def _sweep_view(doc: dict[str, Any], outcomes: Mapping[int, Any], spool: Any = None) -> tuple[Any, list[str]]:
-    """The fleet sweep's `sweeps` block, and what it prints: each rank's sweep table and model lines for a small
-    fleet (the first rank's alone past COLUMNS_UP_TO, its entries read back from the spool), and for any fleet the
-    sizes across it (the slowest GPU and node per size)."""
-    doc["sweeps"] = [{"device": r, **o.document["sweep"]} for r, o in sorted(outcomes.items())
-                     if o.state == "done" and o.document is not None and o.document.get("sweep")]
-    parts = split_devices(doc)
-    shown = parts if len(parts) <= COLUMNS_UP_TO else parts[:1]
-    if len(parts) > COLUMNS_UP_TO and spool is not None:  # slim entries held: the shown rank's read back in full
-        shown = [{**parts[0], "kernels": spool.entries(int(parts[0]["device"]["index"]))}]
-    summary = fleet_summary(*fleet_rows(doc), None)
+def _sweep_view(fleet: FleetResults) -> tuple[Any, list[str]]:
+    """What the fleet sweep prints: the shown ranks' sweep tables and model lines (each rank's for a small fleet,
+    the first rank's alone past COLUMNS_UP_TO), and for any fleet the sizes across it."""
+    doc, shown = fleet.doc, fleet.shown
 
     def tables(_: Any) -> Any:
         return Group(*(sweep_table(p) for p in shown),
-                     *([fleet_table(summary, None, unit=ran_on(doc))] if summary else []))
+                     *([fleet_table(fleet.summary, None, unit=ran_on(doc))] if fleet.summary else []))
 
     notes = [f"{p['device']['label']}: {line}" for p in shown for line in explanation(p)]
-    if len(parts) > len(shown):
-        notes.append(f"note: the sweep tables and model lines of the other {len(parts) - len(shown)} ranks are in "
+    if fleet.hidden:
+        notes.append(f"note: the sweep tables and model lines of the other {fleet.hidden} ranks are in "
                      "the results (-o FILE, --format json)")
     return tables, notes

@@ -12,16 +12,14 @@ import click
 
 from roofline.cli.common import is_stdout, note, print_tables, write_output
 from roofline.cli.fleet import gather_note, rank_bugs
-from roofline.fleet.runner import judge, run_ranks
+from roofline.fleet.runner import run_ranks
 from roofline.fleet.work import calibrate_device, doctor_device
-from roofline.errors import GateFailed
-from roofline.fleet.conclude import fleet_calibration, doctor_fleet_document
+from roofline.fleet.conclude import doctor_fleet_document, doctor_verdict, fleet_calibration, rank_checks
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.render.tables.calibrate import calibration_notes, comparison_table
 from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table, doctor_fleet_table
 from roofline.render.tables.hosts import figure_host_table
 from roofline.load.jsonio import dumps
-from roofline.gates.doctor import FAIL, Check
 from roofline.render.tables.doctor import doctor_notes
 
 
@@ -69,9 +67,7 @@ def finish_calibration(outcomes: Mapping[int, Any], size: int, stats: Any, outpu
         note(f"wrote {output} (spec id {fleet.spec_doc['id']}: each figure the median of {len(fleet.parts)} GPUs)")
     rank_bugs(outcomes)
     note(gather_note(stats, merged - began, written - merged))
-    problems = fleet.problems()
-    if problems:
-        raise GateFailed(f"{len(problems)} problem(s) across {size} ranks: " + "; ".join(problems))
+    fleet.verdict(size)
 
 
 # ---- doctor -------------------------------------------------------------------------------------------------------
@@ -97,18 +93,10 @@ def finish_doctor(outcomes: Mapping[int, Any], size: int, stats: Any, fmt: str, 
         click.echo(dumps(doc), nl=False)
     else:
         print_tables([doctor_fleet_table(ranks)], None)
-        for r in ranks:
-            if r.get("verdict"):
-                checks = [Check(**{**c, "limits": tuple(c["limits"])}) for c in r["verdict"]["checks"]]
-                for line in doctor_notes(checks):
-                    note(f"{r['where']}: {line}")
+        for where, checks in rank_checks(ranks):
+            for line in doctor_notes(checks):
+                note(f"{where}: {line}")
     written = time.perf_counter()
     rank_bugs(outcomes)
     note(gather_note(stats, merged - began, written - merged))
-    judge(outcomes, size, timeout)
-    failed = [r for r in ranks if r["status"] == FAIL]
-    if failed:
-        named = "; ".join(f"{r['where']}: " + ", ".join(c["name"] for c in r["verdict"]["checks"]
-                                                       if c["status"] == FAIL) for r in failed[:5])
-        more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
-        raise GateFailed(f"doctor FAILED on {len(failed)} of {size} rank(s): {named}{more}")
+    doctor_verdict(doc, outcomes, size, timeout)

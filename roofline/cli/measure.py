@@ -9,14 +9,12 @@ import click
 from roofline.cli.common import (emit_results, format_option, kernel_options, measure_options, measure_policy,
                                  measure_spec_option, ncu_path_option, note, output_option_for, wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
-from roofline.records.document import entry_failed
 from roofline.cli.fleet import timeout_option, measure_fleet
 from roofline.cli.progress import Steps
-from roofline.errors import GateFailed, InputError, RooflineError
 from roofline.load.selection import load_selection
-from roofline.load.specs import SpecCatalog
 from roofline.fleet.placement import HOST, place, under_ranks
 from roofline.measurement.multi.measure import MeasureRequest
+from roofline.measurement.single import single_run, verdict
 from roofline.cli.multi import measure_many
 from roofline.ncu.profile import add_profile
 from roofline.render.tables.measure import problems, results_table
@@ -54,10 +52,6 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline measure vector_add_float4 sum --profile ncu     # add Nsight Compute counters
       mpirun -n 16 roofline measure -o fleet.json         # every rank its node-local GPU, one file
     """
-    # lazy: roofline.measurement.session imports numpy (start-up)
-    from roofline.measurement.session import (choose_machine, host_sizes, measure_all, open_backend, results_document,
-                                          runnable, skipped_entry)
-
     policy = measure_policy(min_time, min_repeats, seed)
 
     request = MeasureRequest(names, kernel_paths, params, spec_name, policy)
@@ -69,38 +63,17 @@ def measure(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
                                "--device for those)" if backend == "numpy" or profile else None)
     if where.kind == HOST:
         return measure_many(list(where.devices), request, output, fmt)
-    device_id = where.device
-    engine = open_backend(backend, device_id)
-    machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
-    chosen = runnable(selected, bool(names), machine)
-    for name, why in chosen.skipped:
-        note(f"note: {name} skipped: it {why}")
-    if not chosen.runnable:
-        raise InputError("no selected kernel can be measured")
-    if engine.name == "numpy":
-        note(f"note: --backend numpy runs the NumPy references on the HOST CPU, timed by wall clock, at "
-             f"{host_sizes(chosen.runnable, overrides)}")
-    not_run = [skipped_entry(d, overrides, machine, why) for d, why in chosen.not_run]
-    entries: list[dict] = []
-    try:
-        with Steps("measure") as steps:
-            measure_all(chosen.runnable, overrides, engine, machine, policy, steps, entries)
-    except RooflineError:
-        if entries:
-            _keep_what_ran(results_document(engine, machine, entries + not_run, policy), len(entries), output)
-        raise
+    run = single_run(selected, overrides, bool(names), backend, where.device, spec_name, policy, note)
+    entries = run.measure(lambda: Steps("measure"), lambda doc, measured: _keep_what_ran(doc, measured, output))
     if profile == "ncu":
-        entries, ncu_notes = add_profile(entries, chosen.runnable, overrides, ncu_path, device_id,
-                                         roofs=machine.roofs if machine is not None else None)
+        entries, ncu_notes = add_profile(entries, run.runnable, overrides, ncu_path, where.device,
+                                         roofs=run.machine.roofs if run.machine is not None else None)
         for line in ncu_notes:
             note(line)
-    doc = results_document(engine, machine, entries + not_run, policy)
+    doc = run.document(entries)
 
     emit_results(doc, output, fmt, results_table, problems(doc))
-    failed = [e["name"] for e in doc["kernels"] if entry_failed(e)]
-    if failed:
-        raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}"
-                         + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""))
+    verdict(doc)
 
 
 def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:

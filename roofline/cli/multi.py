@@ -8,20 +8,16 @@ from typing import Any
 import click
 
 from roofline.cli.common import note, emit_results
-from roofline.records.document import entry_failed
 import sys
 from roofline.cli.progress import Steps
 from roofline.render.console import interactive, make_console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from roofline.render.text import markup
-from roofline.measurement.multi.measure import bug_details, measure_devices
+from roofline.measurement.multi.measure import measure_devices
 from roofline.render.tables.measure import problems, results_table
-from roofline.gates.hosts import host_rows
-from roofline.records.devices import split_devices
 from roofline.measurement.multi.sweep import sweep_devices
 from roofline.render.tables.hosts import host_table
 from roofline.render.tables.sweep import explanation, sweep_table
-from roofline.errors import GateFailed
 from rich.console import Group
 
 
@@ -68,37 +64,26 @@ def with_progress(command: str, devices: list[int], run: Any) -> Any:
 
 
 def measure_many(devices: list[int], request: Any, output: Path | None, fmt: str) -> None:
-    """Measure on every device at once, print the side-by-side table, write one document; exit 1 naming each
-    device whose worker failed (after writing the others' results)."""
-    doc, failures, outcomes = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
-    emit_results(doc, output, fmt, results_table, problems(doc))
-    for line in bug_details(outcomes):
+    """Measure on every device at once (roofline.measurement.multi.measure), print the side-by-side table, write
+    one document; exit 1 naming each device whose worker failed (after writing the others' results)."""
+    run = with_progress("measure", devices, lambda on: measure_devices(devices, request, on))
+    emit_results(run.doc, output, fmt, results_table, problems(run.doc))
+    for line in run.bugs:
         click.echo(line, err=True)
-    _fail_if(doc, failures, len(devices))
+    run.verdict()
 
 
 def sweep_many(devices: list[int], args: Any, output: Path | None, fmt: str) -> None:
     """Sweep on every device at once: each device's table and model lines, then the sizes side by side (median
     time across the GPUs, each one's deviation); one document with every device's entries; exit 1 as measure."""
-    doc, failures, outcomes = with_progress("sweep", devices, lambda on: sweep_devices(devices, args, on))
-    parts = split_devices(doc)
+    run = with_progress("sweep", devices, lambda on: sweep_devices(devices, args, on))
+    parts, rows = run.parts(), run.host_rows()
 
     def tables(_: Any) -> Any:
-        rows = host_rows([{"label": p["device"]["name"], "index": p["device"]["index"],
-                           "pci_bus_id": p["device"].get("pci_bus_id"), "kernels": p["kernels"]} for p in parts])
         return Group(*(sweep_table(p) for p in parts), *([host_table(rows)] if rows else []))
 
     notes = [f"GPU {p['device']['index']}: {line}" for p in parts for line in explanation(p)]
-    emit_results(doc, output, fmt, tables, notes)
-    for line in bug_details(outcomes):
+    emit_results(run.doc, output, fmt, tables, notes)
+    for line in run.bugs:
         click.echo(line, err=True)
-    _fail_if(doc, failures, len(devices))
-
-
-def _fail_if(doc: dict[str, Any], failures: list[str], count: int) -> None:
-    failed = [k["name"] for k in doc["kernels"] if entry_failed(k)]
-    if failures:
-        raise GateFailed(f"{len(failures)} of {count} device(s) failed; the others' results were kept: "
-                         + "; ".join(failures))
-    if failed:
-        raise GateFailed(f"{len(failed)} kernel entr(ies) FAILED verification: {', '.join(sorted(set(failed))[:5])}")
+    run.verdict()

@@ -1,26 +1,34 @@
-"""What rank 0 concludes from the ranks' outcomes of `calibrate` and `doctor` under mpirun/srun, before anything
-is printed or written: the fleet's spec of medians, the figures across GPUs and nodes and the outliers; the doctor's
-row per rank and the fleet's verdict. Functions of the gathered outcomes, so they are tested with outcomes written by
-hand (tests/test_fleet_commands.py) on machines with no GPU."""
+"""What rank 0 concludes from the ranks' outcomes of `measure`, `sweep`, `calibrate` and `doctor` under mpirun/srun,
+before anything is printed or written: the merged results and the sweep's per-rank model blocks; the fleet's spec of
+medians, the figures across GPUs and nodes and the outliers; the doctor's row per rank; each command's verdict (the
+GateFailed that makes the job exit 1) and the tracebacks worth printing. Functions of the gathered outcomes, so
+they are tested with outcomes written by hand (tests/test_fleet_commands.py, tests/test_fleet_conclude.py) on
+machines with no GPU."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
+
+from roofline.errors import GateFailed
 
 from roofline.fleet.identity import rank_label
-from roofline.fleet.merge import DONE, FAILED, grouped_failures, raise_if_none
-from roofline.gates.doctor import FAIL
+from roofline.fleet.merge import DONE, FAILED, fleet_document, grouped_failures, raise_if_none
+from roofline.fleet.runner import judge
+from roofline.gates.doctor import FAIL, Check
 from roofline.gates.hosts import figure_rows, outliers
-from roofline.gates.nodes import fleet_summary, node_failure, node_figure_rows
+from roofline.gates.nodes import fleet_rows, fleet_summary, node_failure, node_figure_rows
+from roofline.records.devices import split_devices
+from roofline.records.document import entry_failed
 from roofline.measurement.calibrate.figures import Figure, calibration_document, comparison_rows
-from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.calibrate.spec import written_spec
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.host import gpus_name
-from roofline.version import __version__
 
 DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
+# the errors a rank reports as a message (a user error, no GPU, a gate); any other class is a bug: its traceback
+KNOWN_ERRORS = ("InputError", "BackendUnavailable", "GateFailed", "RooflineError", "ProgramFailed", "TimedOut")
+TRACEBACKS = 3  # ranks whose traceback (a bug, not a user error) is printed; the rest are counted
 # a fleet spec's device block: what every rank shares, not where one of them ran
 _RANK_ONLY = ("rank", "local_rank", "device_index", "uuid", "pci_bus_id", "serial", "label", "host", "index")
 
@@ -37,6 +45,61 @@ def rank_parts(outcomes: Mapping[int, Any]) -> list[dict[str, Any]]:
         parts.append({**out.document, "device": device})
     return parts
 
+
+def rank_tracebacks(outcomes: Mapping[int, Any]) -> tuple[list[str], int]:
+    """The tracebacks to print, a few at most: each rank that failed with something other than a user error (a
+    bug); and how many more there were (their errors are in the file)."""
+    bugs = [o for _, o in sorted(outcomes.items()) if o.detail and o.kind not in KNOWN_ERRORS]
+    return [f"{o.label()}: {o.detail}" for o in bugs[:TRACEBACKS]], max(0, len(bugs) - TRACEBACKS)
+
+
+# ---- measure and sweep ----------------------------------------------------------------------------------------------
+
+@dataclass
+class FleetResults:
+    """`measure` or `sweep` under mpirun, on rank 0: the merged (slim) document the file is assembled from and, for a
+    sweep, what its tables show; the verdict on the ranks and their kernels."""
+
+    doc: dict[str, Any]
+    outcomes: Mapping[int, Any]
+    size: int
+    timeout: float | None
+    shown: list[dict[str, Any]] = field(default_factory=list)  # sweep: the ranks whose tables and model lines print
+    hidden: int = 0  # sweep: the ranks whose tables and model lines are in the file only
+    summary: list[dict[str, Any]] = field(default_factory=list)  # sweep: the sizes across the fleet
+
+    def verdict(self) -> None:
+        """Exit 1 (GateFailed) naming the ranks that failed or hung, else the kernels that FAILED verification."""
+        judge(self.outcomes, self.size, self.timeout)
+        failed = sorted({k["name"] for k in self.doc["kernels"] if entry_failed(k)})
+        if failed:
+            raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")
+
+
+def fleet_results(outcomes: Mapping[int, Any], size: int, timeout: float | None,
+                  gather: Mapping[str, Any]) -> FleetResults:
+    """The fleet `measure`: the ranks' (slim) documents merged (every rank failing the same way is that error)."""
+    return FleetResults(fleet_document(outcomes, size, timeout, gather), outcomes, size, timeout)
+
+
+def fleet_sweep(outcomes: Mapping[int, Any], size: int, timeout: float | None, gather: Mapping[str, Any],
+                shown_up_to: int, spool: Any = None) -> FleetResults:
+    """The fleet `sweep`: the merged document with each rank's own model block (`sweeps`); the ranks whose sweep
+    tables are shown (every rank up to `shown_up_to`, past it the first alone, its entries read back in full from
+    the spool, roofline.fleet.stream.Spool, when it holds slim ones), and the sizes across the fleet (the slowest
+    GPU and node per size)."""
+    doc = fleet_document(outcomes, size, timeout, gather)
+    doc["sweeps"] = [{"device": r, **o.document["sweep"]} for r, o in sorted(outcomes.items())
+                     if o.state == DONE and o.document is not None and o.document.get("sweep")]
+    parts = split_devices(doc)
+    shown = parts if len(parts) <= shown_up_to else parts[:1]
+    if len(parts) > shown_up_to and spool is not None:  # slim entries held: the shown rank's read back in full
+        shown = [{**parts[0], "kernels": spool.entries(int(parts[0]["device"]["index"]))}]
+    return FleetResults(doc, outcomes, size, timeout, shown, len(parts) - len(shown),
+                        fleet_summary(*fleet_rows(doc), None))
+
+
+# ---- calibrate ------------------------------------------------------------------------------------------------------
 
 def fleet_name(parts: list[dict[str, Any]]) -> str:
     return f"{gpus_name(parts)} on {len({p['device'].get('host') for p in parts})} node(s)"
@@ -80,6 +143,12 @@ class FleetCalibration:
                   for o in self.slow),
                 *(f"{o['kernel']}: {node_failure(o, limit)}" for o in self.slow_nodes)]
 
+    def verdict(self, size: int) -> None:
+        """Exit 1 (GateFailed) with every problem: ranks that failed or hung, GPUs and nodes too slow."""
+        problems = self.problems()
+        if problems:
+            raise GateFailed(f"{len(problems)} problem(s) across {size} ranks: " + "; ".join(problems))
+
 
 def fleet_calibration(outcomes: Mapping[int, Any], timeout: float | None, outlier: float | None) -> FleetCalibration:
     """Rank 0's calibration of the fleet from the ranks' outcomes (every rank failing the same way is that error)."""
@@ -90,19 +159,18 @@ def fleet_calibration(outcomes: Mapping[int, Any], timeout: float | None, outlie
     figures = host_figures(parts, scope=f"a fleet of {hosts} node(s)", unit="rank")
     device = {k: v for k, v in parts[0]["device"].items() if k not in _RANK_ONLY}
     device["name"] = fleet_name(parts)
-    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    spec_doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
-    text = spec_yaml(spec_doc)
-    check_loads(text)
+    spec = written_spec(figures, device, datasheet)
     rows = figure_rows(device_figure_lists(parts))
     nodes = node_figure_rows(rows)
-    return FleetCalibration(parts=parts, datasheet=datasheet, figures=figures, device=device, spec_doc=spec_doc,
-                            warnings=warnings, text=text, rows=rows, nodes=nodes,
+    return FleetCalibration(parts=parts, datasheet=datasheet, figures=figures, device=device, spec_doc=spec.doc,
+                            warnings=spec.warnings, text=spec.text, rows=rows, nodes=nodes,
                             summary=fleet_summary(rows, nodes, outlier), comparison=comparison_rows(figures, datasheet),
                             failures=grouped_failures(outcomes, timeout), outlier=outlier,
                             slow=outliers(rows, outlier) if outlier is not None else [],
                             slow_nodes=outliers(nodes, outlier) if outlier is not None else [])
 
+
+# ---- doctor ---------------------------------------------------------------------------------------------------------
 
 def doctor_ranks(outcomes: Mapping[int, Any], timeout: float | None) -> list[dict[str, Any]]:
     """One entry per rank: where it ran and its verdict (roofline/doctor/v1), or ERROR / HUNG with its error."""
@@ -133,3 +201,21 @@ def doctor_fleet_document(outcomes: Mapping[int, Any], size: int, timeout: float
     return {"schema": DOCTOR_FLEET_SCHEMA, "status": worst,
             "counts": {s: statuses.count(s) for s in ("PASS", "WARN", "FAIL", "ERROR", "HUNG")},
             "fleet": {"engine": "mpi", "size": size, "timeout": timeout, "gather": dict(gather)}, "ranks": ranks}
+
+
+def rank_checks(ranks: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[Check]]]:
+    """Each rank that gave a verdict, where it ran and its checks (roofline.gates.doctor.Check), for its WARN and
+    FAIL lines."""
+    return [(r["where"], [Check(**{**c, "limits": tuple(c["limits"])}) for c in r["verdict"]["checks"]])
+            for r in ranks if r.get("verdict")]
+
+
+def doctor_verdict(doc: Mapping[str, Any], outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None:
+    """Exit 1 (GateFailed) naming the ranks that failed or hung, else each rank that FAILED a check (five named)."""
+    judge(outcomes, size, timeout)
+    failed = [r for r in doc["ranks"] if r["status"] == FAIL]
+    if failed:
+        named = "; ".join(f"{r['where']}: " + ", ".join(c["name"] for c in r["verdict"]["checks"]
+                                                       if c["status"] == FAIL) for r in failed[:5])
+        more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
+        raise GateFailed(f"doctor FAILED on {len(failed)} of {size} rank(s): {named}{more}")

@@ -37,11 +37,13 @@ import numpy as np
 
 from roofline.errors import first_line
 from roofline.measurement.calibrate.figures import FAILED, OK, SKIPPED
+from roofline.measurement.calibrate.spec import Amend
 from roofline.measurement.progress import SILENT, Progress
 from roofline.model.invariants import outside
 from roofline.model.units import quantity_text
 from roofline.records.clockstate import CAPPED_FRACTION
 from roofline.records.energy import COUNTER_PERIOD
+from roofline.version import __version__
 from roofline.measurement.calibrate import gpu as calibrate_gpu  # through the module: tests stand in for its probes
 
 # The part of the loop between two clock samples: short enough for several samples a second, long enough that the
@@ -433,6 +435,16 @@ def add_energy(spec_doc: dict[str, Any], runs: Sequence[EnergyRun], where: str) 
 
 
 # ---- doctor: does the energy counter work, and agree with the power samples? ------------------------------
+
+
+def with_energy(runs: Sequence[EnergyRun], device_name: Any) -> Amend:
+    """calibrate --energy's amendment of the measured spec (roofline.measurement.calibrate.spec.written_spec): the
+    energy block, cited with the date the spec carries; its notes become the spec's warnings."""
+    def amend(spec_doc: dict[str, Any], date: str) -> tuple[dict[str, Any], list[str]]:
+        return spec_doc, add_energy(spec_doc, runs, f"roofline calibrate --energy {__version__} on {device_name}, "
+                                                    f"{date}")
+
+    return amend
 
 
 def counter_agreement(monitor: Any, launch: Callable[[], None], sync: Callable[[], None], seconds: float = 2.0,

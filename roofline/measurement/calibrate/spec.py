@@ -7,8 +7,10 @@ datasheet only with a source entry that says "datasheet, not measured", and a wa
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+import datetime as dt
 import tempfile
 
 import yaml
@@ -18,6 +20,7 @@ from roofline.measurement.calibrate.figures import KIND_BY_FIELD, KINDS, METHOD,
 from roofline.model.types import MachineSpec
 from roofline.model.units import quantity_text
 from roofline.load.specs import load_spec
+from roofline.version import __version__
 
 
 def spec_id(datasheet: MachineSpec | None, device_name: str) -> str:
@@ -188,3 +191,32 @@ def check_loads(text: str) -> None:
         probe = Path(tmp) / "measured.yaml"
         probe.write_text(text, encoding="utf-8")
         load_spec(probe)
+
+
+# A block added to the spec document between building it and writing it (the energy block, the links), given the
+# document and the date it is cited with: (the new document, its warnings).
+Amend = Callable[[dict[str, Any], str], tuple[dict[str, Any], list[str]]]
+
+
+@dataclass(frozen=True)
+class WrittenSpec:
+    """A measured spec ready to write: its document, the warnings to print, and its YAML text, checked to load."""
+
+    doc: dict[str, Any]
+    warnings: list[str]
+    text: str
+
+
+def written_spec(figures: Sequence[Figure], device: Mapping[str, Any], datasheet: MachineSpec | None,
+                 amend: Amend | None = None) -> WrittenSpec:
+    """The one way a calibration becomes a spec file's text (one GPU, every GPU of a host, a fleet): the document
+    dated today by this version, `amend` (the energy block, the links) given that date, its YAML, and that YAML read
+    back through the spec loader, so a spec the loader would refuse is an error here, never a file written."""
+    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    doc, warnings = measured_spec(figures, device, datasheet, date, __version__)
+    if amend is not None:
+        doc, more = amend(doc, date)
+        warnings = [*warnings, *more]
+    text = spec_yaml(doc)
+    check_loads(text)
+    return WrittenSpec(doc, warnings, text)

@@ -4,7 +4,6 @@ command line runs the workers under its progress display and prints what this re
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -14,7 +13,7 @@ from roofline.gates.hosts import device_name, figure_rows, outliers
 from roofline.measurement import interconnect as ic
 from roofline.measurement.calibrate.figures import Figure, calibration_document, comparison_rows
 from roofline.measurement.calibrate.links import with_interconnect
-from roofline.measurement.calibrate.spec import check_loads, measured_spec, spec_yaml
+from roofline.measurement.calibrate.spec import written_spec
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.pool import Outcome, failure_lines
 from roofline.version import __version__
@@ -46,6 +45,7 @@ class HostCalibration:
     slow: list[dict[str, Any]] = field(default_factory=list)
     link_doc: dict[str, Any] | None = None
     link_error: str | None = None
+    count: int = 0  # the devices calibrated (their workers' outcomes)
 
     def document(self) -> dict[str, Any]:
         """--format json: the host's figures, each device's, the host table, the links and what failed."""
@@ -61,6 +61,12 @@ class HostCalibration:
                   f"median (limit {self.outlier:.0%})" for o in self.slow),
                 *([self.link_error] if self.link_error else [])]
 
+    def verdict(self) -> None:
+        """Exit 1 (GateFailed) with every problem, once the spec and the tables are out."""
+        problems = self.problems()
+        if problems:
+            raise GateFailed(f"{len(problems)} problem(s) across {self.count} GPUs: " + "; ".join(problems))
+
 
 def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, links: bool, started: float,
                      on_link_step: OnLinkStep) -> HostCalibration:
@@ -73,26 +79,29 @@ def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, lin
     datasheet = parts[0]["datasheet"]
     figures = host_figures(parts)
     host_device = {**parts[0]["device"], "name": gpus_name(parts)}
-    date = dt.datetime.now(dt.timezone.utc).date().isoformat()
-    spec_doc, warnings = measured_spec(figures, host_device, datasheet, date, __version__)
     link_doc, link_error = None, None
-    if links and len(parts) > 1:
+
+    def links_measured(spec_doc: dict[str, Any], date: str) -> tuple[dict[str, Any], list[str]]:
+        nonlocal link_doc, link_error
+        if not links or len(parts) < 2:
+            return spec_doc, []
         try:
             link_doc = _links([p["device"]["index"] for p in parts], datasheet, on_link_step)
         except Exception as exc:  # noqa: BLE001 - a copy that delivered wrong data, a driver error: the devices'
             # figures stand and are written; the links are reported as not measured, and the run exits 1
             link_error = f"links not measured: {type(exc).__name__}: {first_line(exc, 300)}"
-        else:
-            spec_doc = with_interconnect(spec_doc, link_doc, f"roofline calibrate {__version__} on "
-                                                              f"{host_device['name']}, {date}")
-    text = spec_yaml(spec_doc)
-    check_loads(text)
+            return spec_doc, []
+        return with_interconnect(spec_doc, link_doc, f"roofline calibrate {__version__} on "
+                                                     f"{host_device['name']}, {date}"), []
+
+    spec = written_spec(figures, host_device, datasheet, links_measured)
     rows = figure_rows(device_figure_lists(parts))
     return HostCalibration(parts=parts, failures=failures, datasheet=datasheet, figures=figures,
-                           host_device=host_device, spec_doc=spec_doc, warnings=warnings, text=text, rows=rows,
+                           host_device=host_device, spec_doc=spec.doc, warnings=spec.warnings, text=spec.text,
+                           rows=rows,
                            comparison=comparison_rows(figures, datasheet), wall=time.perf_counter() - started,
                            outlier=outlier, slow=outliers(rows, outlier) if outlier is not None else [],
-                           link_doc=link_doc, link_error=link_error)
+                           link_doc=link_doc, link_error=link_error, count=len(outcomes))
 
 
 def gpus_name(parts: Sequence[Mapping[str, Any]]) -> str:

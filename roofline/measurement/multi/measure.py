@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NoReturn, Sequence
 
 from roofline.errors import BackendUnavailable, GateFailed, InputError, RooflineError
 from roofline.measurement.multi.pool import Outcome, Relay, failure_lines, run_workers
-from roofline.records.devices import merge_documents
+from roofline.records.devices import merge_documents, split_devices
+from roofline.records.document import entry_failed
+from roofline.gates.hosts import host_rows
 from roofline.measurement.policy import MeasurePolicy
 from roofline.load.selection import load_selection
 from roofline.load.specs import SpecCatalog
@@ -111,13 +113,50 @@ def raise_for_none(outcomes: Iterable[Any], text: str, what: str) -> NoReturn:
     raise GateFailed(f"every {what} failed: {text}")
 
 
+@dataclass
+class HostRun:
+    """`measure` or `sweep` run on every GPU of a host, merged: what the command prints, writes and judges. The
+    command line only renders it (the progress, the tables, the file) and raises what `verdict` raises."""
+
+    doc: dict[str, Any]  # the one results document: every device's entries (a sweep's with its `sweeps` block)
+    failures: list[str]  # a line per device whose worker failed
+    outcomes: dict[int, Outcome] = field(repr=False)
+    count: int = 0  # the devices asked for
+
+    @property
+    def bugs(self) -> list[str]:
+        """The tracebacks worth printing: workers that failed with something other than a user error."""
+        return bug_details(self.outcomes)
+
+    def parts(self) -> list[dict[str, Any]]:
+        """One single-device document per GPU (roofline.records.devices.split_devices)."""
+        return split_devices(self.doc)
+
+    def host_rows(self) -> list[dict[str, Any]]:
+        """The sizes side by side across the GPUs (roofline.gates.hosts.host_rows): the median time, each GPU's
+        deviation from it."""
+        return host_rows([{"label": p["device"]["name"], "index": p["device"]["index"],
+                           "pci_bus_id": p["device"].get("pci_bus_id"), "kernels": p["kernels"]}
+                          for p in self.parts()])
+
+    def verdict(self) -> None:
+        """Exit 1 (GateFailed) naming each device whose worker failed (the others' results were kept), else each
+        kernel entry that FAILED verification."""
+        if self.failures:
+            raise GateFailed(f"{len(self.failures)} of {self.count} device(s) failed; the others' results were "
+                             "kept: " + "; ".join(self.failures))
+        failed = [k["name"] for k in self.doc["kernels"] if entry_failed(k)]
+        if failed:
+            raise GateFailed(f"{len(failed)} kernel entr(ies) FAILED verification: "
+                             f"{', '.join(sorted(set(failed))[:5])}")
+
+
 def measure_devices(devices: Sequence[int], request: MeasureRequest,
-                    on_message: Callable[[int, str, Any], None] = lambda d, k, v: None
-                    ) -> tuple[dict[str, Any], list[str], dict[int, Outcome]]:
-    """Run `measure` on each device concurrently; (merged document, failure lines, outcomes)."""
+                    on_message: Callable[[int, str, Any], None] = lambda d, k, v: None) -> HostRun:
+    """Run `measure` on each device concurrently, one process each, and merge what they measured."""
     outcomes = run_workers(devices, measure_worker, request, on_message)
     doc, lines = merged_or_raise(outcomes)
-    return doc, lines, outcomes
+    return HostRun(doc, lines, outcomes, len(devices))
 
 
 def bug_details(outcomes: Mapping[int, Outcome]) -> list[str]:

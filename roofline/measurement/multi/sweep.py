@@ -19,7 +19,7 @@ from roofline.load.specs import load_spec, SpecCatalog
 from roofline.errors import InputError
 from roofline.measurement.sweep import run_sweep
 from roofline.measurement.multi.pool import Relay, run_workers
-from roofline.measurement.multi.measure import identity, merged_or_raise
+from roofline.measurement.multi.measure import HostRun, identity, merged_or_raise
 
 
 @dataclass(frozen=True)
@@ -76,11 +76,11 @@ def sweep_worker(device: int, args: SweepArgs, send: Callable[[str, Any], None])
 
 
 def sweep_devices(devices: Sequence[int], args: SweepArgs,
-                  on_message: Callable[[int, str, Any], None] = lambda d, k, v: None
-                  ) -> tuple[dict[str, Any], list[str], dict[int, Any]]:
-    """Every device's sweep at once → (merged document with `sweeps`, failure lines, outcomes)."""
+                  on_message: Callable[[int, str, Any], None] = lambda d, k, v: None) -> HostRun:
+    """Every device's sweep at once, merged: one document with every device's entries and `sweeps`, each device's
+    own model block."""
     outcomes = run_workers(devices, sweep_worker, args, on_message)
     doc, lines = merged_or_raise(outcomes)
     doc["sweeps"] = [{"device": o.result["device"]["device_id"], **o.result["sweep"]}
                      for _, o in sorted(outcomes.items()) if o.ok]
-    return doc, lines, outcomes
+    return HostRun(doc, lines, outcomes, len(devices))
