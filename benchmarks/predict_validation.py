@@ -31,6 +31,7 @@ issue's targets are judged on HELD_OUT.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import signal
 import sys
@@ -164,15 +165,18 @@ def report(rows: list[dict[str, Any]], summary: dict[str, Any]) -> str:
 
 
 def load_sweeps(folder: Path) -> list[tuple[str, dict[str, Any]]]:
-    """Every results file with a 'sweep' block in `folder` (sorted by name), as (name, document)."""
+    """Every results file with a 'sweep' block in `folder` (sorted by name; gzipped ones too, as the 2026-12-04 H200
+    sweeps are kept in tests/data/h200-predict), as (name, document)."""
     out = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted([*folder.glob("*.json"), *folder.glob("*.json.gz")]):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            text = (gzip.decompress(path.read_bytes()).decode("utf-8") if path.suffix == ".gz"
+                    else path.read_text(encoding="utf-8"))
+            doc = json.loads(text)
         except (OSError, ValueError):
             continue
         if isinstance(doc, dict) and isinstance(doc.get("sweep"), dict) and doc.get("kernels"):
-            out.append((path.stem, doc))
+            out.append((path.name.removesuffix(".gz").removesuffix(".json"), doc))
     return out
 
 

@@ -483,8 +483,13 @@ class ResultsDocument:
 def as_document(doc: "ResultsDocument | Mapping[str, Any]") -> ResultsDocument:
     """The typed form of a document a producer made and already checks on writing (measure, sweep, import hand
     their dict to the CLI's emit): a renderer takes this once at its entry, so its body reads only the typed form
-    (issue 30). A ResultsDocument comes back as it is; a dict is not checked again."""
-    return doc if isinstance(doc, ResultsDocument) else ResultsDocument.from_checked(doc)
+    (issue 30). A ResultsDocument comes back as it is; a dict is not checked again, and its entries are taken as
+    `as_result` takes them: a fleet's streamed sweep shows rank 0's entries in full and the others' measured
+    figures only."""
+    if isinstance(doc, ResultsDocument):
+        return doc
+    typed = ResultsDocument.from_checked({**doc, "kernels": []})
+    return replace(typed, kernels=tuple(as_result(k) for k in doc.get("kernels") or ()))
 
 
 _SHOWN_ONLY = {"params": {}, "dtype": "", "roof": "", "flops": 0.0, "bytes": 0.0, "intensity": 0.0, "verified": None}
