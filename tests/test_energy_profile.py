@@ -27,6 +27,9 @@ def test_step_energy_by_hand() -> None:
     whole = step_energy({"joules": 500.0, "window": 2.0, "gpu": "g", "device": 0}, "all", None)
     assert whole["joules_per_step"] is None and whole["joules_per_token"] is None and not whole["short_window"]
     assert step_energy({"why": "no nvml"}, "all", 10) == {"why": "no nvml"}
+    # a 4.5 ms step between two counter updates reads 0 J: no figure, never "0 J per token" (H200, 2026-12-04)
+    quick = step_energy({"joules": 0.0, "window": 0.0045, "gpu": "g", "device": 0}, "start-stop", 4096)
+    assert list(quick) == ["why"] and "4.5 ms" in quick["why"] and "ended before" in quick["why"]
     assert step_energy_line({"why": "no nvml"}) == "energy: not measured (no nvml)"
 
 

@@ -124,6 +124,9 @@ def step_energy(measured: Mapping[str, Any] | None, range_: str, tokens: int | N
     if not measured or measured.get("joules") is None:
         return {"why": str((measured or {}).get("why") or "the capture read no energy")}
     joules, window = float(measured["joules"]), float(measured.get("window") or 0.0)
+    if joules <= 0 and window < COUNTER_PERIOD:  # the counter did not update: no reading, not zero joules
+        return {"why": f"the profiled range ({window * 1e3:.3g} ms) ended before NVML's energy counter updated "
+                       f"(every 20-100 ms): profile a range of many steps (an NVTX range around them) for its joules"}
     step = range_ != "all"
     return {
         "joules": joules, "window": window, "power_mean": joules / window if window > 0 else None,
