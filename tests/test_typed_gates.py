@@ -5,9 +5,6 @@ readers give what the dict readers gave."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, NoReturn
 
 import pytest
 
@@ -23,23 +20,13 @@ from roofline.records.document import KernelResult
 from roofline.records.energy import MeasuredEnergy
 from roofline.records.files import ResultsFile, ceiling_of, kernel_key, load_results, split_file
 from roofline.records.groups import Group, Program, program_totals
+from typed_only import typed_only
 from conftest import DATA, NCU
 
 RESULTS = DATA / "results"
 TWO_GPUS = DATA / "h200" / "measure-all-two-gpus.json"
 
 
-class Unreadable(dict):
-    """A parsed document no gate may read: every access fails the test."""
-
-    def _refuse(self, *_: Any, **__: Any) -> NoReturn:
-        raise AssertionError("a gate indexed the results dict instead of the typed form")
-
-    __getitem__ = get = __contains__ = __iter__ = keys = items = values = _refuse  # type: ignore[assignment]
-
-
-def _typed_only(results: ResultsFile) -> ResultsFile:
-    return replace(results, doc=Unreadable())
 
 
 @pytest.fixture(scope="module")
@@ -53,18 +40,18 @@ def test_build_report_reads_only_the_typed_form() -> None:
     h100, base = load_results(RESULTS / "h100.json"), load_results(RESULTS / "h100_baseline.json")
     config = GateConfig(Thresholds(fail_below=0.6, max_regression=0.05))
     expected = build_report([h100], config, [base])
-    assert build_report([_typed_only(h100)], config, [_typed_only(base)]) == expected
+    assert build_report([typed_only(h100)], config, [typed_only(base)]) == expected
     assert expected["summary"]["baseline"]["compared"] == 3  # the baseline was matched, not ignored
 
 
 def test_host_report_of_a_single_device_file_reads_only_the_typed_form() -> None:
     h100 = load_results(RESULTS / "h100.json")
-    assert host_report([_typed_only(h100)], [], GateConfig(), None) == host_report([h100], [], GateConfig(), None)
+    assert host_report([typed_only(h100)], [], GateConfig(), None) == host_report([h100], [], GateConfig(), None)
 
 
 def test_group_report_reads_only_the_typed_form(grouped: ResultsFile) -> None:
     expected = group_report([grouped], 0.3, 0.5)
-    assert group_report([_typed_only(grouped)], 0.3, 0.5) == expected
+    assert group_report([typed_only(grouped)], 0.3, 0.5) == expected
     assert expected["programs"][0]["verdict"] == "fail"  # 14.5 % of the ceiling, below the 50 % gate
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -16,23 +15,13 @@ from rich.console import Console
 
 from roofline.records.document import KernelResult, ResultsDocument
 from roofline.records.files import ResultsFile, load_results
+from typed_only import typed_only
 from conftest import DATA
 
 RESULTS = DATA / "results"
 TWO_GPUS = DATA / "h200" / "measure-all-two-gpus.json"
 
 
-class Unreadable(dict):
-    """A parsed document no renderer may read: every access fails the test."""
-
-    def _refuse(self, *_: Any, **__: Any) -> NoReturn:
-        raise AssertionError("a renderer indexed the results dict instead of the typed form")
-
-    __getitem__ = get = __contains__ = __iter__ = keys = items = values = _refuse  # type: ignore[assignment]
-
-
-def _typed_only(results: ResultsFile) -> ResultsFile:
-    return replace(results, doc=Unreadable())
 
 
 @pytest.fixture
@@ -73,7 +62,7 @@ def test_the_measure_table_reads_only_the_typed_form(path: Path, no_dicts: None)
 
     results = load_results(path)
     expected = (_text(results_table(results.doc)), problems(results.doc), ran_on(results.doc))
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     assert (_text(results_table(typed)), problems(typed), ran_on(typed)) == expected
     assert results.typed.kernels[0].name in expected[0]
 
@@ -81,7 +70,7 @@ def test_the_measure_table_reads_only_the_typed_form(path: Path, no_dicts: None)
 def test_the_measure_table_reads_measured_energy_typed(tmp_path: Path, no_dicts: None) -> None:
     from roofline.render.tables.measure import problems, results_table
 
-    typed = _typed_only(_energy_file(tmp_path)).typed
+    typed = typed_only(_energy_file(tmp_path)).typed
     text = _text(results_table(typed))
     assert "energy/run" in text and "~1 mJ" in text and "500 W" in text
     assert [line for line in problems(typed) if line.startswith("note ")] == [
@@ -126,7 +115,7 @@ def test_the_roofline_chart_and_its_points_read_only_the_typed_form(name: str, n
 
     results = load_results(RESULTS / name)
     expected = roofline_figure([], [results.doc])
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     drawn = roofline_figure([], [typed])
     assert _drawn(drawn) == _drawn(expected) and drawn.axes[0].get_title(loc="left") == \
         expected.axes[0].get_title(loc="left")
@@ -140,7 +129,7 @@ def test_the_energy_chart_reads_only_the_typed_form(tmp_path: Path, no_dicts: No
     from roofline.render.charts.energy import energy_figure, energy_points
 
     results = _energy_file(tmp_path)
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     points = energy_points([typed], [])
     assert points == energy_points([results.doc], []) and len(points) == len(typed.kernels)
     machine = dict(typed.machine)
@@ -154,7 +143,7 @@ def test_the_sweep_chart_reads_only_the_typed_form(no_dicts: None) -> None:
 
     for path in (RESULTS / "sweep.json", DATA / "h200" / "sweep-vector_add_float4.json"):
         results = load_results(path)
-        typed = _typed_only(results).typed
+        typed = typed_only(results).typed
         series = sweep_series(typed)
         assert series and {k: [e.key for e in v] for k, v in series.items()} == {
             k: [(e["name"], json.dumps(e["params"], sort_keys=True)) for e in v]
@@ -169,7 +158,7 @@ def test_the_sweep_table_reads_only_the_typed_form(no_dicts: None) -> None:
     from roofline.render.tables.sweep import explanation, sweep_table
 
     results = load_results(DATA / "h200" / "sweep-vector_add_float4.json")
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     text = _text(sweep_table(typed))
     assert text == _text(sweep_table(results.doc)) and explanation(typed) == explanation(results.doc)
     assert "Sweep of vector_add_float4" in text and any(line.startswith("prediction within") for line in
@@ -183,7 +172,7 @@ def test_a_predicted_sweep_table_reads_only_the_typed_form(run_cli, tmp_path: Pa
     assert run_cli("sweep", "softmax_fused", "--over", "rows", "-p", "cols=8192", "--sizes", "1..4096:4",
                    "--spec", "h100", "--predict", "-o", out).code == 0
     results = load_results(out)
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     with pytest.MonkeyPatch.context() as m:
         m.setattr(ResultsDocument, "to_json", lambda *_: pytest.fail("turned back into a dict"))
         m.setattr(KernelResult, "to_json", lambda *_: pytest.fail("turned back into a dict"))
@@ -209,7 +198,7 @@ def grouped() -> ResultsFile:
 def test_the_grouped_tables_read_only_the_typed_form(grouped: ResultsFile, no_dicts: None) -> None:
     from roofline.render.tables.grouped import footer, grouped_markdown, grouped_table
 
-    typed = _typed_only(grouped).typed
+    typed = typed_only(grouped).typed
     text = _text(grouped_table(typed))
     assert text == _text(grouped_table(grouped.doc))
     assert grouped_markdown(typed) == grouped_markdown(grouped.doc) and grouped_markdown(typed, 2) == \
@@ -222,7 +211,7 @@ def test_the_group_report_tables_read_its_rows_as_typed_groups(grouped: ResultsF
     from roofline.gates.groups import group_report
     from roofline.render.tables.grouped import group_row, report_markdown
 
-    report = group_report([_typed_only(grouped)], 0.3, 0.5)
+    report = group_report([typed_only(grouped)], 0.3, 0.5)
     rows = [group_row(r["rank"], r) for r in report["rows"]]
     assert rows == [group_row(i, g) for i, g in enumerate(grouped.typed.grouped(), 1)]
     assert "program: GPU time" in report_markdown(report)
@@ -232,7 +221,7 @@ def test_the_imported_table_reads_only_the_typed_form(no_dicts: None) -> None:
     from roofline.render.tables.imported import imported_table
 
     results = load_results(RESULTS / "h200_ncu_profiled.json")
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     text = _text(imported_table(typed))
     assert text == _text(imported_table(results.doc)) and "imported from ncu" in text
 
@@ -255,7 +244,7 @@ def test_the_profile_chart_and_page_read_only_the_typed_form(which: str, grouped
     from roofline.render.charts.profile import chart_points, profile_figure
 
     results = grouped if which == "grouped" else load_results(RESULTS / "h200_ncu_profiled.json")
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     points = chart_points(typed)
     assert points and points == chart_points(results.doc)
     assert _drawn(profile_figure(typed)) == _drawn(profile_figure(results.doc))
@@ -272,7 +261,7 @@ def test_the_hierarchical_roofline_reads_only_the_typed_form(no_dicts: None) -> 
     from roofline.render.charts.hierarchy import cache_bandwidths, hierarchy_figure, hierarchy_points, model_points
 
     results = load_results(RESULTS / "h200_ncu_profiled.json")
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     points, skipped = hierarchy_points([typed])
     assert points and (points, skipped) == hierarchy_points([results.doc])
     assert model_points([typed], points) == model_points([results.doc], points)
@@ -297,7 +286,7 @@ def test_the_launch_table_of_a_torch_import_reads_only_the_typed_form(tmp_path: 
     out = tmp_path / "step.json"
     assert run_cli("import", "torch", KINETO / "step.json", "--group-by", "none", "-o", out).code == 0
     results = load_results(out)
-    typed = _typed_only(results).typed
+    typed = typed_only(results).typed
     monkeypatch.setattr(ResultsDocument, "to_json", lambda *_: pytest.fail("turned back into a dict"))
     monkeypatch.setattr(KernelResult, "to_json", lambda *_: pytest.fail("turned back into a dict"))
     text = _text(launch_table(typed))
