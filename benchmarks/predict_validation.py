@@ -92,14 +92,16 @@ def evaluate(docs: Iterable[tuple[str, dict[str, Any]]], calibrated: Any, datash
         s = doc["sweep"]
         d = catalog.select([s["kernel"]])[0]
         fixed = [f"{k}={v}" for k, v in (s.get("fixed") or {}).items()]
-        request = sweep_request(d, s["param"], ",".join(str(x) for x in s["sizes"]), fixed, calibrated=calibrated)
+        ok = [e for e in doc["kernels"] if e.get("status") == "OK" and e.get("time_median")]
+        if not ok:
+            continue
+        sizes = ",".join(str(e.get("size", e["params"].get(s["param"]))) for e in ok)  # a size that failed to run
+        request = sweep_request(d, s["param"], sizes, fixed, calibrated=calibrated)  # (batch 32) is not predicted
         with_cal = {e["size"]: e for e in predict_sweep(request, datasheet)["kernels"]}
         with_sheet = {e["size"]: e for e in predict_sweep(replace(request, calibrated=None), datasheet)["kernels"]}
         bare = replace(datasheet, model=ModelFigures())  # the datasheet alone: every model figure a stated default
         with_bare = {e["size"]: e for e in predict_sweep(replace(request, calibrated=None), bare)["kernels"]}
-        for e in doc["kernels"]:
-            if e.get("status") != "OK" or not e.get("time_median"):
-                continue
+        for e in ok:
             size, t = e.get("size", e["params"].get(s["param"])), float(e["time_median"])
             c, w, b = with_cal[size], with_sheet[size], with_bare[size]
             rows.append({"sweep": name, "kernel": s["kernel"], "param": s["param"], "fixed": s.get("fixed") or {},

@@ -21,7 +21,7 @@ KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
     "schema_version", "name", "description", "pattern", "dtype", "params", "flops", "bytes", "stages", "roof",
     "access_bytes", "implementation", "traffic", "family", "test_params",
-    "threads", "bytes_per_thread", "launches", "reductions", "interconnect", "blocks",
+    "threads", "bytes_per_thread", "launches", "reductions", "interconnect", "blocks", "values",
 )
 _STAGE_KEYS = ("name", "flops", "bytes", "bytes_per_thread")
 RESERVED_NAMES = ("itemsize",)
@@ -104,6 +104,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
     family = _implementation_path(path, f, "family")
     implementation = _implementation_path(path, f, "implementation") or family  # a family alone implements it
     test_params = _test_params(f, params, names, implementation is not None)
+    values = _values(f, params)
 
     descriptor = KernelDescriptor(
         name=name,
@@ -123,6 +124,7 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         test_params=test_params,
         geometry=geometry,
         interconnect=links,
+        values=values,
     )
     work = evaluate(descriptor)  # the defaults must evaluate: errors surface when the file is loaded
     if geometry:
@@ -155,6 +157,24 @@ def _test_params(f: "Fields", params: Mapping[str, Expr], names: Sequence[str], 
     if f.mapping("test_params") is not None and not runnable:
         raise f.error("test_params", "only a kernel with an implementation or family is measured; add one")
     return _formula_map(f, "test_params", list(params), "parameter", names)
+
+
+def _values(f: "Fields", params: Mapping[str, Expr]) -> dict[str, tuple[float, ...]]:
+    """`values: {batch: [1, 2, 4, 8, 16]}`: the only values a parameter may take (the implementation has code for
+    no other), so a size it cannot run is refused with the inputs, before anything is launched."""
+    m = f.mapping("values")
+    if m is None:
+        return {}
+    out: dict[str, tuple[float, ...]] = {}
+    for name, raw in m.data.items():
+        if name not in params:
+            raise f.error(f"values.{name}", f"unknown parameter '{name}'{closest(str(name), params)}; "
+                                            f"known: {', '.join(params) or 'none'}")
+        if (not isinstance(raw, list) or not raw
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw)):
+            raise f.error(f"values.{name}", f"expected a non-empty list of numbers, got {raw!r}")
+        out[name] = tuple(float(v) for v in raw)
+    return out
 
 
 def _traffic(f: "Fields", names: Sequence[str]) -> dict[str, Expr]:

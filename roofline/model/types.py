@@ -221,6 +221,7 @@ class KernelDescriptor:
     test_params: Mapping[str, Expr] = field(default_factory=dict)  # small, awkward sizes for the GPU tests
     geometry: LaunchGeometry = field(default_factory=LaunchGeometry)  # threads, bytes in flight, launches
     interconnect: Mapping[str, Expr] = field(default_factory=dict)  # link (LINK_NAMES) -> bytes one GPU sends on it
+    values: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # parameter -> the only values it may take
 
     @property
     def itemsize(self) -> int | None:

@@ -44,6 +44,11 @@ def resolve_params(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = N
             value = _value(d, field, chosen, env)
         if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
             value = int(value)
+        allowed = d.values.get(name)
+        if allowed is not None and value not in allowed:
+            shown = ", ".join(f"{v:g}" for v in allowed)
+            raise at(d.path or d.name, f"values.{name}",
+                     f"kernel '{d.name}' has no code for {name}={value:g}; {name} must be one of {shown}")
         env[name] = value
     return env
 

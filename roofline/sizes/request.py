@@ -51,6 +51,14 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
     overrides = dict(parse_overrides(fixed, [d]))
     if param in overrides:
         raise InputError(f"-p {param}=…: {param} is the swept parameter; its values come from --sizes")
+    allowed = d.values.get(param)
+    if allowed is not None:  # a size the kernel has no code for is refused here, before anything runs
+        bad = [size for size in sizes if size not in allowed]
+        if bad:
+            where = d.path or d.name
+            raise InputError(f"--sizes {sizes_text:.60}: kernel '{d.name}' has no code for {param}="
+                             f"{', '.join(str(b) for b in bad[:5])}{' …' if len(bad) > 5 else ''}; {param} must be "
+                             f"one of {', '.join(f'{v:g}' for v in allowed)} ({where}: values.{param})")
     return SweepRequest(d, param, tuple(sizes), overrides, model, latency, eta, calibrated)
 
 
