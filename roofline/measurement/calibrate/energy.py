@@ -200,11 +200,16 @@ def memory_power_of(probe: Probe, run: EnergyRun, earlier: Sequence[EnergyRun]) 
     (the figure then keeps the bytes' energy, as before; the probes run the copy first)."""
     if not probe.dram_bytes or probe.unit != "FLOP" or run.status != OK or not run.rate:
         return 0.0
-    ok = {r.field: r for r in earlier if r.status == OK and r.per_unit}
-    memory = ok.get("memory.dram") or ok.get("memory.triad")
+    memory = dram_run(earlier)
     if memory is None or memory.per_unit is None:
         return 0.0
     return memory.per_unit * probe.dram_bytes * run.rate / probe.per_run
+
+
+def dram_run(runs: Sequence[EnergyRun]) -> EnergyRun | None:
+    """The run ε_mem comes from: the copy, else the triad (its cross-check), where one succeeded."""
+    ok = {r.field: r for r in runs if r.status == OK and r.field}
+    return ok.get("memory.dram") or ok.get("memory.triad")
 
 
 def calibrate_energy(backend: Any, plan: EnergyPlan = FULL_ENERGY, progress: Progress = SILENT,
@@ -378,7 +383,7 @@ def energy_block(runs: Sequence[EnergyRun], roofs: Sequence[str], where: str) ->
     DRAM figure is missing (the block requires both). Only roofs the spec has (`roofs`) are written."""
     ok = {r.field: r for r in runs if r.status == OK and r.field}
     notes = [f"energy {r.name}: {r.status.lower()}: {r.note}" for r in runs if r.status != OK]
-    idle, dram = ok.get("idle_power"), ok.get("memory.dram") or ok.get("memory.triad")  # the copy, else the triad
+    idle, dram = ok.get("idle_power"), dram_run(runs)
     if idle is None or dram is None:
         notes.append("no energy block written: it needs the idle power and the copy's energy per byte")
         return None, notes
