@@ -10,7 +10,7 @@ import click
 from roofline.cli.common import (MODULE_IN_NCU, OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option,
                                  group_by_option, wide_option, writable_path_for)
 from roofline.records.schema import RESULTS_SCHEMA as RESULTS
-from roofline.cli.profile import GROUP_BY_HELP, profile
+from roofline.cli.profile import GROUP_BY_HELP
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
 from roofline.ncu.group import add_groups
 from roofline.ncu.readback import check_import

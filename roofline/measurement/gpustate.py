@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 import os
 
 from roofline.errors import DISTRIBUTION, first_line
