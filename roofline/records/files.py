@@ -41,6 +41,7 @@ from roofline.errors import InputError, at
 from roofline.load.inputs import parse_json, read_input_text
 from roofline.records.devices import split_devices
 from roofline.records.document import KernelResult, ResultsDocument, ceiling_for, require_results
+from roofline.records.schema import RESULTS_SCHEMA  # noqa: F401 - re-exported: readers of results files name it here
 
 MAX_RESULTS_BYTES = 256 << 20
 
