@@ -12,7 +12,7 @@ launched one by one, in this order:
                  `profile --with torch`, profile's own record of a capture made outside its range, with the
                  replays annotated by which capture they run). It is used only where the kinds line up call for
                  call (kernel for kernel launch, fill for memset, copy for memcpy) and every Triton kernel's name
-                 is its captured op's name; with CUPTI's graph node ids (Kineto 2026+: "graph node id"), the
+                 is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's graph node ids (Kineto 2026+: "graph node id"), the
                  replay's events are put in node order, the order the capture created them, first.
   same kernel    a launch of the same kernel (name, grid and block) outside any graph in the same trace: Inductor's
                  cudagraph trees run each compiled graph eagerly before capturing it (its warm-up). The k-th
@@ -139,8 +139,9 @@ def _fits(capture: Capture, events: Sequence[GpuEvent]) -> bool:
     for call, event in zip(calls, events):
         if call_kind(call.call) != event.kind:
             return False
-        if event.kind == "kernel" and _triton_name(call.op) and call.op is not None and call.op.name != event.name:
-            return False
+        if event.kind == "kernel" and (_triton_name(call.op) or event.name.startswith("triton_")) and (
+                call.op is None or call.op.name != event.name):
+            return False  # Inductor launches each Triton kernel inside an op named after it
     return True
 
 
