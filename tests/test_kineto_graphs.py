@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from roofline.kineto.attribution import GRAPH_OP, attribute
 from roofline.kineto.document import import_traces
 from roofline.kineto.graphs import captures_in, match_replays
 from roofline.kineto.reader import CAPTURES_KEY, Capture, CaptureLaunch, captures_block, read_trace
+from test_profile_torch import fake, run_capture, script
 
 DATA = Path(__file__).parent / "data" / "kineto"
 CPU, GPU = 100, 7
@@ -59,7 +61,8 @@ class Trace:
     def write(self, path: Path) -> Path:
         doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], **self.head,
                "traceEvents": self.events}
-        path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+        text = json.dumps(doc).encode()
+        path.write_bytes(gzip.compress(text) if path.name.endswith(".gz") else text)
         return path
 
 
@@ -263,3 +266,51 @@ def test_the_committed_cudagraph_trace_says_why_its_replay_is_unmodelled() -> No
     graph = device["graph_launch_delay"]
     assert graph["count"] == 1 and graph["p50"] == pytest.approx(49.36e-6, abs=0.01e-6)
     assert device["launch_delay"]["count"] == 1  # the one cudaLaunchKernel, measured as HTA does
+
+
+CAPTURED_BEFORE_THE_RANGE = """\
+import torch
+g = torch.cuda.CUDAGraph()
+g.replay()  # never captured by the recorder's count: not annotated
+g.capture_begin()
+torch.mark("captured")
+g.capture_end()
+torch.cuda.profiler.start()
+g.replay()
+torch.cuda.profiler.stop()
+"""
+
+
+def test_profile_records_a_capture_before_its_range_and_annotates_the_replays(tmp_path: Path) -> None:
+    """`profile --with torch` (roofline.kineto.capture) around a program that captures a graph before its range and
+    replays it inside: the capture gets a profiler session of its own (the fake's first export: a trace holding
+    the capture's ops and calls), its calls and ops go into the written trace's head, the replay in the range is
+    annotated with its capture, and the import models the replayed kernels through the captured ops."""
+    side = Trace()
+    capture(side, 1000)
+    main = Trace()
+    main.annotate("roofline.graph 1", 2990, 100)  # what the fake's trace cannot make itself: the real annotation
+    replay(main, 3000, 6000)
+    traces = os.pathsep.join(str(p) for p in (side.write(tmp_path / "side.json"), main.write(tmp_path / "main.json")))
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), "--range", "start-stop",
+                               trace="t.json.gz", FAKE_TORCH_TRACES=traces)
+    assert proc.returncode == 0, proc.stderr
+    assert "CUDA graphs: 1 capture(s) before the range recorded" in proc.stderr
+    assert fake(out)["marks"] == ["range: roofline.graph 1", "replay"]
+    trace = read_trace(out)
+    assert [(c.key, [launch.call for launch in c.launches]) for c in trace.captures] == [
+        ("1", ["cudaLaunchKernel", "cuLaunchKernel"])]
+    assert [launch.op.name for launch in trace.captures[0].launches] == ["aten::mm", SILU]
+    doc, _ = import_traces([out], "h200")
+    entries = graph_entries(doc)
+    assert entries[GEMM]["graph"]["matched"] == "capture" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)
+    assert "recorded by profile outside its range" in entries[GEMM]["model"]["note"] and not doc["unmodelled"]
+
+
+def test_a_capture_inside_the_range_is_left_to_the_trace(tmp_path: Path) -> None:
+    """Recording the whole run, the capture is in the trace itself: no session of its own, no head block."""
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), trace="t.json")
+    assert proc.returncode == 0, proc.stderr
+    assert fake(out)["marks"] == ["replay", "capture_begin", "captured", "capture_end", "range: roofline.graph 1",
+                                  "replay"]
+    assert CAPTURES_KEY not in json.loads(out.read_text()) and "CUDA graphs" not in proc.stderr

@@ -62,10 +62,11 @@ def call_kind(call: str) -> str | None:
     return None
 
 
-def captures_in(trace: Trace) -> list[Capture]:
+def captures_in(trace: Trace, whole: bool = False) -> list[Capture]:
     """The graph captures seen in the trace: on each thread, the calls with a GPU event kind between each
     cudaStreamBeginCapture and the cudaStreamEndCapture after it, each with the innermost op around it; then
-    `profile`'s record of those made outside its range (trace.captures)."""
+    `profile`'s record of those made outside its range (trace.captures). `whole`: the trace is one capture's own
+    session (profile's, around one capture): all its calls on a thread are one capture, markers or not."""
     by_thread: dict[str, list[Launch]] = {}
     for launch in trace.launches.values():
         by_thread.setdefault(launch.tid, []).append(launch)
@@ -77,6 +78,9 @@ def captures_in(trace: Trace) -> list[Capture]:
         launches.sort(key=lambda launch: launch.ts)
         spans: list[tuple[float, list[Launch]]] = []
         inside: list[Launch] | None = None
+        if whole:
+            spans.append((launches[0].ts, [launch for launch in launches if call_kind(launch.name) is not None]))
+            launches = []
         for launch in launches:
             if BEGIN.match(launch.name):
                 inside = []
@@ -97,7 +101,7 @@ def captures_in(trace: Trace) -> list[Capture]:
             if found:
                 out.append(Capture(f"{tid}@{ts:.3f}", tuple(found), ts, tid, "trace"))
     out.sort(key=lambda c: c.ts or 0.0)
-    return out + list(trace.captures)
+    return out if whole else out + list(trace.captures)
 
 
 @dataclass
@@ -149,12 +153,13 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
                 ) -> tuple[dict[int, GraphMatch], str | None]:
     """The replay's events matched to a capture's calls by order; ({}, why not) when no capture fits."""
     events = [items[m].event for m in replay.members]
-    pool = [c for c in captures if c.key == replay.mark] if replay.mark is not None else list(captures)
+    marked = [c for c in captures if c.key == replay.mark]  # profile's record; a capture in its range has none
+    pool = marked or list(captures)
     fitting = [c for c in pool if _fits(c, events)]
     if not fitting:
         if pool:
             why = (f"the capture profile recorded for it ({replay.mark}) does not line up with its "
-                   f"{len(events)} GPU event(s)" if replay.mark is not None else
+                   f"{len(events)} GPU event(s)" if marked else
                    f"none of the {len(pool)} capture(s) in the trace lines up with its {len(events)} GPU event(s)")
             return {}, why
         return {}, None
