@@ -191,7 +191,7 @@ def test_unmatched_replayed_kernels_keep_their_reason(tmp_path: Path) -> None:
                                        "the graph in this trace; record the warm-up")
     assert "roofline profile --with torch" in why[GEMM]["why"] and why[GEMM]["graph"]["matched"] is None
     assert graph_entries(doc)[SILU]["graph"]["matched"] == "kernel"
-    assert any("1 kernel(s) ran in CUDA graph replays with no op found" in n for n in notes)
+    assert any("1 GPU event(s) ran in CUDA graph replays with no op found" in n for n in notes)
 
 
 def test_a_kernel_run_more_often_in_the_graph_than_outside_it_for_different_ops_is_not_guessed(tmp_path: Path

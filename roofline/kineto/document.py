@@ -540,7 +540,7 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
         notes.append(f"note: {matched} GPU event(s) of CUDA graph replays modelled through the op that launched the "
                      "same kernel outside the graph or at the graph's capture (each entry's model note says which)")
     if graphs:
-        notes.append(f"note: {graphs} kernel(s) ran in CUDA graph replays with no op found: attributed to "
+        notes.append(f"note: {graphs} GPU event(s) ran in CUDA graph replays with no op found: attributed to "
                      f"'{GRAPH_OP}', no model (record the warm-up or the capture too, or use `roofline profile "
                      "--with torch`)")
     if group_by == "module" and not any(t.modules for t in traces):

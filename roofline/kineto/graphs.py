@@ -12,7 +12,8 @@ launched one by one, in this order:
                  `profile --with torch`, profile's own record of a capture made outside its range, with the
                  replays annotated by which capture they run). It is used only where the kinds line up call for
                  call (kernel for kernel launch, fill for memset, copy for memcpy) and every Triton kernel's name
-                 is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's graph node ids (Kineto 2026+: "graph node id"), the
+                 is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's
+                 graph node ids (Kineto since 2026-02, pytorch/kineto#1276: "graph node id" on each kernel), the
                  replay's events are put in node order, the order the capture created them, first.
   same kernel    a launch of the same kernel (name, grid and block) outside any graph in the same trace: Inductor's
                  cudagraph trees run each compiled graph eagerly before capturing it (its warm-up). The k-th
@@ -25,6 +26,7 @@ Each replayed event then carries a GraphMatch saying which and how; an event nei
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import re
 from dataclasses import dataclass
@@ -116,7 +118,11 @@ def _replays(trace: Trace, items: Sequence[Attributed]) -> list[_Replay]:
     for i, a in enumerate(items):
         if a.graph and a.launch is not None:
             groups.setdefault(a.launch.correlation, []).append(i)
-    marks = sorted(trace.graph_marks, key=lambda m: m.ts)
+    marks: dict[str, list[tuple[float, float, str]]] = {}  # by thread: (start, end, key), by start
+    for mark in trace.graph_marks:
+        marks.setdefault(mark.tid, []).append((mark.ts, mark.ts + mark.dur, mark.key))
+    for spans in marks.values():
+        spans.sort()
     out = []
     for members in groups.values():
         events = [items[m].event for m in members]
@@ -126,7 +132,9 @@ def _replays(trace: Trace, items: Sequence[Attributed]) -> list[_Replay]:
             members = sorted(members, key=lambda m: items[m].event.ts)
         launch = items[members[0]].launch
         assert launch is not None
-        mark = next((m.key for m in marks if m.tid == launch.tid and m.ts <= launch.ts <= m.ts + m.dur), None)
+        spans = marks.get(launch.tid, [])
+        at = bisect.bisect_right(spans, (launch.ts, float("inf"), "")) - 1  # the last mark starting by the launch
+        mark = spans[at][2] if at >= 0 and spans[at][1] >= launch.ts else None
         out.append(_Replay(launch, members, mark))
     return out
 
@@ -149,13 +157,17 @@ def _fits(capture: Capture, events: Sequence[GpuEvent]) -> bool:
     return True
 
 
-def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence[Capture]
-                ) -> tuple[dict[int, GraphMatch], str | None]:
-    """The replay's events matched to a capture's calls by order; ({}, why not) when no capture fits."""
+def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence[Capture],
+                fits: dict[tuple[object, ...], list[Capture]]) -> tuple[dict[int, GraphMatch], str | None]:
+    """The replay's events matched to a capture's calls by order; ({}, why not) when no capture fits. `fits`
+    keeps the captures that fit each replay's shape (a long trace replays the same graph many times)."""
     events = [items[m].event for m in replay.members]
     marked = [c for c in captures if c.key == replay.mark]  # profile's record; a capture in its range has none
     pool = marked or list(captures)
-    fitting = [c for c in pool if _fits(c, events)]
+    shape = (replay.mark if marked else None, *((e.kind, e.name) for e in events))
+    if shape not in fits:
+        fits[shape] = [c for c in pool if _fits(c, events)]
+    fitting = fits[shape]
     if not fitting:
         if pool:
             why = (f"the capture profile recorded for it ({replay.mark}) does not line up with its "
@@ -179,9 +191,10 @@ def _signature(op: Op) -> tuple[object, ...]:
     return (op.name, repr(op.dims), repr(op.types), repr(op.concrete))
 
 
-def _by_kernel(replay: _Replay, items: Sequence[Attributed], outside: Mapping[tuple[object, ...], list[int]]
-               ) -> tuple[dict[int, GraphMatch], dict[int, str]]:
-    """The replay's kernels matched to launches of the same kernel (name, grid, block) outside any graph."""
+def _by_kernel(replay: _Replay, items: Sequence[Attributed], outside: Mapping[tuple[object, ...], list[int]],
+               stamps: Mapping[tuple[object, ...], list[float]]) -> tuple[dict[int, GraphMatch], dict[int, str]]:
+    """The replay's kernels matched to launches of the same kernel (name, grid, block) outside any graph (`outside`:
+    their positions in time order; `stamps`: their start times)."""
     matched: dict[int, GraphMatch] = {}
     why: dict[int, str] = {}
     seen: dict[tuple[object, ...], list[int]] = {}
@@ -197,9 +210,9 @@ def _by_kernel(replay: _Replay, items: Sequence[Attributed], outside: Mapping[tu
                 why[m] = ("a CUDA graph replay: no launch of this kernel (name, grid, block) outside the graph in "
                           f"this trace; {NO_LAUNCH_HINT}")
             continue
-        before = [f for f in found if items[f].event.ts < replay.launch.ts]
-        if len(before) >= n:
-            chosen = before[-n:]
+        before = bisect.bisect_left(stamps[key], replay.launch.ts)
+        if before >= n:
+            chosen = found[before - n:before]
         elif len(found) >= n:
             chosen = found[:n]
         elif len({_signature(items[f].op) for f in found}) == 1:  # type: ignore[arg-type]
@@ -230,13 +243,15 @@ def match_replays(trace: Trace, items: Sequence[Attributed]) -> list[Attributed]
             outside.setdefault((a.event.name, a.event.grid, a.event.block), []).append(i)
     for members in outside.values():
         members.sort(key=lambda i: items[i].event.ts)
+    stamps = {key: [items[i].event.ts for i in members] for key, members in outside.items()}
     out = list(items)
+    fits: dict[tuple[object, ...], list[Capture]] = {}
     for replay in _replays(trace, items):
-        matched, capture_why = _by_capture(replay, items, captures)
+        matched, capture_why = _by_capture(replay, items, captures, fits)
         via_capture = bool(matched)
         why: dict[int, str] = {}
         if not via_capture:
-            matched, why = _by_kernel(replay, items, outside)
+            matched, why = _by_kernel(replay, items, outside, stamps)
         for m in replay.members:
             if m in matched:
                 out[m] = dataclasses.replace(items[m], match=matched[m])

@@ -538,8 +538,9 @@ def _captures(path: Path, head: dict[str, Any]) -> list[Capture]:
         return []
     where = CAPTURES_KEY
     if not isinstance(block, dict) or block.get("version") != CAPTURES_VERSION:
+        got = block.get("version") if isinstance(block, dict) else block
         raise at(path, f"{where}.version", f"expected {CAPTURES_VERSION} (the block roofline profile --with torch "
-                                           f"writes), got {kind_of(block.get('version') if isinstance(block, dict) else block)}")
+                                           f"writes), got {kind_of(got)} {got!r:.20}")
     items = block.get("captures")
     if not isinstance(items, list) or len(items) > MAX_CAPTURES:
         raise at(path, f"{where}.captures", f"expected a list of at most {MAX_CAPTURES} captures")

@@ -23,9 +23,10 @@ Launch delay is an event's start minus the end of the call that launched it (HTA
 GPU started it before the call returned), for the first event of each launch. A CUDA graph launch is measured
 apart (graph_launch_delay), from the start of its cudaGraphLaunch to its first event: the call enqueues every node
 of the graph and returns long after the GPU began the first (-62 µs from the call's end on the committed H200
-trace, where the call took 111 µs), so the end would make the delay negative and say nothing; the graph's later
-kernels are not launches of their own. Overlap sorts events into compute (kernels), copies (memcpy, memset) and collectives
-(NCCL and other collective kernels, by name) and measures the time two or more of those run at once.
+trace, where the call took 111 µs), so the end would make the delay negative and say nothing; the graph's
+later kernels are not launches of their own. Overlap sorts events into compute (kernels), copies (memcpy,
+memset) and collectives (NCCL and other collective kernels, by name) and measures the time two or more of those
+run at once.
 """
 
 from __future__ import annotations
