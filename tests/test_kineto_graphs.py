@@ -153,6 +153,20 @@ def test_graph_node_ids_give_the_capture_order(tmp_path: Path) -> None:
     assert ops == {GEMM: "aten::mm", SILU: SILU}
 
 
+def test_a_replay_on_several_streams_without_node_ids_is_not_matched_by_order(tmp_path: Path) -> None:
+    """A graph captured across streams runs its branches side by side: without CUPTI's node ids the order they ran
+    in says nothing of the order they were captured in, so the capture is not used, and the reason says so."""
+    t = Trace()
+    capture(t, 1000)
+    corr = t.call("cudaGraphLaunch", 3000, dur=80.0)
+    t.gpu(GEMM, corr, 6000, 9.0, [2, 64, 1], [384, 1, 1], stream=8)
+    t.gpu(SILU, corr, 6001, 4.0, [64, 1, 1], [256, 1, 1])
+    trace = read_trace(t.write(tmp_path / "t.json.gz"))
+    items = [a for a in match_replays(trace, attribute(trace)) if a.graph]
+    assert all(a.match is None for a in items)
+    assert "ran on 2 streams and the trace has no graph node ids" in items[0].unmatched
+
+
 def test_a_capture_that_does_not_line_up_is_not_used(tmp_path: Path) -> None:
     """A capture with one more kernel launch than the replay has kernels is no evidence of order: the replay falls
     back to launches of the same kernel, and a kernel with none says why, naming the capture that did not fit."""

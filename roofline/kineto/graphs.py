@@ -11,7 +11,8 @@ launched one by one, in this order:
                  the calls between cudaStreamBeginCapture and cudaStreamEndCapture on one thread (or, under
                  `profile --with torch`, profile's own record of a capture made outside its range, with the
                  replays annotated by which capture they run). It is used only where the kinds line up call for
-                 call (kernel for kernel launch, fill for memset, copy for memcpy) and every Triton kernel's name
+                 call (kernel for kernel launch, fill for memset, copy for memcpy), the replay ran on one stream
+                 (several need the node ids, below), and every Triton kernel's name
                  is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's
                  graph node ids (Kineto since 2026-02, pytorch/kineto#1276: "graph node id" on each kernel), the
                  replay's events are put in node order, the order the capture created them, first.
@@ -162,6 +163,10 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
     """The replay's events matched to a capture's calls by order; ({}, why not) when no capture fits. `fits`
     keeps the captures that fit each replay's shape (a long trace replays the same graph many times)."""
     events = [items[m].event for m in replay.members]
+    streams = {e.stream for e in events}
+    if len(streams) > 1 and not all(e.graph_node is not None for e in events):
+        return {}, (f"its events ran on {len(streams)} streams and the trace has no graph node ids: the order they "
+                    "ran in need not be the order they were captured in")
     marked = [c for c in captures if c.key == replay.mark]  # profile's record; a capture in its range has none
     pool = marked or list(captures)
     shape = (replay.mark if marked else None, *((e.kind, e.name) for e in events))
