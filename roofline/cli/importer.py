@@ -122,8 +122,10 @@ def torch_command(traces: tuple[Path, ...], spec_name: str | None, output: Path 
     move the bytes the trace recorded. A Triton kernel that torch.compile generated is modelled from its launch:
     each buffer at its footprint in memory, the FLOPs of the ops it fused; with its generated source at hand (the
     path the trace recorded, or --triton-source) reads and writes are told apart and its arithmetic is counted.
-    Kernels of a CUDA-graph replay are attributed to 'cuda graph replay'; those
-    with no op, and ops without a model, keep their time in 'unmodelled', and the program line says what share of
+    Kernels of a CUDA-graph replay take the op that launched them at the graph's
+    capture (by capture order) or the op of the same kernel (name, grid, block)
+    launched outside the graph in the trace (a warm-up); the rest are attributed to
+    'cuda graph replay'. Those with no op, and ops without a model, keep their time in 'unmodelled', and the program line says what share of
     the GPU time that is. Several traces (one per rank) give a table per rank, the merged groups, and the
     straggler: the rank whose GPU time is furthest above the median, with the spread. Entries have status
     IMPORTED: roofline did not run or verify them.

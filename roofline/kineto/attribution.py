@@ -3,16 +3,20 @@
 The op is found by time on the launching thread: of the ops whose [ts, ts + dur] holds the launch's start, the
 innermost (the one that started last; of ops starting together, the shortest). One sweep per thread over ops and
 launches in time order keeps a stack of the open ops, so a trace of N events costs O(N log N). Work a
-cudaGraphLaunch put on the GPU is the graph's, not any op's: its op is GRAPH_OP and `graph` says so. Work whose
-launch is not in the trace, or whose launch no op encloses, has NO_OP.
+cudaGraphLaunch put on the GPU is the graph's, not any op's: its op is GRAPH_OP and `graph` says so, until
+roofline.kineto.graphs finds the op that launched it when the graph was captured (`match`). Work whose launch is
+not in the trace, or whose launch no op encloses, has NO_OP.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from roofline.kineto.reader import GpuEvent, Launch, Op, Span, Trace
+
+if TYPE_CHECKING:
+    from roofline.kineto.graphs import GraphMatch
 
 NO_OP = "(no op)"
 GRAPH_OP = "cuda graph replay"
@@ -27,11 +31,20 @@ class Attributed:
     op: Op | None  # the innermost op around the launch (for a graph replay: around the cudaGraphLaunch)
     graph: bool  # launched by a CUDA graph replay
     module: str | None  # the innermost nn.Module range around the launch
+    match: "GraphMatch | None" = None  # a replayed event: the op that launched it at capture (roofline.kineto.graphs)
+    unmatched: str | None = None  # a replayed event without a match: why
+
+    @property
+    def model_op(self) -> Op | None:
+        """The op whose work the event does: the launch's, or for a graph replay the matched one's."""
+        if self.graph:
+            return self.match.op if self.match is not None else None
+        return self.op
 
     @property
     def op_name(self) -> str:
         if self.graph:
-            return GRAPH_OP
+            return self.match.op.name if self.match is not None else GRAPH_OP
         return self.op.name if self.op is not None else NO_OP
 
 

@@ -19,6 +19,10 @@ also writes the outcome as JSON for the caller (`roofline profile --with torch`)
 "no-range", "no-torch", "no-trace" or "running" (left so when the program ended the process itself: os._exit, a
 signal), with the program's "status", "cuda", "torch", "program_seconds", "range_seconds" and "trace_bytes", and
 "energy": the profiled range's joules from NVML's counter of torch's GPU ({joules, window, gpu, device}, or {why}).
+
+CUDA graphs (torch.compile mode="reduce-overhead"): a graph captured before the range is recorded in a short
+profiler session of its own around the capture, and its calls and ops are written into the trace's head; each
+replay in the range is annotated with the capture it runs (GraphRecorder), so the import models replayed kernels.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from typing import Any, Iterator
 
 from roofline.load.jsonio import write_text_atomic
 
-from roofline.kineto.reader import params_annotation
+from roofline.kineto.reader import CAPTURES_KEY, GRAPH_PREFIX, Capture, captures_block, params_annotation
 EXIT_NO_RANGE = 2
 EXIT_NO_TORCH = 3
 EXIT_NO_TRACE = 1
@@ -211,25 +215,142 @@ def _hook_optimizers(torch: Any, window: Window) -> None:
     register(hook)
 
 
-def _chunks(path: str, gz: bool) -> Iterator[bytes]:
-    """The exported trace read in 4 MiB pieces, gzip-compressed on the way when asked."""
+MAX_SIDE_SESSIONS = 64  # captures recorded outside the range (cudagraph trees capture one graph per shape)
+
+
+class GraphRecorder:
+    """CUDA graphs (torch.compile mode="reduce-overhead", torch.cuda.graph) replay kernels whose ops the trace of the
+    replay does not hold (roofline.kineto.graphs). A graph captured inside the profiled range is in the trace
+    itself; one captured before it (the usual case: the warm-up steps capture, the measured steps replay) is
+    recorded here in a profiler session of its own, started just before CUDAGraph.capture_begin and stopped just
+    after capture_end (nothing runs on the GPU during a capture, and nothing of that session's is in the user's
+    range), and kept as the calls of the capture with their ops: written into the trace's head (CAPTURES_KEY).
+    Each replay inside the range is annotated `roofline.graph KEY` (GRAPH_PREFIX), naming its capture."""
+
+    def __init__(self, torch: Any, window: Window, make_profiler: Any) -> None:
+        self.torch, self.window, self.make_profiler = torch, window, make_profiler
+        self.captures: list[Capture] = []
+        self.count = 0
+        self.skipped: list[str] = []
+        self._open: dict[int, Any] = {}  # id(graph) -> its side session
+
+    def install(self) -> bool:
+        graph_class = getattr(getattr(self.torch, "cuda", None), "CUDAGraph", None)
+        if graph_class is None or not all(hasattr(graph_class, m) for m in ("capture_begin", "capture_end",
+                                                                              "replay")):
+            return False
+        begin, end, replay = graph_class.capture_begin, graph_class.capture_end, graph_class.replay
+        recorder = self
+
+        def capture_begin(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.begin(graph)
+            return begin(graph, *args, **kwargs)
+
+        def capture_end(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return end(graph, *args, **kwargs)
+            finally:
+                recorder.end(graph)
+
+        def replay_annotated(graph: Any, *args: Any, **kwargs: Any) -> Any:
+            key = getattr(graph, "_roofline_graph", None)
+            if key is None or recorder.window.state != "recording":
+                return replay(graph, *args, **kwargs)
+            with recorder.torch.profiler.record_function(f"{GRAPH_PREFIX}{key}"):
+                return replay(graph, *args, **kwargs)
+
+        graph_class.capture_begin, graph_class.capture_end, graph_class.replay = (capture_begin, capture_end,
+                                                                                   replay_annotated)
+        return True
+
+    def begin(self, graph: Any) -> None:
+        self.count += 1
+        key = str(self.count)
+        try:
+            graph._roofline_graph = key
+        except AttributeError:  # a graph object without a __dict__: its replays go unannotated
+            return
+        if self.window.state == "recording":
+            return  # the capture is in the trace itself
+        if self.window.state == "done":
+            return  # nothing after the range is replayed in it
+        if len(self._open) or len(self.captures) + len(self.skipped) >= MAX_SIDE_SESSIONS:
+            self.skipped.append(key)
+            return
+        try:
+            session = self.make_profiler()
+            session.start()
+        except Exception as exc:  # noqa: BLE001 - no record of this capture, never a failed program
+            self.skipped.append(key)
+            _say(f"warning: could not record CUDA graph capture {key} ({type(exc).__name__}: {exc})")
+            return
+        self._open[id(graph)] = (key, session)
+
+    def end(self, graph: Any) -> None:
+        opened = self._open.pop(id(graph), None)
+        if opened is None:
+            return
+        key, session = opened
+        try:
+            session.stop()
+            self.captures.append(self._read(key, session))
+        except Exception as exc:  # noqa: BLE001 - the trace or its reading: say so, go on
+            self.skipped.append(key)
+            _say(f"warning: could not record CUDA graph capture {key} ({type(exc).__name__}: {exc})")
+
+    @staticmethod
+    def _read(key: str, session: Any) -> Capture:
+        """The capture's calls and ops from its session's own trace, read as an import reads one."""
+        from roofline.kineto.graphs import captures_in
+        from roofline.kineto.reader import read_trace
+
+        fd, raw = tempfile.mkstemp(prefix=".roofline-capture-", suffix=".json")
+        os.close(fd)
+        try:
+            session.export_chrome_trace(raw)
+            found = captures_in(read_trace(Path(raw)), whole=True)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(raw)
+        if not found:
+            raise ValueError("its session recorded no kernel launch")
+        launches = tuple(launch for c in found for launch in c.launches)
+        return Capture(key, launches, None, None, "profile")
+
+    def head(self) -> dict[str, Any] | None:
+        """The trace's extra top-level block, None when no capture was recorded outside the range."""
+        return captures_block(self.captures) if self.captures else None
+
+
+def _chunks(path: str, gz: bool, head: dict[str, Any] | None = None) -> Iterator[bytes]:
+    """The exported trace read in 4 MiB pieces, gzip-compressed on the way when asked; `head` added as top-level
+    keys of its JSON object (after its opening brace, so the events stay where they are)."""
     packer = zlib.compressobj(6, zlib.DEFLATED, 31) if gz else None  # wbits 31: the gzip format
+    extra = b"".join(json.dumps(k).encode() + b": " + json.dumps(v).encode() + b", "
+                     for k, v in (head or {}).items())
     with open(path, "rb") as src:
+        first = True
         while chunk := src.read(1 << 22):
+            if first and extra:
+                brace = chunk.find(b"{")
+                if brace < 0 or chunk[:brace].strip():
+                    raise ValueError("the exported trace does not begin with a JSON object")
+                chunk = chunk[:brace + 1] + extra + chunk[brace + 1:]
+            first = False
             yield packer.compress(chunk) if packer else chunk
     if packer:
         yield packer.flush()
 
 
-def _write_trace(profiler: Any, out: Path) -> int:
-    """Export the trace beside `out`, then write it (gzipped when asked) through roofline's one atomic writer:
-    never a half-written file."""
+def _write_trace(profiler: Any, out: Path, head: dict[str, Any] | None = None) -> int:
+    """Export the trace beside `out`, then write it (gzipped when asked, with `head`'s keys added) through
+    roofline's one atomic writer: never a half-written file."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, raw = tempfile.mkstemp(prefix=".roofline-trace-", suffix=".json", dir=out.parent)
     os.close(fd)
     try:
         profiler.export_chrome_trace(raw)
-        write_text_atomic(out, _chunks(raw, out.name.endswith(".gz")))
+        write_text_atomic(out, _chunks(raw, out.name.endswith(".gz"), head))
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(raw)
@@ -297,6 +418,7 @@ def main(args: list[str] | None = None) -> int:
     else:
         _say("warning: torch sees no CUDA device; the trace will hold CPU ops only")
     profiler = profile(activities=activities, record_shapes=True, with_stack=ns.modules, with_modules=ns.modules)
+    graphs = None
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     meter = EnergyMeter(torch) if torch.cuda.is_available() else None
     window = Window(profiler, sync, meter)
@@ -308,6 +430,10 @@ def main(args: list[str] | None = None) -> int:
     elif ns.range_ != "all":
         _hook_nvtx(torch, window, ns.range_)
     _hook_optimizers(torch, window)
+    if torch.cuda.is_available():
+        graphs = GraphRecorder(torch, window, lambda: profile(activities=activities, record_shapes=True))
+        if not graphs.install():
+            graphs = None
     _write_status(ns.status, outcome="running")  # left as it is if the program ends the process itself
     t0 = time.perf_counter()
     if ns.range_ == "all":
@@ -323,7 +449,8 @@ def main(args: list[str] | None = None) -> int:
         _write_status(ns.status, outcome="no-range", **done)
         return status or EXIT_NO_RANGE
     try:
-        size = _write_trace(profiler, ns.trace)
+        size = _write_trace(profiler, ns.trace, {CAPTURES_KEY: graphs.head()}
+                            if graphs is not None and graphs.head() else None)
     except Exception as exc:  # export or disk trouble: say so, never as the program's own failure
         _say(f"the trace could not be written to {ns.trace}: {type(exc).__name__}: {exc}")
         _write_status(ns.status, outcome="no-trace", why=f"{type(exc).__name__}: {exc}", **done)
@@ -332,6 +459,9 @@ def main(args: list[str] | None = None) -> int:
                   energy=meter.outcome() if meter is not None else None, **done)
     _say(f"trace {ns.trace} ({size} bytes): program {wall:.2f} s, profiled range {window.seconds:.3f} s, "
          f"exit {status}")
+    if graphs is not None and (graphs.captures or graphs.skipped):
+        _say(f"CUDA graphs: {len(graphs.captures)} capture(s) before the range recorded for their replays' ops"
+             + (f"; {len(graphs.skipped)} not recorded" if graphs.skipped else ""))
     return status
 
 

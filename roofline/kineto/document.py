@@ -48,6 +48,7 @@ from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.selection import spec_for_device
 from roofline.load.specs import SpecCatalog
 from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, attribute
+from roofline.kineto.graphs import match_replays
 from roofline.kineto import reader, timeline
 from roofline.model.ops import aten as opmodels
 from roofline.model.units import format_time
@@ -180,15 +181,22 @@ class _Builder:
         except TypeError:  # an argument recorded as a list or an object: not kept
             return self.model(name, inputs, names)
 
-    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()) -> dict[int, tuple[Any, list[int]]]:
-        """id(op) -> (its OpWork or None, the positions of its kernels in items)."""
-        kernels_of: dict[int, list[int]] = {}
+    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()
+              ) -> dict[tuple[int, int | None], tuple[Any, list[int]]]:
+        """(id(op), replay) -> (its OpWork or None, the positions of its kernels in items). A graph replay's kernels
+        matched to their capture are their captured op's kernels in that replay (`replay`: the graph launch's
+        correlation id); those matched to a launch outside the graph take that launch's share instead (add)."""
+        kernels_of: dict[tuple[int, int | None], list[int]] = {}
         for i, a in enumerate(items):  # a kernel of no duration is not imported (add): it takes no share
-            if a.event.kind == "kernel" and a.op is not None and not a.graph and a.event.dur > 0:
-                kernels_of.setdefault(id(a.op), []).append(i)
+            if a.event.kind != "kernel" or a.event.dur <= 0:
+                continue
+            if not a.graph and a.op is not None:
+                kernels_of.setdefault((id(a.op), None), []).append(i)
+            elif a.match is not None and a.match.how == "capture" and a.launch is not None:
+                kernels_of.setdefault((id(a.match.op), a.launch.correlation), []).append(i)
         out = {}
         for key, members in kernels_of.items():
-            op = items[members[0]].op
+            op = items[members[0]].model_op
             assert op is not None
             names = [items[m].event.name for m in members]
             if is_triton(op.backend, op.name):
@@ -207,12 +215,15 @@ class _Builder:
         return out
 
     def add(self, trace: Trace, rank: int) -> None:
-        items = attribute(trace)
+        items = match_replays(trace, attribute(trace))
         work = self._work(items, trace.params)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
             for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
                 split[m] = share
+        for i, a in enumerate(items):  # a replayed kernel matched to the same kernel's launch: that launch's share
+            if a.match is not None and a.match.source is not None and a.match.source in split:
+                split[i] = split[a.match.source]
         for i, a in enumerate(items):
             self.number += 1
             if a.event.dur <= 0:  # an entry all the same: every GPU event of the trace is one, with why
@@ -225,7 +236,7 @@ class _Builder:
     def _unmodelled(self, base: dict[str, Any], why: str) -> None:
         self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
                                 "kernel_name": base["kernel_name"], "time": base["time_median"], "why": why,
-                                "model": "no model"})
+                                "model": "no model", **({"graph": base["graph"]} if "graph" in base else {})})
         if base["op"] not in (GRAPH_OP, NO_OP) and base["time_median"] > 0:
             self.no_model_ops[base["op"]] = self.no_model_ops.get(base["op"], 0.0) + base["time_median"]
 
@@ -233,20 +244,23 @@ class _Builder:
         e = a.event
         base: dict[str, Any] = {"name": short_name(e.name), "kernel_name": e.name, "params": {"launch": self.number},
                                 "rank": rank, "op": a.op_name, "time_median": e.dur * 1e-6}
-        if a.op is not None:
-            base["op_inputs"] = {"dims": list(a.op.dims), "types": list(a.op.types)}
+        op = a.model_op
+        if op is not None:
+            base["op_inputs"] = {"dims": list(op.dims), "types": list(op.types)}
         if a.module is not None:
             base["module"] = a.module
+        if a.graph:  # additive (results/v1 readers ignore it): the replay and how its op was found
+            base["graph"] = {"launch": a.launch.name if a.launch else None,
+                             "correlation": a.launch.correlation if a.launch else None,
+                             "matched": a.match.how if a.match is not None else None,
+                             "note": a.match.note if a.match is not None else a.unmatched}
         return base
 
     def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
         e, time = a.event, a.event.dur * 1e-6
         base = self._base(rank, a)
-        if a.graph:
-            base["graph"] = {"launch": a.launch.name if a.launch else None,
-                             "around": a.op.name if a.op is not None else None}
-            return self._unmodelled(base, "a CUDA graph replay: the trace does not record which ops its kernels "
-                                          "run, so they have no model (profile without the graph to model them)")
+        if a.graph and e.kind == "kernel" and a.match is None:
+            return self._unmodelled(base, a.unmatched or "a CUDA graph replay: no op found for it")
         warnings: list[dict[str, Any]] = []
         if e.kind != "kernel":
             if not e.bytes:
@@ -258,16 +272,17 @@ class _Builder:
                 warnings.append({"code": "host-link", "text": f"{e.name}: a copy over the host or peer link, "
                                  "which bounds it, not DRAM bandwidth", "fix": "keep data on the GPU"})
         else:
-            if a.op is None:
+            op = a.model_op
+            if op is None:
                 why = ("its launch is not in the trace" if a.launch is None
                        else f"its launch ({a.launch.name}) is inside no ATen op")
                 return self._unmodelled(base, why)
             op_work = split.work if split is not None else None
             if op_work is None or split is None:
-                return self._unmodelled(base, f"no model for {a.op.name}")
+                return self._unmodelled(base, f"no model for {op.name}" + _matched(a))
             share = split.share
             if not op_work.bytes or op_work.bytes <= 0 or share <= 0:
-                return self._unmodelled(base, f"the model of {a.op.name} gives no bytes"
+                return self._unmodelled(base, f"the model of {op.name} gives no bytes" + _matched(a)
                                         + (f": {op_work.note}" if op_work.note else ""))
             flops, bytes_ = float(op_work.flops or 0.0) * split.flops_share, float(op_work.bytes) * share
             if op_work.roof and op_work.roof in DTYPE and (split.flops_share > 0 or not op_work.flops):
@@ -280,7 +295,8 @@ class _Builder:
             note = SPLIT_NOTE.format(n=split.kernels) + (
                 f"; {MATRIX_NOTE.format(n=split.matrix)}" if split.matrix else "")
             model = {"from": "op model", "op_class": op_work.op_class, "share": share,
-                     "note": note + (f"; {op_work.note}" if op_work.note else ""), "roof_from": roof_from}
+                     "note": note + (f"; {op_work.note}" if op_work.note else "") + _matched(a, "; "),
+                     "roof_from": roof_from}
             if split.matrix:
                 model["flops_share"] = split.flops_share
             if op_work.flops is None:
@@ -305,6 +321,13 @@ class _Builder:
 
 
 _KERNEL_NUMBER = re.compile(r"_\d+$")
+
+
+def _matched(a: Attributed, sep: str = " (") -> str:
+    """How a replayed kernel's op was found, for its note or its reason ('' outside graphs)."""
+    if a.match is None:
+        return ""
+    return sep + f"a CUDA graph replay, {a.match.note}" + (")" if sep == " (" else "")
 
 
 # ops whose first argument is the step's parameters (or their gradients), as a tensor list
@@ -512,8 +535,14 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
                      + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
     graphs = sum(1 for u in builder.unmodelled if u["op"] == GRAPH_OP)
+    matched = sum(1 for k in builder.kernels if (k.get("graph") or {}).get("matched"))
+    if matched:
+        notes.append(f"note: {matched} GPU event(s) of CUDA graph replays modelled through the op that launched the "
+                     "same kernel outside the graph or at the graph's capture (each entry's model note says which)")
     if graphs:
-        notes.append(f"note: {graphs} kernel(s) ran in CUDA graph replays: attributed to '{GRAPH_OP}', no model")
+        notes.append(f"note: {graphs} GPU event(s) ran in CUDA graph replays with no op found: attributed to "
+                     f"'{GRAPH_OP}', no model (record the warm-up or the capture too, or use `roofline profile "
+                     "--with torch`)")
     if group_by == "module" and not any(t.modules for t in traces):
         notes.append(f"note: the traces have no nn.Module ranges (profile with with_stack=True or "
                      f"with_modules=True): every launch is in '{NO_MODULE}'")

@@ -123,6 +123,8 @@ class GpuEvent:
     grid: tuple[int, ...] | None
     block: tuple[int, ...] | None
     bytes: float | None  # memcpy/memset: what Kineto recorded
+    graph_id: int | None = None  # CUPTI's graphId: the CUDA graph a replayed event belongs to (Kineto, 2026+)
+    graph_node: int | None = None  # CUPTI's graphNodeId: its node in that graph (None outside graphs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,40 @@ class Span:
     ts: float
     dur: float
     tid: str
+
+
+GRAPH_PREFIX = "roofline.graph "  # a user annotation `profile --with torch` writes around each CUDA graph replay
+CAPTURES_KEY = "roofline_graph_captures"  # the top-level block it adds: the graphs it captured outside its range
+CAPTURES_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class GraphMark:
+    """`profile`'s annotation around one CUDAGraph.replay(): which capture (`key`) the replay runs."""
+    key: str
+    ts: float
+    dur: float
+    tid: str
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureLaunch:
+    """One call made while a CUDA graph was captured (a kernel launch, a memset, a copy): the graph's node, in
+    capture order, with the innermost op around the call."""
+    call: str  # cudaLaunchKernel, cuLaunchKernel, cudaMemsetAsync, ...
+    op: Op | None
+    ts: float | None = None  # µs, when seen in this trace
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """A CUDA graph capture: its calls in order. `key` names it for `profile`'s replay annotations; `ts` is where it
+    began in this trace (None: recorded by `profile` in a session of its own, outside the profiled range)."""
+    key: str
+    launches: tuple[CaptureLaunch, ...]
+    ts: float | None
+    tid: str | None
+    origin: str  # "trace" (seen in this trace) or "profile" (profile's own record of it)
 
 
 @dataclass(frozen=True)
@@ -148,6 +184,8 @@ class Trace:
     unusable_gpu: int = 0  # of those, GPU events (kernels, copies, fills)
     window: tuple[float, float] | None = None  # µs: the events that count lie in it
     params: list["Params"] = field(default_factory=list)  # the optimizer steps' parameters `profile` wrote in
+    graph_marks: list[GraphMark] = field(default_factory=list)  # `profile`'s annotations of graph replays
+    captures: list[Capture] = field(default_factory=list)  # `profile`'s record of captures outside its range
 
     @property
     def unusable_count(self) -> int:
@@ -362,6 +400,7 @@ class _Reduced:
         self.unusable_gpu = 0
         self.marks = _Marks()
         self.params: list[Params] = []
+        self.graph_marks: list[GraphMark] = []
 
     def add(self, events: list[Any]) -> None:
         for event in events:
@@ -378,6 +417,11 @@ class _Reduced:
                 found = _params(event)
                 if found is not None:
                     self.params.append(found)
+                continue
+            if cat == "user_annotation" and str(event.get("name", "")).startswith(GRAPH_PREFIX):
+                mark = _graph_mark(event)
+                if mark is not None:
+                    self.graph_marks.append(mark)
                 continue
             if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
                     or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
@@ -422,7 +466,7 @@ class _Reduced:
             raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                              "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
         return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                     modules, unusable, unusable_gpu, window, self.params)
+                     modules, unusable, unusable_gpu, window, self.params, self.graph_marks, _captures(path, head))
 
 
 MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
@@ -462,16 +506,93 @@ def _params(event: dict[str, Any]) -> Params | None:
     return Params(ts, str(event.get("tid")), tuple(shapes), tuple(dtypes))
 
 
+def _graph_mark(event: dict[str, Any]) -> GraphMark | None:
+    ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+    key = str(event["name"])[len(GRAPH_PREFIX):].strip()
+    if ts is None or dur is None or not key or len(key) > 64:
+        return None
+    return GraphMark(key, ts, dur, str(event.get("tid")))
+
+
+def _graph_field(value: Any) -> int | None:
+    """CUPTI writes 0 for a kernel launched outside any graph."""
+    number = _int(value)
+    return number if number else None
+
+
+def _op_of(args: dict[str, Any], name: str, ts: float, dur: float, tid: str) -> Op:
+    return Op(name, ts, dur, tid, _listed(args, "Input Dims"), _listed(args, "Input type"),
+              _listed(args, "Input Strides"), _listed(args, "Concrete Inputs"), _int(args.get("External id")),
+              _text(args.get("kernel_backend")), _text(args.get("kernel_file")))
+
+
+MAX_CAPTURES = 10_000  # graphs in `profile`'s record (cudagraph trees capture one per shape and generation)
+MAX_CAPTURE_LAUNCHES = 1 << 20  # calls in all of them
+
+
+def _captures(path: Path, head: dict[str, Any]) -> list[Capture]:
+    """`profile`'s record of the CUDA graphs captured outside its profiled range (CAPTURES_KEY, written by
+    roofline.kineto.capture); a block it did not write as it writes one is refused naming the field."""
+    block = head.get(CAPTURES_KEY)
+    if block is None:
+        return []
+    where = CAPTURES_KEY
+    if not isinstance(block, dict) or block.get("version") != CAPTURES_VERSION:
+        got = block.get("version") if isinstance(block, dict) else block
+        raise at(path, f"{where}.version", f"expected {CAPTURES_VERSION} (the block roofline profile --with torch "
+                                           f"writes), got {kind_of(got)} {got!r:.20}")
+    items = block.get("captures")
+    if not isinstance(items, list) or len(items) > MAX_CAPTURES:
+        raise at(path, f"{where}.captures", f"expected a list of at most {MAX_CAPTURES} captures")
+    out: list[Capture] = []
+    total = 0
+    for i, item in enumerate(items):
+        here = f"{where}.captures[{i}]"
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str) or not item["key"]:
+            raise at(path, f"{here}.key", "expected the capture's name (text)")
+        launches = item.get("launches")
+        if not isinstance(launches, list):
+            raise at(path, f"{here}.launches", "expected a list of the calls made during the capture")
+        total += len(launches)
+        if total > MAX_CAPTURE_LAUNCHES:
+            raise at(path, f"{here}.launches", f"more than {MAX_CAPTURE_LAUNCHES} calls in all the captures")
+        calls = []
+        for j, launch in enumerate(launches):
+            if not isinstance(launch, dict) or _text(launch.get("call"), 128) is None:
+                raise at(path, f"{here}.launches[{j}].call", "expected the name of the CUDA call (text)")
+            op = launch.get("op")
+            if op is not None and (not isinstance(op, dict) or _text(op.get("name")) is None):
+                raise at(path, f"{here}.launches[{j}].op.name", "expected the op's name (text) or a null op")
+            calls.append(CaptureLaunch(launch["call"], None if op is None else _op_of(
+                {"Input Dims": op.get("dims"), "Input type": op.get("types"), "Input Strides": op.get("strides"),
+                 "Concrete Inputs": op.get("concrete"), "kernel_backend": op.get("backend"),
+                 "kernel_file": op.get("kernel_file")}, op["name"], 0.0, 0.0, "capture")))
+        out.append(Capture(item["key"][:64], tuple(calls), None, None, "profile"))
+    return out
+
+
+def captures_block(captures: list[Capture]) -> dict[str, Any]:
+    """The CAPTURES_KEY block for `captures` (what _captures reads back)."""
+    def op(o: Op | None) -> dict[str, Any] | None:
+        if o is None:
+            return None
+        return {"name": o.name, "dims": list(o.dims), "types": list(o.types), "strides": list(o.strides),
+                "concrete": list(o.concrete), "backend": o.backend, "kernel_file": o.kernel_file}
+
+    return {"version": CAPTURES_VERSION,
+            "captures": [{"key": c.key, "launches": [{"call": l.call, "op": op(l.op)} for l in c.launches]}
+                         for c in captures]}
+
+
 def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
     args = event.get("args") if isinstance(event.get("args"), dict) else {}
     if cat in _GPU_CATS:
         return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")), _int(args.get("device")),
                         _int(args.get("stream")), _dim3(args.get("grid")), _dim3(args.get("block")),
-                        _number(args.get("bytes")))
+                        _number(args.get("bytes")), _graph_field(args.get("graph id")),
+                        _graph_field(args.get("graph node id")))
     if cat in _OP_CATS:
-        return Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"), _listed(args, "Input type"),
-                  _listed(args, "Input Strides"), _listed(args, "Concrete Inputs"), _int(args.get("External id")),
-                  _text(args.get("kernel_backend")), _text(args.get("kernel_file")))
+        return _op_of(args, name, ts, dur, str(event.get("tid")))
     if cat in _LAUNCH_CATS:
         corr = _int(args.get("correlation"))
         return None if corr is None else Launch(name, ts, str(event.get("tid")), corr, dur)

@@ -26,7 +26,7 @@ _OPT_NUMBER = "number or null"
 _SPAN = {"rank": NUMBER, "window": NUMBER, "busy": NUMBER, "idle": NUMBER, "idle_share": NUMBER}
 _DEVICE = {**_SPAN, "events": NUMBER, "streams": "list", "idle_by_cause": MAPPING, "gaps": "list",
            "overlap": MAPPING}
-_DEVICE_OPTIONAL = {"device": _OPT_NUMBER, "launch_delay": "mapping or null"}
+_DEVICE_OPTIONAL = {"device": _OPT_NUMBER, "launch_delay": "mapping or null", "graph_launch_delay": "mapping or null"}
 _RANK_OPTIONAL = {"busy_outside_collectives": NUMBER, "step": MAPPING}
 _GAP = {"start": NUMBER, "duration": NUMBER, "cause": STRING}
 _GAP_OPTIONAL = {"host_op": "string or null", "next": STRING, "launch": "string or null", "launch_lead": _OPT_NUMBER,
@@ -103,8 +103,9 @@ def _device(path: Path, label: str, data: Any) -> None:
         _non_negative(path, where, gap, ("start", "duration"))
         if gap["cause"] not in CAUSES:
             raise at(path, f"{where}.cause", f"is {gap['cause']!r:.30}; expected one of {', '.join(CAUSES)}")
-    if data.get("launch_delay") is not None:
-        check_fields(path, f"{label}.launch_delay.", data["launch_delay"], _DELAY, {})
+    for key in ("launch_delay", "graph_launch_delay"):
+        if data.get(key) is not None:
+            check_fields(path, f"{label}.{key}.", data[key], _DELAY, {})
     check_fields(path, f"{label}.overlap.", data["overlap"], _OVERLAP, _OVERLAP_OPTIONAL)
     _non_negative(path, f"{label}.overlap", data["overlap"], (*_OVERLAP, "compute_collective"))
     if data["overlap"]["concurrent_share"] > 1:

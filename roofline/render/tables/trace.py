@@ -77,6 +77,12 @@ def timeline_tables(doc: Mapping[str, Any]) -> list[Any]:
     if idlest["gaps"]:
         where = f"rank {idlest['rank']} device {idlest['device']}" if len(devices) > 1 else "the GPU"
         caption.append(f"largest idle gaps on {where}: " + "; ".join(_gap_text(g) for g in idlest["gaps"][:3]))
+    graphs = [d["graph_launch_delay"] for d in devices if d.get("graph_launch_delay")]
+    if graphs:  # measured from the call's start: a cudaGraphLaunch returns long after its first kernel began
+        n = sum(g["count"] for g in graphs)
+        caption.append(f"CUDA graph launches (n={n}), cudaGraphLaunch start to first kernel: " + "; ".join(
+            f"p50 {format_time(g['p50'])} / p95 {format_time(g['p95'])}" for g in graphs)
+            + " (the launch delay column covers the other launches)")
     s = block.get("straggler")
     if s:
         caption.append(f"straggler by {s['by']}: rank {s['rank']} ({format_time(s['busy'])}, "

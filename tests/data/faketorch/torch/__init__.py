@@ -5,7 +5,9 @@ tests/data/ncu/fake/ncu stands in for Nsight Compute. Only what the capture touc
                               (or $FAKE_TORCH_TRACE) with what happened added under "fakeTorch": the profiler's
                               options, how often it started, and the labels the program marked while it recorded
   torch.cuda                  is_available ($FAKE_TORCH_CUDA=0: no device), synchronize, profiler.start/stop,
-                              nvtx.range_push/range_pop/range
+                              nvtx.range_push/range_pop/range, CUDAGraph (capture_begin/capture_end/replay mark)
+  torch.profiler.record_function  a labelled range, marked 'range: NAME'; $FAKE_TORCH_TRACES (paths joined by
+                              os.pathsep): the k-th export writes the k-th (the last for the rest)
   torch.autograd.profiler     emit_nvtx, which refuses to run beside the Kineto profiler, as the real one cannot
 
 A test program marks points with torch.mark(label). Put tests/data/faketorch first on PYTHONPATH to use it."""

@@ -1,0 +1,330 @@
+"""CUDA graph replays in `import torch`: each replayed kernel matched to the op that launched it at the graph's
+capture (by capture order) or to a launch of the same kernel outside the graph (name, grid, block), and modelled
+through that op; what finds no op keeps why. The synthetic traces follow the committed H200 trace
+(tests/data/kineto/compiled/llama-infer-cudagraph.json.gz): the replay's kernels carry the cudaGraphLaunch's
+correlation id, grid and block; a capture records ops and launch calls but no GPU activity."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roofline.errors import InputError
+from roofline.kineto.attribution import GRAPH_OP, attribute
+from roofline.kineto.document import import_traces
+from roofline.kineto.graphs import captures_in, match_replays
+from roofline.kineto.reader import CAPTURES_KEY, Capture, CaptureLaunch, captures_block, read_trace
+from test_profile_torch import fake, run_capture, script
+
+DATA = Path(__file__).parent / "data" / "kineto"
+CPU, GPU = 100, 7
+GEMM = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"
+SILU = "triton_poi_fused_mul_silu_0"
+GEMM_FLOPS = 2 * 64 * 128 * 256
+
+
+class Trace:
+    """A Kineto trace made by hand: CPU ops and calls on one thread, GPU events on one stream."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.corr = 0
+        self.head: dict[str, Any] = {}
+
+    def op(self, name: str, ts: float, dur: float, dims: list, types: list, concrete: list | None = None,
+           **extra: Any) -> None:
+        self.events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": CPU, "tid": CPU, "ts": ts, "dur": dur,
+                            "args": {"Input Dims": dims, "Input type": types,
+                                     "Concrete Inputs": concrete or [""] * len(dims), **extra}})
+
+    def call(self, name: str, ts: float, dur: float = 4.0, cat: str = "cuda_runtime") -> int:
+        self.corr += 1
+        self.events.append({"ph": "X", "cat": cat, "name": name, "pid": CPU, "tid": CPU, "ts": ts, "dur": dur,
+                            "args": {"correlation": self.corr}})
+        return self.corr
+
+    def gpu(self, name: str, corr: int, ts: float, dur: float, grid: list[int], block: list[int],
+            cat: str = "kernel", **extra: Any) -> None:
+        self.events.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": GPU, "ts": ts, "dur": dur,
+                            "args": {"correlation": corr, "device": 0, "stream": GPU, "grid": grid, "block": block,
+                                     **extra}})
+
+    def annotate(self, name: str, ts: float, dur: float) -> None:
+        self.events.append({"ph": "X", "cat": "user_annotation", "name": name, "pid": CPU, "tid": CPU, "ts": ts,
+                            "dur": dur, "args": {}})
+
+    def write(self, path: Path) -> Path:
+        doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], **self.head,
+               "traceEvents": self.events}
+        text = json.dumps(doc).encode()
+        path.write_bytes(gzip.compress(text) if path.name.endswith(".gz") else text)
+        return path
+
+
+def mm(t: Trace, ts: float) -> None:
+    t.op("aten::mm", ts, 30, [[64, 128], [128, 256]], ["c10::BFloat16", "c10::BFloat16"])
+
+
+def silu(t: Trace, ts: float) -> None:
+    t.op(SILU, ts, 20, [[64, 256], [64, 256], []], ["c10::BFloat16", "c10::BFloat16", "Scalar"],
+         ["", "", "16384"], kernel_backend="triton", kernel_file="/nowhere/c.py")
+
+
+def eager(t: Trace, at: float, gpu_at: float) -> None:
+    """The graph's kernels run one by one (Inductor's warm-up): the GEMM in aten::mm, then the Triton kernel."""
+    mm(t, at)
+    t.gpu(GEMM, t.call("cudaLaunchKernel", at + 5), gpu_at, 10.0, [2, 64, 1], [384, 1, 1])
+    silu(t, at + 50)
+    t.gpu(SILU, t.call("cuLaunchKernel", at + 55, cat="cuda_driver"), gpu_at + 12, 3.0, [64, 1, 1], [256, 1, 1])
+
+
+def capture(t: Trace, at: float) -> None:
+    """The same two kernels captured: ops and launch calls, no GPU activity."""
+    t.call("cudaStreamBeginCapture", at)
+    mm(t, at + 10)
+    t.call("cudaLaunchKernel", at + 15)
+    t.call("cudaStreamIsCapturing", at + 40)  # no GPU event of its own: not a node
+    silu(t, at + 50)
+    t.call("cuLaunchKernel", at + 55, cat="cuda_driver")
+    t.call("cudaStreamEndCapture", at + 90)
+
+
+def replay(t: Trace, at: float, gpu_at: float, gemm_grid: tuple[int, ...] = (2, 64, 1), nodes: bool = False,
+           swap: bool = False) -> int:
+    corr = t.call("cudaGraphLaunch", at, dur=80.0)
+    gemm_at, silu_at = (gpu_at + 5, gpu_at) if swap else (gpu_at, gpu_at + 11)
+    t.gpu(GEMM, corr, gemm_at, 9.0, list(gemm_grid), [384, 1, 1],
+          **({"graph id": 3, "graph node id": 41} if nodes else {}))
+    t.gpu(SILU, corr, silu_at, 4.0, [64, 1, 1], [256, 1, 1], **({"graph id": 3, "graph node id": 42} if nodes else {}))
+    return corr
+
+
+def graph_entries(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k["kernel_name"]: k for k in doc["kernels"] if "graph" in k}
+
+
+def test_replayed_kernels_matched_to_the_warm_up_launch_and_modelled(tmp_path: Path) -> None:
+    t = Trace()
+    eager(t, 1000, 5000)
+    replay(t, 3000, 6000)
+    doc, notes = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    replayed = graph_entries(doc)
+    assert set(replayed) == {GEMM, SILU} and not doc["unmodelled"]
+    gemm, triton = replayed[GEMM], replayed[SILU]
+    assert gemm["op"] == "aten::mm" and gemm["flops"] == pytest.approx(GEMM_FLOPS)
+    assert gemm["graph"]["matched"] == "kernel" and gemm["op_inputs"]["dims"] == [[64, 128], [128, 256]]
+    assert "matched to the launch of the same kernel (name, grid, block) outside the graph at ts 5000.000" in \
+        gemm["model"]["note"]
+    assert triton["op"] == SILU and triton["model"]["op_class"] == "triton" and triton["bytes"] > 0
+    assert gemm["time_median"] == pytest.approx(9e-6)  # the replay's own time, not the warm-up's
+    assert any("2 GPU event(s) of CUDA graph replays modelled" in n for n in notes)
+    assert doc["timeline"]["step"]["mfu"] > 0  # the replayed GEMM's FLOPs count
+
+
+def test_replayed_kernels_matched_by_capture_order(tmp_path: Path) -> None:
+    """No warm-up in the trace: the capture alone gives each replayed kernel its op, the k-th node the k-th call."""
+    t = Trace()
+    capture(t, 1000)
+    replay(t, 3000, 6000)
+    replay(t, 4000, 7000)
+    doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    entries = [k for k in doc["kernels"] if "graph" in k]
+    assert len(entries) == 4 and not doc["unmodelled"]
+    assert [k["op"] for k in entries] == ["aten::mm", SILU, "aten::mm", SILU]
+    assert all(k["graph"]["matched"] == "capture" for k in entries)
+    assert "matched by capture order: node 1 of 2 of the graph's capture at ts 1000.000" in entries[0]["model"]["note"]
+    # each replay's GEMM carries the whole of its op's work (one kernel per op in each replay)
+    assert [k["flops"] for k in entries if k["op"] == "aten::mm"] == [pytest.approx(GEMM_FLOPS)] * 2
+
+
+def test_graph_node_ids_give_the_capture_order(tmp_path: Path) -> None:
+    """With CUPTI's graph node ids the replay's events are put in node order before they meet the capture's calls:
+    a kernel that ran first on the GPU but was captured second still gets its own op."""
+    t = Trace()
+    capture(t, 1000)
+    replay(t, 3000, 6000, nodes=True, swap=True)
+    items = match_replays(read_trace(t.write(tmp_path / "t.json.gz")), attribute(read_trace(tmp_path / "t.json.gz")))
+    ops = {a.event.name: a.match.op.name for a in items if a.match is not None}
+    assert ops == {GEMM: "aten::mm", SILU: SILU}
+
+
+def test_a_replay_on_several_streams_without_node_ids_is_not_matched_by_order(tmp_path: Path) -> None:
+    """A graph captured across streams runs its branches side by side: without CUPTI's node ids the order they ran
+    in says nothing of the order they were captured in, so the capture is not used, and the reason says so."""
+    t = Trace()
+    capture(t, 1000)
+    corr = t.call("cudaGraphLaunch", 3000, dur=80.0)
+    t.gpu(GEMM, corr, 6000, 9.0, [2, 64, 1], [384, 1, 1], stream=8)
+    t.gpu(SILU, corr, 6001, 4.0, [64, 1, 1], [256, 1, 1])
+    trace = read_trace(t.write(tmp_path / "t.json.gz"))
+    items = [a for a in match_replays(trace, attribute(trace)) if a.graph]
+    assert all(a.match is None for a in items)
+    assert "ran on 2 streams and the trace has no graph node ids" in items[0].unmatched
+
+
+def test_a_capture_that_does_not_line_up_is_not_used(tmp_path: Path) -> None:
+    """A capture with one more kernel launch than the replay has kernels is no evidence of order: the replay falls
+    back to launches of the same kernel, and a kernel with none says why, naming the capture that did not fit."""
+    t = Trace()
+    capture(t, 1000)
+    t.call("cudaStreamBeginCapture", 1500)  # a second capture of three kernels
+    mm(t, 1510)
+    t.call("cudaLaunchKernel", 1515)
+    t.call("cudaLaunchKernel", 1516)
+    t.call("cudaLaunchKernel", 1517)
+    t.call("cudaStreamEndCapture", 1590)
+    replay(t, 3000, 6000, gemm_grid=(4, 64, 1))
+    corr = t.call("cudaGraphLaunch", 3500, dur=80.0)  # a replay of three kernels: only the first capture is too short
+    for k in range(3):
+        t.gpu(SILU, corr, 6500 + 10 * k, 4.0, [64, 1, 1], [256, 1, 1])
+    trace = read_trace(t.write(tmp_path / "t.json.gz"))
+    assert [len(c.launches) for c in captures_in(trace)] == [2, 3]
+    items = match_replays(trace, attribute(trace))
+    three = [a for a in items if a.launch is not None and a.launch.correlation == corr]
+    # the second capture lines up kind for kind, but its first call ran in aten::mm, not the Triton op the
+    # replay's kernel names: not this graph's capture either
+    assert all(a.match is None for a in three)
+    assert "none of the 2 capture(s) in the trace lines up with its 3 GPU event(s)" in three[0].unmatched
+    first = [a for a in items if a.graph and a.launch.correlation != corr]
+    assert [a.match.how for a in first] == ["capture", "capture"]  # the first capture fits the first replay
+
+
+def test_unmatched_replayed_kernels_keep_their_reason(tmp_path: Path) -> None:
+    t = Trace()
+    eager(t, 1000, 5000)
+    replay(t, 3000, 6000, gemm_grid=(4, 64, 1))  # another grid: another GEMM, not the warm-up's
+    doc, notes = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    why = {u["kernel_name"]: u for u in doc["unmodelled"]}
+    assert set(why) == {GEMM} and why[GEMM]["op"] == GRAPH_OP
+    assert why[GEMM]["why"].startswith("a CUDA graph replay: no launch of this kernel (name, grid, block) outside "
+                                       "the graph in this trace; record the warm-up")
+    assert "roofline profile --with torch" in why[GEMM]["why"] and why[GEMM]["graph"]["matched"] is None
+    assert graph_entries(doc)[SILU]["graph"]["matched"] == "kernel"
+    assert any("1 GPU event(s) ran in CUDA graph replays with no op found" in n for n in notes)
+
+
+def test_a_kernel_run_more_often_in_the_graph_than_outside_it_for_different_ops_is_not_guessed(tmp_path: Path
+                                                                                                 ) -> None:
+    t = Trace()
+    for k, n in enumerate((128, 512)):  # the same GEMM kernel and grid for two shapes (only K differs)
+        t.op("aten::mm", 1000 + 100 * k, 30, [[64, n], [n, 256]], ["c10::BFloat16", "c10::BFloat16"])
+        t.gpu(GEMM, t.call("cudaLaunchKernel", 1005 + 100 * k), 5000 + 20 * k, 10.0, [2, 64, 1], [384, 1, 1])
+    corr = t.call("cudaGraphLaunch", 3000, dur=80.0)
+    for k in range(3):
+        t.gpu(GEMM, corr, 6000 + 20 * k, 10.0, [2, 64, 1], [384, 1, 1])
+    doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    assert len(doc["unmodelled"]) == 3
+    assert "runs 3 time(s) in the graph but 2 time(s) outside it, for different ops" in doc["unmodelled"][0]["why"]
+
+
+def test_profiles_record_of_a_capture_outside_its_range_is_read_back_and_used(tmp_path: Path) -> None:
+    """`profile --with torch` records a capture made before its range in the trace's head (captures_block) and
+    annotates each replay with the capture it runs: the replay is matched to that capture by order."""
+    t = Trace()
+    ops = read_trace(_eager_only(tmp_path)).ops
+    launches = (CaptureLaunch("cudaLaunchKernel", ops[0]), CaptureLaunch("cudaStreamIsCapturing", None),
+                CaptureLaunch("cuLaunchKernel", ops[1]))
+    t.head[CAPTURES_KEY] = captures_block([Capture("7", launches, None, None, "profile"),
+                                           Capture("8", launches[:1], None, None, "profile")])
+    t.annotate("roofline.graph 7", 2990, 100)
+    replay(t, 3000, 6000)
+    trace = read_trace(t.write(tmp_path / "t.json.gz"))
+    assert [(c.key, [c2.call for c2 in c.launches], c.origin) for c in trace.captures] == [
+        ("7", ["cudaLaunchKernel", "cudaStreamIsCapturing", "cuLaunchKernel"], "profile"),
+        ("8", ["cudaLaunchKernel"], "profile")]
+    assert trace.captures[0].launches[0].op.dims == ([64, 128], [128, 256])  # as the reader keeps an op's
+    assert trace.graph_marks[0].key == "7"
+    doc, _ = import_traces([tmp_path / "t.json.gz"], "h200")
+    entries = graph_entries(doc)
+    assert entries[GEMM]["op"] == "aten::mm" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)
+    assert "recorded by profile outside its range" in entries[GEMM]["model"]["note"]
+    assert entries[SILU]["op"] == SILU and not doc["unmodelled"]
+
+
+def _eager_only(tmp_path: Path) -> Path:
+    t = Trace()
+    eager(t, 1000, 5000)
+    return t.write(tmp_path / "eager.json.gz")
+
+
+@pytest.mark.parametrize("block, field", [
+    ({"version": 2, "captures": []}, f"{CAPTURES_KEY}.version"),
+    ({"version": 1, "captures": [{"key": "1", "launches": [{"call": 5}]}]}, f"{CAPTURES_KEY}.captures[0].launches[0]"),
+    ({"version": 1, "captures": [{"launches": []}]}, f"{CAPTURES_KEY}.captures[0].key"),
+    ({"version": 1, "captures": [{"key": "1", "launches": [{"call": "cuLaunchKernel", "op": {"dims": []}}]}]},
+     f"{CAPTURES_KEY}.captures[0].launches[0].op.name"),
+])
+def test_a_broken_capture_record_is_refused_naming_the_field(tmp_path: Path, block: dict, field: str) -> None:
+    t = Trace()
+    eager(t, 1000, 5000)
+    t.head[CAPTURES_KEY] = block
+    with pytest.raises(InputError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        read_trace(t.write(tmp_path / "t.json.gz"))
+
+
+def test_the_committed_cudagraph_trace_says_why_its_replay_is_unmodelled() -> None:
+    """The H200 trace of a reduce-overhead Llama forward holds the replay alone (no warm-up, no capture): each
+    replayed kernel says so and how to get a model, and the graph launch's delay is measured from the call's start
+    (49 µs to the first kernel), not from its end (-62 µs: the call enqueues the whole graph)."""
+    doc, notes = import_traces([DATA / "compiled" / "llama-infer-cudagraph.json.gz"])
+    kernels = [u for u in doc["unmodelled"] if u["op"] == GRAPH_OP]
+    assert len(kernels) == 31
+    assert all("no launch of this kernel (name, grid, block) outside the graph in this trace" in u["why"]
+               and "roofline profile --with torch" in u["why"] for u in kernels)
+    device = doc["timeline"]["devices"][0]
+    graph = device["graph_launch_delay"]
+    assert graph["count"] == 1 and graph["p50"] == pytest.approx(49.36e-6, abs=0.01e-6)
+    assert device["launch_delay"]["count"] == 1  # the one cudaLaunchKernel, measured as HTA does
+
+
+CAPTURED_BEFORE_THE_RANGE = """\
+import torch
+g = torch.cuda.CUDAGraph()
+g.replay()  # never captured by the recorder's count: not annotated
+g.capture_begin()
+torch.mark("captured")
+g.capture_end()
+torch.cuda.profiler.start()
+g.replay()
+torch.cuda.profiler.stop()
+"""
+
+
+def test_profile_records_a_capture_before_its_range_and_annotates_the_replays(tmp_path: Path) -> None:
+    """`profile --with torch` (roofline.kineto.capture) around a program that captures a graph before its range and
+    replays it inside: the capture gets a profiler session of its own (the fake's first export: a trace holding
+    the capture's ops and calls), its calls and ops go into the written trace's head, the replay in the range is
+    annotated with its capture, and the import models the replayed kernels through the captured ops."""
+    side = Trace()
+    capture(side, 1000)
+    main = Trace()
+    main.annotate("roofline.graph 1", 2990, 100)  # what the fake's trace cannot make itself: the real annotation
+    replay(main, 3000, 6000)
+    traces = os.pathsep.join(str(p) for p in (side.write(tmp_path / "side.json"), main.write(tmp_path / "main.json")))
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), "--range", "start-stop",
+                               trace="t.json.gz", FAKE_TORCH_TRACES=traces)
+    assert proc.returncode == 0, proc.stderr
+    assert "CUDA graphs: 1 capture(s) before the range recorded" in proc.stderr
+    assert fake(out)["marks"] == ["range: roofline.graph 1", "replay"]
+    trace = read_trace(out)
+    assert [(c.key, [launch.call for launch in c.launches]) for c in trace.captures] == [
+        ("1", ["cudaLaunchKernel", "cuLaunchKernel"])]
+    assert [launch.op.name for launch in trace.captures[0].launches] == ["aten::mm", SILU]
+    doc, _ = import_traces([out], "h200")
+    entries = graph_entries(doc)
+    assert entries[GEMM]["graph"]["matched"] == "capture" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)
+    assert "recorded by profile outside its range" in entries[GEMM]["model"]["note"] and not doc["unmodelled"]
+
+
+def test_a_capture_inside_the_range_is_left_to_the_trace(tmp_path: Path) -> None:
+    """Recording the whole run, the capture is in the trace itself: no session of its own, no head block."""
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), trace="t.json")
+    assert proc.returncode == 0, proc.stderr
+    assert fake(out)["marks"] == ["replay", "capture_begin", "captured", "capture_end", "range: roofline.graph 1",
+                                  "replay"]
+    assert CAPTURES_KEY not in json.loads(out.read_text()) and "CUDA graphs" not in proc.stderr
