@@ -99,21 +99,23 @@ def test_the_source_tells_reads_from_writes_and_counts_the_arithmetic():
     assert source is not None
     assert [n for n, _ in source.args] == ["in_out_ptr0", "in_ptr0", "out_ptr0", "xnumel"]
     assert source.mutated == {"in_out_ptr0"}
-    assert source.flops_per_point == 5  # negate, exp, add, divide, multiply; loads, casts and constants are free
+    # as the GPU runs them (ncu's convention): the negation is an operand modifier (0), libdevice.exp is __nv_expf
+    # (10), the add 1, the division div.full.f32 (MUFU.RCP + FMUL: 1), the multiply 1; loads, bf16 casts free
+    assert source.flops_per_point == 13
     inputs = [buf((1024,)), buf((1024,)), buf((1024,)), scalar(1024)]
     work = model_triton("triton_poi_fused_mul_silu_0", inputs, source)
     assert work.bytes == (2 + 1 + 1) * 1024 * 2  # in_out read and written back
-    assert work.flops == 5 * 1024
+    assert work.flops == 13 * 1024
 
 
 def test_a_reduction_counts_the_loop_per_element_and_the_tail_per_row():
     source = read_source(REDUCTION)
     assert source is not None and source.reduction
-    assert source.flops_per_point == 3  # exp, multiply, the reduction's add
-    assert source.flops_per_row == 1
+    assert source.flops_per_point == 3  # tl_math.exp (FMUL + MUFU.EX2), the multiply, the accumulator's add
+    assert source.flops_per_row == 2  # the accumulator's final sum (its lanes' tree: once a row), the * 0.5
     work = model_triton("triton_red_fused_exp_sum_0", [buf((128, 64), "float"), buf((128,), "float"), scalar(128),
                                                      scalar(64)], source)
-    assert work.flops == 3 * 128 * 64 + 128
+    assert work.flops == 3 * 128 * 64 + 2 * 128
     assert work.bytes == (128 * 64 + 128) * 4
 
 

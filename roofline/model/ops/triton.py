@@ -31,6 +31,7 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
+from roofline.model.ops.triton_flops import BodyCounter, statements
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -55,14 +56,11 @@ _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
 _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
 _NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
-_ASSIGN = re.compile(r"^(?P<indent>\s+)tmp\d+\s*=\s*(?P<expr>.+)$")
+_ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
+_R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.MULTILINE)  # a persistent reduction
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
                      r"online_softmax\w*)\(|\.(sum|max|min)\(")
-_CALL = re.compile(r"\b(libdevice|tl_math|tl)\.(\w+)\(|triton_helpers\.(maximum|minimum)\(")
-_ARITH = re.compile(r"(?<![eE])[-+*/](?!=)")
-_FREE_CALLS = {"load", "store", "full", "where", "broadcast_to", "arange", "full_like", "zeros", "zeros_like",
-               "reshape", "program_id", "cast", "to", "sum", "max", "min", "reduce", "argmax", "argmin"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +73,8 @@ class KernelSource:
     flops_per_point: float = 0.0  # arithmetic done on every point of the iteration space
     flops_per_row: float = 0.0  # arithmetic done once per row (after a reduction)
     reduction: bool = False
+    r_block: int | None = None  # the block a persistent reduction holds a row in (its arithmetic runs on all of it)
+    unknown_calls: tuple[str, ...] = ()  # math calls not in triton_flops.OPS, counted one FLOP each
 
 
 def read_source(text: str) -> KernelSource | None:
@@ -95,11 +95,14 @@ def read_source(text: str) -> KernelSource | None:
     # size fixed at compile time (xnumel: 'constexpr') too
     args = tuple((str(k), str(v)) for k, v in signature.items() if not (str(v) == "constexpr" and str(k).isupper()))
     numels = {k: int(v) for k, v in _NUMEL.findall(text)}
+    r_block = _R_BLOCK.search(text)
     body = text[text.find("@triton.jit"):] if "@triton.jit" in text else text
+    reduction = bool(_LOOP.search(body)) or bool(_REDUCE.search(body)) or any(k.startswith("r") for k in numels)
+    counter = BodyCounter(dict(args), reduction)
     per_point = per_row = 0.0
+    unknown: set[str] = set()
     loop_indent: int | None = None
-    reduced = False
-    for line in body.splitlines():
+    for line in statements(body):
         loop = _LOOP.match(line)
         if loop:
             loop_indent = len(loop.group("indent"))
@@ -110,36 +113,13 @@ def read_source(text: str) -> KernelSource | None:
         inside = loop_indent is not None and len(a.group("indent")) > loop_indent
         if loop_indent is not None and not inside:
             loop_indent = None
-            reduced = True  # after a reduction loop: once per row
-        expr = a.group("expr")
-        if _REDUCE.search(expr):
-            per_point += 1  # the reduction's add (or compare) per element
-            if loop_indent is None:
-                reduced = True
-            continue
-        n = _flops_of(expr)
-        if reduced and not inside:
-            per_row += n
-        else:
-            per_point += n
+        counted = counter.assign(a.group("targets"), a.group("expr"), inside)
+        per_point += counted.point
+        per_row += counted.row
+        unknown.update(counted.unknown)
     return KernelSource(args, frozenset(str(x) for x in mutated if isinstance(x, str)), numels, per_point, per_row,
-                        reduction=bool(_LOOP.search(body)) or bool(_REDUCE.search(body)))
-
-
-def _flops_of(expr: str) -> int:
-    """FLOPs of one assignment of the kernel body: arithmetic operators and math calls; loads, casts, constants and
-    selects are free."""
-    if "tl.load(" in expr or expr.startswith(("tl.full(", "tl.full_like(")):
-        return 0
-    calls = 0
-    for m in _CALL.finditer(expr):
-        name = m.group(2) or m.group(3)
-        if name not in _FREE_CALLS:
-            calls += 1
-    stripped = re.sub(r"\.to\([^)]*\)", "", expr)
-    stripped = re.sub(r"tl\.full\([^)]*\)", "c", stripped)
-    stripped = re.sub(r"\b\d+(\.\d*)?([eE][-+]?\d+)?\b", "c", stripped)  # numbers, exponents included
-    return calls + len(_ARITH.findall(stripped))
+                        reduction=reduction, r_block=int(r_block.group(1)) if r_block else None,
+                        unknown_calls=tuple(sorted(unknown)))
 
 
 def fused_ops(kernel_name: str) -> tuple[str | None, list[str]]:
@@ -236,7 +216,12 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             return OpWork(flops, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton", note="; ".join(notes))
     flops: float | None
     if source is not None and points is not None:
-        flops = source.flops_per_point * points + (source.flops_per_row * rows if rows else 0.0)
+        # a persistent reduction computes on its whole block of R0_BLOCK lanes per row, the masked ones too (the
+        # mask guards only loads and stores), so its arithmetic runs on xnumel * R0_BLOCK points
+        computed = rows * max(source.r_block, points // rows) if rows and source.r_block else points
+        flops = source.flops_per_point * computed + (source.flops_per_row * rows if rows else 0.0)
+        if source.unknown_calls:
+            notes.append(f"{', '.join(source.unknown_calls)} not in the FLOP table: one FLOP each")
     elif source is None:
         # a fused kernel runs over its largest buffer (a pointwise kernel's output, a reduction's input)
         points = max(footprints)
