@@ -31,7 +31,8 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
-from roofline.model.ops.triton_flops import BodyCounter, statements
+from roofline.model.ops.triton_flops import OPS, BodyCounter, statements
+from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -51,6 +52,31 @@ _FLOPS_PER_ELEMENT = {**{k: 0 for k in _NO_FLOPS}, **ELEMENTWISE_FLOPS,
                       "native_layer_norm_backward": NORM_FLOPS["layer_norm_backward_dx"],
                       "prepare_softmax_online": 3, "_log_softmax": SOFTMAX_FLOPS.get("log_softmax", 5),
                       "_softmax": SOFTMAX_FLOPS.get("softmax", 5)}
+# what Inductor's lowering of an ATen op executes, in ncu's convention (triton_flops.OPS), where it differs from the
+# ATen table: compares, selects, max/min and sign changes are no FLOPs; exp is libdevice.exp (10), tanh 10, erf 18,
+# sqrt sqrt_rn (6), rsqrt MUFU alone (0), sigmoid tl.sigmoid (2), log and sin/cos an FMUL around MUFU (1)
+_AS_LOWERED = {
+    **dict.fromkeys(("neg", "abs", "relu", "maximum", "minimum", "clamp_min", "clamp_max", "clamp", "hardtanh",
+                     "threshold", "threshold_backward", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
+                     "sign", "floor", "ceil", "round", "trunc", "logical_not", "logical_and", "logical_or",
+                     "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "max", "min", "amax", "amin",
+                     "argmax", "argmin", "any", "all", "exp2", "log2", "rsqrt"), 0),
+    "exp": OPS["libdevice.exp"].flops, "tanh": OPS["libdevice.tanh"].flops, "erf": OPS["libdevice.erf"].flops,
+    "sqrt": OPS["tl.sqrt_rn"].flops, "log1p": OPS["libdevice.log1p"].flops, "expm1": OPS["libdevice.expm1"].flops,
+    "log": OPS["tl_math.log"].flops, "sin": OPS["tl_math.sin"].flops, "cos": OPS["tl_math.cos"].flops,
+    "sigmoid": OPS["tl.sigmoid"].flops,
+    "silu": OPS["tl.sigmoid"].flops + 1,  # x * sigmoid(x)
+    "silu_backward": OPS["tl.sigmoid"].flops + 5,  # s = sigmoid(x); g * s * (1 + x * (1 - s))
+    "gelu": OPS["libdevice.erf"].flops + 4,  # 0.5 * x * (1 + erf(x * 0.7071))
+    # cdf as in gelu, pdf = exp(-x*x/2) * 0.3989 (libdevice.exp), g * (cdf + x * pdf)
+    "gelu_backward": OPS["libdevice.erf"].flops + 3 + OPS["libdevice.exp"].flops + 3 + 3,
+    "softmax": 3 + OPS["libdevice.exp"].flops, "_softmax": 3 + OPS["libdevice.exp"].flops,  # x - max, exp, sum, /
+    "log_softmax": 3 + OPS["libdevice.exp"].flops, "_log_softmax": 3 + OPS["libdevice.exp"].flops,
+    "_log_softmax_backward_data": 3 + OPS["libdevice.exp"].flops,  # exp(y), the sum of g, g - exp(y) * sum
+    "prepare_softmax_online": REDUCTIONS_EXECUTED["online_softmax_combine"],
+    "native_dropout": OPS["tl.rand"].flops + 2,  # a draw, a compare (none), the mask and the scale
+}
+_FLOPS_PER_ELEMENT.update(_AS_LOWERED)
 _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w.count("_"))
 # the body of a generated kernel
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
@@ -227,12 +253,23 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         points = max(footprints)
         if reach is not None:
             points = min(points, reach)  # a gathered table is not iterated over
+        scalars = [_whole(i.value) for i in inputs if i.dtype == "Scalar"]
         counts = [_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op)) for op in ops]
+        if "native_layer_norm_backward" in ops:
+            counts[ops.index("native_layer_norm_backward")] = _layer_norm_backward_part(
+                kind, ops, [(t, inp) for _, t, inp in buffers], scalars)
         per = sum(c or 0 for c in counts)
         unknown = [op for op, c in zip(ops, counts) if c is None]
+        reduced = scalars[-1] if kind == "persistent reduction" and len(scalars) >= 2 else None
+        padded = 1 << (reduced - 1).bit_length() if reduced else None
+        if reduced and padded != reduced:
+            # Inductor gives a persistent reduction R0_BLOCK = next_power_of_2(r0_numel) and its arithmetic runs on
+            # all of it, the masked lanes too
+            points = points * padded / reduced
         flops = float(per * points)
         notes.append(f"{per} FLOPs per element of its largest buffer from the fused ops" + (
-            f" ({', '.join(unknown)} not known: counted as 0)" if unknown else ""))
+            f" ({', '.join(unknown)} not known: counted as 0)" if unknown else "") + (
+            f", over rows of {reduced} padded to {padded}" if reduced and padded != reduced else ""))
     else:
         flops = None
         notes.append("iteration sizes not recorded: FLOPs not modelled")
@@ -242,6 +279,25 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if ops:
         notes.insert(0, f"{kind or 'Triton'} kernel fusing {', '.join(ops)}")
     return OpWork(flops, nbytes, roof, dtype, "triton", note="; ".join(notes))
+
+
+def _layer_norm_backward_part(kind: str | None, ops: Sequence[str], buffers: Sequence[tuple[Tensor, OpInput]],
+                              scalars: Sequence[int | None]) -> int:
+    """FLOPs per element of what `native_layer_norm_backward` stands for in one Inductor kernel, which its name
+    alone does not say: in a forward kernel (native_layer_norm fused too) only rstd / N saved for the backward, once
+    a row (0 per element); in a reduction over the rows' contiguous dimension (the reduced size is the stride-1
+    dimension of the largest buffer), the input gradient (the ATen table's dx); in a reduction over the rows (the
+    weight and bias gradients' partial sums: g * x-hat and g accumulated), 3."""
+    if "native_layer_norm" in ops:
+        return 0
+    reduced = scalars[-1] if len(scalars) >= 2 and kind in ("reduction", "persistent reduction") else None
+    if reduced is not None and buffers:
+        t, inp = max(buffers, key=lambda b: b[0].stored)
+        strides = inp.strides or ()
+        row = next((d for d, s in zip(t.shape, strides) if s == 1), t.shape[-1] if t.shape else None)
+        if row != reduced:
+            return NORM_FLOPS["weight_grad"] + NORM_FLOPS["bias_grad"]
+    return NORM_FLOPS["layer_norm_backward_dx"]
 
 
 def _whole(value: object) -> int | None:
