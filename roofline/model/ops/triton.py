@@ -65,8 +65,8 @@ _AS_LOWERED = {
     "sqrt": OPS["tl.sqrt_rn"].flops, "log1p": OPS["libdevice.log1p"].flops, "expm1": OPS["libdevice.expm1"].flops,
     "log": OPS["tl_math.log"].flops, "sin": OPS["tl_math.sin"].flops, "cos": OPS["tl_math.cos"].flops,
     "sigmoid": OPS["tl.sigmoid"].flops,
-    "silu": OPS["tl.sigmoid"].flops + 1,  # x * sigmoid(x)
-    "silu_backward": OPS["tl.sigmoid"].flops + 5,  # s = sigmoid(x); g * s * (1 + x * (1 - s))
+    "silu": OPS["libdevice.exp"].flops + 2,  # Inductor writes x / (1 + libdevice.exp(-x))
+    "silu_backward": OPS["libdevice.exp"].flops + 2 + 5,  # s = 1 / (1 + exp(-x)); g * s * (1 + x * (1 - s))
     "gelu": OPS["libdevice.erf"].flops + 4,  # 0.5 * x * (1 + erf(x * 0.7071))
     # cdf as in gelu, pdf = exp(-x*x/2) * 0.3989 (libdevice.exp), g * (cdf + x * pdf)
     "gelu_backward": OPS["libdevice.erf"].flops + 3 + OPS["libdevice.exp"].flops + 3 + 3,
@@ -255,6 +255,8 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             points = min(points, reach)  # a gathered table is not iterated over
         scalars = [_whole(i.value) for i in inputs if i.dtype == "Scalar"]
         counts = [_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op)) for op in ops]
+        if "prepare_softmax_online" in ops:  # the statistics pass of a (log-)softmax: only the online combine
+            counts = [0 if op.lstrip("_") in ("softmax", "log_softmax") else c for op, c in zip(ops, counts)]
         if "native_layer_norm_backward" in ops:
             counts[ops.index("native_layer_norm_backward")] = _layer_norm_backward_part(
                 kind, ops, [(t, inp) for _, t, inp in buffers], scalars)
@@ -287,7 +289,8 @@ def _layer_norm_backward_part(kind: str | None, ops: Sequence[str], buffers: Seq
     alone does not say: in a forward kernel (native_layer_norm fused too) only rstd / N saved for the backward, once
     a row (0 per element); in a reduction over the rows' contiguous dimension (the reduced size is the stride-1
     dimension of the largest buffer), the input gradient (the ATen table's dx); in a reduction over the rows (the
-    weight and bias gradients' partial sums: g * x-hat and g accumulated), 3."""
+    weight and bias gradients' partial sums: g * x-hat and g accumulated), 3, and 1 in the stage that sums those
+    partial sums (one buffer as large as the largest)."""
     if "native_layer_norm" in ops:
         return 0
     reduced = scalars[-1] if len(scalars) >= 2 and kind in ("reduction", "persistent reduction") else None
@@ -296,6 +299,8 @@ def _layer_norm_backward_part(kind: str | None, ops: Sequence[str], buffers: Seq
         strides = inp.strides or ()
         row = next((d for d, s in zip(t.shape, strides) if s == 1), t.shape[-1] if t.shape else None)
         if row != reduced:
+            if sum(b[0].stored == t.stored for b in buffers) == 1:
+                return NORM_FLOPS["bias_grad"]  # the second stage: one buffer of partial sums summed
             return NORM_FLOPS["weight_grad"] + NORM_FLOPS["bias_grad"]
     return NORM_FLOPS["layer_norm_backward_dx"]
 

@@ -110,6 +110,7 @@ class Value:
     dtype: str  # fp32, fp16, bf16, fp64, fp8, int, bool
     where: int
     pending: bool = False  # converted from fp16, the conversion not yet charged: it runs only if arithmetic uses it
+    constant: float | None = None  # the value, where it is a literal or tl.full of one
 
     @property
     def floating(self) -> bool:
@@ -189,7 +190,8 @@ class BodyCounter:
 
     def _visit(self, node: ast.AST, c: Counted) -> Value:
         if isinstance(node, ast.Constant):
-            return Value("fp32" if isinstance(node.value, float) else "int", CONST)
+            number = node.value if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) else None
+            return Value("fp32" if isinstance(node.value, float) else "int", CONST, constant=number)
         if isinstance(node, ast.Name):
             return self._name(node.id)
         if isinstance(node, ast.Subscript):  # x[:, None]
@@ -211,6 +213,8 @@ class BodyCounter:
                 return Value("int", where)  # index arithmetic
             dtype = "fp32" if "fp32" in floats else floats[0]
             symbol = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}.get(type(node.op))
+            if symbol == "*" and 1 in (a.constant, b.constant) or symbol == "/" and b.constant == 1:
+                symbol = None  # x * 1.0 folds away (tmp * tl.full([1], 1.0, ...), as Inductor writes a cast scale)
             if symbol is not None:
                 self._charge(c, OPS[symbol].flops, where)
             elif isinstance(node.op, (ast.Mod, ast.FloorDiv, ast.Pow)):
@@ -251,7 +255,9 @@ class BodyCounter:
             return Value(dtype, where)
         if short in ("full", "full_like", "zeros") and dotted.startswith("tl."):
             dtype = _dtype_of_triton(ast.unparse(node.args[2])) if len(node.args) >= 3 else "fp32"
-            return Value(dtype, CONST)
+            value = node.args[1] if len(node.args) >= 2 else None
+            number = value.value if isinstance(value, ast.Constant) and isinstance(value.value, (int, float)) else None
+            return Value(dtype, CONST, constant=number)
         if short == "broadcast_to" and node.args:
             v = self._visit(node.args[0], c)
             shape = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
