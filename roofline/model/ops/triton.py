@@ -10,9 +10,12 @@ iteration sizes as Scalars (Concrete Inputs: xnumel, then r0_numel for a reducti
           from an embedding table touches the rows it reads, not the table). With the source, a buffer the kernel
           both reads and writes (in_out_ptr) counts twice and a workspace not at all; without it every buffer
           counts once, as read or written.
-  FLOPs   with the source: the arithmetic of the kernel body (each + - * / and each math call one FLOP, loads,
-          stores, casts and selects none) times the points it runs on (inside a reduction loop: every element;
-          after it: every row). Without the source: the FLOPs per element of the ATen ops its name says it fused.
+  FLOPs   in Nsight Compute's convention (FADD + FMUL + 2 x FFMA executed; MUFU, compares, selects and
+          conversions not FLOPs): with the source, each operation of the kernel body at what the GPU runs for it
+          (roofline.model.ops.triton_flops: libdevice.exp 10, x / y 1, rsqrt 0, sqrt_rn 6...) times the points it
+          runs on (inside a reduction loop every element; after it, work on the rows' statistics once a row and
+          work on their elements once an element; a persistent reduction over its whole R0_BLOCK). Without the
+          source: the FLOPs per element of the ATen ops its name says it fused, as Inductor lowers them.
   roof    the FP32 (CUDA core) roof for floating-point work: Triton computes float16 and bfloat16 in float32;
           a template GEMM (triton_tem_*mm*) 2*M*N*K on the tensor roof of its dtype.
 

@@ -51,12 +51,12 @@ OPS: dict[str, OpCost] = {
     "tl_math.exp2": OpCost(0, "ex2.approx.f32: MUFU.EX2"),
     "tl_math.log": OpCost(1, "MUFU.LG2 + FMUL by ln(2)"),
     "libdevice.log2": OpCost(0, "__nv_log2f: MUFU.LG2"),
-    "libdevice.log": OpCost(12, "__nv_logf: range reduction and a degree-8 polynomial"),
-    "libdevice.log1p": OpCost(14, "__nv_log1pf: a polynomial with a log fallback"),
-    "libdevice.expm1": OpCost(14, "__nv_expm1f: range reduction and a polynomial"),
-    "libdevice.tanh": OpCost(10, "__nv_tanhf: MUFU.EX2 + MUFU.RCP path and a polynomial for small |x|"),
+    "libdevice.log": OpCost(12, "__nv_logf: range reduction and a polynomial (estimate)"),
+    "libdevice.log1p": OpCost(14, "__nv_log1pf: a polynomial with a log fallback (estimate)"),
+    "libdevice.expm1": OpCost(14, "__nv_expm1f: range reduction and a polynomial (estimate)"),
+    "libdevice.tanh": OpCost(10, "__nv_tanhf: an ex2/rcp path and a polynomial for small magnitudes (estimate)"),
     "libdevice.fast_tanhf": OpCost(0, "tanh.approx.f32: MUFU.TANH"),
-    "libdevice.erf": OpCost(18, "__nv_erff: a polynomial in x and MUFU.EX2 for large |x|"),
+    "libdevice.erf": OpCost(18, "__nv_erff: polynomials and MUFU.EX2 (estimate)"),
     "tl_math.sin": OpCost(1, "sin.approx.f32: FMUL by 1/(2 pi) + MUFU.SIN"),
     "tl_math.cos": OpCost(1, "cos.approx.f32: FMUL by 1/(2 pi) + MUFU.COS"),
     "libdevice.rsqrt": OpCost(0, "__nv_rsqrtf: MUFU.RSQ"),
@@ -64,8 +64,8 @@ OPS: dict[str, OpCost] = {
     "libdevice.sqrt": OpCost(6, "__nv_sqrtf = sqrt.rn.f32"),
     "tl.sqrt": OpCost(0, "sqrt.approx.f32: MUFU.SQRT"),
     "tl.sigmoid": OpCost(2, "1 / (1 + exp(-x)): FMUL by -log2(e), MUFU.EX2, FADD, MUFU.RCP"),
-    "libdevice.pow": OpCost(24, "__nv_powf: log2 in extended precision, a product and exp2"),
-    "tl_math.abs": OpCost(0, "an operand modifier (|x|)"),
+    "libdevice.pow": OpCost(24, "__nv_powf: log2 in extended precision, a product and exp2 (estimate)"),
+    "tl_math.abs": OpCost(0, "an operand modifier (absolute value)"),
     "triton_helpers.maximum": OpCost(0, "FSETP + FSEL (max with NaN propagation)"),
     "triton_helpers.minimum": OpCost(0, "FSETP + FSEL"),
     "tl.where": OpCost(0, "FSEL/SEL"),
@@ -155,7 +155,7 @@ class BodyCounter:
         value = self._visit(node, counted)
         if in_loop or not self.reduction:
             counted = Counted(counted.point + counted.row, 0.0, counted.unknown)
-            value = Value(value.dtype, POINT if in_loop else value.where)
+            value = replace(value, where=POINT if in_loop else value.where)
         for name in target.split(","):
             self.values[name.strip()] = value
             if in_loop:
