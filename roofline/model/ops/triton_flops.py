@@ -237,12 +237,12 @@ class BodyCounter:
         func = node.func
         dotted = ast.unparse(func) if isinstance(func, (ast.Attribute, ast.Name)) else ""
         short = dotted.rsplit(".", 1)[-1]
-        # x.to(dtype): a conversion; the only one ncu counts is fp16 -> fp32 (HADD2.F32)
         base = func
         while isinstance(base, ast.Attribute):
             base = base.value
+        # a method of a value (tmp0.to(...), tl.load(...).to(...), x.sum(1)), not a module's function (tl.sum)
         method = isinstance(func, ast.Attribute) and not (isinstance(base, ast.Name) and base.id in _MODULES)
-        if method and short == "to":
+        if method and short == "to":  # a conversion; the only one ncu counts is fp16 -> fp32 (HADD2.F32)
             v = self._visit(func.value, c)
             target = _dtype_of_triton(ast.unparse(node.args[0])) if node.args else v.dtype
             # fp16 -> fp32 is an HADD2.F32 that ncu counts, unless the value is only stored back (fptrunc(fpext x)
