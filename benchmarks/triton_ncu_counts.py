@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # PYTHONPATH first: another checkout (main, for a before/after) can be measured
 
 from roofline.kineto.document import import_traces  # noqa: E402
 
