@@ -10,9 +10,12 @@ iteration sizes as Scalars (Concrete Inputs: xnumel, then r0_numel for a reducti
           from an embedding table touches the rows it reads, not the table). With the source, a buffer the kernel
           both reads and writes (in_out_ptr) counts twice and a workspace not at all; without it every buffer
           counts once, as read or written.
-  FLOPs   with the source: the arithmetic of the kernel body (each + - * / and each math call one FLOP, loads,
-          stores, casts and selects none) times the points it runs on (inside a reduction loop: every element;
-          after it: every row). Without the source: the FLOPs per element of the ATen ops its name says it fused.
+  FLOPs   in Nsight Compute's convention (FADD + FMUL + 2 x FFMA executed; MUFU, compares, selects and
+          conversions not FLOPs): with the source, each operation of the kernel body at what the GPU runs for it
+          (roofline.model.ops.triton_flops: libdevice.exp 10, x / y 1, rsqrt 0, sqrt_rn 6...) times the points it
+          runs on (inside a reduction loop every element; after it, work on the rows' statistics once a row and
+          work on their elements once an element; a persistent reduction over its whole R0_BLOCK). Without the
+          source: the FLOPs per element of the ATen ops its name says it fused, as Inductor lowers them.
   roof    the FP32 (CUDA core) roof for floating-point work: Triton computes float16 and bfloat16 in float32;
           a template GEMM (triton_tem_*mm*) 2*M*N*K on the tensor roof of its dtype.
 
@@ -31,6 +34,8 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
+from roofline.model.ops.triton_flops import OPS, BodyCounter, statements
+from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -50,19 +55,41 @@ _FLOPS_PER_ELEMENT = {**{k: 0 for k in _NO_FLOPS}, **ELEMENTWISE_FLOPS,
                       "native_layer_norm_backward": NORM_FLOPS["layer_norm_backward_dx"],
                       "prepare_softmax_online": 3, "_log_softmax": SOFTMAX_FLOPS.get("log_softmax", 5),
                       "_softmax": SOFTMAX_FLOPS.get("softmax", 5)}
+# what Inductor's lowering of an ATen op executes, in ncu's convention (triton_flops.OPS), where it differs from the
+# ATen table: compares, selects, max/min and sign changes are no FLOPs; exp is libdevice.exp (10), tanh 10, erf 18,
+# sqrt sqrt_rn (6), rsqrt MUFU alone (0), sigmoid tl.sigmoid (2), log and sin/cos an FMUL around MUFU (1)
+_AS_LOWERED = {
+    **dict.fromkeys(("neg", "abs", "relu", "maximum", "minimum", "clamp_min", "clamp_max", "clamp", "hardtanh",
+                     "threshold", "threshold_backward", "eq", "ne", "lt", "le", "gt", "ge", "where", "masked_fill",
+                     "sign", "floor", "ceil", "round", "trunc", "logical_not", "logical_and", "logical_or",
+                     "bitwise_and", "bitwise_or", "bitwise_not", "bitwise_xor", "max", "min", "amax", "amin",
+                     "argmax", "argmin", "any", "all", "exp2", "log2", "rsqrt"), 0),
+    "exp": OPS["libdevice.exp"].flops, "tanh": OPS["libdevice.tanh"].flops, "erf": OPS["libdevice.erf"].flops,
+    "sqrt": OPS["tl.sqrt_rn"].flops, "log1p": OPS["libdevice.log1p"].flops, "expm1": OPS["libdevice.expm1"].flops,
+    "log": OPS["tl_math.log"].flops, "sin": OPS["tl_math.sin"].flops, "cos": OPS["tl_math.cos"].flops,
+    "sigmoid": OPS["tl.sigmoid"].flops,
+    "silu": OPS["libdevice.exp"].flops + 2,  # Inductor writes x / (1 + libdevice.exp(-x))
+    "silu_backward": OPS["libdevice.exp"].flops + 2 + 5,  # s = 1 / (1 + exp(-x)); g * s * (1 + x * (1 - s))
+    "gelu": OPS["libdevice.erf"].flops + 4,  # 0.5 * x * (1 + erf(x * 0.7071))
+    # cdf as in gelu, pdf = exp(-x*x/2) * 0.3989 (libdevice.exp), g * (cdf + x * pdf)
+    "gelu_backward": OPS["libdevice.erf"].flops + 3 + OPS["libdevice.exp"].flops + 3 + 3,
+    "softmax": 3 + OPS["libdevice.exp"].flops, "_softmax": 3 + OPS["libdevice.exp"].flops,  # x - max, exp, sum, /
+    "log_softmax": 3 + OPS["libdevice.exp"].flops, "_log_softmax": 3 + OPS["libdevice.exp"].flops,
+    "_log_softmax_backward_data": 3 + OPS["libdevice.exp"].flops,  # exp(y), the sum of g, g - exp(y) * sum
+    "prepare_softmax_online": REDUCTIONS_EXECUTED["online_softmax_combine"],
+    "native_dropout": OPS["tl.rand"].flops + 2,  # a draw, a compare (none), the mask and the scale
+}
+_FLOPS_PER_ELEMENT.update(_AS_LOWERED)
 _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w.count("_"))
 # the body of a generated kernel
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
 _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
 _NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
-_ASSIGN = re.compile(r"^(?P<indent>\s+)tmp\d+\s*=\s*(?P<expr>.+)$")
+_ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
+_R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.MULTILINE)  # a persistent reduction
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
                      r"online_softmax\w*)\(|\.(sum|max|min)\(")
-_CALL = re.compile(r"\b(libdevice|tl_math|tl)\.(\w+)\(|triton_helpers\.(maximum|minimum)\(")
-_ARITH = re.compile(r"(?<![eE])[-+*/](?!=)")
-_FREE_CALLS = {"load", "store", "full", "where", "broadcast_to", "arange", "full_like", "zeros", "zeros_like",
-               "reshape", "program_id", "cast", "to", "sum", "max", "min", "reduce", "argmax", "argmin"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +102,8 @@ class KernelSource:
     flops_per_point: float = 0.0  # arithmetic done on every point of the iteration space
     flops_per_row: float = 0.0  # arithmetic done once per row (after a reduction)
     reduction: bool = False
+    r_block: int | None = None  # the block a persistent reduction holds a row in (its arithmetic runs on all of it)
+    unknown_calls: tuple[str, ...] = ()  # math calls not in triton_flops.OPS, counted one FLOP each
 
 
 def read_source(text: str) -> KernelSource | None:
@@ -95,11 +124,14 @@ def read_source(text: str) -> KernelSource | None:
     # size fixed at compile time (xnumel: 'constexpr') too
     args = tuple((str(k), str(v)) for k, v in signature.items() if not (str(v) == "constexpr" and str(k).isupper()))
     numels = {k: int(v) for k, v in _NUMEL.findall(text)}
+    r_block = _R_BLOCK.search(text)
     body = text[text.find("@triton.jit"):] if "@triton.jit" in text else text
+    reduction = bool(_LOOP.search(body)) or bool(_REDUCE.search(body)) or any(k.startswith("r") for k in numels)
+    counter = BodyCounter(dict(args), reduction)
     per_point = per_row = 0.0
+    unknown: set[str] = set()
     loop_indent: int | None = None
-    reduced = False
-    for line in body.splitlines():
+    for line in statements(body):
         loop = _LOOP.match(line)
         if loop:
             loop_indent = len(loop.group("indent"))
@@ -110,36 +142,13 @@ def read_source(text: str) -> KernelSource | None:
         inside = loop_indent is not None and len(a.group("indent")) > loop_indent
         if loop_indent is not None and not inside:
             loop_indent = None
-            reduced = True  # after a reduction loop: once per row
-        expr = a.group("expr")
-        if _REDUCE.search(expr):
-            per_point += 1  # the reduction's add (or compare) per element
-            if loop_indent is None:
-                reduced = True
-            continue
-        n = _flops_of(expr)
-        if reduced and not inside:
-            per_row += n
-        else:
-            per_point += n
+        counted = counter.assign(a.group("targets"), a.group("expr"), inside)
+        per_point += counted.point
+        per_row += counted.row
+        unknown.update(counted.unknown)
     return KernelSource(args, frozenset(str(x) for x in mutated if isinstance(x, str)), numels, per_point, per_row,
-                        reduction=bool(_LOOP.search(body)) or bool(_REDUCE.search(body)))
-
-
-def _flops_of(expr: str) -> int:
-    """FLOPs of one assignment of the kernel body: arithmetic operators and math calls; loads, casts, constants and
-    selects are free."""
-    if "tl.load(" in expr or expr.startswith(("tl.full(", "tl.full_like(")):
-        return 0
-    calls = 0
-    for m in _CALL.finditer(expr):
-        name = m.group(2) or m.group(3)
-        if name not in _FREE_CALLS:
-            calls += 1
-    stripped = re.sub(r"\.to\([^)]*\)", "", expr)
-    stripped = re.sub(r"tl\.full\([^)]*\)", "c", stripped)
-    stripped = re.sub(r"\b\d+(\.\d*)?([eE][-+]?\d+)?\b", "c", stripped)  # numbers, exponents included
-    return calls + len(_ARITH.findall(stripped))
+                        reduction=reduction, r_block=int(r_block.group(1)) if r_block else None,
+                        unknown_calls=tuple(sorted(unknown)))
 
 
 def fused_ops(kernel_name: str) -> tuple[str | None, list[str]]:
@@ -236,18 +245,36 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             return OpWork(flops, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton", note="; ".join(notes))
     flops: float | None
     if source is not None and points is not None:
-        flops = source.flops_per_point * points + (source.flops_per_row * rows if rows else 0.0)
+        # a persistent reduction computes on its whole block of R0_BLOCK lanes per row, the masked ones too (the
+        # mask guards only loads and stores), so its arithmetic runs on xnumel * R0_BLOCK points
+        computed = rows * max(source.r_block, points // rows) if rows and source.r_block else points
+        flops = source.flops_per_point * computed + (source.flops_per_row * rows if rows else 0.0)
+        if source.unknown_calls:
+            notes.append(f"{', '.join(source.unknown_calls)} not in the FLOP table: one FLOP each")
     elif source is None:
         # a fused kernel runs over its largest buffer (a pointwise kernel's output, a reduction's input)
         points = max(footprints)
         if reach is not None:
             points = min(points, reach)  # a gathered table is not iterated over
+        scalars = [_whole(i.value) for i in inputs if i.dtype == "Scalar"]
         counts = [_FLOPS_PER_ELEMENT.get(op, _FLOPS_PER_ELEMENT.get("_" + op)) for op in ops]
+        if "prepare_softmax_online" in ops:  # the statistics pass of a (log-)softmax: only the online combine
+            counts = [0 if op.lstrip("_") in ("softmax", "log_softmax") else c for op, c in zip(ops, counts)]
+        if "native_layer_norm_backward" in ops:
+            counts[ops.index("native_layer_norm_backward")] = _layer_norm_backward_part(
+                kind, ops, [(t, inp) for _, t, inp in buffers], scalars)
         per = sum(c or 0 for c in counts)
         unknown = [op for op, c in zip(ops, counts) if c is None]
+        reduced = scalars[-1] if kind == "persistent reduction" and len(scalars) >= 2 else None
+        padded = 1 << (reduced - 1).bit_length() if reduced else None
+        if reduced and padded != reduced:
+            # Inductor gives a persistent reduction R0_BLOCK = next_power_of_2(r0_numel) and its arithmetic runs on
+            # all of it, the masked lanes too
+            points = points * padded / reduced
         flops = float(per * points)
         notes.append(f"{per} FLOPs per element of its largest buffer from the fused ops" + (
-            f" ({', '.join(unknown)} not known: counted as 0)" if unknown else ""))
+            f" ({', '.join(unknown)} not known: counted as 0)" if unknown else "") + (
+            f", over rows of {reduced} padded to {padded}" if reduced and padded != reduced else ""))
     else:
         flops = None
         notes.append("iteration sizes not recorded: FLOPs not modelled")
@@ -257,6 +284,28 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if ops:
         notes.insert(0, f"{kind or 'Triton'} kernel fusing {', '.join(ops)}")
     return OpWork(flops, nbytes, roof, dtype, "triton", note="; ".join(notes))
+
+
+def _layer_norm_backward_part(kind: str | None, ops: Sequence[str], buffers: Sequence[tuple[Tensor, OpInput]],
+                              scalars: Sequence[int | None]) -> int:
+    """FLOPs per element of what `native_layer_norm_backward` stands for in one Inductor kernel, which its name
+    alone does not say: in a forward kernel (native_layer_norm fused too) only rstd / N saved for the backward, once
+    a row (0 per element); in a reduction over the rows' contiguous dimension (the reduced size is the stride-1
+    dimension of the largest buffer), the input gradient (the ATen table's dx); in a reduction over the rows (the
+    weight and bias gradients' partial sums: g * x-hat and g accumulated), 3, and 1 in the stage that sums those
+    partial sums (one buffer as large as the largest)."""
+    if "native_layer_norm" in ops:
+        return 0
+    reduced = scalars[-1] if len(scalars) >= 2 and kind in ("reduction", "persistent reduction") else None
+    if reduced is not None and buffers:
+        t, inp = max(buffers, key=lambda b: b[0].stored)
+        strides = inp.strides or ()
+        row = next((d for d, s in zip(t.shape, strides) if s == 1), t.shape[-1] if t.shape else None)
+        if row != reduced:
+            if sum(b[0].stored == t.stored for b in buffers) == 1:
+                return NORM_FLOPS["bias_grad"]  # the second stage: one buffer of partial sums summed
+            return NORM_FLOPS["weight_grad"] + NORM_FLOPS["bias_grad"]
+    return NORM_FLOPS["layer_norm_backward_dx"]
 
 
 def _whole(value: object) -> int | None:

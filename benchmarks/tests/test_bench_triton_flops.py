@@ -1,0 +1,64 @@
+"""benchmarks/triton_flops_check.py and triton_ncu_counts.py on the host: the kernels the GPU check compiles are
+valid Python, every case names table entries that exist, the whole Inductor kernels read as the model reads them,
+and the ncu pairing finds the committed Llama step's bytes within 0.5-2x as tests/test_triton_kernels.py does."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+DATA = ROOT / "tests" / "data" / "kineto" / "compiled"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+check = _load("triton_flops_check")
+counts = _load("triton_ncu_counts")
+
+
+def test_every_case_compiles_to_a_uniquely_named_kernel_of_known_table_entries():
+    from roofline.model.ops.triton_flops import OPS
+
+    tree = ast.parse(check.module_text(check.CASES))
+    names = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)]
+    assert len(names) == len(set(names)) == len(check.CASES) + 1 + len(check.CLASSES)
+    assert {k for _, keys, _, _ in check.CASES for k in keys} <= set(OPS)
+    assert set(OPS) <= {k for _, keys, _, _ in check.CASES for k in keys}  # every entry is checked on the GPU
+
+
+def test_the_whole_inductor_kernels_read_as_the_model_reads_them():
+    from roofline.model.ops.triton import read_source
+
+    got = {}
+    for name, (signature, rows, r0, rblock, body) in check.CLASSES.items():
+        source = read_source(f"triton_meta={{'signature': {signature}}}\n{body}")
+        got[name] = (source.flops_per_point, source.flops_per_row, source.r_block, source.numels["r0_numel"])
+    assert got == {"ln_backward": (13, 0, 1024, 768), "rms_norm": (5, 2, 1024, 1024)}
+
+
+def test_the_counted_triton_launches_pair_with_the_trace(tmp_path):
+    with tarfile.open(DATA / "llama-train-compiled-kernels.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    committed = json.loads((DATA / "llama-train-compiled-ncu-triton.json").read_text())["kernels"]
+    results = {"kernels": [{"name": k["kernel_name"], "bytes": k["bytes"], "time_median": k["time"]}
+                           for k in committed] + [{"name": "nvjet_gemm", "bytes": 1.0}]}
+    counted = counts.counted_triton(results)
+    assert len(counted) == len(committed) == 42 and all(c["flops"] is None for c in counted)
+    from roofline.kineto.document import import_traces
+
+    doc, _ = import_traces([DATA / "llama-train-compiled.json.gz"], "h200", triton_source=[tmp_path])
+    share, outside = counts.share_within(doc, counted, "bytes")
+    assert share == pytest.approx(0.979, abs=0.01)
+    assert counts.share_within(doc, counted, "flops") == (None, [])
