@@ -109,6 +109,21 @@ def test_train_flops_forward_and_backward(docs) -> None:
     assert flops["aten::_fused_adamw_"] == pytest.approx(14 * params)
 
 
+def test_recorded_list_shapes_win_over_the_grid_model(docs) -> None:
+    """The Llama step's 21 parameters are under the profiler's 30-tensor limit, so their shapes are in the trace:
+    the fused AdamW is modelled from them (91,231,232 elements, bfloat16, 7 streams: no GradScaler), not from its
+    launches' 1,397 blocks (the grid model's bound, 91,553,792), and each entry says which model it is."""
+    params = 32000 * 1024 + 2 * (4 * 1024 * 1024 + 3 * 1024 * 2816 + 2 * 1024) + 1024 + 1024 * 32000
+    assert params == 91_231_232
+    adam = [k for k in docs["train"]["kernels"] if k["op"] == "aten::_fused_adamw_"]
+    assert sum(k["kineto"]["grid"][0] for k in adam) == 1397  # one block per 65,536-element chunk
+    assert sum(k["bytes"] for k in adam) == pytest.approx(7 * 2 * params)
+    assert all("shape model: 21 tensors" in k["model"]["note"] and "grid model" not in k["model"]["note"]
+               for k in adam)
+    counter = [k for k in docs["train"]["kernels"] if k["op"] == "aten::_foreach_add_"]
+    assert counter and all("shape model" in k["model"]["note"] for k in counter)
+
+
 def test_train_backward_ops_do_not_count_the_zero_fill_of_their_nested_fill(docs) -> None:
     doc = docs["train"]
     nll = next(k for k in doc["kernels"] if k["op"] == "aten::nll_loss_backward")

@@ -605,7 +605,8 @@ def test_fused_adamw():
     # 14694400; bytes 7 streams * 1049600 * 4 = 29388800
     work = model_op("aten::_fused_adamw_", adam_args([(1024, 1024), (1024,)]), [ADAM_KERNEL])
     check(work, 14694400.0, 29388800.0, "fp32", "optimizer", "float32")
-    assert "14 FLOPs and 7 element reads and writes" in work.note
+    assert "14 FLOPs, 4 element reads and 3 element writes per element" in work.note
+    assert "shape model: 2 tensors, 1,049,600 elements" in work.note
 
 
 def test_fused_adam_without_a_kernel_name_has_no_bytes():

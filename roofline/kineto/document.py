@@ -17,6 +17,7 @@ outlier, with the spread.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime as _dt
@@ -51,6 +52,8 @@ from roofline.kineto.attribution import GRAPH_OP, NO_MODULE, NO_OP, Attributed, 
 from roofline.kineto.graphs import match_replays
 from roofline.kineto import reader, timeline
 from roofline.model.ops import aten as opmodels
+from roofline.model.ops.aten import model_from_grid
+from roofline.model.ops.multitensor import blocks_of
 from roofline.model.units import format_time
 from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
@@ -181,11 +184,13 @@ class _Builder:
         except TypeError:  # an argument recorded as a list or an object: not kept
             return self.model(name, inputs, names)
 
-    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = ()
+    def _work(self, items: Sequence[Attributed], params: Sequence[Params] = (), ops: Sequence[Op] = ()
               ) -> dict[tuple[int, int | None], tuple[Any, list[int]]]:
         """(id(op), replay) -> (its OpWork or None, the positions of its kernels in items). A graph replay's kernels
         matched to their capture are their captured op's kernels in that replay (`replay`: the graph launch's
-        correlation id); those matched to a launch outside the graph take that launch's share instead (add)."""
+        correlation id); those matched to a launch outside the graph take that launch's share instead (add). The
+        shape model first (recorded shapes, or profile's annotation of the step's parameters); where a multi-tensor
+        op's lists came without shapes, the grid model of its launches."""
         kernels_of: dict[tuple[int, int | None], list[int]] = {}
         for i, a in enumerate(items):  # a kernel of no duration is not imported (add): it takes no share
             if a.event.kind != "kernel" or a.event.dur <= 0:
@@ -194,7 +199,8 @@ class _Builder:
                 kernels_of.setdefault((id(a.op), None), []).append(i)
             elif a.match is not None and a.match.how == "capture" and a.launch is not None:
                 kernels_of.setdefault((id(a.match.op), a.launch.correlation), []).append(i)
-        out = {}
+        out: dict[tuple[int, int | None], tuple[Any, list[int]]] = {}
+        unrecorded: list[tuple[tuple[int, int | None], list[Any]]] = []  # ops whose tensor lists came without shapes
         for key, members in kernels_of.items():
             op = items[members[0]].model_op
             assert op is not None
@@ -211,12 +217,45 @@ class _Builder:
                 if annotated is not None and work is not None:
                     work = dataclasses.replace(work, note="; ".join(
                         n for n in (work.note, PARAMS_NOTE.format(n=len(annotated.shapes))) if n))
+                elif _lists_unrecorded(op, inputs, work):
+                    unrecorded.append((key, inputs))
                 out[key] = (work, members)
+        if unrecorded:
+            self._grid(items, unrecorded, ops, out)
         return out
+
+    def _grid(self, items: Sequence[Attributed], unrecorded: Sequence[tuple[tuple[int, int | None], list[Any]]],
+              ops: Sequence[Op], out: dict[tuple[int, int | None], tuple[Any, list[int]]]) -> None:
+        """The multi-tensor ops whose lists the trace recorded without shapes, from their launches' grids (the
+        grid model, roofline.model.ops.aten.model_from_grid), where the shape model had nothing to work from. A
+        fused optimizer's step counters (the _foreach_add_ just before it, the _foreach_sub_ just after it on its
+        thread) are one 1-element tensor per parameter: one block each, which also counts the step's tensors."""
+        op_of = {key: items[out[key][1][0]].model_op for key, _ in unrecorded}
+        threads = _Neighbours(ops, {op.tid for op in op_of.values() if op is not None})
+        counters: dict[tuple[int, int | None], int] = {}  # (id(fused op), replay) -> its tensors, from its counter
+        roles: dict[tuple[int, int | None], bool] = {}
+        for key, _ in unrecorded:
+            op = op_of[key]
+            assert op is not None
+            fused = threads.fused_beside(op)
+            roles[key] = fused is not None
+            if fused is not None and op.name == "aten::_foreach_add_":
+                blocks = [blocks_of(items[m].event.grid) for m in out[key][1]]
+                if all(b for b in blocks):
+                    counters[(id(fused), key[1])] = sum(b for b in blocks if b)
+        for key, inputs in unrecorded:
+            members = out[key][1]
+            op = op_of[key]
+            assert op is not None
+            launches = [(items[m].event.name, items[m].event.grid) for m in members]
+            grid = model_from_grid(op.name, inputs, launches, tensors=counters.get(key),
+                                   tensors_from=COUNTER_TENSORS, step_counter=roles[key])
+            if grid is not None:
+                out[key] = (grid, members)
 
     def add(self, trace: Trace, rank: int) -> None:
         items = match_replays(trace, attribute(trace))
-        work = self._work(items, trace.params)
+        work = self._work(items, trace.params, trace.ops)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
             for m, share in zip(members, shares(op_work, [items[m].event for m in members])):
@@ -348,6 +387,54 @@ def _annotated_params(op: Op, inputs: Sequence[Any], params: Sequence[Params]) -
         return None
     mine = [p for p in params if p.tid == op.tid and abs(p.ts - op.ts) <= PARAMS_REACH]
     return min(mine, key=lambda p: abs(p.ts - op.ts)) if mine else None
+
+
+COUNTER_TENSORS = "one block per 1-element step counter of the _foreach_add_ before it"
+# fused optimizers that keep a step count per parameter (torch/optim/adam.py and adagrad.py, _fused_adam(w) and
+# _fused_adagrad: _foreach_add_(state_steps, 1) before the op, _foreach_sub_(state_steps, found_inf) after it)
+STEP_COUNTED = {"aten::_fused_adamw_", "aten::_fused_adam_", "aten::_fused_adagrad_"}
+COUNTER_OPS = {"aten::_foreach_add_": "next", "aten::_foreach_sub_": "previous"}
+NEIGHBOUR_LOOK = 64  # ops looked back over for the one just before a _foreach_sub_ (the fused op's children)
+
+
+def _lists_unrecorded(op: Op, inputs: Sequence[Any], work: Any) -> bool:
+    """A multi-tensor op (fused optimizer, unscale, _foreach_*) whose model found no bytes because its first
+    tensor list was recorded without shapes (PyTorch keeps none for 30 or more tensors)."""
+    name = op.name.partition("::")[2] if op.name.startswith("aten::") else ""
+    if not (name.split(".")[0] in opmodels.MULTI_TENSOR_OPS or name.startswith("_foreach_")):
+        return False
+    if work is not None and work.bytes is not None:
+        return False
+    first = inputs[0] if inputs else None
+    return getattr(first, "dtype", None) == "TensorList" and not getattr(first, "dims", None)
+
+
+class _Neighbours:
+    """The ops of some threads in start order, to find the op just after or just before another."""
+
+    def __init__(self, ops: Sequence[Op], tids: set[str]):
+        self.by_tid: dict[str, list[Op]] = {}
+        for op in ops:
+            if op.tid in tids:
+                self.by_tid.setdefault(op.tid, []).append(op)
+        for mine in self.by_tid.values():
+            mine.sort(key=lambda o: (o.ts, -o.dur))
+        self.starts = {tid: [o.ts for o in mine] for tid, mine in self.by_tid.items()}
+
+    def fused_beside(self, op: Op) -> Op | None:
+        """The fused optimizer op `op` is the step counter of: for a _foreach_add_, the first op on its thread to
+        start after it ends; for a _foreach_sub_, the op that ended last before it began. None otherwise."""
+        side = COUNTER_OPS.get(op.name)
+        mine, starts = self.by_tid.get(op.tid, []), self.starts.get(op.tid, [])
+        found: Op | None = None
+        if side == "next":
+            i = bisect.bisect_left(starts, op.end)
+            found = mine[i] if i < len(mine) else None
+        elif side == "previous":
+            i = bisect.bisect_left(starts, op.ts)
+            before = [o for o in mine[max(0, i - NEIGHBOUR_LOOK):i] if o.end <= op.ts and o is not op]
+            found = max(before, key=lambda o: o.end) if before else None
+        return found if found is not None and found.name in STEP_COUNTED else None
 
 
 def group_name(entry: Mapping[str, Any], by: str) -> str:

@@ -32,14 +32,16 @@ placed under the FP32 roof: PyTorch computes it in float32 (its opmath type). Pu
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 from roofline.model.ops.args import (
     FLOATING, ITEMSIZE, OpInput, OpWork, Tensor, int_tuple, kernel_dtype, matrix_roof, parse_value, says_causal,
     scalar_type, tensor, tensor_list, vector_roof,
 )
+from roofline.model.ops.multitensor import MtaKernel, blocks_of, grid_elements, parse_kernel
 
-__all__ = ["OpInput", "OpWork", "model_op", "ELEMENTWISE_FLOPS", "REDUCTIONS", "NORM_FLOPS", "SOFTMAX_FLOPS"]
+__all__ = ["OpInput", "OpWork", "model_op", "model_from_grid", "ELEMENTWISE_FLOPS", "REDUCTIONS", "NORM_FLOPS", "SOFTMAX_FLOPS"]
 
 SECTOR = 32  # B: a lone element gathered from DRAM costs a whole sector
 
@@ -1054,49 +1056,129 @@ def _loss(op: _Op) -> OpWork:
 
 
 # ------------------------------------------------------------------------------------------------------ optimizer
+#
+# The fused optimizers, GradScaler's unscale and the _foreach_* ops run ATen's multi-tensor kernels
+# (roofline.model.ops.multitensor). Their work per element of the first list (FLOPs, element reads, element
+# writes) is one function per op family below, used by the shape model (the recorded list shapes, or the
+# parameter shapes `profile` annotates) and by the grid model (the launches' blocks, where the trace recorded no
+# shapes: PyTorch keeps none for a list of 30 or more tensors). From pytorch/pytorch aten/src/ATen/native/cuda/:
+#   fused Adam(W)  fused_adam_utils.cuh (adam_math, FusedAdamMathFunctor): param, grad, exp_avg, exp_avg_sq (and
+#                  max_exp_avg_sq with amsgrad) loaded; param and the moments stored, and the unscaled gradient too
+#                  when grad_scale is given ("Conditional Gradient Store when optimizer.step is called by GradScaler")
+#   fused SGD      FusedSgdKernel.cu (sgd_math): param, grad (and momentum_buffer) loaded; param (and the buffer)
+#                  stored, the gradient too with grad_scale
+#   fused Adagrad  fused_adagrad_utils.cuh: param, grad, state_sum loaded; param and state_sum stored, the
+#                  gradient too with grad_scale
+#   unscale        AmpKernels.cu: multi_tensor_apply<1> with UnaryOpFunctor<T, 1, 1, 0>: each gradient loaded,
+#                  multiplied by inv_scale, checked finite, stored back
+#   _foreach_*     ForeachFunctors.cuh: Functor<T, depth, r_args_depth, res_arg_index> loads r_args_depth lists
+#                  and stores one (res_arg_index); ZeroFunctor loads none
 
 # a launched op's tensor list recorded empty: the profiler kept no shapes for it (seen with PyTorch 2.11 on an
 # optimizer step after GradScaler, 2026-12-03)
 NO_LIST_SHAPES = "the trace records no shapes for its tensor lists"
 ADAM_FLOPS = 13  # m = b1*m + (1-b1)*g (3); v = b2*v + (1-b2)*g*g (4); sqrt(v)/bc2 + eps (3); p -= step*m/denom (3)
-ADAM_STREAMS = 7  # read param, grad, exp_avg, exp_avg_sq; write param, exp_avg, exp_avg_sq
+ADAGRAD_FLOPS = 7  # s += g*g (2); sqrt(s) + eps (2); p -= clr * g / denom (3)
 FOREACH_FLOPS = {"norm": 2, "addcmul": 3, "addcdiv": 3, "lerp": 3, "zero": 0, "copy": 0}
+# the ops whose first argument is a list of the step's parameters (or gradients), and the functor of each
+FUSED_OPTIMIZERS = ("_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_")
+MULTI_TENSOR_OPS = FUSED_OPTIMIZERS + ("_amp_foreach_non_finite_check_and_unscale_",)
 
 
-def _fused_adam(op: _Op) -> OpWork:
+@dataclass(frozen=True)
+class PerElement:
+    """An optimizer's or foreach op's work per element of its first list."""
+    flops: int
+    reads: int  # element streams loaded
+    writes: int  # element streams stored
+    extra_bytes: float = 0.0  # bytes read once per op, not per element (a tensor repeated through a list)
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _scaled(op: _Op, i: int, flops: int, writes: int) -> tuple[int, int]:
+    """GradScaler's grad_scale (argument i) given: each gradient divided by it and stored back unscaled."""
+    if tensor(op.arg(i)) is not None:
+        op.note("GradScaler's grad_scale: one more FLOP, and the unscaled gradient stored back")
+        return flops + 1, writes + 1
+    return flops, writes
+
+
+def _adam_per_element(op: _Op, kernel: MtaKernel | None = None) -> PerElement:
     """_fused_adam_ / _fused_adamw_ (params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr,
     beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf)."""
+    flops, reads, writes = ADAM_FLOPS, 4, 3
+    flops, writes = _scaled(op, 13, flops, writes)
+    wd = _number(op.v(9))
+    if wd:
+        flops += 1 if op.name == "_fused_adamw_" else 2  # p *= 1 - lr*wd | g += wd*p
+    if op.v(11) is True or (kernel is not None and kernel.depth == 5):  # amsgrad: max_exp_avg_sq read and written
+        flops, reads, writes = flops + 1, reads + 1, writes + 1
+    return PerElement(flops, reads, writes)
+
+
+def _sgd_per_element(op: _Op, kernel: MtaKernel | None = None) -> PerElement:
+    """_fused_sgd_(params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
+    is_first_step, grad_scale, found_inf)."""
+    momentum = _number(op.v(4))
+    with_momentum = bool(momentum) or (kernel is not None and kernel.depth == 3)
+    if with_momentum:  # buf = m*buf + (1-d)*g (3); p -= lr*buf (2); read p, g, buf; write p, buf
+        flops, reads, writes = 5, 3, 2
+        if op.v(7) is True:
+            flops += 2  # nesterov: g + m*buf
+    else:  # p -= lr*g; read p, g; write p
+        flops, reads, writes = 2, 2, 1
+    if _number(op.v(3)):
+        flops += 2
+    flops, writes = _scaled(op, 10, flops, writes)
+    return PerElement(flops, reads, writes)
+
+
+def _adagrad_per_element(op: _Op, kernel: MtaKernel | None = None) -> PerElement:
+    """_fused_adagrad_(params, grads, state_sums, state_steps, lr, lr_decay, weight_decay, eps, maximize,
+    grad_scale, found_inf): read param, grad, state_sum; write param, state_sum."""
+    flops, reads, writes = ADAGRAD_FLOPS, 3, 2
+    if _number(op.v(6)):
+        flops += 2  # g += wd*p
+    flops, writes = _scaled(op, 9, flops, writes)
+    return PerElement(flops, reads, writes)
+
+
+def _unscale_per_element(op: _Op, kernel: MtaKernel | None = None) -> PerElement:
+    """_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale): every gradient read, multiplied by
+    inv_scale, checked finite and written back."""
+    op.note("2 FLOPs per element (the multiply and the finite check); read and written back")
+    return PerElement(2, 1, 1)
+
+
+_PER_ELEMENT: dict[str, Callable[..., PerElement]] = {
+    "_fused_adam_": _adam_per_element, "_fused_adamw_": _adam_per_element, "_fused_sgd_": _sgd_per_element,
+    "_fused_adagrad_": _adagrad_per_element, "_amp_foreach_non_finite_check_and_unscale_": _unscale_per_element,
+}
+
+
+def _list_model(op: _Op) -> OpWork:
+    """A fused optimizer or the unscale from its first list's recorded shapes (the shape model)."""
     params = tensor_list(op.arg(0))
     if not params:  # an empty list: the op would have launched nothing
         return op.partial("optimizer", NO_LIST_SHAPES)
     n = sum(math.prod(s) for s in params)
-    flops, streams = ADAM_FLOPS, ADAM_STREAMS
-    if tensor(op.arg(13)) is not None:  # grad_scale (GradScaler): every gradient divided by it first
-        flops += 1
-        op.note("GradScaler's grad_scale: one more FLOP per element")
-    wd = op.v(9)
-    if isinstance(wd, (int, float)) and not isinstance(wd, bool) and wd != 0:
-        flops += 1 if op.name == "_fused_adamw_" else 2  # p *= 1 - lr*wd | g += wd*p
-    if op.v(11) is True:  # amsgrad: max_exp_avg_sq read, compared, written
-        flops, streams = flops + 1, streams + 2
-    op.note(f"{flops} FLOPs and {streams} element reads and writes per parameter element")
-    dtype, itemsize = _list_itemsize(op)
-    return op.work("optimizer", float(flops * n), None if itemsize is None else float(streams * n * itemsize),
-                   vector_roof(dtype or ("float32" if itemsize == 4 else None)), dtype)
+    per = _PER_ELEMENT[op.name](op)
+    op.note(f"shape model: {len(params)} tensors, {n:,} elements per list from their recorded shapes")
+    return _per_element_work(op, per, n)
 
 
-def _amp_unscale(op: _Op) -> OpWork:
-    """_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale): every gradient read, multiplied by
-    inv_scale, checked finite and written back."""
-    grads = tensor_list(op.arg(0))
-    if not grads:
-        return op.partial("optimizer", NO_LIST_SHAPES)
-    n = sum(math.prod(s) for s in grads)
-    op.note("2 FLOPs per element (the multiply and the finite check); read and written back")
-    dtype, itemsize = _list_itemsize(op)
+def _per_element_work(op: _Op, per: PerElement, n: float, dtype: str | None = None,
+                      itemsize: int | None = None) -> OpWork:
+    op.note(f"{per.flops} FLOPs, {per.reads} element reads and {per.writes} element writes per element")
+    if itemsize is None:
+        dtype, itemsize = _list_itemsize(op)
     compute = dtype or ("float32" if itemsize == 4 else None)
-    return op.work("optimizer", float(2 * n), None if itemsize is None else float(2 * n * itemsize),
-                   vector_roof(compute), dtype)
+    flops = float(per.flops * n) if compute is None or compute in FLOATING else 0.0
+    nbytes = None if itemsize is None else float((per.reads + per.writes) * n * itemsize + per.extra_bytes)
+    return op.work("optimizer", flops, nbytes, vector_roof(compute), dtype)
 
 
 def _amp_update_scale(op: _Op) -> OpWork:
@@ -1122,38 +1204,12 @@ def _random(op: _Op) -> OpWork:
     return op.work("random", 0.0, _size(x.numel, x.dtype), None, x.dtype)
 
 
-def _fused_sgd(op: _Op) -> OpWork:
-    """_fused_sgd_(params, grads, momentum_buffer_list, weight_decay, momentum, lr, dampening, nesterov, maximize,
-    is_first_step, grad_scale, found_inf)."""
-    params = tensor_list(op.arg(0))
-    if not params:
-        return op.partial("optimizer", NO_LIST_SHAPES)
-    n = sum(math.prod(s) for s in params)
-    buffers = tensor_list(op.arg(2))
-    momentum = op.v(4)
-    with_momentum = bool(buffers) and isinstance(momentum, (int, float)) and momentum != 0
-    if with_momentum:  # buf = m*buf + (1-d)*g (3); p -= lr*buf (2); read p, g, buf; write p, buf
-        flops, streams = 5, 5
-        if op.v(7) is True:
-            flops += 2  # nesterov: g + m*buf
-    else:  # p -= lr*g; read p, g; write p
-        flops, streams = 2, 3
-    wd = op.v(3)
-    if isinstance(wd, (int, float)) and not isinstance(wd, bool) and wd != 0:
-        flops += 2
-    op.note(f"{flops} FLOPs and {streams} element reads and writes per parameter element")
-    dtype, itemsize = _list_itemsize(op)
-    return op.work("optimizer", float(flops * n), None if itemsize is None else float(streams * n * itemsize),
-                   vector_roof(dtype or ("float32" if itemsize == 4 else None)), dtype)
-
-
 def _foreach(op: _Op) -> OpWork:
     """_foreach_<op>[_](lists, scalars...): every tensor list read once; the first written back (in place) or a new
     list of its shapes written; _foreach_zero_ only writes, _foreach_copy_ reads the source, _foreach_norm writes one
     value per tensor."""
-    base = op.name[len("_foreach_"):]
-    inplace = base.endswith("_")
-    base = base.rstrip("_")
+    base = _foreach_base(op.name)
+    inplace = op.name.endswith("_")
     lists = [s for s in (tensor_list(a) for a in op.inputs) if s is not None]
     if not lists or not any(lists):
         return op.partial("optimizer", NO_LIST_SHAPES)
@@ -1164,16 +1220,92 @@ def _foreach(op: _Op) -> OpWork:
     elif base == "copy":
         reads -= first  # the destination is not read
     writes = len(lists[0]) if base == "norm" else first
-    per = FOREACH_FLOPS.get(base, ELEMENTWISE_FLOPS.get(base, 1))
-    if per != 1:
-        op.note(f"{base}: {per} FLOPs per element")
+    per = _foreach_flops(base, op)
     if inplace and base not in ("zero", "copy"):
         op.note("in place: the first list written back")
+    op.note(f"shape model: {len(lists[0])} tensors, {first:,} elements in the first list from their recorded shapes")
     dtype, itemsize = _list_itemsize(op)
     compute = dtype or ("float32" if itemsize == 4 else None)
     flops = float(per * first) if compute is None or compute in FLOATING else 0.0
     return op.work("optimizer", flops, None if itemsize is None else float((reads + writes) * itemsize),
                    vector_roof(compute), dtype)
+
+
+def _foreach_base(name: str) -> str:
+    return name[len("_foreach_"):].rstrip("_")
+
+
+def _foreach_flops(base: str, op: _Op) -> int:
+    per = FOREACH_FLOPS.get(base, ELEMENTWISE_FLOPS.get(base, 1))
+    if per != 1:
+        op.note(f"{base}: {per} FLOPs per element")
+    return per
+
+
+def _foreach_per_element(op: _Op, kernel: MtaKernel) -> PerElement | None:
+    """A _foreach_ op's work per element from its kernel's functor: r_args_depth lists loaded, one stored (none
+    loaded by ZeroFunctor; LpNormFunctor loads one and stores a partial sum per block, counted as none)."""
+    base = _foreach_base(op.name)
+    flops = _foreach_flops(base, op)
+    if kernel.functor.startswith("Zero"):
+        return PerElement(flops, 0, 1)
+    if "Norm" in kernel.functor:
+        return PerElement(flops, 1, 0)
+    if kernel.reads is None:
+        return None
+    return PerElement(flops, kernel.reads, 1)
+
+
+STEP_COUNTER = ("step-counter model: the optimizer's step counters (torch/optim/adam.py, _fused_adam: _foreach_add_(state_steps, 1) "
+                "before the fused step, _foreach_sub_(state_steps, [found_inf] * n) after it): one 1-element "
+                "tensor per parameter, one block each: {n} tensors")
+
+
+def model_from_grid(name: str, inputs: Sequence[OpInput], launches: Sequence[tuple[str, Sequence[int] | None]],
+                    tensors: int | None = None, tensors_from: str = "", step_counter: bool = False
+                    ) -> OpWork | None:
+    """The work of a multi-tensor op whose lists the trace recorded without shapes, from its kernels' launches
+    (name, grid): each block one chunk of CHUNK_SIZE elements, so blocks x CHUNK_SIZE elements per list at most
+    (the grid model; roofline.model.ops.multitensor). `tensors`: how many tensors the lists hold, when the trace
+    tells (the lower bound, named in the note with `tensors_from`). `step_counter`: the op is a fused optimizer's
+    step counter (its list one 1-element tensor per parameter, so exactly one element per block). None when the
+    op has no per-element model or no launch is a multi-tensor kernel with a grid."""
+    if not isinstance(name, str):
+        return None
+    name = name.partition("::")[2] if name.startswith("aten::") else name
+    name = name.split(".")[0]
+    parsed = [(parse_kernel(k), blocks_of(g)) for k, g in launches]
+    mta = [(k, b) for k, b in parsed if k is not None and b]
+    if not mta:
+        return None
+    kernel = mta[0][0]
+    op = _Op(name, inputs, [k for k, _ in launches])
+    if name in _PER_ELEMENT:
+        per: PerElement | None = _PER_ELEMENT[name](op, kernel)
+    elif name.startswith("_foreach_"):
+        per = _foreach_per_element(op, kernel)
+    else:
+        per = None
+    if per is None:
+        return None
+    dtype = next((k.dtype for k, _ in mta if k.dtype), None)
+    itemsize = ITEMSIZE.get(dtype) if dtype else None
+    if itemsize is None:
+        op.note("no element type in the kernel's template arguments: bytes not modelled")
+    else:
+        op.note(f"element type {dtype} from the kernel's template arguments")
+    blocks = [b for _, b in mta]
+    if step_counter:  # the model first in the note, then what it assumed
+        n = float(sum(blocks))
+        if per.reads == 2 and _foreach_base(name) == "sub" and itemsize:  # [found_inf] * n: one tensor, read once
+            per = PerElement(per.flops, 1, per.writes, float(itemsize))
+        op.notes.insert(0, STEP_COUNTER.format(n=int(n)))
+    else:
+        grid = grid_elements(blocks, tensors)
+        assert grid is not None
+        n = float(grid.upper)
+        op.notes.insert(0, grid.describe(tensors_from))
+    return _per_element_work(op, per, n, dtype, itemsize if itemsize else None)
 
 
 # -------------------------------------------------------------------------------------------------------- dispatch
@@ -1204,9 +1336,7 @@ _MODELS: dict[str, Callable[[_Op], OpWork]] = {
                      "index_put_", "index_put"), _index),
     **dict.fromkeys(("nll_loss", "nll_loss_forward", "nll_loss_nd", "nll_loss_backward", "cross_entropy_loss",
                      "mse_loss"), _loss),
-    **dict.fromkeys(("_fused_adam_", "_fused_adamw_"), _fused_adam),
-    "_fused_sgd_": _fused_sgd,
-    "_amp_foreach_non_finite_check_and_unscale_": _amp_unscale,
+    **dict.fromkeys(MULTI_TENSOR_OPS, _list_model),
     "_amp_update_scale_": _amp_update_scale,
     **dict.fromkeys(("random_", "uniform_", "normal_", "bernoulli_", "exponential_"), _random),
 }
