@@ -223,8 +223,10 @@ def test_the_grid_model_names_itself_and_its_bounds():
     # float32 (FusedAdamMathFunctor<float, ...>); grad_scale given: param, grad, 2 moments read, all 4 written
     assert sum(k["bytes"] for k in adam) == pytest.approx(8 * 4 * upper)
     assert sum(k["flops"] for k in adam) == pytest.approx(15 * upper)  # 13 + weight decay + the unscale
-    for k in adam:
+    for k in adam:  # each launch its own blocks' part, not its share of the op's time
+        assert k["bytes"] == pytest.approx(8 * 4 * 65536 * k["kineto"]["grid"][0])
         note = k["model"]["note"]
+        assert "in proportion to their blocks" in note
         assert "grid model: 4 launch(es), 1,067 blocks" in note and "an upper bound" in note
         assert "52 tensors" in note and f"at least {(1067 - 52) * 65536 + 52:,} elements" in note
     unscale = by_op["aten::_amp_foreach_non_finite_check_and_unscale_"]

@@ -53,13 +53,15 @@ from roofline.kineto.graphs import match_replays
 from roofline.kineto import reader, timeline
 from roofline.model.ops import aten as opmodels
 from roofline.model.ops.aten import model_from_grid
-from roofline.model.ops.multitensor import blocks_of
+from roofline.model.ops.multitensor import blocks_of, parse_kernel
 from roofline.model.units import format_time
 from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
 SPLIT_NOTE = "the op's modelled work split across its {n} kernel(s) in proportion to their GPU time"
+BLOCKS_NOTE = ("the op's modelled work split across its {n} multi-tensor launch(es) in proportion to their blocks "
+               "(one chunk of elements each)")
 MATRIX_NOTE = "its FLOPs on its {n} matrix kernel(s) alone"
 _TF32 = re.compile(r"(?<![a-z])tf32", re.IGNORECASE)
 # a matrix (tensor-core) kernel by its name; "conv" but not "convert" (cuDNN's convert_dq_to_16bits is a cast)
@@ -142,11 +144,23 @@ class Split:
     flops_share: float
     kernels: int  # the op's kernels
     matrix: int  # of them the matrix kernels that take all the FLOPs (0: FLOPs split like the bytes)
+    by: str = "time"  # "time", or "blocks": multi-tensor launches, one chunk of elements a block
+
+    @property
+    def note(self) -> str:
+        return (SPLIT_NOTE if self.by == "time" else BLOCKS_NOTE).format(n=self.kernels) + (
+            f"; {MATRIX_NOTE.format(n=self.matrix)}" if self.matrix else "")
 
 
 def shares(work: Any, events: Sequence[Any]) -> list[Split]:
     """Each of an op's kernels' shares of its work, by GPU time; a matrix op's FLOPs on its matrix kernels only
-    (when some, not all, of its kernels are matrix kernels by name)."""
+    (when some, not all, of its kernels are matrix kernels by name). An op whose kernels are all ATen multi-tensor
+    launches (fused optimizers, unscale, _foreach_*) shares its work by their blocks: each block handles one chunk
+    of CHUNK_SIZE elements (roofline.model.ops.multitensor), whatever a launch's time."""
+    blocks = [blocks_of(e.grid) if parse_kernel(e.name) is not None else None for e in events]
+    if work is not None and len(events) > 1 and all(blocks):
+        total_blocks = sum(b for b in blocks if b)
+        return [Split(work, b / total_blocks, b / total_blocks, len(events), 0, "blocks") for b in blocks if b]
     total = sum(e.dur for e in events)
     time = [e.dur / total if total > 0 else 0.0 for e in events]
     matrix = [_is_matrix(e.name) for e in events]
@@ -331,8 +345,7 @@ class _Builder:
                 roof, roof_from = roof_from_name(e.name, self.machine.roofs)
             # a copy whose element type no argument records (cat's tensor list): bytes, as a memcpy's
             dtype = op_work.dtype or ("bytes" if not flops else DTYPE.get(roof, "unknown"))
-            note = SPLIT_NOTE.format(n=split.kernels) + (
-                f"; {MATRIX_NOTE.format(n=split.matrix)}" if split.matrix else "")
+            note = split.note
             model = {"from": "op model", "op_class": op_work.op_class, "share": share,
                      "note": note + (f"; {op_work.note}" if op_work.note else "") + _matched(a, "; "),
                      "roof_from": roof_from}
