@@ -365,3 +365,25 @@ def test_the_name_based_flops_agree_with_the_source_count_for_most_triton_time(k
         if counted == named == 0 or (counted and named and 0.5 <= named / counted <= 2.0):
             ok += t
     assert ok / total >= 0.85
+
+
+def test_only_a_fused_steps_counters_are_one_element_a_block(tmp_path):
+    """The _foreach_add_ just before the fused AdamW is its step counter (52 one-element tensors, 416 B). The same
+    launch under another name is a list of unknown tensors: the grid model's bound, 52 chunks of 65,536 floats read
+    and written (27 MB), which its 1.6 us could not move: warned as that bound (grid-upper-bound), not as L2 reuse;
+    and AdamW, without its counter, has no tensor count and so no lower bound."""
+    import gzip
+
+    doc = json.loads(gzip.decompress((DATA / "gpt2-train-fp16-scaler-compiled.json.gz").read_bytes()))
+    for e in doc["traceEvents"]:
+        if e.get("name") == "aten::_foreach_add_":
+            e["name"] = "aten::_foreach_mul_"
+    path = tmp_path / "renamed.json"
+    path.write_text(json.dumps(doc))
+    result, _ = import_traces([path], "h200")
+    mul = next(k for k in result["kernels"] if k["op"] == "aten::_foreach_mul_")
+    assert mul["bytes"] == 52 * 65536 * 2 * 4 and "grid model" in mul["model"]["note"]
+    assert mul["fraction_of_ceiling"] > 1
+    assert [w["code"] for w in mul["warnings"]] == ["grid-upper-bound"]
+    adam = [k for k in result["kernels"] if k["op"] == "aten::_fused_adamw_"]
+    assert adam and not any("tensors (" in k["model"]["note"] for k in adam)

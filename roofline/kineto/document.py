@@ -53,7 +53,7 @@ from roofline.kineto.graphs import match_replays
 from roofline.kineto import reader, timeline
 from roofline.model.ops import aten as opmodels
 from roofline.model.ops.aten import model_from_grid
-from roofline.model.ops.multitensor import blocks_of, parse_kernel
+from roofline.model.ops.multitensor import GRID_MODEL, blocks_of, parse_kernel
 from roofline.model.units import format_time
 from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
 
@@ -355,10 +355,19 @@ class _Builder:
                 warnings.append({"code": "flops-unknown", "text": f"the {op_work.op_class} model gives bytes but "
                                  "no FLOPs: counted as 0", "fix": "give the op class a FLOP model"})
         figures = timed_elsewhere(flops, bytes_, time, self.machine.roofs[roof], self.machine)
+        grid = e.kind == "kernel" and op_work is not None and GRID_MODEL in (op_work.note or "")
         if figures["fraction_of_ceiling"] > MAX_FRACTION:
             return self._unmodelled(base, f"its model puts it at {figures['fraction_of_ceiling']:.3g}x its ceiling: "
-                                          "the model or the spec is wrong for it")
-        if e.kind == "kernel" and figures["bound"] == "memory" and figures["fraction_of_ceiling"] > 1:
+                                          + ("the grid model's bound (every tensor's last chunk full) is far above "
+                                             "its tensors: many hold less than a chunk" if grid else
+                                             "the model or the spec is wrong for it"))
+        if grid and figures["bound"] == "memory" and figures["fraction_of_ceiling"] > 1:
+            warnings.append(warning("grid-upper-bound", f"moved the grid model's bytes at "
+                                    f"{figures['fraction_of_ceiling']:.2f}x the DRAM roof: they are an upper bound "
+                                    "(blocks x the chunk size), and its tensors' last chunks held less",
+                                    "read its bytes and FLOPs as at most; the trace's list shapes (fewer than 30 "
+                                    "tensors, or `roofline profile --with torch`) give them exactly"))
+        elif e.kind == "kernel" and figures["bound"] == "memory" and figures["fraction_of_ceiling"] > 1:
             warnings.append(warning("l2-reuse", f"moved its modelled bytes at {figures['fraction_of_ceiling']:.2f}x "
                                     "the DRAM roof: some of its inputs came from the L2, where the kernel before "
                                     "left them, which a shape model cannot know",

@@ -23,6 +23,8 @@ CODES: dict[str, str] = {
     "precision-ambiguous": "FP16 or BF16 work that neither the counters nor the kernel's name tell apart",
     "traffic-over-model": "the counters read more DRAM traffic than the model counts",
     "l2-reuse": "an imported kernel moved its modelled bytes faster than DRAM allows: inputs were still in the L2",
+    "grid-upper-bound": "an imported multi-tensor kernel moved the grid model's bytes (an upper bound: blocks x the "
+                        "chunk size) faster than DRAM allows: its tensors' last chunks held less",
     "energy-beyond-ceiling": "the kernel used less energy than the spec's minimum, beyond the counter's "
                              "uncertainty: the spec's energy figures are not this GPU's at this data and clock",
     "energy-constant-inputs": "an input array is constant, and power depends on the data: the energy can be 2x low",

@@ -41,6 +41,7 @@ MAX_BLOCKS = 320
 MAX_TENSORS_LARGE_ARGS = (770, 448, 336, 252, 210)
 MAX_BLOCKS_LARGE_ARGS = 2240
 
+GRID_MODEL = "grid model"  # how a note names this model (the importer looks for it)
 _KERNEL = re.compile(r"multi_tensor_apply_kernel\s*<")
 _METADATA = re.compile(r"(\w*Metadata)\s*<\s*(?:([\w:]+(?:<[^<>]*>)?)\s*,\s*)?(\d+)")
 _FUNCTOR = re.compile(r"(\w+Functor\w*)\s*<\s*([\w:]+(?: int)?(?:<[^<>]*>)?)\s*(?:,\s*(\d+)\s*)?"
@@ -106,7 +107,7 @@ class GridElements:
     tensors: int | None
 
     def describe(self, tensors_from: str = "") -> str:
-        text = (f"grid model: {self.launches} launch(es), {self.blocks:,} blocks of at most {CHUNK_SIZE:,} elements "
+        text = (f"{GRID_MODEL}: {self.launches} launch(es), {self.blocks:,} blocks of at most {CHUNK_SIZE:,} elements "
                 f"(ATen's kChunkSize, MultiTensorApply.cuh) = at most {self.upper:,} elements per list, an upper "
                 "bound (each tensor's last chunk is partial)")
         if self.lower is not None:
