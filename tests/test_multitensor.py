@@ -162,3 +162,9 @@ def test_the_shape_model_and_the_grid_model_agree_on_whole_chunks():
     grid = model_from_grid("aten::_fused_adamw_", adamw_args(), [(ADAMW, (25, 1, 1))])
     assert (shaped.flops, shaped.bytes) == (grid.flops, grid.bytes) == (15.0 * 25 * 65536, 32.0 * 25 * 65536)
     assert "shape model: 2 tensors" in shaped.note and "grid model" not in shaped.note
+
+
+def test_an_element_type_the_kernel_does_not_name_leaves_the_bytes_out():
+    odd = kernel("TensorListMetadata<1>", "UnaryOpFunctor<c10::Float8_e8m0fnu, 1, 1, 0>")
+    work = model_from_grid("aten::_foreach_neg_", [EMPTY], [(odd, (4, 1, 1))])
+    assert work.bytes is None and "no element type in the kernel's template arguments" in work.note

@@ -140,7 +140,7 @@ def choose_spec(traces: Sequence[Trace], spec_name: str | None, catalog: SpecCat
 class Split:
     """One kernel's part of its op's modelled work."""
     work: Any  # the op's OpWork (None: no model)
-    share: float  # of the op's bytes (and FLOPs, unless matrix): this kernel's share of the op's kernel time
+    share: float  # of the op's bytes (and FLOPs, unless matrix): its share of the op's kernel time (or blocks)
     flops_share: float
     kernels: int  # the op's kernels
     matrix: int  # of them the matrix kernels that take all the FLOPs (0: FLOPs split like the bytes)

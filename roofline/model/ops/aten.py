@@ -1165,16 +1165,16 @@ def _list_model(op: _Op) -> OpWork:
     if not params:  # an empty list: the op would have launched nothing
         return op.partial("optimizer", NO_LIST_SHAPES)
     n = sum(math.prod(s) for s in params)
-    per = _PER_ELEMENT[op.name](op)
-    op.note(f"shape model: {len(params)} tensors, {n:,} elements per list from their recorded shapes")
+    per = _PER_ELEMENT[op.name](op)  # the model first in the note, then what it assumed
+    op.notes.insert(0, f"shape model: {len(params)} tensors, {n:,} elements per list from their recorded shapes")
     return _per_element_work(op, per, n)
 
 
-def _per_element_work(op: _Op, per: PerElement, n: float, dtype: str | None = None,
-                      itemsize: int | None = None) -> OpWork:
+def _per_element_work(op: _Op, per: PerElement, n: float, typed: tuple[str | None, int | None] | None = None
+                      ) -> OpWork:
+    """The op's work over n elements per list; `typed`: (dtype, itemsize) the caller read, else the kernel names'."""
     op.note(f"{per.flops} FLOPs, {per.reads} element reads and {per.writes} element writes per element")
-    if itemsize is None:
-        dtype, itemsize = _list_itemsize(op)
+    dtype, itemsize = typed if typed is not None else _list_itemsize(op)
     compute = dtype or ("float32" if itemsize == 4 else None)
     flops = float(per.flops * n) if compute is None or compute in FLOATING else 0.0
     nbytes = None if itemsize is None else float((per.reads + per.writes) * n * itemsize + per.extra_bytes)
@@ -1223,7 +1223,8 @@ def _foreach(op: _Op) -> OpWork:
     per = _foreach_flops(base, op)
     if inplace and base not in ("zero", "copy"):
         op.note("in place: the first list written back")
-    op.note(f"shape model: {len(lists[0])} tensors, {first:,} elements in the first list from their recorded shapes")
+    op.notes.insert(0, f"shape model: {len(lists[0])} tensors, {first:,} elements in the first list from their "
+                       "recorded shapes")
     dtype, itemsize = _list_itemsize(op)
     compute = dtype or ("float32" if itemsize == 4 else None)
     flops = float(per * first) if compute is None or compute in FLOATING else 0.0
@@ -1305,7 +1306,7 @@ def model_from_grid(name: str, inputs: Sequence[OpInput], launches: Sequence[tup
         assert grid is not None
         n = float(grid.upper)
         op.notes.insert(0, grid.describe(tensors_from))
-    return _per_element_work(op, per, n, dtype, itemsize if itemsize else None)
+    return _per_element_work(op, per, n, (dtype, itemsize))
 
 
 # -------------------------------------------------------------------------------------------------------- dispatch

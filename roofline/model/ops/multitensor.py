@@ -26,6 +26,7 @@ element type and depth.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -68,6 +69,7 @@ class MtaKernel:
         return ITEMSIZE.get(self.dtype) if self.dtype else None
 
 
+@functools.lru_cache(maxsize=1 << 12)  # a trace launches the same few kernels many times
 def parse_kernel(name: str) -> MtaKernel | None:
     """The multi-tensor kernel a launch's name spells (Kineto's `(anonymous namespace)::` and ncu's `<unnamed>::`
     alike); None for any other kernel."""
