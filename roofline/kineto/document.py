@@ -315,6 +315,7 @@ class _Builder:
         if a.graph and e.kind == "kernel" and a.match is None:
             return self._unmodelled(base, a.unmatched or "a CUDA graph replay: no op found for it")
         warnings: list[dict[str, Any]] = []
+        op_work: Any = None  # a kernel's op model (a copy or fill has none)
         if e.kind != "kernel":
             if not e.bytes:
                 return self._unmodelled(base, f"a {e.kind} whose bytes the trace does not record")
@@ -355,7 +356,7 @@ class _Builder:
                 warnings.append({"code": "flops-unknown", "text": f"the {op_work.op_class} model gives bytes but "
                                  "no FLOPs: counted as 0", "fix": "give the op class a FLOP model"})
         figures = timed_elsewhere(flops, bytes_, time, self.machine.roofs[roof], self.machine)
-        grid = e.kind == "kernel" and op_work is not None and GRID_MODEL in (op_work.note or "")
+        grid = op_work is not None and GRID_MODEL in (op_work.note or "")
         if figures["fraction_of_ceiling"] > MAX_FRACTION:
             return self._unmodelled(base, f"its model puts it at {figures['fraction_of_ceiling']:.3g}x its ceiling: "
                                           + ("the grid model's bound (every tensor's last chunk full) is far above "
