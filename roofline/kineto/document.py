@@ -17,6 +17,7 @@ outlier, with the spread.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime as _dt
@@ -168,6 +169,8 @@ class _Builder:
         self.skipped = 0
         self.number = 0
         self.no_model_ops: dict[str, float] = {}
+        self.steps: Sequence[reader.Step] = ()  # the trace being added's ProfilerStep ranges, and their starts
+        self.step_starts: list[float] = []
 
     def _model(self, name: str, inputs: list[Any], names: list[str]) -> Any:
         """The model of an op, once per distinct op, arguments and kernels (a training loop repeats each layer's)."""
@@ -208,6 +211,8 @@ class _Builder:
 
     def add(self, trace: Trace, rank: int) -> None:
         items = attribute(trace)
+        self.steps = trace.steps
+        self.step_starts = [st.ts for st in trace.steps]
         work = self._work(items, trace.params)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
@@ -224,6 +229,7 @@ class _Builder:
 
     def _unmodelled(self, base: dict[str, Any], why: str) -> None:
         self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
+                                **({"step": base["step"]} if "step" in base else {}),
                                 "kernel_name": base["kernel_name"], "time": base["time_median"], "why": why,
                                 "model": "no model"})
         if base["op"] not in (GRAPH_OP, NO_OP) and base["time_median"] > 0:
@@ -237,7 +243,20 @@ class _Builder:
             base["op_inputs"] = {"dims": list(a.op.dims), "types": list(a.op.types)}
         if a.module is not None:
             base["module"] = a.module
+        step = self._step(a)
+        if step is not None:
+            base["step"] = step
         return base
+
+    def _step(self, a: Attributed) -> int | None:
+        """The ProfilerStep#N whose range holds the call that launched the event (its GPU work may run after the
+        range ends: the host runs ahead); None in a trace without steps, or for work launched outside them."""
+        if not self.steps or a.launch is None:
+            return None
+        i = bisect.bisect_right(self.step_starts, a.launch.ts) - 1
+        if i >= 0 and a.launch.ts <= self.steps[i].end:
+            return self.steps[i].number
+        return None
 
     def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
         e, time = a.event, a.event.dur * 1e-6
