@@ -400,7 +400,7 @@ def diff_json_schema() -> dict[str, Any]:
                           "b": group_side, "delta": num, "change": opt,
                           "fused": {"type": "array", "items": {"type": "string"}}, "where": {"type": "string"}}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "$id": "https://github.com/roofline/roofline/docs/diff-v1.schema.json",
+            "$id": "urn:roofline:diff:v1",
             "title": "roofline diff (roofline/diff/v1)",
             "description": "Two grouped profiles side by side, as 'roofline diff A B --format json' writes them "
                            "(roofline.records.diff). Times in seconds, per step where per_step is true; shares and "
