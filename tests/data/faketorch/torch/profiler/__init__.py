@@ -53,3 +53,17 @@ class profile:
 def _mark(label):
     for p in _ACTIVE:
         p.marks.append(label)
+
+
+class record_function:
+    """A user annotation: marks '<name> begins' and '<name> ends' where the real one writes a range."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        _mark(f"{self.name} begins")
+        return self
+
+    def __exit__(self, *_exc):
+        _mark(f"{self.name} ends")
