@@ -246,3 +246,26 @@ def test_max_regression_without_baseline_and_an_ungrouped_baseline_are_refused(t
     flat.write_text(json.dumps(doc), encoding="utf-8")
     r = run_cli("report", a, "--baseline", flat)
     assert r.code == 2 and "has no groups" in r.err
+
+
+def test_the_chart_draws_both_sides_and_the_page_hovers_both(eager_compiled, run_cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    a, b = eager_compiled
+    (tmp_path / "a.json").write_text(json.dumps(a.doc), encoding="utf-8")
+    (tmp_path / "b.json").write_text(json.dumps(b.doc), encoding="utf-8")
+    r = run_cli("diff", tmp_path / "a.json", tmp_path / "b.json", "--format", "csv", "--chart", tmp_path / "d.png")
+    assert r.code == 0, r.err
+    assert (tmp_path / "d.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    r = run_cli("diff", tmp_path / "a.json", tmp_path / "b.json", "--format", "csv", "--chart", tmp_path / "d.html")
+    assert r.code == 0, r.err
+    page = (tmp_path / "d.html").read_text(encoding="utf-8")
+    import re
+
+    data = json.loads(re.search(r'id="roofline-data">(.*?)</script>', page, re.S).group(1))
+    ids = {p["id"] for p in data["points"]}
+    assert ids and all(f'id="{i}"' in page for i in ids)  # every hover target is a drawn point
+    mm = next(p for p in data["points"] if p["name"] == "aten::mm")
+    assert "A: 1.95 ms" in mm["tooltip"] and "B: 1.94 ms" in mm["tooltip"] and "change:" in mm["tooltip"]
+    assert f'id="{mm["id"]}-a"' in page  # A's point too, with the arrow between them
+    r = run_cli("diff", tmp_path / "a.json", tmp_path / "b.json", "--chart", tmp_path / "d.txt")
+    assert r.code == 2 and ".png" in r.err

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import FilePath, emit, group_by_option, output_option, print_tables, wide_option
+from roofline.cli.common import (FilePath, OutputPath, emit, group_by_option, is_stdout, note, output_option,
+                                 print_tables, wide_option, write_output)
 from roofline.errors import InputError
 from roofline.load.jsonio import dumps
 from roofline.records.diff import DIFF_SCHEMA, diff
@@ -30,6 +31,36 @@ def _kind(path: Path) -> str:
     except OSError as exc:
         raise InputError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     return "torch" if b'"traceEvents"' in head and b'"roofline/results/' not in head else "results"
+
+
+CHART_FORMATS = ("png", "svg", "pdf", "html")
+
+
+def _chart_format(path: Path) -> str | None:
+    suffix = path.suffix.lower().lstrip(".")
+    return suffix if suffix in CHART_FORMATS else None
+
+
+def _chart_path(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """--chart FILE: a name ending .png, .svg, .pdf or .html (the format), checked before any work."""
+    if value is not None and _chart_format(value) is None:
+        raise click.BadParameter(f"'{value}': name a .png, .svg, .pdf or .html file", param=param)
+    return value
+
+
+def _draw(result: Any, side_a: ResultsFile, side_b: ResultsFile, chart: Path) -> None:
+    """The chart of both programs, written as --chart names it."""
+    # lazy: matplotlib is a start-up cost only this path pays
+    from roofline.render.charts.diff import diff_figure, diff_html
+    from roofline.render.charts.plot import figure_bytes
+
+    fmt = _chart_format(chart) or "png"
+    machine_a, machine_b = side_a.machine_to_draw(), side_b.machine_to_draw()
+    data: str | bytes = (diff_html(result, machine_a, machine_b) if fmt == "html"
+                         else figure_bytes(diff_figure(result, machine_a, machine_b), fmt, 150))
+    write_output(chart, data, f"figure:{fmt}")
+    if not is_stdout(chart):
+        note(f"wrote {chart}")
 
 
 def load_side(path: Path, spec_name: str | None, group_by: str, triton_source: tuple[Path, ...]) -> ResultsFile:
@@ -76,8 +107,11 @@ def load_side(path: Path, spec_name: str | None, group_by: str, triton_source: t
               help="For a trace given as A or B: torch.compile's generated kernels (as 'import torch' takes it).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Markdown: show the LIMIT groups that moved most (and the unmodelled row).")
+@click.option("--chart", type=OutputPath(), default=None, metavar="FILE", callback=_chart_path,
+              help="Also draw both programs' groups on one roofline, an arrow from each group's A point to its B "
+                   "point: .png, .svg, .pdf, or .html (hover a point for both sides).")
 def diff_command(a: Path, b: Path, fmt: str, output: Path | None, spec_name: str | None, group_by: str,
-                 triton_source: tuple[Path, ...], limit: int | None) -> None:
+                 triton_source: tuple[Path, ...], limit: int | None, chart: Path | None = None) -> None:
     """Two programs side by side: GPU time, wall time, idle, MFU and each op group, with the changes.
 
     A and B are results of 'roofline profile', 'import torch' or 'import ncu' (or a PyTorch trace or ncu CSV,
@@ -96,10 +130,13 @@ def diff_command(a: Path, b: Path, fmt: str, output: Path | None, spec_name: str
       roofline diff eager.json compiled.json
       roofline diff main.json pr.json --format markdown >> "$GITHUB_STEP_SUMMARY"
       roofline diff eager-trace.json.gz compiled-trace.json.gz --format json -o diff.json
+      roofline diff eager.json compiled.json --chart diff.html
     """
     side_a = load_side(a, spec_name, group_by, triton_source)
     side_b = load_side(b, spec_name, group_by, triton_source)
     result = diff(side_a, side_b)
+    if chart is not None:
+        _draw(result, side_a, side_b, chart)
     if fmt == "table":
         # lazy: the table module imports rich
         from roofline.render.tables.diff import diff_tables

@@ -82,17 +82,22 @@ class GroupSide:
     recoverable_time: float | None
     launches: float
     samples: tuple[float, ...] = ()  # the group's time in each step, in step order
+    intensity: float | None = None  # FLOP/B and FLOP/s: where the group sits on its side's roofline (the chart)
+    achieved_flops: float | None = None
+    roof: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "share": self.share, "fraction_of_ceiling": self.fraction_of_ceiling,
-                "recoverable_time": self.recoverable_time, "launches": self.launches, "samples": list(self.samples)}
+                "recoverable_time": self.recoverable_time, "launches": self.launches, "samples": list(self.samples),
+                "intensity": self.intensity, "achieved_flops": self.achieved_flops, "roof": self.roof}
 
     @classmethod
     def from_json(cls, block: Mapping[str, Any] | None) -> "GroupSide | None":
         if block is None:
             return None
         return cls(block["time"], block["share"], block.get("fraction_of_ceiling"), block.get("recoverable_time"),
-                   block.get("launches", 0), tuple(block.get("samples") or ()))
+                   block.get("launches", 0), tuple(block.get("samples") or ()), block.get("intensity"),
+                   block.get("achieved_flops"), block.get("roof"))
 
 
 ROW_KINDS = ("both", "a-only", "b-only", "unmodelled")
@@ -284,7 +289,7 @@ def read_program(results: ResultsFile, per_step: bool | None = None) -> _Program
         time = sum(samples) / n if stepped else g.time
         out[g.name] = GroupSide(time, time / gpu if gpu > 0 else 0.0, g.fraction_of_ceiling,
                                 time * (1.0 - g.fraction_of_ceiling), round(len(members) / n, 3) if stepped
-                                else g.launches, samples)
+                                else g.launches, samples, g.intensity, g.achieved_flops, g.roof)
     lost_samples = _stepped([la for _, la in unmodelled], steps) if stepped else ()
     lost_side = GroupSide(lost, lost / gpu if gpu > 0 else 0.0, None, None,
                           round(len(unmodelled) / n, 3) if stepped else len(unmodelled), lost_samples)
@@ -394,7 +399,8 @@ def diff_json_schema() -> dict[str, Any]:
                                                            "recoverable_time", "launches", "samples"],
                   "properties": {"time": {**num, "minimum": 0}, "share": {**num, "minimum": 0, "maximum": 1},
                                  "fraction_of_ceiling": opt, "recoverable_time": opt, "launches": num,
-                                 "samples": {"type": "array", "items": num}}}
+                                 "samples": {"type": "array", "items": num}, "intensity": opt,
+                                 "achieved_flops": opt, "roof": {"type": ["string", "null"]}}}
     row = {"type": "object", "required": ["name", "kind", "a", "b", "delta", "change", "fused", "where"],
            "properties": {"name": {"type": "string"}, "kind": {"enum": list(ROW_KINDS)}, "a": group_side,
                           "b": group_side, "delta": num, "change": opt,
