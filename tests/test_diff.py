@@ -269,3 +269,15 @@ def test_the_chart_draws_both_sides_and_the_page_hovers_both(eager_compiled, run
     assert f'id="{mm["id"]}-a"' in page  # A's point too, with the arrow between them
     r = run_cli("diff", tmp_path / "a.json", tmp_path / "b.json", "--chart", tmp_path / "d.txt")
     assert r.code == 2 and ".png" in r.err
+
+
+def test_kernels_are_matched_by_name_and_an_eager_kernel_names_where_its_ops_went(run_cli):
+    """--group-by kernel: the unit is the kernel; an eager kernel's ATen ops (its launches' op) lead to the Triton
+    kernels that fused them, and a kernel on both sides is one row."""
+    r = run_cli("diff", EAGER, COMPILED, "--group-by", "kernel", "--format", "json")
+    assert r.code == 0, r.err
+    rows = {row["name"]: row for row in json.loads(r.out)["rows"]}
+    assert rows["at::native::vectorized_elementwise_kernel"]["kind"] == "both"
+    softmax = rows["at::native::cunn_SoftMaxForward"]
+    assert softmax["kind"] == "a-only" and softmax["role"] == "fused into"
+    assert softmax["fused"] and all("_log_softmax_" in k for k in softmax["fused"])

@@ -111,7 +111,8 @@ class GroupDiff:
     kind: str  # one of ROW_KINDS
     a: GroupSide | None
     b: GroupSide | None
-    fused: tuple[str, ...] = ()  # a-only: the B kernels its op went into; b-only: the A ops it fused
+    fused: tuple[str, ...] = ()  # one-sided: the other side's groups its work went into, or came from
+    role: str = ""  # 'fused into' (an op whose work the other side's Triton kernels do) or 'fuses' (such a kernel)
 
     @property
     def a_time(self) -> float:
@@ -134,21 +135,19 @@ class GroupDiff:
     @property
     def where(self) -> str:
         """What a one-sided row says of itself."""
-        if self.kind == "a-only":
-            return ("fused into " + ", ".join(self.fused)) if self.fused else "only in A"
-        if self.kind == "b-only":
-            return ("fuses " + ", ".join(self.fused)) if self.fused else "only in B"
+        if self.kind in ("a-only", "b-only"):
+            return f"{self.role} " + ", ".join(self.fused) if self.fused else f"only in {self.kind[0].upper()}"
         return ""
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "a": None if self.a is None else self.a.to_json(),
                 "b": None if self.b is None else self.b.to_json(), "delta": self.delta, "change": self.change,
-                "fused": list(self.fused), "where": self.where}
+                "fused": list(self.fused), "role": self.role, "where": self.where}
 
     @classmethod
     def from_json(cls, block: Mapping[str, Any]) -> "GroupDiff":
         return cls(block["name"], block["kind"], GroupSide.from_json(block.get("a")),
-                   GroupSide.from_json(block.get("b")), tuple(block.get("fused") or ()))
+                   GroupSide.from_json(block.get("b")), tuple(block.get("fused") or ()), block.get("role") or "")
 
 
 @dataclass(frozen=True)
@@ -207,6 +206,7 @@ def _minus(b: float | None, a: float | None) -> float | None:
 class _Launch:
     time: float
     step: int | None
+    op: str | None = None  # the op the launch ran in (import torch: an ATen op, or a Triton kernel named after it)
 
 
 def _launches(results: ResultsFile, key: str) -> list[tuple[int | None, _Launch]]:
@@ -227,7 +227,8 @@ def _launches(results: ResultsFile, key: str) -> list[tuple[int | None, _Launch]
             raise at(results.path or Path("<results>"), f"{key}[{i}].{'time_median' if key == 'kernels' else 'time'}",
                      f"is {time!r:.30}; expected seconds")
         launch = (e.get("params") or {}).get("launch") if isinstance(e.get("params"), dict) else None
-        out.append((launch if isinstance(launch, int) else None, _Launch(float(time), step)))
+        op = e.get("op") if isinstance(e.get("op"), str) else None
+        out.append((launch if isinstance(launch, int) else None, _Launch(float(time), step, op)))
     return out
 
 
@@ -239,6 +240,7 @@ class _Program:
     groups: dict[str, GroupSide]
     unmodelled: GroupSide
     step_numbers: tuple[int, ...]
+    ops: dict[str, tuple[str, ...]]  # each group's members' ops, for where an op went
 
 
 def _stepped(launches: Sequence[_Launch], steps: Sequence[int]) -> tuple[float, ...]:
@@ -283,8 +285,10 @@ def read_program(results: ResultsFile, per_step: bool | None = None) -> _Program
                 idle_share=step.get("idle_share"), mfu=step.get("mfu"), hfu=step.get("hfu"),
                 fraction_of_ceiling_wall=step.get("fraction_of_ceiling_wall"))
     out: dict[str, GroupSide] = {}
+    ops: dict[str, tuple[str, ...]] = {}
     for g in groups:
         members = [by_launch[m] for m in g.written.get("kernels") or () if m in by_launch]
+        ops[g.name] = tuple(sorted({la.op for la in members if la.op}))
         samples = _stepped(members, steps) if stepped else ()
         time = sum(samples) / n if stepped else g.time
         out[g.name] = GroupSide(time, time / gpu if gpu > 0 else 0.0, g.fraction_of_ceiling,
@@ -293,7 +297,7 @@ def read_program(results: ResultsFile, per_step: bool | None = None) -> _Program
     lost_samples = _stepped([la for _, la in unmodelled], steps) if stepped else ()
     lost_side = GroupSide(lost, lost / gpu if gpu > 0 else 0.0, None, None,
                           round(len(unmodelled) / n, 3) if stepped else len(unmodelled), lost_samples)
-    return _Program(side, out, lost_side, steps if stepped else ())
+    return _Program(side, out, lost_side, steps if stepped else (), ops)
 
 
 def program_samples(p: _Program) -> tuple[float, ...]:
@@ -321,17 +325,31 @@ def _fused_words(name: str) -> set[str]:
     return {o.lstrip("_") for o in ops} | set(ops) if kind is not None else set()
 
 
-def _went_into(op: str, others: Mapping[str, set[str]]) -> tuple[str, ...]:
-    word = _aten_word(op)
-    if word is None:
-        return ()
-    return tuple(name for name, words in others.items() if word in words or word.lstrip("_") in words)
+@dataclass(frozen=True)
+class _Words:
+    """What a group is made of, as words: the ATen ops it ran ({'add', 'pow'}) and the ops its Inductor kernels
+    fused (empty for a group of no Triton kernel)."""
+
+    aten: frozenset[str]
+    fused: frozenset[str]
+
+    @classmethod
+    def of(cls, name: str, ops: Sequence[str]) -> "_Words":
+        names = (name, *ops)
+        aten = {w for w in (_aten_word(n) for n in names) if w}
+        fused: set[str] = set()
+        for n in names:
+            fused |= _fused_words(n)
+        return cls(frozenset(aten | {w.lstrip("_") for w in aten}), frozenset(fused))
 
 
-def _fuses(kernel: str, ops: Sequence[str]) -> tuple[str, ...]:
-    words = _fused_words(kernel)
-    return tuple(op for op in ops if (_aten_word(op) or "\0") in words
-                 or (_aten_word(op) or "\0").lstrip("_") in words)
+def _where(name: str, mine: Mapping[str, _Words], theirs: Mapping[str, _Words]) -> tuple[tuple[str, ...], str]:
+    """(the other side's one-sided groups, role) for a group on one side only: an op 'fused into' the other side's
+    Triton kernels whose names hold its word, or a Triton kernel that 'fuses' the other side's ops."""
+    w = mine[name]
+    if w.fused:
+        return tuple(n for n, o in theirs.items() if o.aten & w.fused and not o.fused), "fuses"
+    return tuple(n for n, o in theirs.items() if w.aten & o.fused), "fused into"
 
 
 # ---- the diff ---------------------------------------------------------------------------------------------------------
@@ -353,22 +371,18 @@ def diff(a: ResultsFile, b: ResultsFile) -> Diff:
     if pa.side.device != pb.side.device:
         notes.append(f"A ran on {pa.side.device} and B on {pb.side.device}: each side's fraction of ceiling is of "
                      "its own GPU's ceilings")
-    only_a = [n for n in pa.groups if n not in pb.groups]
-    only_b = [n for n in pb.groups if n not in pa.groups]
-    words_b = {n: _fused_words(n) for n in only_b}
-    words_b = {n: w for n, w in words_b.items() if w}
+    words_a = {n: _Words.of(n, pa.ops.get(n, ())) for n in pa.groups if n not in pb.groups}
+    words_b = {n: _Words.of(n, pb.ops.get(n, ())) for n in pb.groups if n not in pa.groups}
     rows: list[GroupDiff] = []
     for name, ga in pa.groups.items():
         if name in pb.groups:
             rows.append(GroupDiff(name, "both", ga, pb.groups[name]))
         else:
-            rows.append(GroupDiff(name, "a-only", ga, None, _went_into(name, words_b)))
-    words_a = {n: _fused_words(n) for n in only_a}
-    for name in only_b:
-        fused = _fuses(name, only_a) if words_b.get(name) else ()
-        if not fused and not words_b.get(name):  # an A kernel fused into a B op's work: told the other way round
-            fused = tuple(k for k, w in words_a.items() if w and (_aten_word(name) or "\0") in w)
-        rows.append(GroupDiff(name, "b-only", None, pb.groups[name], fused))
+            fused, role = _where(name, words_a, words_b)
+            rows.append(GroupDiff(name, "a-only", ga, None, fused, role if fused else ""))
+    for name in words_b:
+        fused, role = _where(name, words_b, words_a)
+        rows.append(GroupDiff(name, "b-only", None, pb.groups[name], fused, role if fused else ""))
     rows.sort(key=lambda r: (-abs(r.delta), r.name))
     rows.append(GroupDiff(UNMODELLED, "unmodelled", pa.unmodelled, pb.unmodelled))
     return Diff(pa.side, pb.side, tuple(rows), per_step, tuple(notes))
@@ -401,10 +415,11 @@ def diff_json_schema() -> dict[str, Any]:
                                  "fraction_of_ceiling": opt, "recoverable_time": opt, "launches": num,
                                  "samples": {"type": "array", "items": num}, "intensity": opt,
                                  "achieved_flops": opt, "roof": {"type": ["string", "null"]}}}
-    row = {"type": "object", "required": ["name", "kind", "a", "b", "delta", "change", "fused", "where"],
+    row = {"type": "object", "required": ["name", "kind", "a", "b", "delta", "change", "fused", "role", "where"],
            "properties": {"name": {"type": "string"}, "kind": {"enum": list(ROW_KINDS)}, "a": group_side,
                           "b": group_side, "delta": num, "change": opt,
-                          "fused": {"type": "array", "items": {"type": "string"}}, "where": {"type": "string"}}}
+                          "fused": {"type": "array", "items": {"type": "string"}},
+                          "role": {"enum": ["", "fused into", "fuses"]}, "where": {"type": "string"}}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "urn:roofline:diff:v1",
             "title": "roofline diff (roofline/diff/v1)",

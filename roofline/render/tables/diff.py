@@ -85,22 +85,20 @@ def program_rows(d: Diff) -> list[tuple[str, str, str, str]]:
 
 
 def _short_where(r: GroupDiff) -> str:
-    """The table's note: how many kernels an op went into, or ops a kernel fused."""
-    if r.kind == "a-only":
-        return f"fused: {len(r.fused)} kernel{'s' if len(r.fused) > 1 else ''}" if r.fused else "only in A"
-    if r.kind == "b-only":
-        return f"fuses {len(r.fused)} op{'s' if len(r.fused) > 1 else ''}" if r.fused else "only in B"
-    return ""
+    """The table's note: how many groups of the other side an op went into, or a kernel fused."""
+    n = len(r.fused)
+    if r.fused and r.role == "fused into":
+        return f"fused: {n} kernel{'s' if n > 1 else ''}"
+    if r.fused:
+        return f"fuses {n} group{'s' if n > 1 else ''}"
+    return r.where
 
 
 def _long_where(r: GroupDiff) -> str:
-    names = list(r.fused[:_LISTED])
+    if not r.fused:
+        return r.where
     more = f" and {len(r.fused) - _LISTED} more" if len(r.fused) > _LISTED else ""
-    if r.kind == "a-only":
-        return ("fused into " + ", ".join(names) + more) if r.fused else "only in A"
-    if r.kind == "b-only":
-        return ("fuses " + ", ".join(names) + more) if r.fused else "only in B"
-    return ""
+    return f"{r.role} " + ", ".join(r.fused[:_LISTED]) + more
 
 
 def _side(value: Any, present: bool, fmt: Any) -> str:
