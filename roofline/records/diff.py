@@ -388,14 +388,6 @@ def diff(a: ResultsFile, b: ResultsFile) -> Diff:
     return Diff(pa.side, pb.side, tuple(rows), per_step, tuple(notes))
 
 
-def samples_of(a: ResultsFile, b: ResultsFile) -> tuple[dict[str, tuple[tuple[float, ...], tuple[float, ...]]],
-                                                      tuple[tuple[float, ...], tuple[float, ...]]]:
-    """Each group's per-step samples on both sides, and the program's: what the regression gate bootstraps."""
-    pa, pb = read_program(a), read_program(b)
-    groups = {n: (g.samples, pb.groups[n].samples) for n, g in pa.groups.items() if n in pb.groups}
-    return groups, (program_samples(pa), program_samples(pb))
-
-
 # ---- the published JSON schema ----------------------------------------------------------------------------------
 
 

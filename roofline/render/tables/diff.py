@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any, Sequence
+from typing import Any
 
 from rich.table import Table
 
@@ -101,10 +101,6 @@ def _long_where(r: GroupDiff) -> str:
     return f"{r.role} " + ", ".join(r.fused[:_LISTED]) + more
 
 
-def _side(value: Any, present: bool, fmt: Any) -> str:
-    return fmt(value) if present else "–"
-
-
 def group_cells(r: GroupDiff) -> list[str]:
     """group, A, B, Δ, Δ %, A share, B share, A of ceiling, B of ceiling, B recoverable."""
     a, b = r.a, r.b
@@ -193,8 +189,3 @@ def diff_csv(d: Diff) -> str:
                          _number(b.recoverable_time if b else None),
                          csv_cell("; ".join(r.fused) if r.fused else r.where)])
     return buffer.getvalue()
-
-
-def rows_text(rows: Sequence[GroupDiff]) -> str:
-    """'aten::mul, aten::add': names for a message."""
-    return ", ".join(r.name for r in rows)
