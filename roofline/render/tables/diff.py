@@ -101,6 +101,10 @@ def _long_where(r: GroupDiff) -> str:
     return f"{r.role} " + ", ".join(r.fused[:_LISTED]) + more
 
 
+def _side(value: Any, present: bool, fmt: Any) -> str:
+    return fmt(value) if present else "–"
+
+
 def group_cells(r: GroupDiff) -> list[str]:
     """group, A, B, Δ, Δ %, A share, B share, A of ceiling, B of ceiling, B recoverable."""
     a, b = r.a, r.b
