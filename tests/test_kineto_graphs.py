@@ -310,7 +310,7 @@ def test_profile_records_a_capture_before_its_range_and_annotates_the_replays(tm
                                trace="t.json.gz", FAKE_TORCH_TRACES=traces)
     assert proc.returncode == 0, proc.stderr
     assert "CUDA graphs: 1 capture(s) before the range recorded" in proc.stderr
-    assert fake(out)["marks"] == ["range: roofline.graph 1", "replay"]
+    assert fake(out)["marks"] == ["roofline.graph 1 begins", "replay", "roofline.graph 1 ends"]
     trace = read_trace(out)
     assert [(c.key, [launch.call for launch in c.launches]) for c in trace.captures] == [
         ("1", ["cudaLaunchKernel", "cuLaunchKernel"])]
@@ -325,6 +325,6 @@ def test_a_capture_inside_the_range_is_left_to_the_trace(tmp_path: Path) -> None
     """Recording the whole run, the capture is in the trace itself: no session of its own, no head block."""
     proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), trace="t.json")
     assert proc.returncode == 0, proc.stderr
-    assert fake(out)["marks"] == ["replay", "capture_begin", "captured", "capture_end", "range: roofline.graph 1",
-                                  "replay"]
+    assert fake(out)["marks"] == ["replay", "capture_begin", "captured", "capture_end", "roofline.graph 1 begins",
+                                  "replay", "roofline.graph 1 ends"]
     assert CAPTURES_KEY not in json.loads(out.read_text()) and "CUDA graphs" not in proc.stderr

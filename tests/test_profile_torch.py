@@ -441,3 +441,26 @@ def test_the_running_line_only_on_a_terminal() -> None:
         running.end()
     assert plain.getvalue() == ""  # a CI log gets the one 'ran under torch.profiler' line at the end
     assert tty.getvalue() == "\rprofile: running under torch.profiler (3 s)\x1b[K\r\x1b[K"
+
+
+def test_steps_records_the_first_n_ranges_each_marked_as_a_step(tmp_path: Path) -> None:
+    """--steps 2: the window runs from the first 'step' range to the end of the second, each range inside a
+    ProfilerStep#k annotation (what torch.profiler's schedule writes), what ran between them recorded too."""
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, NVTX), "--range", "step", "--steps", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert fake(out)["marks"] == ["ProfilerStep#1 begins", "in step", "in inner", "in nested step", "after inner",
+                                  "ProfilerStep#1 ends", "after step", "ProfilerStep#2 begins", "second step",
+                                  "ProfilerStep#2 ends"]
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, NVTX), "--range", "step", "--steps", "3")
+    assert proc.returncode == 0 and "the range ran 2 time(s) in the window, not 3" in proc.stderr
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, START_STOP), "--range", "start-stop", "--steps", "2")
+    assert fake(out)["marks"] == ["ProfilerStep#1 begins", "step", "ProfilerStep#1 ends", "ProfilerStep#2 begins",
+                                  "second step", "ProfilerStep#2 ends"]
+
+
+def test_steps_needs_torch_and_a_range(run_cli, faketorch: Path, tmp_path: Path) -> None:
+    prog = script(tmp_path, START_STOP)
+    r = run_cli("profile", "--with", "torch", "--steps", "3", "--", sys.executable, prog)
+    assert r.code == 2 and "--range" in r.err
+    r = run_cli("profile", "--with", "ncu", "--range", "start-stop", "--steps", "3", "--", sys.executable, prog)
+    assert r.code == 2 and "--with torch" in r.err

@@ -30,6 +30,7 @@ COMMANDS = {
                     / "measure-all-two-gpus.json"],
     "report-baseline": ["report", RESULTS / "h100.json", "--baseline", RESULTS / "h100_baseline.json"],
     "import-torch": ["import", "torch", DATA / "kineto" / "h200-gpt2.json.gz"],
+    "diff": ["diff", DATA / "kineto" / "h200-train.json.gz", DATA / "kineto" / "compiled" / "llama-train-compiled.json.gz"],
     "sweep": ["sweep", "vector_add", "--backend", "numpy", "--spec", "h100", "--sizes", "2**12..2**13",
               "--min-time", "0", "--min-repeats", "2"],
     "measure": ["measure", "--backend", "numpy", "--kernels", DATA / "measure" / "m_add.yaml", "m_add", "-p", "n=4096",
@@ -50,6 +51,7 @@ KEY_COLUMNS = {
     "report-host": ("device", "kernel", "status", "time (median)", "of ceiling", "gate"),
     "import": ("group", "time", "of ceiling", "recoverable"),
     "import-torch": ("group", "time", "of ceiling", "recoverable"),
+    "diff": ("program", "A", "B", "change"),
     "report-baseline": ("kernel", "status", "time (median)", "of ceiling", "vs baseline", "gate"),
     "import-grouped": ("group", "time", "of ceiling", "recoverable"),
     "sweep": ("size", "bytes", "measured", "predicted", "error"),
@@ -88,7 +90,7 @@ def test_every_table_fits_and_keeps_its_numbers(name, width, run_cli, monkeypatc
         return original(tables, output, stderr)
 
     monkeypatch.setattr(common, "print_tables", spy)
-    for module in ("analyze", "catalog", "report", "calibrate", "doctor"):
+    for module in ("analyze", "catalog", "report", "calibrate", "doctor", "diff"):
         mod = __import__(f"roofline.cli.{module}", fromlist=["x"])
         if hasattr(mod, "print_tables"):
             monkeypatch.setattr(mod, "print_tables", spy)

@@ -33,6 +33,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str]] = {
                 "FLOPs, bytes, intensity, ridge, bound, attainable FLOP/s, speed-of-light time and Little's Law."),
     "calibrate": ("roofline.cli.calibrate:calibrate",
                   "Measure the ceilings of this GPU and compare them with its datasheet."),
+    "diff": ("roofline.cli.diff:diff_command",
+             "Two programs side by side: GPU time, wall time, idle, MFU and each op group, with the changes."),
     "doctor": ("roofline.cli.doctor:doctor",
                "Check that this GPU and the measurement stack tell the truth, before any figure is trusted."),
     "fleet": ("roofline.cli.fleet_links:fleet",

@@ -71,8 +71,12 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @click.option("--range", "ranges", multiple=True, metavar="NAME|start-stop",
               help="Profile only inside the NVTX push/pop range NAME (ncu --nvtx-include NAME/; with torch the first "
                    "torch.cuda.nvtx range of that name), or with 'start-stop' only between cudaProfilerStart and "
-                   "cudaProfilerStop (torch.cuda.profiler.start()/stop(); with torch the first such pair). "
-                   "Repeatable with ncu; one with torch. Default: the whole run.")
+                   "cudaProfilerStop (torch.cuda.profiler.start()/stop(); with torch the first such pair, or the "
+                   "first N with --steps N). Repeatable with ncu; one with torch. Default: the whole run.")
+@click.option("--steps", type=click.IntRange(1), default=1, show_default=True, metavar="N",
+              help="With torch and --range: record the first N occurrences of the range (N training steps), each "
+                   "marked ProfilerStep#k, so 'report --baseline' compares per-step times with the noise-aware "
+                   "test and 'diff' shows times per step.")
 @click.option("--kernel-name", "kernel_regex", default=None, metavar="REGEX",
               callback=_check_kernel_name,
               help="Profile only kernels whose function name (no template arguments or parameters) matches REGEX "
@@ -105,7 +109,8 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, spec_name: str | None,
             source: str, group_by: str, ranges: tuple[str, ...], kernel_regex: str | None, kernel_alias: str | None,
             launch_skip: int, launch_count: int | None, ncu_path: str | None, save_csv: Path | None,
-            save_trace: Path | None, timeout: float | None, fmt: str, tokens: int | None = None) -> None:
+            save_trace: Path | None, timeout: float | None, fmt: str, tokens: int | None = None,
+            steps: int = 1) -> None:
     """Run PROGRAM under Nsight Compute or the PyTorch profiler and put every kernel it launches on the roofline,
     grouped and ranked.
 
@@ -141,6 +146,7 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
       roofline profile -o gpt2.json -- python3 my_model.py --batch 4
       roofline profile --range start-stop --group-by op -o step.json -- python3 train.py
       roofline profile --with torch --range start-stop --save-trace step.json.gz -o step.json -- python3 train.py
+      roofline profile --with torch --range step --steps 10 -o pr.json -- python3 train.py
       roofline profile --kernel-name 'gemm|attention' --launch-count 20 -- ./a.out
       roofline report step.json --fail-below 0.5
       roofline plot --results step.json -o step.html
@@ -155,12 +161,18 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
     chosen, why, said = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
     if said:
         note(said)
+    if steps > 1 and chosen != "torch":
+        raise InputError("--steps records several steps under torch.profiler: give --with torch (ncu replays each "
+                         "kernel; profile one step with it)")
+    if steps > 1 and not ranges:
+        raise InputError("--steps N records the first N occurrences of a range: give --range NAME (an NVTX range "
+                         "around one step) or --range start-stop")
     scope = LaunchScope(kernel_regex, launch_skip, launch_count)
     with sigterm_ends_the_run():
         try:
             if chosen == "torch":
                 done = profile_torch(program, spec_name, group_by, ranges, scope, save_trace, timeout, why,
-                                     write_output, note, tokens)
+                                     write_output, note, tokens, steps)
             else:
                 if tokens is not None:
                     note("note: --tokens is for the energy of a torch profile; under ncu each kernel is replayed, "

@@ -14,7 +14,10 @@ from roofline.gates.report import failure_message
 from roofline.records.files import load_results
 from roofline.gates.devices import host_report
 from roofline.render.tables.fleet import host_view, host_view_markdown
+from roofline.gates.baseline import apply_baseline, baseline_message
 from roofline.gates.groups import group_failure_message, group_report
+from roofline.render.tables.baseline import baseline_markdown, baseline_tables
+from roofline.render.tables.step import step_markdown, step_tables, with_step_junit
 from roofline.render.tables import grouped as grouped_tables, report as report_tables
 from roofline.render.tables.report import rich_table
 from roofline.gates.nodes import slow_nodes_text
@@ -90,8 +93,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
     files = [load_results(p) for p in results]
     if any(f.doc.get("groups") for f in files) or fail_below_program is not None or max_idle is not None:
         _report_groups(files, fmt, output, fail_below, fail_below_program, max_idle,
-                       baseline=baseline, max_regression=max_regression, gates=gates_path, outlier=outlier,
-                       min_energy_fraction=min_energy_fraction)
+                       baseline=baseline, max_regression=max_regression, regression_test=regression_test,
+                       gates=gates_path, outlier=outlier, min_energy_fraction=min_energy_fraction)
         return
     baseline_files = [load_results(baseline)] if baseline is not None else []
     if max_regression is not None and baseline is None:
@@ -117,14 +120,19 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
 
 def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float | None,
-                   fail_below_program: float | None, max_idle: float | None = None, **kernel_only: object) -> None:
+                   fail_below_program: float | None, max_idle: float | None = None, baseline: Path | None = None,
+                   max_regression: float | None = None, regression_test: str = "ci", **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
-    recoverable time; the kernel gates (baseline, per-kernel YAML, outliers) do not apply to groups."""
+    recoverable time; issue 40: --baseline compares each group and the program with another profile
+    (roofline.gates.baseline). The kernel-only gates (per-kernel YAML, outliers, energy) do not apply to groups."""
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
     if given:
-        raise InputError(f"{', '.join(given)} compare or gate kernels; a grouped profile is gated with --fail-below "
-                         "(each group) and --fail-below-program (the whole): report it without the groups by "
-                         "importing again with 'roofline import ncu --group-by none'")
+        raise InputError(f"{', '.join(given)} gate kernels; a grouped profile is gated with --fail-below "
+                         "(each group), --fail-below-program (the whole), --max-idle (the step) and --baseline with "
+                         "--max-regression: report it without the groups by importing again with "
+                         "'roofline import ncu --group-by none'")
+    if max_regression is not None and baseline is None:
+        raise InputError("--max-regression needs --baseline FILE to compare with")
     untimed = [f.name for f in files if "timeline" not in f.doc]
     if max_idle is not None and untimed:
         raise InputError(f"{untimed[0]}: has no timeline; --max-idle gates the step of an imported PyTorch trace "
@@ -134,11 +142,21 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
         raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
                          "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
     doc = group_report(files, fail_below, fail_below_program, max_idle)
+    if baseline is not None:
+        base = load_results(baseline)
+        if not base.doc.get("groups"):
+            raise InputError(f"{base.name}: has no groups; a grouped profile's baseline is another grouped profile "
+                             "('roofline profile', 'import torch', 'import ncu --group-by op')")
+        # lazy: numpy's bootstrap, which only a baseline comparison pays for
+        from roofline.measurement.stats import median_interval
+
+        doc = apply_baseline(doc, files, base, max_regression, regression_test, median_interval)
     if fmt == "table":
-        print_tables(grouped_tables.report_tables(doc), output)
+        print_tables([*grouped_tables.report_tables(doc), *step_tables(doc), *baseline_tables(doc)], output)
     else:
-        writers = {"markdown": grouped_tables.report_markdown, "json": lambda d: dumps(d),
-                   "junit": grouped_tables.report_junit, "github-benchmark": grouped_tables.report_github_benchmark}
+        writers = {"markdown": lambda d: grouped_tables.report_markdown(d) + step_markdown(d) + baseline_markdown(d),
+                   "json": lambda d: dumps(d), "junit": lambda d: with_step_junit(grouped_tables.report_junit(d), d),
+                   "github-benchmark": grouped_tables.report_github_benchmark}
         emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
-        raise GateFailed(group_failure_message(doc))
+        raise GateFailed("; ".join(m for m in (group_failure_message(doc), baseline_message(doc)) if m))

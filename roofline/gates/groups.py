@@ -60,6 +60,7 @@ def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
         failures += idle_failures(timeline, max_idle)
         programs.append({**program.totals(), **program.shown_extra,
                          **({"step": timeline.step} if timeline is not None else {}),
+                         **({"timeline": doc.extra["timeline"]} if timeline is not None else {}),
                          "device": label, "source": results.source, "machine": doc.machine_id,
                          "verdict": "fail" if failures else "pass", "failures": failures})
     failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]
@@ -80,7 +81,7 @@ def group_failure_message(report: Mapping[str, Any]) -> str:
     parts = []
     if groups:
         names = ", ".join(f"{r['name']} on {r['device']}" for r in groups[:3])
-        parts.append(f"{len(groups)} of {len(report['rows'])} group(s) below the gate: {names}"
+        parts.append(f"{len(groups)} of {len(report['rows'])} group(s) failed a gate: {names}"
                      + (f" and {len(groups) - 3} more" if len(groups) > 3 else ""))
     for p in progs:
         parts.append("; ".join(p["failures"]) + f" on {p['device']}")

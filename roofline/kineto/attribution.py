@@ -11,17 +11,23 @@ not in the trace, or whose launch no op encloses, has NO_OP.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from roofline.kineto.reader import GpuEvent, Launch, Op, Span, Trace
-
-if TYPE_CHECKING:
-    from roofline.kineto.graphs import GraphMatch
 
 NO_OP = "(no op)"
 GRAPH_OP = "cuda graph replay"
 NO_MODULE = "(no module)"
 GRAPH_LAUNCHES = ("cudaGraphLaunch", "cuGraphLaunch")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphMatch:
+    """Where a replayed event's op came from."""
+    how: str  # "capture" or "kernel"
+    op: Op
+    note: str
+    source: int | None = None  # how == "kernel": the position (in the attributed items) of the matched launch's event
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +37,7 @@ class Attributed:
     op: Op | None  # the innermost op around the launch (for a graph replay: around the cudaGraphLaunch)
     graph: bool  # launched by a CUDA graph replay
     module: str | None  # the innermost nn.Module range around the launch
-    match: "GraphMatch | None" = None  # a replayed event: the op that launched it at capture (roofline.kineto.graphs)
+    match: GraphMatch | None = None  # a replayed event: the op that launched it at capture (roofline.kineto.graphs)
     unmatched: str | None = None  # a replayed event without a match: why
 
     @property

@@ -1,13 +1,15 @@
 """Run a Python program under the PyTorch profiler, unchanged, and write its Kineto trace: `profile --with torch`.
 
-    python -m roofline.kineto.capture --trace OUT.json[.gz] [--range all|start-stop|NVTX_NAME] [--modules]
-                                      -- script.py [ARGS...]
+    python -m roofline.kineto.capture --trace OUT.json[.gz] [--range all|start-stop|NVTX_NAME] [--steps N]
+                                      [--modules] -- script.py [ARGS...]
 
 The program runs in this process (runpy, as `python script.py` would run it), so nothing in it changes:
   all          the whole run is profiled
   start-stop   the part between torch.cuda.profiler.start() and stop() (the range `profile --range start-stop`
                gives ncu); the first such range only, as ncu's --profile-from-start off does
   NAME         the first NVTX range pushed under that name (torch.cuda.nvtx.range_push / range)
+With --steps N (N > 1) the first N such ranges are recorded (one profiler window, from the first range's start to
+the N-th range's end), each inside a ProfilerStep#k annotation: the step marks torch.profiler's schedule writes.
 Programs written for ncu wrap their step in torch.autograd.profiler.emit_nvtx(record_shapes=True); that turns on
 the legacy profiler in NVTX mode, which cannot run beside the Kineto one, so here it becomes a no-op: under this
 capture the shapes come from the Kineto profiler itself (record_shapes=True).
@@ -110,15 +112,42 @@ class EnergyMeter:
 
 
 class Window:
-    """The profiler and the one range it records: started and stopped by the program's own markers."""
+    """The profiler and the range it records: started and stopped by the program's own markers. With `steps` > 1
+    it records the first `steps` occurrences of the range, each inside a `ProfilerStep#k` annotation (k from 1), the
+    mark torch.profiler's own schedule puts around each step (prof.step()), so `import torch` gives each launch its
+    step and `report --baseline` one sample per step; the time between the occurrences is in the trace too."""
 
-    def __init__(self, profiler: Any, sync: Any, meter: EnergyMeter | None = None) -> None:
+    def __init__(self, profiler: Any, sync: Any, meter: EnergyMeter | None = None, steps: int = 1,
+                 annotate: Any = None) -> None:
         self.profiler = profiler
         self.sync = sync
         self.meter = meter
         self.state = "waiting"  # waiting -> recording -> done
         self.started_at = 0.0
         self.seconds = 0.0
+        self.steps = steps
+        self.annotate = annotate  # name -> a context manager (torch.profiler.record_function)
+        self.done_steps = 0
+        self.open_step: Any = None
+
+    def enter_range(self) -> None:
+        """The program entered its range: the recording starts at the first; with several steps each opens one."""
+        if self.state == "waiting":
+            self.start()
+        if self.state == "recording" and self.steps > 1 and self.annotate is not None and self.open_step is None:
+            self.open_step = self.annotate(f"ProfilerStep#{self.done_steps + 1}")
+            self.open_step.__enter__()
+
+    def leave_range(self) -> None:
+        """The program left its range: the step closes; the recording stops after the last step."""
+        if self.state != "recording":
+            return
+        if self.open_step is not None:
+            self.open_step.__exit__(None, None, None)
+            self.open_step = None
+        self.done_steps += 1
+        if self.done_steps >= self.steps:
+            self.stop()
 
     def start(self) -> None:
         """The energy window opens after the profiler has started: its first start sets up CUPTI, seconds at idle
@@ -153,10 +182,10 @@ def _hook_start_stop(torch: Any, window: Window) -> None:
 
     def start() -> None:
         original_start()
-        window.start()
+        window.enter_range()
 
     def stop() -> None:
-        window.stop()
+        window.leave_range()
         original_stop()
 
     prof.start, prof.stop = start, stop
@@ -170,14 +199,14 @@ def _hook_nvtx(torch: Any, window: Window, name: str) -> None:
     def range_push(msg: str) -> Any:
         result = original_push(msg)
         depth["now"] += 1
-        if msg == name and depth["open"] is None and window.state == "waiting":
+        if msg == name and depth["open"] is None and window.state in ("waiting", "recording"):
             depth["open"] = depth["now"]
-            window.start()
+            window.enter_range()
         return result
 
     def range_pop() -> Any:
         if depth["open"] is not None and depth["now"] == depth["open"]:
-            window.stop()
+            window.leave_range()
             depth["open"] = None
         depth["now"] = max(0, depth["now"] - 1)
         return original_pop()
@@ -393,6 +422,8 @@ def main(args: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m roofline.kineto.capture", description=__doc__.split("\n")[0])
     parser.add_argument("--trace", required=True, type=Path, help="where the Kineto trace goes (.json or .json.gz)")
     parser.add_argument("--range", dest="range_", default="all", metavar="all|start-stop|NVTX_NAME")
+    parser.add_argument("--steps", type=int, default=1, metavar="N",
+                        help="record the first N occurrences of the range, each marked ProfilerStep#k")
     parser.add_argument("--modules", action="store_true",
                         help="record the nn.Module ranges (with_stack; slower) for --group-by module")
     parser.add_argument("--status", type=Path, default=None, metavar="FILE",
@@ -421,7 +452,9 @@ def main(args: list[str] | None = None) -> int:
     graphs = None
     sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
     meter = EnergyMeter(torch) if torch.cuda.is_available() else None
-    window = Window(profiler, sync, meter)
+    if ns.steps < 1 or (ns.steps > 1 and ns.range_ == "all"):
+        parser.error("--steps N needs N >= 1, and N > 1 a range (start-stop or an NVTX name) that repeats")
+    window = Window(profiler, sync, meter, ns.steps, getattr(torch.profiler, "record_function", None))
     torch.autograd.profiler.emit_nvtx = _no_nvtx_profiler
     if hasattr(torch.autograd, "emit_nvtx"):
         torch.autograd.emit_nvtx = _no_nvtx_profiler
@@ -439,6 +472,12 @@ def main(args: list[str] | None = None) -> int:
     if ns.range_ == "all":
         window.start()
     status = _run_program(program)
+    if window.state == "recording" and ns.steps > 1:
+        _say(f"warning: the range ran {window.done_steps} time(s) in the window, not {ns.steps}: the trace holds "
+             f"{window.done_steps} whole step(s)")
+    if window.open_step is not None:  # the program ended inside a step: close it
+        window.open_step.__exit__(None, None, None)
+        window.open_step = None
     window.stop()
     wall = time.perf_counter() - t0
     done = {"status": status, "cuda": bool(torch.cuda.is_available()), "torch": str(getattr(torch, "__version__", "")),

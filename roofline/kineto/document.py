@@ -186,6 +186,8 @@ class _Builder:
         self.skipped = 0
         self.number = 0
         self.no_model_ops: dict[str, float] = {}
+        self.steps: Sequence[reader.Step] = ()  # the trace being added's ProfilerStep ranges, and their starts
+        self.step_starts: list[float] = []
 
     def _model(self, name: str, inputs: list[Any], names: list[str]) -> Any:
         """The model of an op, once per distinct op, arguments and kernels (a training loop repeats each layer's)."""
@@ -269,6 +271,8 @@ class _Builder:
 
     def add(self, trace: Trace, rank: int) -> None:
         items = match_replays(trace, attribute(trace))
+        self.steps = trace.steps
+        self.step_starts = [st.ts for st in trace.steps]
         work = self._work(items, trace.params, trace.ops)
         split: dict[int, Split] = {}  # position -> the op's work and this kernel's shares of it
         for op_work, members in work.values():
@@ -288,6 +292,7 @@ class _Builder:
 
     def _unmodelled(self, base: dict[str, Any], why: str) -> None:
         self.unmodelled.append({**{k: base[k] for k in ("name", "op", "rank", "params")},
+                                **({"step": base["step"]} if "step" in base else {}),
                                 "kernel_name": base["kernel_name"], "time": base["time_median"], "why": why,
                                 "model": "no model", **({"graph": base["graph"]} if "graph" in base else {})})
         if base["op"] not in (GRAPH_OP, NO_OP) and base["time_median"] > 0:
@@ -307,7 +312,20 @@ class _Builder:
                              "correlation": a.launch.correlation if a.launch else None,
                              "matched": a.match.how if a.match is not None else None,
                              "note": a.match.note if a.match is not None else a.unmatched}
+        step = self._step(a)
+        if step is not None:
+            base["step"] = step
         return base
+
+    def _step(self, a: Attributed) -> int | None:
+        """The ProfilerStep#N whose range holds the call that launched the event (its GPU work may run after the
+        range ends: the host runs ahead); None in a trace without steps, or for work launched outside them."""
+        if not self.steps or a.launch is None:
+            return None
+        i = bisect.bisect_right(self.step_starts, a.launch.ts) - 1
+        if i >= 0 and a.launch.ts <= self.steps[i].end:
+            return self.steps[i].number
+        return None
 
     def _one(self, trace: Trace, rank: int, a: Attributed, split: Split | None) -> None:
         e, time = a.event, a.event.dur * 1e-6

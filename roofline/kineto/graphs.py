@@ -33,7 +33,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from roofline.kineto.attribution import GRAPH_LAUNCHES, Attributed, _innermost
+from roofline.kineto.attribution import GRAPH_LAUNCHES, Attributed, GraphMatch, _innermost
 from roofline.kineto.reader import Capture, CaptureLaunch, GpuEvent, Launch, Op, Trace
 
 BEGIN = re.compile(r"^cu(da)?StreamBeginCapture")
@@ -42,15 +42,6 @@ _KERNEL_CALL = re.compile(r"^cu(da)?Launch(Cooperative)?Kernel")
 _MEMSET_CALL = re.compile(r"^cu(da)?Memset", re.IGNORECASE)
 _MEMCPY_CALL = re.compile(r"^cu(da)?Memcpy", re.IGNORECASE)
 NO_LAUNCH_HINT = "record the warm-up or the capture too, or use `roofline profile --with torch`"
-
-
-@dataclass(frozen=True, slots=True)
-class GraphMatch:
-    """Where a replayed event's op came from."""
-    how: str  # "capture" or "kernel"
-    op: Op
-    note: str
-    source: int | None = None  # how == "kernel": the position (in the attributed items) of the matched launch's event
 
 
 def call_kind(call: str) -> str | None:

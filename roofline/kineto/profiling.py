@@ -98,14 +98,14 @@ def sigterm_ends_the_run() -> Iterator[None]:
 
 def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, ranges: Sequence[str],
                   scope: LaunchScope, save_trace: Path | None, timeout: float | None, why: str, keep: Keep,
-                  say: Say, tokens: int | None = None) -> Profiled:
+                  say: Say, tokens: int | None = None, steps: int = 1) -> Profiled:
     """The run under the PyTorch profiler, then the trace imported as 'import torch' would; with the profiled
     range's energy (NVML, read by the capture) and, given `tokens`, its joules per token (docs/energy.md)."""
     prog = python_program(program)
     range_ = capture_range(ranges)
     gz = save_trace is not None and save_trace.name.endswith(".gz")
     try:
-        with capture(prog, range_, group_by == "module", timeout, gz, Running(sys.stderr)) as (trace, run):
+        with capture(prog, range_, group_by == "module", timeout, gz, Running(sys.stderr), steps) as (trace, run):
             say(f"profile: ran under torch.profiler in {run.seconds:.1f} s (profiled range "
                 f"{format_time(run.range_seconds)}, trace {format_bytes(run.trace_bytes)}, torch {run.torch})")
             if save_trace is not None:
@@ -131,6 +131,8 @@ def profile_torch(program: Sequence[str], spec_name: str | None, group_by: str, 
     doc["source"].update(files=[kept] if kept else [], command=list(program), profile_seconds=run.seconds,
                          program_seconds=run.program_seconds, range_seconds=run.range_seconds,
                          range=range_, torch=run.torch, chosen_by=why, **TORCH_SOURCE)
+    if steps > 1:
+        doc["source"]["steps"] = steps
     doc["energy"] = step_energy(run.energy, range_, tokens)
     notes += check_import(doc, "the profile")  # before anything is written: what report and plot will accept
     energy = step_energy_line(doc["energy"])

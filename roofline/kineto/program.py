@@ -134,10 +134,12 @@ def capture_range(ranges: Sequence[str]) -> str:
     return name
 
 
-def capture_command(prog: PythonProgram, trace: Path, status: Path, range_: str, modules: bool) -> list[str]:
+def capture_command(prog: PythonProgram, trace: Path, status: Path, range_: str, modules: bool,
+                    steps: int = 1) -> list[str]:
     """The capture's command line: the program's own interpreter and options, then the capture, then the script."""
     return [prog.python, *prog.options, "-m", "roofline.kineto.capture", "--trace", str(trace), "--status",
-            str(status), f"--range={range_}", *(["--modules"] if modules else []), "--", prog.script, *prog.args]
+            str(status), f"--range={range_}", *([f"--steps={steps}"] if steps > 1 else []),
+            *(["--modules"] if modules else []), "--", prog.script, *prog.args]
 
 
 def _env(folder: Path) -> dict[str, str]:
@@ -201,7 +203,8 @@ def _what(range_: str) -> str:
 
 @contextmanager
 def capture(prog: PythonProgram, range_: str = WHOLE_RUN, modules: bool = False, timeout: float | None = None,
-            gzip_trace: bool = False, progress: Running | None = None) -> Iterator[tuple[Path, TorchRun]]:
+            gzip_trace: bool = False, progress: Running | None = None, steps: int = 1
+            ) -> Iterator[tuple[Path, TorchRun]]:
     """Run the program under the PyTorch profiler; yields (its trace, how it went). The trace lives in a temporary
     folder removed when the block ends, however it ends. Raises roofline.ncu.program.ProgramFailed when the program
     fails, InputError when it never reached its range, BackendUnavailable when its Python has no torch, torch sees
@@ -213,7 +216,7 @@ def capture(prog: PythonProgram, range_: str = WHOLE_RUN, modules: bool = False,
         status = folder / "outcome.json"
         began = time.monotonic()
         try:
-            run = run_profiled(capture_command(prog, trace, status, range_, modules), progress, timeout,
+            run = run_profiled(capture_command(prog, trace, status, range_, modules, steps), progress, timeout,
                                _env(folder))
         finally:
             if progress is not None:

@@ -170,6 +170,23 @@ class Capture:
     origin: str  # "trace" (seen in this trace) or "profile" (profile's own record of it)
 
 
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One `ProfilerStep#N` range: torch.profiler's schedule marks each step (prof.step()) with it, as a
+    user_annotation (a cpu_op in older traces); the kernels launched inside it are that step's
+    (torch/profiler/profiler.py, `ProfilerStep#` + step_num)."""
+    number: int
+    ts: float  # µs
+    dur: float  # µs
+
+    @property
+    def end(self) -> float:
+        return self.ts + self.dur
+
+
+STEP_NAME = re.compile(r"ProfilerStep#(\d{1,9})")
+
+
 @dataclass(frozen=True)
 class Trace:
     path: Path
@@ -186,6 +203,7 @@ class Trace:
     params: list["Params"] = field(default_factory=list)  # the optimizer steps' parameters `profile` wrote in
     graph_marks: list[GraphMark] = field(default_factory=list)  # `profile`'s annotations of graph replays
     captures: list[Capture] = field(default_factory=list)  # `profile`'s record of captures outside its range
+    steps: list["Step"] = field(default_factory=list)  # the profiler's ProfilerStep#N ranges, in time order
 
     @property
     def unusable_count(self) -> int:
@@ -401,6 +419,7 @@ class _Reduced:
         self.marks = _Marks()
         self.params: list[Params] = []
         self.graph_marks: list[GraphMark] = []
+        self.steps: list[Step] = []
 
     def add(self, events: list[Any]) -> None:
         for event in events:
@@ -413,6 +432,12 @@ class _Reduced:
                 continue
             if cat == "trace":
                 self.marks.see(event, cat)
+            if cat in ("user_annotation", "cpu_op") and isinstance(event.get("name"), str):
+                step = STEP_NAME.fullmatch(event["name"])
+                ts, dur = _number(event.get("ts")), _number(event.get("dur"))
+                if step is not None and ts is not None and dur is not None and dur >= 0:
+                    self.steps.append(Step(int(step.group(1)), ts, dur))
+                    continue
             if cat == "user_annotation" and str(event.get("name", "")).startswith(PARAMS_PREFIX):
                 found = _params(event)
                 if found is not None:
@@ -466,7 +491,8 @@ class _Reduced:
             raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                              "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
         return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                     modules, unusable, unusable_gpu, window, self.params, self.graph_marks, _captures(path, head))
+                     modules, unusable, unusable_gpu, window, self.params, self.graph_marks, _captures(path, head),
+                     sorted(self.steps, key=lambda st: (st.ts, st.number)))
 
 
 MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step

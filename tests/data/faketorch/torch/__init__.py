@@ -6,7 +6,7 @@ tests/data/ncu/fake/ncu stands in for Nsight Compute. Only what the capture touc
                               options, how often it started, and the labels the program marked while it recorded
   torch.cuda                  is_available ($FAKE_TORCH_CUDA=0: no device), synchronize, profiler.start/stop,
                               nvtx.range_push/range_pop/range, CUDAGraph (capture_begin/capture_end/replay mark)
-  torch.profiler.record_function  a labelled range, marked 'range: NAME'; $FAKE_TORCH_TRACES (paths joined by
+  torch.profiler.record_function  a labelled range, marked 'NAME begins' and 'NAME ends'; $FAKE_TORCH_TRACES (paths joined by
                               os.pathsep): the k-th export writes the k-th (the last for the rest)
   torch.autograd.profiler     emit_nvtx, which refuses to run beside the Kineto profiler, as the real one cannot
 

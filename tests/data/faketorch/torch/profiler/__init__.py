@@ -60,14 +60,14 @@ def _mark(label):
 
 
 class record_function:
-    """A labelled range: recorded as the mark 'range: NAME' in the profiles recording now."""
+    """A user annotation: marks '<name> begins' and '<name> ends' where the real one writes a range."""
 
     def __init__(self, name):
         self.name = name
 
     def __enter__(self):
-        _mark(f"range: {self.name}")
+        _mark(f"{self.name} begins")
         return self
 
     def __exit__(self, *_exc):
-        return False
+        _mark(f"{self.name} ends")
