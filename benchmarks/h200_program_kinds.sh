@@ -38,7 +38,7 @@ part() {  # what kind
              > "$d/trace.log" 2>&1; rc=$?
            gzip -f "$d/$name.trace.json" 2>/dev/null ;;
     ncu)   local graph=(); [ "$kind" = cudagraph ] && graph=(--graph-profiling node)
-           timeout 300 ncu --clock-control none --csv --page raw --print-units base --profile-from-start off \
+           timeout 200 ncu --clock-control none --csv --page raw --print-units base --profile-from-start off \
              "${graph[@]}" --metrics "$METRICS" python3 $PROG --kind "$kind" > "$d/$name.ncu.csv" 2> "$d/ncu.log"
            rc=$? ;;
     torch) timeout 240 python3 -m roofline profile --with torch --range start-stop \
