@@ -19,7 +19,7 @@ DEFAULT_SPEC = "h100-sxm"
 _TOP_KEYS = (
     "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
     "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
-    "measurement", "interconnect", "model", "energy",
+    "measurement", "interconnect", "model", "energy", "power_limit",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
 _CACHE_KEYS = ("size", "bandwidth", "latency", "curve")
@@ -108,6 +108,7 @@ def load_spec(path: Path) -> MachineSpec:
         path=path,
         interconnect=_interconnect(f),
         energy=_energy(f, roofs),
+        power_limit=f.quantity("power_limit", "power"),
         # They document how the bandwidth was derived; the model does not use them, the invariants check them.
         memory_bus_width=memory.integer("bus_width"),
         memory_clock=memory.quantity("clock", "frequency"),
