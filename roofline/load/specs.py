@@ -7,7 +7,7 @@ from typing import Iterable
 
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
-from roofline.model.invariants import hard_violations
+from roofline.model.invariants import hard_violations, outside
 from roofline.model.types import CACHE_LEVELS, ENERGY_INPUTS, ENERGY_MEMORY_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel
 from roofline.model.types import EnergySpec, Link, MachineSpec, ModelFigures, Source
 from roofline.load.yamlio import Fields, read_yaml_mapping
@@ -35,6 +35,9 @@ MODEL_RANGES = {
     "sm_bandwidth": ("bandwidth", 100e6, 1e12),
     "block_interval": ("time", 1e-9, 10e-6),
 }
+# How far a measured curve's point may fall below an earlier one before it is a slip, not noise: the H200's per-SM
+# curve reads 3.984 TB/s at 128 SMs and 3.98 at 132 (0.1 % apart, one measurement's noise).
+CURVE_NOISE = 0.02
 _ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
 
 
@@ -148,6 +151,8 @@ def _curve(c: Fields) -> tuple[tuple[float, float], ...]:
         bw = point.quantity("bandwidth", "bandwidth", required=True)
         if points and size <= points[-1][0]:
             raise point.error("working_set", "the curve's working sets must increase")
+        if (why := outside("cache_bandwidth", bw)) is not None:  # each point held to its scalar figure's range
+            raise point.error("bandwidth", f"{why}; check the unit")
         points.append((size, bw))
     return tuple(points)
 
@@ -193,6 +198,17 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
             if bandwidth and bw > 1.5 * bandwidth:
                 raise point.error("bandwidth", f"{format_rate(bw)} is over 1.5 × memory.bandwidth "
                                                f"({format_rate(bandwidth)}): a DRAM stream cannot reach it")
+            best = max((b for _, b in curve), default=0.0)
+            if bw < best * (1 - CURVE_NOISE):
+                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is below {format_rate(best)} at fewer "
+                                               "SMs: adding SMs never loses bandwidth (the curve is non-decreasing, "
+                                               f"within {CURVE_NOISE:.0%} of noise); check the points' order and units")
+            if sm_bw is not None and bw > sms * sm_bw * (1 + CURVE_NOISE * 5):
+                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is more than {sms} × model.sm_bandwidth "
+                                               f"({format_rate(sm_bw)} per SM): k SMs stream at most k times one SM")
+            if sms == 1 and sm_bw is not None and abs(bw - sm_bw) > 0.1 * sm_bw:
+                raise point.error("bandwidth", f"{format_rate(bw)} at 1 SM contradicts model.sm_bandwidth "
+                                               f"({format_rate(sm_bw)}): both are one SM streaming alone")
             curve.append((sms, bw))
     return ModelFigures(launch_floor=values["launch_floor"], round_trip=values["round_trip"],
                         reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve),
