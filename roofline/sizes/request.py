@@ -62,6 +62,30 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
     return SweepRequest(d, param, tuple(sizes), overrides, model, latency, eta, calibrated)
 
 
+def same_gpu(calibrated: MachineSpec, machine: MachineSpec) -> bool:
+    """Whether a measured spec was measured on the GPU `machine` describes: the spec itself, calibrate's id for it
+    ('h200-sxm-measured'), or a CUDA device name the two share."""
+    if calibrated is machine or calibrated.id in (machine.id, f"{machine.id}-measured"):
+        return True
+    names = set(calibrated.device_names) | {calibrated.measurement.get("device", "")}
+    return bool(names & set(machine.device_names))
+
+
+def check_calibrated(calibrated: MachineSpec, machine: MachineSpec | None) -> None:
+    """--calibrated gives the model measured figures of the GPU being modelled: a datasheet spec (no `measured: true`)
+    is no calibration, and another GPU's figures would be shown under this one's name. Both are refused (exit 2)."""
+    where = f"--calibrated {calibrated.path or calibrated.id}"
+    if not calibrated.measured:
+        raise InputError(f"{where}: {calibrated.id} is not a measured spec (its file has no 'measured: true'): "
+                         "--calibrated takes what 'roofline calibrate -o FILE' wrote on the GPU; a datasheet spec is "
+                         "named with --spec")
+    if machine is not None and not same_gpu(calibrated, machine):
+        measured_on = calibrated.measurement.get("device") or ", ".join(calibrated.device_names) or calibrated.id
+        raise InputError(f"{where}: measured on {measured_on}, not on {machine.name} ({machine.id}, --spec): its "
+                         f"figures would be shown under {machine.id}'s name; give --spec {calibrated.path or 'FILE'} "
+                         "alone, or a calibration of this GPU")
+
+
 def parse_efficiency(text: str) -> str | float:
     """--efficiency: 'auto', or η as a number in (0, 10)."""
     if text == "auto":

@@ -12,7 +12,7 @@ import datetime as _dt
 from typing import Any, Mapping, Sequence
 
 from roofline.model.types import KernelDescriptor, MachineSpec, Workload
-from roofline.sizes.request import SweepRequest
+from roofline.sizes.request import SweepRequest, check_calibrated
 from roofline.errors import InputError
 from roofline.load.specs import SpecCatalog
 from roofline.model.analysis import analyze, machine_summary
@@ -38,8 +38,13 @@ BACKEND = "model"  # the results file's backend: no device ran anything
 def predict_spec(spec_name: str, calibrated: MachineSpec | None) -> MachineSpec:
     """The spec a prediction is made for: --spec by name or path; with 'auto' (no GPU to match) the --calibrated
     spec, else an InputError that says what to give."""
+    if calibrated is not None:
+        check_calibrated(calibrated, None)
     if spec_name and spec_name != "auto":
-        return SpecCatalog.bundled().resolve(spec_name)
+        machine = SpecCatalog.bundled().resolve(spec_name)
+        if calibrated is not None:
+            check_calibrated(calibrated, machine)
+        return machine
     if calibrated is not None:
         return calibrated
     raise InputError("--predict: no GPU is looked at, so --spec auto has nothing to match; name the GPU to predict "
@@ -136,6 +141,8 @@ def predict_kernels(kernels: Sequence[KernelDescriptor], overrides: Mapping[str,
                     calibrated: MachineSpec | None = None) -> dict[str, Any]:
     """`analyze --predict`: each kernel at the given parameters, predicted from `machine` (or `calibrated`): a results
     document whose 'prediction' block holds the machine figures and what was assumed."""
+    if calibrated is not None:
+        check_calibrated(calibrated, machine)
     source = calibrated if calibrated is not None else machine
     figures = predict.machine_figures(source, {})
     entries, shapes, compute = [], [], []
