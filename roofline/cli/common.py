@@ -457,8 +457,9 @@ def options_given(**options: str) -> list[str]:
 
 def single_spec_option(help_text: str, default: str | None = None) -> Callable[[F], F]:
     """--spec SPEC once (a repeat is refused, not silently the last one)."""
+    shown = f"  [default: {default}]" if default is not None else ""  # click would print a string default as (auto)
     return click.option("--spec", "spec_name", multiple=True, callback=one_spec(default), metavar="SPEC",
-                        show_default=default if default is not None else False, help=help_text)
+                        help=help_text + shown)
 
 
 def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F], F]:

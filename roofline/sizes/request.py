@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 from roofline.errors import InputError
 from roofline.model.expr import Expr, FormulaError, compile_expr
 from roofline.model.types import KernelDescriptor, MachineSpec
+from roofline.model.units import format_param
 from roofline.sizes.fitted import FIRST_PRINCIPLES, LATENCY_SETTINGS, MODEL_CHOICES
 from roofline.load.kernels import parse_overrides
 
@@ -57,8 +58,8 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
         if bad:
             where = d.path or d.name
             raise InputError(f"--sizes {sizes_text:.60}: kernel '{d.name}' has no code for {param}="
-                             f"{', '.join(str(b) for b in bad[:5])}{' …' if len(bad) > 5 else ''}; {param} must be "
-                             f"one of {', '.join(f'{v:g}' for v in allowed)} ({where}: values.{param})")
+                             f"{', '.join(format_param(b) for b in bad[:5])}{' …' if len(bad) > 5 else ''}; {param} must be "
+                             f"one of {', '.join(format_param(v) for v in allowed)} ({where}: values.{param})")
     return SweepRequest(d, param, tuple(sizes), overrides, model, latency, eta, calibrated)
 
 
