@@ -203,12 +203,12 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
                 raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is below {format_rate(best)} at fewer "
                                                "SMs: adding SMs never loses bandwidth (the curve is non-decreasing, "
                                                f"within {CURVE_NOISE:.0%} of noise); check the points' order and units")
-            if sm_bw is not None and bw > sms * sm_bw * (1 + CURVE_NOISE * 5):
-                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is more than {sms} × model.sm_bandwidth "
-                                               f"({format_rate(sm_bw)} per SM): k SMs stream at most k times one SM")
             if sms == 1 and sm_bw is not None and abs(bw - sm_bw) > 0.1 * sm_bw:
                 raise point.error("bandwidth", f"{format_rate(bw)} at 1 SM contradicts model.sm_bandwidth "
                                                f"({format_rate(sm_bw)}): both are one SM streaming alone")
+            if sm_bw is not None and bw > sms * sm_bw * (1 + CURVE_NOISE * 5):
+                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is more than {sms} × model.sm_bandwidth "
+                                               f"({format_rate(sm_bw)} per SM): k SMs stream at most k times one SM")
             curve.append((sms, bw))
     return ModelFigures(launch_floor=values["launch_floor"], round_trip=values["round_trip"],
                         reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve),

@@ -19,13 +19,13 @@ def params_shown(work: Workload) -> str:
     return " ".join(f"{k}={format_param(v)}" for k, v in work.params.items())
 
 
-def too_large(work: Workload, limit: float | None, where: str) -> str | None:
+def too_large(work: Workload, limit: float | None, where: str, note: str = "") -> str | None:
     """Why the kernel's data does not fit `limit` bytes of `where` ("the GPU's memory", "h100-sxm's memory.capacity"),
-    or None when it fits or the limit is not known."""
+    or None when it fits or the limit is not known; `note` says where the limit came from, beside its figure."""
     if limit is None:
         return None
     need = data_bytes(work)
     if need <= limit:
         return None
     return (f"kernel '{work.name}' at {params_shown(work)} needs at least {format_bytes(need)} of data, more than "
-            f"{where} ({format_bytes(limit)})")
+            f"{where} ({format_bytes(limit)}{'; ' + note if note else ''})")

@@ -25,6 +25,7 @@ from roofline.model.workload import evaluate
 from roofline.sizes import predict
 from roofline.sizes.fitted import summary
 from roofline.model.capacity import too_large
+from roofline.model.invariants import PLAUSIBLE
 from roofline.model.units import format_bytes, format_param
 
 PREDICTED_NOTE = (
@@ -51,17 +52,20 @@ def predict_spec(spec_name: str, calibrated: MachineSpec | None) -> MachineSpec:
                      "for with --spec (a bundled id like h100, or a YAML path) or give --calibrated FILE")
 
 
-def capacity_of(machine: MachineSpec) -> tuple[float | None, str]:
+def capacity_of(machine: MachineSpec) -> tuple[float, str, str]:
     """The memory a predicted kernel's data must fit, and how a message names it: the spec's memory.capacity, the same
-    rule `measure` holds a device to (roofline.model.capacity)."""
-    return machine.capacity, f"{machine.id}'s memory.capacity"
+    rule `measure` holds a device to (roofline.model.capacity); a spec without one is held to the most any GPU holds
+    (the top of memory.capacity's plausible range), so no prediction is made for data no GPU has."""
+    if machine.capacity:
+        return machine.capacity, f"{machine.id}'s memory.capacity", ""
+    return (PLAUSIBLE["memory_capacity"].high, "any GPU's memory",
+            f"{machine.id} gives no memory.capacity, and no GPU holds more")
 
 
 def refuse_unfit(work: Workload, machine: MachineSpec) -> None:
     """--predict for one size: data the GPU cannot hold is refused, as `measure` refuses it on a device."""
-    limit, where = capacity_of(machine)
-    if (why := too_large(work, limit, where)) is not None:
-        raise InputError(f"--predict: {why}; no {machine.id} holds that data, so there is nothing to predict; choose "
+    if (why := too_large(work, *capacity_of(machine))) is not None:
+        raise InputError(f"--predict: {why}; no such GPU holds that data, so there is nothing to predict; choose "
                          "smaller parameters with -p")
 
 
@@ -103,10 +107,10 @@ def predict_sweep(request: SweepRequest, machine: MachineSpec) -> dict[str, Any]
     source = request.calibrated if request.calibrated is not None else machine
     figures = predict.machine_figures(source, {})
     entries, shapes, compute, kept, dropped = [], [], [], [], []
-    limit, where = capacity_of(machine)
+    limit = capacity_of(machine)
     for size in request.sizes:
         work = evaluate(d, {**request.fixed, param: compile_expr(str(size))})
-        if too_large(work, limit, where) is not None:
+        if too_large(work, *limit) is not None:
             dropped.append(size)
             continue
         kept.append(size)
@@ -115,7 +119,7 @@ def predict_sweep(request: SweepRequest, machine: MachineSpec) -> dict[str, Any]
         compute.append(compute_floor(work, source if source.roofs.get(work.roof) else machine))
     if not entries:
         last = evaluate(d, {**request.fixed, param: compile_expr(str(request.sizes[0]))})
-        raise InputError(f"--predict: {too_large(last, limit, where)} already at the smallest size; no size of "
+        raise InputError(f"--predict: {too_large(last, *limit)} already at the smallest size; no size of "
                          f"--sizes fits, so there is nothing to predict: choose smaller sizes or -p values")
     predict.annotate(entries, shapes, figures, compute)
     doc = predicted_document(entries, machine)
@@ -133,8 +137,9 @@ def dropped_note(param: str, dropped: Sequence[int], machine: MachineSpec) -> st
     if not dropped:
         return ""
     shown = ", ".join(format_param(s) for s in dropped[:4]) + (f" … ({len(dropped)} sizes)" if len(dropped) > 4 else "")
-    return (f" Left out: {param}={shown}, whose data is larger than {machine.id}'s memory.capacity "
-            f"({format_bytes(machine.capacity)}); measure refuses them on the device too.")
+    limit, where, note = capacity_of(machine)
+    return (f" Left out: {param}={shown}, whose data is larger than {where} ({format_bytes(limit)}"
+            f"{'; ' + note if note else ''}); measure refuses them on the device too.")
 
 
 def predict_kernels(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Any], machine: MachineSpec,
