@@ -184,7 +184,7 @@ def _spec(tmp_path: Path, body: str) -> Path:
          size: 4 MiB
          curve:
          - {working_set: 1 MiB, bandwidth: 900 PB/s}
-     """, "caches.l2.curve[0].bandwidth", "plausible range"),
+     """, "caches.l2.curve[0].bandwidth", "the most a cache delivers"),
     ("""\
      power_limit: 700 W
      energy:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
-from roofline.model.invariants import hard_violations, outside
+from roofline.model.invariants import PLAUSIBLE, hard_violations
 from roofline.model.types import CACHE_LEVELS, ENERGY_INPUTS, ENERGY_MEMORY_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel
 from roofline.model.types import EnergySpec, Link, MachineSpec, ModelFigures, Source
 from roofline.load.yamlio import Fields, read_yaml_mapping
@@ -36,8 +36,9 @@ MODEL_RANGES = {
     "block_interval": ("time", 1e-9, 10e-6),
 }
 # How far a measured curve's point may fall below an earlier one before it is a slip, not noise: the H200's per-SM
-# curve reads 3.984 TB/s at 128 SMs and 3.98 at 132 (0.1 % apart, one measurement's noise).
-CURVE_NOISE = 0.02
+# curve reads 3.984 TB/s at 128 SMs and 3.98 at 132 (0.1 % apart, one measurement's noise); a calibration's plateau
+# may wander a few per cent from run to run, and calibrate writes what it measured.
+CURVE_NOISE = 0.05
 _ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
 
 
@@ -151,8 +152,10 @@ def _curve(c: Fields) -> tuple[tuple[float, float], ...]:
         bw = point.quantity("bandwidth", "bandwidth", required=True)
         if points and size <= points[-1][0]:
             raise point.error("working_set", "the curve's working sets must increase")
-        if (why := outside("cache_bandwidth", bw)) is not None:  # each point held to its scalar figure's range
-            raise point.error("bandwidth", f"{why}; check the unit")
+        top = PLAUSIBLE["cache_bandwidth"].high  # the top of its scalar figure's range; a small working set's point
+        if bw > top:  # may sit far below the plateau (the launch's own time dominates), so no floor is applied
+            raise point.error("bandwidth", f"{format_rate(bw)} is above {format_rate(top)}, the most a cache "
+                                           "delivers (about 37 TB/s on a B200's L1, all SMs); check the unit")
         points.append((size, bw))
     return tuple(points)
 
@@ -206,7 +209,7 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
             if sms == 1 and sm_bw is not None and abs(bw - sm_bw) > 0.1 * sm_bw:
                 raise point.error("bandwidth", f"{format_rate(bw)} at 1 SM contradicts model.sm_bandwidth "
                                                f"({format_rate(sm_bw)}): both are one SM streaming alone")
-            if sm_bw is not None and bw > sms * sm_bw * (1 + CURVE_NOISE * 5):
+            if sm_bw is not None and bw > sms * sm_bw * 1.25:  # 25 %: the single-SM figure is itself one probe
                 raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is more than {sms} × model.sm_bandwidth "
                                                f"({format_rate(sm_bw)} per SM): k SMs stream at most k times one SM")
             curve.append((sms, bw))

@@ -154,7 +154,7 @@ _FORMAT_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")
 def _significant(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
-    if abs(x) >= 1e6:  # past the largest prefix (a hostile size): 1.2e60, not 61 digits
+    if abs(x) >= 1e21:  # far past any figure (a hostile size): 2.7e48, not 49 digits
         mantissa, exponent = f"{x:.{digits}g}".split("e") if "e" in f"{x:.{digits}g}" else (f"{x:.{digits}g}", "0")
         return f"{mantissa}e{int(exponent)}"
     text = f"{x:.{digits}g}"
