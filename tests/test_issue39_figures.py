@@ -245,6 +245,14 @@ def test_time_min_above_time_max_is_refused(run_cli, tmp_path: Path) -> None:
     assert "kernels[0]" in line and ("time_min" in line or "time_max" in line)
 
 
+def test_a_machine_power_limit_no_board_has_is_refused(run_cli, tmp_path: Path) -> None:
+    doc = json.loads((RESULTS / "h100.json").read_text(encoding="utf-8"))
+    doc["machine"]["power_limit"] = 700_000.0  # mW written as W
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    assert "machine.power_limit:" in _error(run_cli("report", path))
+
+
 def test_a_zero_ceiling_is_refused(run_cli, tmp_path: Path) -> None:
     path = _edited(tmp_path, bandwidth=0.0)
     line = _error(run_cli("report", path))

@@ -240,6 +240,8 @@ def _plausible_machine(path: Path, machine: Mapping[str, Any]) -> None:
         if why is None:
             kind = "tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof"
             why, field = outside(kind, value), f"roofs.{roof}"
+    if why is None and machine.get("power_limit") is not None:
+        why, field = outside("power", machine["power_limit"]), "power_limit"
     if why is not None:
         raise at(path, f"machine.{field}", f"{why}; check the unit and the figure")
 
