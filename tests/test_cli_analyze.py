@@ -18,7 +18,7 @@ from roofline import __version__
 pytestmark = pytest.mark.usefixtures("no_bundled_kernels")
 
 TOP_KEYS = {"schema", "machine", "kernels"}
-MACHINE_KEYS = {"id", "name", "bandwidth", "latency", "bytes_in_flight", "resident_threads", "roofs", "caches"}
+MACHINE_KEYS = {"id", "name", "bandwidth", "latency", "bytes_in_flight", "resident_threads", "roofs", "caches", "power_limit"}
 KERNEL_KEYS = {
     "name", "params", "dtype", "roof", "launches", "stages", "flops", "bytes", "intensity", "peak_flops", "bandwidth",
     "ridge", "bound", "attainable_flops", "memory_time", "compute_time", "sol_time", "access_bytes", "threads_needed",

@@ -45,8 +45,12 @@ def _commands() -> dict[str, click.Command]:
 
     def walk(command: click.Command, path: str) -> None:
         found[path] = command
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(sub, f"{path} {name}".strip())
+        if isinstance(command, click.Group):  # the lazy group loads a command only when asked for it by name
+            ctx = click.Context(command)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                if sub is not None:
+                    walk(sub, f"{path} {name}".strip())
 
     walk(cli, "")
     return found

@@ -166,7 +166,7 @@ def test_a_chart_spanning_more_than_int64_is_drawn(run_cli, tmp_path: Path, wher
         refused = _results(tmp_path, lambda d: d["machine"]["roofs"].update(fp64=1e32), name="roof.json")
         result = run_cli("plot", "--results", refused, "-o", out)
         assert result.code == 2 and f"{refused}: machine.roofs.fp64: " in result.err
-        assert "EFLOP/s is outside 1 GFLOP/s to 1 PFLOP/s, the plausible range of a CUDA-core roof" in result.err
+        assert "1e32 FLOP/s is outside 1 GFLOP/s to 1 PFLOP/s, the plausible range of a CUDA-core roof" in result.err
         path = _results(tmp_path, lambda d: d["kernels"][0].update(achieved_flops=1e32))
         result = run_cli("plot", "--results", path, "-o", out)
     else:

@@ -91,7 +91,9 @@ def test_model_split_by_time_and_unmodelled_time() -> None:
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
     assert doc["program"]["unmodelled_share"] == pytest.approx(lost / everything)
     assert any("aten::nonzero" in n for n in notes) and any("CUDA graph" in n for n in notes)
-    assert "has no model" in document.summary_line(doc)
+    line = document.summary_line(doc)  # the unmodelled are imported (kept in the file), not dropped from the count
+    assert f"without a model (in 'unmodelled'" in line
+    assert f"imported {len(doc['kernels']) + len(doc['unmodelled'])} GPU events" in line
 
 
 def test_roof_from_kernel_name() -> None:
@@ -144,7 +146,7 @@ def test_cli_writes_what_report_reads(tmp_path: Path, monkeypatch: pytest.Monkey
     runner = CliRunner()
     result = runner.invoke(cli, ["import", "torch", str(DATA / "step.json"), "--group-by", group_by, "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert "has no model" in result.output
+    assert "without a model (in 'unmodelled'" in result.output
     doc = load_results(out).doc
     assert doc["backend"] == "torch"
     if group_by != "none":

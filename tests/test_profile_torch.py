@@ -246,7 +246,7 @@ def test_profile_with_torch_writes_grouped_results(run_cli, faketorch: Path, tmp
     assert fake(kept)["marks"] == ["step"]  # the trace kept, gzipped as its name asks
     assert "torch trace, op shape models" in stdout and "aten::addmm" in stdout
     # 7: the 5 eager ones and the CUDA graph replay's 2 kernels, matched to the same kernels launched eagerly
-    assert "profiled 7 of 9 GPU event(s) with torch.profiler on h200-sxm" in err and "not counters" in err
+    assert "profiled 9 GPU events with torch.profiler on h200-sxm: 7 on the roofline" in err and "not counters" in err
     # the step under its kernels (issue 34): the timeline block and its table, the program line over wall time
     assert doc["timeline"]["schema"] == "roofline/timeline/v1" and doc["timeline"]["devices"][0]["events"] == 9
     text = " ".join(stdout.split())

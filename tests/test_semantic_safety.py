@@ -34,7 +34,7 @@ def test_a_size_that_cannot_be_allocated_is_refused_before_anything_is_allocated
     r = run_cli("measure", "--backend", "numpy", "--kernels", MEASURE, "m_add", "-p", "n=2**62", *FAST)
     assert r.code == 2, r.err
     line = _one_line_error(r)
-    assert "n=4.61169e+18" in line and "host's memory" in line
+    assert "n=2**62" in line and "host's memory" in line
 
 
 # ---- implementation: only a file inside the descriptor's folder is ever imported -----------------------------
@@ -140,7 +140,12 @@ def test_fail_below_on_a_kernel_without_a_ceiling_fails_unless_allowed(run_cli, 
 
 def test_a_kernel_beyond_its_ceiling_is_a_model_error_and_strict_model_fails_it(run_cli, tmp_path):
     doc = json.loads((RESULTS / "h100.json").read_text(encoding="utf-8"))
-    doc["kernels"][1]["fraction_of_ceiling"] = 5.11  # what matmul_naive showed before its bytes became DRAM traffic
+    # what matmul_naive showed before its bytes became DRAM traffic: its times 5.11 x faster than its SOL time (the
+    # entry's figures agree with each other, as the reader holds them to)
+    k = doc["kernels"][1]
+    t = k["sol_time"] / 5.11
+    k.update(fraction_of_ceiling=5.11, time_median=t, time_min=t, time_max=t, achieved_bandwidth=k["bytes"] / t,
+             achieved_flops=k["flops"] / t, **({"time_ci": [t, t]} if k.get("time_ci") else {}))
     path = tmp_path / "r.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     r = run_cli("report", str(path), "--format", "json")

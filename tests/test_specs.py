@@ -37,7 +37,7 @@ def test_every_bundled_spec_loads(path: Path) -> None:
 # Figures are the leaves of these sections plus these top-level keys; each must be named in a sources[].for.
 _FIGURE_SECTIONS = ("memory", "compute", "clocks", "caches", "interconnect", "energy", "model")
 _NOT_FIGURES = frozenset({"energy.source", "energy.inputs"})  # what the energy figures were measured on, and how
-_FIGURE_KEYS = ("sm_count", "max_threads_per_sm", "compute_capability", "architecture")
+_FIGURE_KEYS = ("sm_count", "max_threads_per_sm", "compute_capability", "architecture", "power_limit")
 
 
 def _figures(data: dict[str, Any]) -> Iterator[str]:

@@ -430,13 +430,42 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterato
 # ---- options of the commands that measure (measure, sweep, calibrate) ----------------------------------------
 
 
+def one_spec(default: str | None) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], str | None]:
+    """The callback of a --spec that takes one spec: given twice, click would silently keep the last, so a command
+    that judges against one spec refuses the repeat (exit 2) and says where several are compared."""
+
+    def check(_ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> str | None:
+        if len(value) > 1:
+            shown = ", ".join(repr(v) for v in value[:4])
+            raise click.BadParameter(f"given {len(value)} times ({shown}); this command takes one spec: run it once "
+                                     "per spec ('roofline analyze --spec A --spec B' compares specs side by side)")
+        return value[0] if value else default
+
+    return check
+
+
+def options_given(**options: str) -> list[str]:
+    """Which of these options (parameter name -> how the user spells it) the command line set, not left at its
+    default: a command refuses the ones that mean nothing in the mode it runs in, rather than ignore them."""
+    # lazy: click.core is loaded already; ParameterSource is where click keeps it
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return [flag for name, flag in options.items()
+            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)]
+
+
+def single_spec_option(help_text: str, default: str | None = None) -> Callable[[F], F]:
+    """--spec SPEC once (a repeat is refused, not silently the last one)."""
+    shown = f"  [default: {default}]" if default is not None else ""  # click would print a string default as (auto)
+    return click.option("--spec", "spec_name", multiple=True, callback=one_spec(default), metavar="SPEC",
+                        help=help_text + shown)
+
+
 def measure_spec_option(what: str = "Ceilings to compare with") -> Callable[[F], F]:
     """--spec for a command that runs on a device: 'auto' matches the GPU, or any spec name or path."""
-    return click.option(
-        "--spec", "spec_name", default="auto", show_default=True, metavar="SPEC",
-        help=f"{what}: 'auto' matches the GPU to a bundled spec (or derives one from its properties); or a bundled "
-             "id, alias, prefix, or YAML path.",
-    )
+    return single_spec_option(f"{what}: 'auto' matches the GPU to a bundled spec (or derives one from its "
+                              "properties); or a bundled id, alias, prefix, or YAML path.", "auto")
 
 
 # ---- one vocabulary: a concept has one spelling on every command (docs/cli.md, "One vocabulary") -----------------

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from roofline.cli.common import (MODULE_IN_NCU, OUTPUT_HELP, FilePath, OutputPath, emit_results, force_option,
-                                 group_by_option, wide_option, writable_path_for)
+                                 group_by_option, single_spec_option, wide_option, writable_path_for)
 from roofline.records.schema import RESULTS_SCHEMA as RESULTS
 from roofline.cli.profile import GROUP_BY_HELP
 from roofline.ncu.metrics import IMPORT_METRICS, metrics_argument
@@ -56,8 +56,7 @@ def import_outputs(f: Any) -> Any:
 @import_group.command("ncu")
 @wide_option
 @click.argument("report", type=FilePath())
-@click.option("--spec", "spec_name", default=None, metavar="SPEC",
-              help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
+@single_spec_option("Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
 @import_outputs
 @group_by_option("op", help=GROUP_BY_HELP, refused={"module": MODULE_IN_NCU})
@@ -97,8 +96,7 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
 @import_group.command("torch")
 @wide_option
 @click.argument("traces", nargs=-1, required=True, type=FilePath())
-@click.option("--spec", "spec_name", default=None, metavar="SPEC",
-              help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
+@single_spec_option("Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")
 @import_outputs
 @group_by_option("op", refused={"range": "range:N is the N-th NVTX level of an ncu capture; a PyTorch trace "

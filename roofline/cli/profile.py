@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from roofline.cli.common import (OutputPath, emit_results, group_by_option, ncu_path_option, note, output_option_for,
-                                 wide_option, writable_path, write_output)
+                                 single_spec_option, wide_option, writable_path, write_output)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.errors import InputError, EXIT_TERMINATED
 from roofline.kineto.select import kernel_pattern, LaunchScope
@@ -60,8 +60,7 @@ def _check_timeout(_ctx: click.Context, _param: click.Parameter, value: float | 
 @wide_option
 @click.argument("program", nargs=-1, required=True, type=click.UNPROCESSED)
 @output_option_for("the results JSON (roofline/results/v1, with the groups)", RESULTS_SCHEMA)
-@click.option("--spec", "spec_name", default=None, metavar="SPEC",
-              help="Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
+@single_spec_option("Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU ncu (or the trace) names.")
 @click.option("--with", "source", type=click.Choice(["auto", "ncu", "torch"]), default="auto", show_default=True,
               help=WITH_HELP)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
-                                 measure_policy, measure_spec_option, note, output_option_for, wide_option)
+                                 measure_policy, options_given, measure_spec_option, note, output_option_for, wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.cli.fleet import timeout_option, sweep_fleet
 from roofline.cli.progress import Steps
@@ -108,6 +108,12 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",
                      spec_name, measure_policy(min_time, min_repeats, seed))
     if predict_only:
+        ignored = options_given(efficiency="--efficiency", latency_setting="--latency", backend="--backend",
+                                device_text="--device", min_time="--min-time", min_repeats="--min-repeats",
+                                seed="--seed", timeout="--timeout")
+        if ignored:
+            raise InputError(f"--predict runs nothing and fits nothing, so {', '.join(ignored)} would be ignored: "
+                             "leave {} out, or drop --predict to measure".format("it" if len(ignored) == 1 else "them"))
         if model != "first-principles":
             raise InputError(f"--predict uses the first-principles model (nothing measured to fit); leave out "
                              f"--model {model}")

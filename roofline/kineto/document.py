@@ -680,18 +680,29 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
 
 
 def summary_line(doc: Mapping[str, Any], verb: str = "imported", origin: str | None = None) -> str:
-    """'imported 5 of 7 GPU event(s) from 1 trace(s) on h200-sxm; 12.0% of GPU time (3 us) has no model'
-    (`origin` in place of 'from 1 trace(s)': 'with torch.profiler' for `profile --with torch`)."""
+    """'imported 7 GPU events from 1 trace on h200-sxm: 5 on the roofline, 2 without a model (in 'unmodelled':
+    12.0% of GPU time, 3 µs)' (`origin` in place of 'from 1 trace': 'with torch.profiler' for `profile --with
+    torch`). Every event the trace holds is counted once: on the roofline, imported without a model (kept in the
+    file's 'unmodelled' list, not dropped), or unusable and left out, with why."""
     src = doc["source"]
     bad = src.get("unusable") or {}
     done, total, lost = len(doc["kernels"]), src["launches"] + bad.get("gpu_events", 0), src["unmodelled_time"]
     everything = sum(k["time_median"] for k in doc["kernels"]) + lost
     share = lost / everything if everything else 0.0
-    origin = origin or f"from {len(src['files'])} trace(s)"
-    return (f"{verb} {done} of {total} GPU event(s) {origin} on {doc['machine']['id']}; "
-            f"{share:.1%} of GPU time ({format_time(lost)}) has no model"
-            + (f" ({src['unmodelled']} event(s) in 'unmodelled')" if src["unmodelled"] else "")
-            + (f"; {bad['events']} unusable event(s) left out ({_why(bad['why'])})" if bad else ""))
+    origin = origin or f"from {_count(len(src['files']), 'trace')}"
+    unmodelled = src["unmodelled"]
+    parts = [f"{done:,} on the roofline"]
+    if unmodelled:
+        parts.append(f"{unmodelled:,} without a model (in 'unmodelled': {share:.1%} of GPU time, "
+                     f"{format_time(lost)})")
+    if bad:
+        parts.append(f"{_count(bad['events'], 'unusable event')} left out ({_why(bad['why'])})")
+    return f"{verb} {_count(total, 'GPU event')} {origin} on {doc['machine']['id']}: {', '.join(parts)}"
+
+
+def _count(n: int, noun: str) -> str:
+    """'1 trace', '2 traces', '1,024 GPU events'."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _why(why: Mapping[str, int]) -> str:

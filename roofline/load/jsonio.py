@@ -33,13 +33,25 @@ from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any, Union
 
+from roofline.model.units import MAX_DIGITS
+
 STDOUT = "-"
 
 
+_LONGEST = 10**MAX_DIGITS  # the reader (roofline.load.inputs.parse_json) refuses a whole number this long
+
+
 def _clean(value: Any) -> Any:
-    """JSON has no inf/NaN: write them as null rather than emit invalid JSON."""
+    """JSON has no inf/NaN: write them as null rather than emit invalid JSON. A whole number longer than the reader
+    takes (a figure of 300 digits) is written as the float it approximates, or null past a float's range, so no file
+    this writes is one its own reader refuses."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _LONGEST:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

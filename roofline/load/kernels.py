@@ -15,7 +15,7 @@ from roofline.model.types import (
 )
 from roofline.model.workload import evaluate
 from roofline.load.yamlio import Fields, read_yaml_mapping
-from roofline.model.geometry import launch_shapes
+from roofline.model.geometry import MAX_LAUNCHES, launch_shapes
 
 KERNEL_SCHEMA_VERSION = 1
 _TOP_KEYS = (
@@ -79,6 +79,10 @@ def load_descriptor(path: Path) -> KernelDescriptor:
         raw = f.data["stages"]
         if not isinstance(raw, list) or not raw:
             raise f.error("stages", "expected a non-empty list of {name, flops, bytes}")
+        if len(raw) > MAX_LAUNCHES:
+            raise f.error("stages", f"has {len(raw):,} stages; a descriptor describes at most {MAX_LAUNCHES:,} launches "
+                                    "in series (the bundled pipelines have up to 5): describe the repeated part once "
+                                    "and scale its flops and bytes")
         for i, entry in enumerate(raw):
             if not isinstance(entry, dict):
                 raise f.error(f"stages[{i}]", "expected a mapping with name, flops and bytes")
@@ -199,9 +203,14 @@ def _geometry(f: "Fields", names: Sequence[str]) -> LaunchGeometry:
     exprs = {key: _formula(f.path, key, f.data[key], allowed) if f.has(key) else None
              for key in ("threads", "bytes_per_thread", "blocks")}
     launches = f.integer("launches") if f.has("launches") else None
+    if launches is not None and not 1 <= launches <= MAX_LAUNCHES:
+        raise f.error("launches", f"is {launches:,}; expected a whole number from 1 to {MAX_LAUNCHES:,} (launches in "
+                                  "series)")
     if launches is not None and f.has("stages"):
         raise f.error("launches", "a pipeline launches once per stage; give launches only without stages")
     reductions = f.integer("reductions", minimum=0) if f.has("reductions") else None
+    if reductions is not None and reductions > 2**20:
+        raise f.error("reductions", f"is {reductions:.4g}; expected the block reductions in series, at most 2**20")
     return LaunchGeometry(launches=launches, reductions=reductions, **exprs)
 
 

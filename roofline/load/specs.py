@@ -7,7 +7,7 @@ from typing import Iterable
 
 from roofline.load.bundled import bundled_dir
 from roofline.errors import InputError, at, closest
-from roofline.model.invariants import hard_violations
+from roofline.model.invariants import PLAUSIBLE, hard_violations
 from roofline.model.types import CACHE_LEVELS, ENERGY_INPUTS, ENERGY_MEMORY_LEVELS, LINK_NAMES, ROOF_NAMES, CacheLevel
 from roofline.model.types import EnergySpec, Link, MachineSpec, ModelFigures, Source
 from roofline.load.yamlio import Fields, read_yaml_mapping
@@ -19,7 +19,7 @@ DEFAULT_SPEC = "h100-sxm"
 _TOP_KEYS = (
     "schema_version", "id", "name", "aliases", "device_names", "architecture", "compute_capability", "memory",
     "compute", "sm_count", "max_threads_per_sm", "clocks", "caches", "notes", "sources", "measured", "derived",
-    "measurement", "interconnect", "model", "energy",
+    "measurement", "interconnect", "model", "energy", "power_limit",
 )
 _MEMORY_KEYS = ("bandwidth", "latency", "capacity", "bus_width", "clock")
 _CACHE_KEYS = ("size", "bandwidth", "latency", "curve")
@@ -35,6 +35,10 @@ MODEL_RANGES = {
     "sm_bandwidth": ("bandwidth", 100e6, 1e12),
     "block_interval": ("time", 1e-9, 10e-6),
 }
+# How far a measured curve's point may fall below an earlier one before it is a slip, not noise: the H200's per-SM
+# curve reads 3.984 TB/s at 128 SMs and 3.98 at 132 (0.1 % apart, one measurement's noise); a calibration's plateau
+# may wander a few per cent from run to run, and calibrate writes what it measured.
+CURVE_NOISE = 0.05
 _ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
 
 
@@ -108,6 +112,7 @@ def load_spec(path: Path) -> MachineSpec:
         path=path,
         interconnect=_interconnect(f),
         energy=_energy(f, roofs),
+        power_limit=f.quantity("power_limit", "power"),
         # They document how the bandwidth was derived; the model does not use them, the invariants check them.
         memory_bus_width=memory.integer("bus_width"),
         memory_clock=memory.quantity("clock", "frequency"),
@@ -147,6 +152,10 @@ def _curve(c: Fields) -> tuple[tuple[float, float], ...]:
         bw = point.quantity("bandwidth", "bandwidth", required=True)
         if points and size <= points[-1][0]:
             raise point.error("working_set", "the curve's working sets must increase")
+        top = PLAUSIBLE["cache_bandwidth"].high  # the top of its scalar figure's range; a small working set's point
+        if bw > top:  # may sit far below the plateau (the launch's own time dominates), so no floor is applied
+            raise point.error("bandwidth", f"{format_rate(bw)} is above {format_rate(top)}, the most a cache "
+                                           "delivers (about 37 TB/s on a B200's L1, all SMs); check the unit")
         points.append((size, bw))
     return tuple(points)
 
@@ -192,6 +201,17 @@ def _model(f: Fields, sm_count: int | None, bandwidth: float) -> ModelFigures:
             if bandwidth and bw > 1.5 * bandwidth:
                 raise point.error("bandwidth", f"{format_rate(bw)} is over 1.5 × memory.bandwidth "
                                                f"({format_rate(bandwidth)}): a DRAM stream cannot reach it")
+            best = max((b for _, b in curve), default=0.0)
+            if bw < best * (1 - CURVE_NOISE):
+                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is below {format_rate(best)} at fewer "
+                                               "SMs: adding SMs never loses bandwidth (the curve is non-decreasing, "
+                                               f"within {CURVE_NOISE:.0%} of noise); check the points' order and units")
+            if sms == 1 and sm_bw is not None and abs(bw - sm_bw) > 0.1 * sm_bw:
+                raise point.error("bandwidth", f"{format_rate(bw)} at 1 SM contradicts model.sm_bandwidth "
+                                               f"({format_rate(sm_bw)}): both are one SM streaming alone")
+            if sm_bw is not None and bw > sms * sm_bw * 1.25:  # 25 %: the single-SM figure is itself one probe
+                raise point.error("bandwidth", f"{format_rate(bw)} at {sms} SMs is more than {sms} × model.sm_bandwidth "
+                                               f"({format_rate(sm_bw)} per SM): k SMs stream at most k times one SM")
             curve.append((sms, bw))
     return ModelFigures(launch_floor=values["launch_floor"], round_trip=values["round_trip"],
                         reduction=values["reduction"], sm_bandwidth=sm_bw, sm_curve=tuple(curve),

@@ -25,6 +25,8 @@ from roofline.model.types import KernelDescriptor, MachineSpec
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.load.specs import SpecCatalog
 from roofline.model.workload import evaluate, resolve_params
+from roofline.model.capacity import too_large
+from roofline.model.units import format_param
 from roofline.measurement.device import spec_for_device
 from roofline.measurement.bounds import bound_entry
 
@@ -80,15 +82,10 @@ def check_fits(d: KernelDescriptor, work: Any, limit: float | None, where: str) 
             continue
         least = 1 if default >= 1 else 0  # a whole default of 0 is a switch (causal: 0), not a size
         if not _whole(value) or value < least:
-            raise InputError(f"-p {name}={value:g}: kernel '{d.name}' takes {name} as a whole number of at least "
+            raise InputError(f"-p {name}={format_param(value)}: kernel '{d.name}' takes {name} as a whole number of at least "
                              f"{least}")
-    if limit is None:
-        return
-    largest = max((s.bytes for s in work.stages), default=work.bytes)
-    if largest > limit:
-        shown = ", ".join(f"{k}={v:g}" for k, v in work.params.items())
-        raise InputError(f"{shown}: kernel '{d.name}' needs at least {largest:.3g} B of data, more than "
-                         f"{where} ({limit:.3g} B); choose smaller parameters with -p")
+    if (why := too_large(work, limit, where)) is not None:
+        raise InputError(f"{why}; choose smaller parameters with -p")
 
 
 def choose_machine(spec_name: str | None, backend: Any, catalog: SpecCatalog) -> MachineSpec | None:

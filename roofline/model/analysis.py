@@ -167,6 +167,7 @@ def machine_summary(machine: MachineSpec) -> dict[str, Any]:
         "caches": {level: {k: v for k, v in (("size", c.size), ("bandwidth", c.bandwidth), ("latency", c.latency))
                            if v is not None} for level, c in machine.caches.items()},
         **({"energy": energy} if (energy := energy_summary(machine)) is not None else {}),
+        "power_limit": machine.power_limit,  # W, the board's; None where the spec gives none
     }
 
 

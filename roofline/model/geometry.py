@@ -16,6 +16,21 @@ from roofline.model.types import KernelDescriptor, Workload
 
 EPS = 1e-9  # a whole number of windows computed in floating point must not round up to one more
 
+# CUDA's launch limits (CUDA C++ Programming Guide, "Features and Technical Specifications", the table of technical
+# specifications per compute capability, the same from 5.0 to 12.x): a grid is at most (2^31 - 1) x 65535 x 65535
+# blocks and a block at most 1024 threads. A descriptor's threads and blocks are counts of these, whole and at least 1.
+MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCKS = (2**31 - 1) * 65535 * 65535
+MAX_THREADS = MAX_BLOCKS * MAX_THREADS_PER_BLOCK
+# Bytes one thread has in flight: at least one byte (the smallest load), at most what one SM holds on chip (4 MiB, the
+# top of the plausible per-SM L1/shared range in roofline.model.invariants.PLAUSIBLE): a load needs somewhere to land.
+MIN_BYTES_PER_THREAD = 1.0
+MAX_BYTES_PER_THREAD = 4 * 2**20
+# Launches in series one descriptor may describe (stages, or `launches` without stages). The largest bundled
+# pipeline has 5; a descriptor of 20,000 stages is a generated file gone wrong, and would cost the size model seconds
+# per size.
+MAX_LAUNCHES = 1024
+
 
 @dataclass(frozen=True)
 class LaunchShape:
@@ -41,6 +56,19 @@ def _geometry_value(d: KernelDescriptor, field: str, expr: Expr, env: Mapping[st
         raise at(d.path or d.name, field, f"{exc} (in '{expr.source}')") from None
     if not math.isfinite(value) or value <= 0:
         raise at(d.path or d.name, field, f"'{expr.source}' gives {value:g}; it must be a positive number")
+    name = field.rsplit(".", 1)[-1]
+    if name in ("threads", "blocks"):
+        most = MAX_THREADS if name == "threads" else MAX_BLOCKS
+        if abs(value - round(value)) > EPS * max(1.0, value) or value < 1:
+            raise at(d.path or d.name, field, f"'{expr.source}' gives {value:.6g}; {name} is a whole count of at "
+                                              "least 1 (use ceil() where a division may leave a part)")
+        if value > most:
+            raise at(d.path or d.name, field, f"'{expr.source}' gives {value:.4g}, more {name} than one CUDA launch can "
+                                              f"have ({most:.4g}: a grid of at most (2^31 - 1) x 65535 x 65535 blocks "
+                                              "of at most 1024 threads, CUDA C++ Programming Guide)")
+    elif name == "bytes_per_thread" and not MIN_BYTES_PER_THREAD <= value <= MAX_BYTES_PER_THREAD:
+        raise at(d.path or d.name, field, f"'{expr.source}' gives {value:.4g} B; a thread has from 1 B (one byte "
+                                          "load) to 4 MiB (more than any SM holds on chip) in flight")
     return value
 
 
@@ -60,10 +88,15 @@ def launch_shapes(d: KernelDescriptor, work: Workload, sm_count: int | None) -> 
     kernel_per_thread = (_geometry_value(d, "bytes_per_thread", g.bytes_per_thread, env) if g.bytes_per_thread
                          else None)
     blocks = _geometry_value(d, "blocks", g.blocks, env) if g.blocks else None
+    if threads is not None and blocks is not None and threads > blocks * MAX_THREADS_PER_BLOCK:
+        raise at(d.path or d.name, "threads", f"'{g.threads.source if g.threads else ''}' gives {threads:.6g} threads "
+                                              f"in {blocks:.6g} blocks, more than 1024 a block (CUDA's limit)")
     shapes = []
     sizes = [s.bytes for s in work.stages] or [work.bytes]
+    seen = 0.0  # the largest stage so far: a running maximum, so the shapes take time linear in the stages
     for i, b in enumerate(sizes):
-        reread = max(sizes[:i]) if i else 0.0  # a later stage re-reads what the first ones read (a row's x)
+        reread = seen  # a later stage re-reads what the first ones read (a row's x)
+        seen = max(seen, b)
         own = d.stages[i].bytes_per_thread if d.stages else None
         per_thread = (_geometry_value(d, f"stages[{i}].bytes_per_thread", own, env) if own is not None
                       else kernel_per_thread)

@@ -270,6 +270,8 @@ def _plausible_figures(spec: MachineSpec) -> list[tuple[str, str, float]]:
             out.append((f"caches.{level}.bandwidth", "cache_bandwidth", cache.bandwidth))
     for name, link in spec.interconnect.items():
         out.append((f"interconnect.{name}.bandwidth", "link_bandwidth", link.bandwidth))
+    if spec.power_limit:
+        out.append(("power_limit", "power", spec.power_limit))
     if spec.energy is not None:
         out.append(("energy.idle_power", "power", spec.energy.idle_power))
         out += [(f"energy.memory.{level}", "energy_per_byte", v) for level, v in spec.energy.memory.items()]
@@ -297,11 +299,19 @@ def _plausible(spec: MachineSpec) -> list[Violation]:
 
 
 def _energy_order(spec: MachineSpec) -> list[Violation]:
-    """A byte from the L2 costs less than one from DRAM, which must also cross the L2 and the memory bus."""
+    """A byte from the L2 costs less than one from DRAM, which must also cross the L2 and the memory bus; and a GPU
+    doing nothing draws less than its board's power limit (an idle 4,900 W on a 700 W board is a unit slip)."""
     e = spec.energy
-    if e is None or "l2" not in e.memory or e.memory["l2"] < e.dram:
+    if e is None:
         return []
-    return [Violation("energy.memory.l2", HARD, f"{format_small(e.memory['l2'], 'J/B')} is not below "
+    out = []
+    if spec.power_limit and e.idle_power >= spec.power_limit:
+        out.append(Violation("energy.idle_power", HARD, f"{e.idle_power:,.0f} W is not below power_limit "
+                             f"{spec.power_limit:,.0f} W: an idle GPU draws a fraction of its board's limit "
+                             "(126 W of 700 W on an H200 SXM)", "check energy.idle_power and power_limit"))
+    if "l2" not in e.memory or e.memory["l2"] < e.dram:
+        return out
+    return out + [Violation("energy.memory.l2", HARD, f"{format_small(e.memory['l2'], 'J/B')} is not below "
                       f"energy.memory.dram {format_small(e.dram, 'J/B')}: a DRAM byte also crosses the L2, so it "
                       "costs more",
                       "check both figures and their units")]

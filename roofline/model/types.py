@@ -157,6 +157,7 @@ class MachineSpec:
     memory_clock: float | None = None  # Hz, the spec's memory.clock (bandwidth = bus / 8 x clock x 2)
     model: ModelFigures = field(default_factory=ModelFigures)  # the size model's machine figures (`model:` block)
     energy: EnergySpec | None = None  # the energy roofline's figures, where the spec gives them
+    power_limit: float | None = None  # W, the board's power limit (TDP) as its datasheet gives it
 
     @property
     def bytes_in_flight(self) -> float:

@@ -154,6 +154,9 @@ _FORMAT_SMALL = [(1.0, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p")
 def _significant(x: float, digits: int = 3) -> str:
     if x == 0:
         return "0"
+    if abs(x) >= 1e21:  # far past any figure (a hostile size): 2.7e48, not 49 digits
+        mantissa, exponent = f"{x:.{digits}g}".split("e") if "e" in f"{x:.{digits}g}" else (f"{x:.{digits}g}", "0")
+        return f"{mantissa}e{int(exponent)}"
     text = f"{x:.{digits}g}"
     if "e" in text:  # never print 1e+03 for 1000
         text = f"{x:.{max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)}f}"
@@ -170,6 +173,8 @@ def format_si(value: float | None, unit: str, digits: int = 3, binary: bool = Fa
         return f"0 {unit}"
     steps = _FORMAT_BINARY if binary else _FORMAT_DECIMAL
     magnitude = abs(value)
+    if magnitude >= steps[0][0] * 1e6:  # no prefix reads better than the exponent: 1.2e60 B, not 1.2e42 EB
+        return f"{_significant(value, digits)} {unit}"
     for scale, prefix in steps:
         if magnitude >= scale * 0.9995:
             return f"{_significant(value / scale, digits)} {prefix}{unit}"
@@ -227,6 +232,22 @@ def format_bytes(value: float | None, binary: bool = False) -> str:
 
 def format_count(value: float | None, unit: str = "FLOP") -> str:
     return format_si(value, unit)
+
+
+def format_param(value: float | int) -> str:
+    """A parameter's value as a user would write it back with -p: 2**40 for a power of two from 1024, whole numbers
+    in full with thousands separators (1,000,000), others to six digits. Never 1.09951e+12."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2.0**63:
+        value = int(value)
+    if isinstance(value, int):
+        if value >= 1024 and value & (value - 1) == 0:
+            return f"2**{value.bit_length() - 1}"
+        if abs(value) < 10**21:
+            return f"{value:,}"
+        return f"{value:.4g}"
+    return f"{value:.6g}"
 
 
 def format_fraction(value: float | None) -> str:

@@ -7,6 +7,7 @@ from typing import Mapping
 
 from roofline.errors import InputError, at
 from roofline.model.expr import Expr, FormulaError, Number
+from roofline.model.units import format_param
 from roofline.model.types import DEFAULT_ACCESS_BYTES, KernelDescriptor, Stage, Workload
 
 
@@ -25,7 +26,7 @@ def _count(d: KernelDescriptor, field: str, expr: Expr, env: Mapping[str, Number
 
 
 def _shown(env: Mapping[str, Number]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in env.items()) or "no parameters"
+    return ", ".join(f"{k}={format_param(v)}" for k, v in env.items()) or "no parameters"
 
 
 def resolve_params(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = None) -> dict[str, Number]:
@@ -46,9 +47,9 @@ def resolve_params(d: KernelDescriptor, overrides: Mapping[str, Expr] | None = N
             value = int(value)
         allowed = d.values.get(name)
         if allowed is not None and value not in allowed:
-            shown = ", ".join(f"{v:g}" for v in allowed)
+            shown = ", ".join(format_param(v) for v in allowed)
             raise at(d.path or d.name, f"values.{name}",
-                     f"kernel '{d.name}' has no code for {name}={value:g}; {name} must be one of {shown}")
+                     f"kernel '{d.name}' has no code for {name}={format_param(value)}; {name} must be one of {shown}")
         env[name] = value
     return env
 

@@ -29,7 +29,7 @@ _DEVICE = {"name": _STRING}
 _DEVICE_OPTIONAL = {"spec_id": _OPT_STRING, "spec_derived": _BOOL}
 _MACHINE = {"id": _STRING, "name": _STRING, "bandwidth": _NUMBER, "latency": _NUMBER, "bytes_in_flight": _NUMBER,
             "roofs": _MAPPING}
-_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER, "caches": _MAPPING}
+_MACHINE_OPTIONAL = {"resident_threads": _OPT_NUMBER, "caches": _MAPPING, "power_limit": _OPT_NUMBER}
 # A file measured without a spec (the NumPy backend, say) has machine null and these ceiling fields null.
 _CEILING_FIELDS = ("peak_flops", "bandwidth", "ridge", "bound", "attainable_flops", "sol_time", "memory_time",
                    "compute_time", "threads_needed", "latency_bound")
@@ -112,6 +112,7 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     if fraction is not None and not 0 <= fraction <= MAX_FRACTION:
         raise at(path, f"{label}.fraction_of_ceiling", f"is {fraction!r}; expected a share of the ceiling from 0 to "
                                                         f"{MAX_FRACTION:g} (a measurement this far off is not one)")
+    _check_neighbours(path, label, data)
     if data["status"] == "OK" and data.get("time_median") is None:
         raise at(path, f"{label}.time_median", "is null but the status is OK: a timed kernel has a time")
     if data.get("stages") is not None and not all(isinstance(s, dict) for s in data["stages"]):
@@ -147,6 +148,42 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     reasons = state.get("reasons_end")
     if reasons is not None and not (isinstance(reasons, list) and all(isinstance(r, str) for r in reasons)):
         raise at(path, f"{label}.gpu_state.reasons_end", f"expected a list of reason names, got {_kind(reasons)}")
+
+
+# What a stored figure may differ from the one its neighbours give: rounding to six significant digits, not more. The
+# writers store sol_time / time_median exactly (roofline.measurement.harness, roofline.model.analysis.timed_figures).
+AGREEMENT = 1e-6
+_CEILINGS = ("peak_flops", "bandwidth")  # attainable_flops is 0 for a kernel of no FLOPs (copy)
+
+
+def _check_neighbours(path: Path, label: str, data: Mapping[str, Any]) -> None:
+    """A kernel entry's figures against each other (the groups, program and timeline blocks are checked the same way
+    in roofline.records.groups and roofline.records.timeline): min <= median <= max, ceilings above 0, and the stored
+    fraction of the ceiling equal to sol_time / time_median, so a file edited to say 95 % when its own times say
+    0.07 % is refused, not gated on."""
+    for key in _CEILINGS:
+        value = data.get(key)
+        if value is not None and value <= 0:
+            raise at(path, f"{label}.{key}", f"is {value!r}; a ceiling is above 0 (a kernel judged against a 0 B/s "
+                                             "roof has no fraction of it)")
+    low, median, high = data.get("time_min"), data.get("time_median"), data.get("time_max")
+    slack = 1 + AGREEMENT
+    if low is not None and median is not None and low > median * slack:
+        raise at(path, f"{label}.time_min", f"is {low:.6g} s, above time_median ({median:.6g} s): the fastest run "
+                                            "cannot be slower than the median")
+    if high is not None and median is not None and high * slack < median:
+        raise at(path, f"{label}.time_max", f"is {high:.6g} s, below time_median ({median:.6g} s): the slowest run "
+                                            "cannot be faster than the median")
+    if low is not None and high is not None and low > high * slack:
+        raise at(path, f"{label}.time_min", f"is {low:.6g} s, above time_max ({high:.6g} s)")
+    fraction, sol = data.get("fraction_of_ceiling"), data.get("sol_time")
+    if fraction is not None and sol is not None and median:
+        computed = sol / median
+        if abs(fraction - computed) > AGREEMENT * max(abs(computed), abs(fraction)):
+            raise at(path, f"{label}.fraction_of_ceiling",
+                     f"is {fraction:.6g} ({fraction:.2%}) but sol_time / time_median = {sol:.6g} s / {median:.6g} s "
+                     f"= {computed:.6g} ({computed:.2%}): the file was edited or is corrupt, and report gates on this "
+                     "figure; measure again")
 
 
 def _check_block(path: Path, label: str, block: Mapping[str, Any] | None, numbers: Sequence[str]) -> None:
@@ -203,6 +240,8 @@ def _plausible_machine(path: Path, machine: Mapping[str, Any]) -> None:
         if why is None:
             kind = "tensor_roof" if roof.endswith("_tensor") else "cuda_core_roof"
             why, field = outside(kind, value), f"roofs.{roof}"
+    if why is None and machine.get("power_limit") is not None:
+        why, field = outside("power", machine["power_limit"]), "power_limit"
     if why is not None:
         raise at(path, f"machine.{field}", f"{why}; check the unit and the figure")
 

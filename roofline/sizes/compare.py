@@ -9,6 +9,8 @@ measurements alone: nothing here needs the device, only the overheads the sweep 
 
 from __future__ import annotations
 
+from roofline.model.units import format_param
+
 import copy
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -75,7 +77,7 @@ def table_lines(rows: Sequence[Row]) -> list[str]:
 
     def size(r: Row) -> str:
         n = int(r.size)
-        return f"{r.param}=2^{n.bit_length() - 1}" if n >= 1024 and n & (n - 1) == 0 else f"{r.param}={r.size:g}"
+        return f"{r.param}=2^{n.bit_length() - 1}" if n >= 1024 and n & (n - 1) == 0 else f"{r.param}={format_param(r.size)}"
 
     lines = [f"{'kernel':18} {'size':>12} {'bytes':>10} {'measured':>10} {'predicted':>10} {'error':>8} "
              f"{'regime':17} {'fitted':>8} {'unfitted':>9}"]

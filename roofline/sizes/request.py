@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 from roofline.errors import InputError
 from roofline.model.expr import Expr, FormulaError, compile_expr
 from roofline.model.types import KernelDescriptor, MachineSpec
+from roofline.model.units import format_param
 from roofline.sizes.fitted import FIRST_PRINCIPLES, LATENCY_SETTINGS, MODEL_CHOICES
 from roofline.load.kernels import parse_overrides
 
@@ -57,9 +58,33 @@ def sweep_request(d: KernelDescriptor, param: str, sizes_text: str, fixed: Seque
         if bad:
             where = d.path or d.name
             raise InputError(f"--sizes {sizes_text:.60}: kernel '{d.name}' has no code for {param}="
-                             f"{', '.join(str(b) for b in bad[:5])}{' …' if len(bad) > 5 else ''}; {param} must be "
-                             f"one of {', '.join(f'{v:g}' for v in allowed)} ({where}: values.{param})")
+                             f"{', '.join(format_param(b) for b in bad[:5])}{' …' if len(bad) > 5 else ''}; {param} must be "
+                             f"one of {', '.join(format_param(v) for v in allowed)} ({where}: values.{param})")
     return SweepRequest(d, param, tuple(sizes), overrides, model, latency, eta, calibrated)
+
+
+def same_gpu(calibrated: MachineSpec, machine: MachineSpec) -> bool:
+    """Whether a measured spec was measured on the GPU `machine` describes: the spec itself, calibrate's id for it
+    ('h200-sxm-measured'), or a CUDA device name the two share."""
+    if calibrated is machine or calibrated.id in (machine.id, f"{machine.id}-measured"):
+        return True
+    names = set(calibrated.device_names) | {calibrated.measurement.get("device", "")}
+    return bool(names & set(machine.device_names))
+
+
+def check_calibrated(calibrated: MachineSpec, machine: MachineSpec | None) -> None:
+    """--calibrated gives the model measured figures of the GPU being modelled: a datasheet spec (no `measured: true`)
+    is no calibration, and another GPU's figures would be shown under this one's name. Both are refused (exit 2)."""
+    where = f"--calibrated {calibrated.path or calibrated.id}"
+    if not calibrated.measured:
+        raise InputError(f"{where}: {calibrated.id} is not a measured spec (its file has no 'measured: true'): "
+                         "--calibrated takes what 'roofline calibrate -o FILE' wrote on the GPU; a datasheet spec is "
+                         "named with --spec")
+    if machine is not None and not same_gpu(calibrated, machine):
+        measured_on = calibrated.measurement.get("device") or ", ".join(calibrated.device_names) or calibrated.id
+        raise InputError(f"{where}: measured on {measured_on}, not on {machine.name} ({machine.id}, --spec): its "
+                         f"figures would be shown under {machine.id}'s name; give --spec {calibrated.path or 'FILE'} "
+                         "alone, or a calibration of this GPU")
 
 
 def parse_efficiency(text: str) -> str | float:

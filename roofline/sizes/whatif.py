@@ -12,7 +12,7 @@ import datetime as _dt
 from typing import Any, Mapping, Sequence
 
 from roofline.model.types import KernelDescriptor, MachineSpec, Workload
-from roofline.sizes.request import SweepRequest
+from roofline.sizes.request import SweepRequest, check_calibrated
 from roofline.errors import InputError
 from roofline.load.specs import SpecCatalog
 from roofline.model.analysis import analyze, machine_summary
@@ -24,6 +24,9 @@ from roofline.model.geometry import launch_shapes
 from roofline.model.workload import evaluate
 from roofline.sizes import predict
 from roofline.sizes.fitted import summary
+from roofline.model.capacity import too_large
+from roofline.model.invariants import PLAUSIBLE
+from roofline.model.units import format_bytes, format_param
 
 PREDICTED_NOTE = (
     "Predicted from the spec alone (--predict): nothing was run or measured; every entry is SKIPPED with its "
@@ -36,12 +39,34 @@ BACKEND = "model"  # the results file's backend: no device ran anything
 def predict_spec(spec_name: str, calibrated: MachineSpec | None) -> MachineSpec:
     """The spec a prediction is made for: --spec by name or path; with 'auto' (no GPU to match) the --calibrated
     spec, else an InputError that says what to give."""
+    if calibrated is not None:
+        check_calibrated(calibrated, None)
     if spec_name and spec_name != "auto":
-        return SpecCatalog.bundled().resolve(spec_name)
+        machine = SpecCatalog.bundled().resolve(spec_name)
+        if calibrated is not None:
+            check_calibrated(calibrated, machine)
+        return machine
     if calibrated is not None:
         return calibrated
     raise InputError("--predict: no GPU is looked at, so --spec auto has nothing to match; name the GPU to predict "
                      "for with --spec (a bundled id like h100, or a YAML path) or give --calibrated FILE")
+
+
+def capacity_of(machine: MachineSpec) -> tuple[float, str, str]:
+    """The memory a predicted kernel's data must fit, and how a message names it: the spec's memory.capacity, the same
+    rule `measure` holds a device to (roofline.model.capacity); a spec without one is held to the most any GPU holds
+    (the top of memory.capacity's plausible range), so no prediction is made for data no GPU has."""
+    if machine.capacity:
+        return machine.capacity, f"{machine.id}'s memory.capacity", ""
+    return (PLAUSIBLE["memory_capacity"].high, "any GPU's memory",
+            f"{machine.id} gives no memory.capacity, and no GPU holds more")
+
+
+def refuse_unfit(work: Workload, machine: MachineSpec) -> None:
+    """--predict for one size: data the GPU cannot hold is refused, as `measure` refuses it on a device."""
+    if (why := too_large(work, *capacity_of(machine))) is not None:
+        raise InputError(f"--predict: {why}; no such GPU holds that data, so there is nothing to predict; choose "
+                         "smaller parameters with -p")
 
 
 def predicted_entry(d: KernelDescriptor, work: Workload, machine: MachineSpec) -> dict[str, Any]:
@@ -81,32 +106,54 @@ def predict_sweep(request: SweepRequest, machine: MachineSpec) -> dict[str, Any]
     d, param = request.kernel, request.param
     source = request.calibrated if request.calibrated is not None else machine
     figures = predict.machine_figures(source, {})
-    entries, shapes, compute = [], [], []
+    entries, shapes, compute, kept, dropped = [], [], [], [], []
+    limit = capacity_of(machine)
     for size in request.sizes:
         work = evaluate(d, {**request.fixed, param: compile_expr(str(size))})
+        if too_large(work, *limit) is not None:
+            dropped.append(size)
+            continue
+        kept.append(size)
         entries.append({**predicted_entry(d, work, machine), "size": size})
         shapes.append(launch_shapes(d, work, figures.sm_count))
         compute.append(compute_floor(work, source if source.roofs.get(work.roof) else machine))
+    if not entries:
+        last = evaluate(d, {**request.fixed, param: compile_expr(str(request.sizes[0]))})
+        raise InputError(f"--predict: {too_large(last, *limit)} already at the smallest size; no size of "
+                         f"--sizes fits, so there is nothing to predict: choose smaller sizes or -p values")
     predict.annotate(entries, shapes, figures, compute)
     doc = predicted_document(entries, machine)
     doc["sweep"] = {
-        "kernel": d.name, "param": param, "sizes": list(request.sizes),
+        "kernel": d.name, "param": param, "sizes": kept,
         "fixed": {k: v.source for k, v in request.fixed.items()},
         "model": figures.to_dict(), "overheads": {}, "summary": summary(entries),
-        "measurement": PREDICTED_NOTE, "predicted": True,
+        "measurement": PREDICTED_NOTE + dropped_note(param, dropped, machine), "predicted": True,
     }
     return doc
+
+
+def dropped_note(param: str, dropped: Sequence[int], machine: MachineSpec) -> str:
+    """What a predicted sweep left out, said where the results are read: sizes whose data no such GPU holds."""
+    if not dropped:
+        return ""
+    shown = ", ".join(format_param(s) for s in dropped[:4]) + (f" … ({len(dropped)} sizes)" if len(dropped) > 4 else "")
+    limit, where, note = capacity_of(machine)
+    return (f" Left out: {param}={shown}, whose data is larger than {where} ({format_bytes(limit)}"
+            f"{'; ' + note if note else ''}); measure refuses them on the device too.")
 
 
 def predict_kernels(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Any], machine: MachineSpec,
                     calibrated: MachineSpec | None = None) -> dict[str, Any]:
     """`analyze --predict`: each kernel at the given parameters, predicted from `machine` (or `calibrated`): a results
     document whose 'prediction' block holds the machine figures and what was assumed."""
+    if calibrated is not None:
+        check_calibrated(calibrated, machine)
     source = calibrated if calibrated is not None else machine
     figures = predict.machine_figures(source, {})
     entries, shapes, compute = [], [], []
     for d in kernels:
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
+        refuse_unfit(work, machine)
         entries.append(predicted_entry(d, work, machine))
         shapes.append(launch_shapes(d, work, figures.sm_count))
         compute.append(compute_floor(work, source if source.roofs.get(work.roof) else machine))

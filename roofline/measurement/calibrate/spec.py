@@ -135,6 +135,10 @@ def measured_spec(
         versions = ", ".join(f"{k} {device[k]}" for k in ("cupy_version", "driver", "cuda_runtime") if device.get(k))
         sources.append({"for": device_fields, "cite": f"CUDA device properties of {device_name} read by {where}"
                                                       + (f" ({versions})" if versions else "")})
+    if datasheet is not None and not datasheet.derived and datasheet.power_limit:
+        # the board's limit is no figure calibrate measures; the datasheet's, so the energy block is held to it
+        doc["power_limit"] = quantity_text(datasheet.power_limit, "power")
+        sources.append({"for": ["power_limit"], "cite": f"datasheet, not measured: copied from spec {datasheet.id}"})
     doc["sources"] = sources
     doc["measured"] = True
     doc["measurement"] = {"device": device_name, "date": date, "tool_version": tool_version, "method": METHOD}

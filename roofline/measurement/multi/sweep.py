@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from roofline.measurement.policy import MeasurePolicy
-from roofline.sizes.request import SweepRequest, sweep_request
+from roofline.sizes.request import SweepRequest, check_calibrated, sweep_request
 from roofline.load.kernels import KernelCatalog
 from roofline.load.specs import load_spec, SpecCatalog
 from roofline.errors import InputError
@@ -55,6 +55,8 @@ def sweep_on(request: SweepRequest, engine: Any, spec_name: str, policy: Measure
     # lazy: roofline.measurement.session imports numpy (start-up)
     from roofline.measurement.session import choose_machine, runnable
     machine = choose_machine(spec_name, engine, SpecCatalog.bundled())
+    if request.calibrated is not None:
+        check_calibrated(request.calibrated, machine)
     if machine is None:
         raise InputError("--backend numpy has no GPU spec to model with: name one with --spec (its bandwidth and "
                          "latency feed the prediction)")

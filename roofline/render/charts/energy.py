@@ -4,8 +4,10 @@ intensity.
 - left, FLOP/J (log-log): each machine's energy roofline for each roof it has an energy figure for (Choi et al.,
   IPDPS 2013: 1 / (ε_flop + ε_mem / I + π0·max(τ_flop, τ_mem / I))), with its energy-balance point and its time
   ridge marked; measured kernels (results with NVML energy) as filled points, the model's as hollow ones.
-- right, power (W, log x): the power each roof draws at its time ceiling (highest at the ridge), the power limit
-  the measured windows ran under, and each measured kernel's mean power.
+- right, power (W, log x): the power each roof draws at its time ceiling (highest at the ridge), held at the board's
+  power limit (the spec's power_limit, or the one the measured windows ran under), where the GPU lowers its clock
+  instead (Choi et al., IPDPS 2014), the uncapped model dotted above it; each measured kernel's mean power (filled)
+  and each model kernel's (hollow), labelled as such.
 
 Pure: machine blocks, analysis and results documents in, a Figure out; matplotlib is imported lazily. Results are
 read typed (ResultsDocument, KernelResult, MeasuredEnergy; issue 30); a machine block (the analysis machine summary)
@@ -35,7 +37,8 @@ def energy_lines(machine: dict[str, Any]) -> list[dict[str, Any]]:
         peak = machine["roofs"].get(roof)
         if not peak:
             continue
-        out.append({"machine": machine["id"], "roof": roof, "eps_flop": eps, "eps_mem": e["memory"]["dram"],
+        out.append({"machine": machine["id"], "power_limit": machine.get("power_limit"),
+                    "roof": roof, "eps_flop": eps, "eps_mem": e["memory"]["dram"],
                     "idle": e["idle_power"], "peak": peak, "bandwidth": machine["bandwidth"],
                     "energy_balance": e["memory"]["dram"] / eps, "ridge": peak / machine["bandwidth"]})
     return out
@@ -101,14 +104,22 @@ def energy_figure(machines: Sequence[dict[str, Any]], analysis_docs: Sequence[di
         label = mpl(f"{line['machine']} {line['roof']}")
         left.plot(grid, [flops_per_joule(x, *args) for x in grid], color=color, lw=2, label=label,
                   gid=f"{GID}energy-roof:{line['machine']}:{line['roof']}")
-        right.plot(grid, [power_at_ceiling(x, *args) for x in grid], color=color, lw=2, label=label,
+        power = [power_at_ceiling(x, *args) for x in grid]
+        cap = line["power_limit"]
+        if cap and max(power) > cap:  # the board lowers its clock instead (Choi et al., IPDPS 2014: the cap is a roof)
+            right.plot(grid, power, color=color, lw=0.8, ls=":", alpha=0.6,
+                       gid=f"{GID}power-line-uncapped:{line['machine']}:{line['roof']}")
+            power = [min(p, cap) for p in power]
+        right.plot(grid, power, color=color, lw=2, label=label,
                    gid=f"{GID}power-line:{line['machine']}:{line['roof']}")
         for ax in (left, right):
             ax.axvline(line["energy_balance"], color=color, ls=":", lw=1,
                        gid=f"{GID}energy-balance:{line['machine']}:{line['roof']}")
             ax.axvline(line["ridge"], color=color, ls="--", lw=0.8, alpha=0.6)
         right.axhline(line["idle"], color=color, ls="-.", lw=0.8, alpha=0.6)
-    limits = sorted({p["power_limit"] for p in points if p["power_limit"]})
+    # the board's limit: where measured windows recorded one, and the spec's power_limit (its datasheet's)
+    limits = sorted({p["power_limit"] for p in points if p["power_limit"]}
+                    | {m["power_limit"] for m in machines if m.get("power_limit")})
     for limit in limits:
         right.axhline(limit, color="#d62728", lw=1, ls="--", gid=f"{GID}power-limit")
         right.annotate(f"power limit {limit:.0f} W", (x_lo, limit), xytext=(4, 3), textcoords="offset points",
@@ -122,13 +133,17 @@ def energy_figure(machines: Sequence[dict[str, Any]], analysis_docs: Sequence[di
         for ax, y in ((left, p["flops_per_joule"]), (right, p["power"])):
             ax.annotate(mpl(f"{n} {p['name']}"), (p["intensity"], y), xytext=(4, 4), textcoords="offset points",
                         fontsize=7)
-    right.set_ylim(0, max([p["power"] for p in points] + limits
-                          + [power_at_ceiling(line["ridge"], line["eps_flop"], line["eps_mem"], line["idle"],
-                                              line["peak"], line["bandwidth"]) for line in lines]) * 1.15)
+    uncapped = [power_at_ceiling(line["ridge"], line["eps_flop"], line["eps_mem"], line["idle"], line["peak"],
+                                 line["bandwidth"]) for line in lines]
+    top = max([p["power"] for p in points] + limits + ([min(uncapped)] if limits and uncapped else uncapped))
+    right.set_ylim(0, (max(limits) * 1.3 if limits and top > max(limits) * 1.3 else top * 1.15))
     if lines:
         left.legend(loc="lower right", fontsize=8)
     left.set_title("energy roofline: dotted = energy balance, dashed = time ridge", fontsize=9)
-    right.set_title("power at the time ceiling (lines; dash-dot = idle) and measured mean power (points)", fontsize=9)
+    kinds = [k for k, present in (("measured mean power (filled)", any(p["measured"] for p in points)),
+                                  ("model, at the ceiling (hollow)", any(not p["measured"] for p in points))) if present]
+    right.set_title("power at the time ceiling (lines, held at the power limit; dotted: the uncapped model; dash-dot: "
+                    "idle)" + (f"\npoints: {', '.join(kinds)}" if kinds else ""), fontsize=9)
     fig.suptitle(mpl(title or "energy roofline (Choi et al. 2013): "
                  + ", ".join(dict.fromkeys(m["id"] for m in machines))), fontsize=11)
     return fig

@@ -69,10 +69,13 @@ def sweep_figure(doc: ResultsDocument | Mapping[str, Any], kernels: Sequence[str
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: format_rate(v) if v else "0"))
     ax.grid(True, which="major", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
+    # A predicted sweep (--predict) ran nothing: its points are the model's, drawn and labelled as predictions, never
+    # as achieved figures or as failures at 0 B/s.
+    measured_any = any(k.achieved_bandwidth for g in groups.values() for k in g)
     ax.set_xlabel("Bytes moved per launch (B)")
-    ax.set_ylabel("Achieved bandwidth (B/s)")
-    ax.set_title(mpl(title or f"Bandwidth vs size: {', '.join(groups)} on {doc.device_name}"), loc="left",
-                 fontsize=13)
+    ax.set_ylabel("Achieved bandwidth (B/s)" if measured_any else "Predicted bandwidth, bytes ÷ predicted time (B/s)")
+    what = "Bandwidth vs size" if measured_any else "Predicted bandwidth vs size"
+    ax.set_title(mpl(title or f"{what}: {', '.join(groups)} on {doc.device_name}"), loc="left", fontsize=13)
 
     # the latency-bound region and the Little's Law line; its note hangs below the lowest roof and its label, where
     # the latency-bound points (at most about half the bandwidth) never reach, so it overlaps neither
@@ -96,7 +99,8 @@ def sweep_figure(doc: ResultsDocument | Mapping[str, Any], kernels: Sequence[str
     for i, (name, entries) in enumerate(groups.items()):
         color = COLORS[(i + 1) % len(COLORS)]
         ok: list[KernelResult] = [k for k in entries if k.achieved_bandwidth and not k.failed]
-        bad = [k for k in entries if all(k is not o for o in ok)]
+        # a SKIPPED entry never ran: it is not a failure (a predicted sweep's are all SKIPPED, with predicted times)
+        bad = [k for k in entries if all(k is not o for o in ok) and k.failed]
         ax.plot([k.bytes for k in ok], [k.achieved_bandwidth for k in ok], "-o", color=color, markersize=6,
                 linewidth=1.6, gid=GID + "sweep-line")
         for k in ok:
@@ -108,14 +112,19 @@ def sweep_figure(doc: ResultsDocument | Mapping[str, Any], kernels: Sequence[str
         if bad:
             ax.plot([k.bytes for k in bad], [y_hi * 0.02] * len(bad), "X", color=FAILED_COLOR, markersize=9,
                     linestyle="", gid=GID + "point-failed")
-        handles.append(Line2D([], [], marker="o", color=color, label=mpl(f"{name} (achieved; % of its ceiling)")))
+        if ok:
+            handles.append(Line2D([], [], marker="o", color=color, label=mpl(f"{name} (achieved; % of its ceiling)")))
         predicted = [k for k in entries if k.predicted_time]
         if predicted:  # the model's prediction as the bandwidth it implies, beside the measured points
+            only = not ok  # nothing measured: the prediction's own points, hollow, so they read as no measurement
             ax.plot([k.bytes for k in predicted], [k.bytes / k.predicted_time for k in predicted], "--",
-                    color=color, linewidth=1.4, alpha=0.8, gid=GID + "sweep-prediction")
+                    color=color, linewidth=1.4, alpha=0.8, gid=GID + "sweep-prediction",
+                    **({"marker": "o", "markerfacecolor": "white", "markersize": 6} if only else {}))
             prediction = predicted[0].prediction
             model = prediction.model if prediction is not None and prediction.model is not None else "model"
-            handles.append(Line2D([], [], linestyle="--", color=color, label=mpl(f"{name} predicted ({model})")))
+            label = f"{name} predicted ({model}){', not measured' if only else ''}"
+            handles.append(Line2D([], [], linestyle="--", color=color, label=mpl(label),
+                                  **({"marker": "o", "markerfacecolor": "white"} if only else {})))
     if any(k.failed for g in groups.values() for k in g):
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR, label="FAILED verification"))
     ax.legend(handles=handles, loc="lower right", fontsize=8.5, framealpha=0.9)

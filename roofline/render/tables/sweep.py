@@ -113,6 +113,8 @@ def prediction_lines(m: dict[str, Any]) -> list[str]:
     if not m.get("sm_curve"):
         lines.append(f"  fewer blocks than SMs: {m.get('sm_curve_source')}")
     lines.append(f"  L2: {m.get('l2_source')}")
+    if m.get("accuracy"):
+        lines.append(str(m["accuracy"]))
     return lines
 
 
