@@ -55,6 +55,8 @@ def _gate(row: dict[str, Any]) -> str:
         return "FAIL: " + ", ".join(_SHORT[g].format(**row["thresholds"]) for g in row["failed_gates"])
     if row["verdict"] == "skip":
         return "skip"
+    if row["verdict"] == "above-ceiling":
+        return "above-ceiling *"
     return "pass" + (" *" if row["notes"] else "")
 
 
@@ -97,6 +99,8 @@ def summary_line(report: dict[str, Any]) -> str:
     else:
         verdict = f"{s['failed']} failed"
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
+    if s.get("above_ceiling"):  # never a pass: their figures are wrong (the notes say why)
+        skipped += f", {s['above_ceiling']} above their ceiling"
     compared = baseline_text(s)
     if s.get("baseline") and not s["baseline"]["ok"]:
         verdict = f"FAILED, {compared}" if not s["failed"] else f"{verdict}; {compared}"
@@ -137,7 +141,8 @@ def rich_table(report: dict[str, Any]) -> Any:
         table.add_column(col, justify="left" if i in _LEFT else "right", )
     for row in report["rows"]:
         values = _row_cells(row, has_baseline, energy)
-        style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
+        style = ("red" if row["verdict"] == "fail" else "dim" if row["verdict"] == "skip" else
+                 "yellow" if row["verdict"] == "above-ceiling" else None)
         table.add_row(*(literal(v) for v in values), style=style)
     return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
                      "vs baseline", "device",
@@ -203,13 +208,13 @@ def to_junit(report: dict[str, Any]) -> str:
     """JUnit XML: one testsuite per device, one testcase per kernel, <failure> per failed gate."""
     s = report["summary"]
     root = ET.Element("testsuites", name="roofline", tests=str(s["kernels"]), failures=str(s["failed"]),
-                      skipped=str(s["skipped"]))
+                      skipped=str(s["skipped"] + s.get("above_ceiling", 0)))
     for device in report["devices"]:
         rows = [r for r in report["rows"] if r["device"] == device["label"]]
         suite = ET.SubElement(
             root, "testsuite", name=device["label"], tests=str(len(rows)),
             failures=str(sum(r["verdict"] == "fail" for r in rows)),
-            skipped=str(sum(r["verdict"] == "skip" for r in rows)),
+            skipped=str(sum(r["verdict"] in ("skip", "above-ceiling") for r in rows)),
             time=f"{sum(r['time_median'] or 0.0 for r in rows):.9f}",
         )
         props = ET.SubElement(suite, "properties")
@@ -228,6 +233,8 @@ def to_junit(report: dict[str, Any]) -> str:
                 failure.text = detail
             elif r["verdict"] == "skip":
                 ET.SubElement(case, "skipped", message="; ".join(r["notes"]))
+            elif r["verdict"] == "above-ceiling":  # not a pass, and no gate failed: its figure cannot be judged
+                ET.SubElement(case, "skipped", message="above-ceiling: " + "; ".join(r["notes"]))
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
