@@ -17,7 +17,7 @@ from roofline.ncu.halfprec import roof_text
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, styled, xml
 from roofline.records.document import ResultsDocument
-from roofline.records.coverage import (REASONS_SHOWN, AboveCeiling, Bounds, Unmodelled, above_ceiling,
+from roofline.records.coverage import (MATERIAL, MOSTLY_UNKNOWN, REASONS_SHOWN, AboveCeiling, Bounds, Unmodelled, above_ceiling,
                                        fraction_bounds, input_kind, utilisation_bounds)
 from roofline.records.groups import Group, Program
 from roofline.gates.groups import ABOVE
@@ -135,9 +135,9 @@ def bounded(b: Bounds, name: str) -> str:
     if b.exact:
         return f"{name} {format_fraction(b.modelled)}"
     if b.unknown:
-        return f"{name} n/a ({b.unmodelled_share:.1%} of GPU time has no model)"
-    high = f", ≤ {format_fraction(b.high)}" if b.high is not None else ""
-    return f"{name} ≥ {format_fraction(b.low)} ({b.unmodelled_share:.1%} of GPU time has no model{high})"
+        return f"{name} n/a"
+    high = f" (≤ {format_fraction(b.high)})" if b.high is not None else ""
+    return f"{name} ≥ {format_fraction(b.low)}{high}"
 
 
 def utilisation(b: Bounds, name: str, peak: str) -> str:
@@ -180,6 +180,7 @@ def program_line(p: Program, step: Mapping[str, Any] | None, machine: Mapping[st
     whole = bounded(b, "time-weighted fraction of ceiling over all GPU time")
     line = (f"program: GPU time {format_time(p.gpu_time)} (every GPU event), of it "
             f"{p.unmodelled_share:.1%} ({format_time(p.unmodelled_time)}) with no model and in no group; {whole}"
+            + ("" if b.exact else " (the unmodelled work's own fraction is unknown)")
             + ("" if b.exact else f"; the modelled {format_time(p.time)} alone at "
                                   f"{format_fraction(p.fraction_of_ceiling)}")
             + f", speed-of-light time {format_time(p.sol_time)}, {recoverable}" + above_text)
@@ -205,6 +206,10 @@ def step_text(s: Mapping[str, Any]) -> str:
         mfu = utilisation(utilisation_bounds(s["mfu"], lost, wall_time, gpu_time), "MFU", roof)
         hfu = utilisation(utilisation_bounds(s.get("hfu"), lost, wall_time, gpu_time), "HFU", roof)
         text += (f", {mfu} and {hfu} of {roof}; MFU counts matrix ops' FLOPs, HFU every modelled FLOP")
+    share = lost / gpu_time if gpu_time > 0 else 0.0
+    if share > MATERIAL:
+        text += (f" ({share:.1%} of the GPU time has no model: " + ("most is unknown, so n/a"
+                 if share > MOSTLY_UNKNOWN else "its FLOPs can only add, so lower bounds (≥)") + ")")
     return text
 
 
