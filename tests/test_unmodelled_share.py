@@ -321,14 +321,17 @@ def test_a_group_above_its_ceiling_gets_its_own_verdict_naming_the_cause(run_cli
     assert "**above-ceiling**" in out
 
 
-def test_a_program_above_its_ceiling_and_strict_model_on_a_grouped_profile(run_cli, tmp_path: Path) -> None:
+@pytest.mark.parametrize("l2, cause", [("60 MiB", "l2-resident"), (None, "spec-or-model")])
+def test_a_program_above_its_ceiling_and_strict_model_on_a_grouped_profile(run_cli, tmp_path: Path,
+                                                                           l2: str | None, cause: str) -> None:
     out_file = tmp_path / "slow.json"
-    code, _, err = run_cli("import", "torch", STEP, "--spec", _slow_spec(tmp_path, "60 MiB"), "-o", out_file)
+    code, _, err = run_cli("import", "torch", STEP, "--spec", _slow_spec(tmp_path, l2), "-o", out_file)
     assert code in (0, None), err
     code, out, err = run_cli("report", out_file, "--max-unmodelled", "60%", "--format", "json")
     program = json.loads(out)["programs"][0]
     assert program["verdict"] == "above-ceiling" and program["fraction_of_ceiling"] > 1.02
-    assert program["above_ceiling"]["cause"] == "spec-or-model"
+    assert program["above_ceiling"]["cause"] == cause  # with an L2 every group above its roof fits in it
+    assert f"aten::clamp_min (273%, {cause})" in program["notes"][0]
     code, out, err = run_cli("report", out_file, "--max-unmodelled", "60%", "--strict-model", "--format", "json")
     assert code == 1 and "(--strict-model)" in err
     report = json.loads(out)

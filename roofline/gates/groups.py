@@ -18,6 +18,7 @@ here; roofline.render.tables.grouped formats them. Pure.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 from roofline.records.coverage import (MAX_UNMODELLED, AboveCeiling, Bounds, above_ceiling, bound_of,
@@ -79,6 +80,16 @@ def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
         timeline = doc.timeline
         failures += idle_failures(timeline, max_idle)
         above = above_ceiling(program.fraction_of_ceiling, None, None, doc.machine, kind)
+        beyond = [r for r in rows if r["device"] == label and "above_ceiling" in r]
+        if above is not None and beyond:  # the program beats its roof because these groups do: name them
+            named = ", ".join(f"{r['name']} ({r['fraction_of_ceiling']:.0%}, {r['above_ceiling']['cause']})"
+                              for r in beyond[:3]) + (f" and {len(beyond) - 3} more" if len(beyond) > 3 else "")
+            if all(r["above_ceiling"]["cause"] == "l2-resident" for r in beyond):
+                above = replace(above, cause="l2-resident", text=(
+                    f"above its ceiling, at {above.fraction:.0%} of it: its groups above their own ceilings all "
+                    f"most likely read L2-resident operands ({named}), which the model counts as DRAM traffic"))
+            else:
+                above = replace(above, text=f"{above.text}; the groups above their own ceilings: {named}")
         programs.append({**program.totals(), **program.shown_extra,
                          **({"step": timeline.step} if timeline is not None else {}),
                          **({"unmodelled": unmodelled.to_json()} if unmodelled is not None else {}),

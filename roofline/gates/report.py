@@ -80,6 +80,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                 "change": change, "baseline_time": base_time}
     if kernel.imported:  # from `roofline import ncu`: not ours to check
         notes.append("imported: not verified by roofline")
+    above = None  # the kernel above its ceiling, and why (not judged for a kernel that failed verification)
     if kernel.failed:
         reason = "not verified" if kernel.status is not Status.FAILED else "FAILED verification"
         error = kernel.error
@@ -124,7 +125,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                     notes.append(text)
     verdict = "fail" if failures else (ABOVE if above is not None else "pass")
     return {"verdict": verdict, "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
-            "baseline_time": base_time}
+            "baseline_time": base_time, **({"above_ceiling": above.to_json()} if above is not None else {})}
 
 
 def _interval_text(ci: Any) -> str:
@@ -219,6 +220,7 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 "failed_gates": gate["failed_gates"],
                 "notes": gate["notes"] + ([throttled] if throttled else []) + ([over] if over else []),
                 "throttled": throttled,
+                **({"above_ceiling": gate["above_ceiling"]} if "above_ceiling" in gate else {}),
                 **_energy_fields(kernel),
             })
     report: dict[str, Any] = {

@@ -91,7 +91,13 @@ def group_row(rank: int, g: Group | Mapping[str, Any]) -> list[str]:
             format_count(g.flops), format_bytes(g.bytes),
             "-" if g.intensity is None else f"{g.intensity:.3g}", format_flops(g.achieved_flops),
             format_rate(g.achieved_bandwidth), roof, format_fraction(g.fraction_of_ceiling),
-            format_time(g.sol_time), format_time(g.recoverable_time), _model_cell(g)]
+            format_time(g.sol_time), _recoverable(g.recoverable_time), _model_cell(g)]
+
+
+def _recoverable(time: float) -> str:
+    """A group faster than its roof has nothing to recover: its negative 'recoverable' time is the error its verdict
+    (above-ceiling) names, not time to win back."""
+    return "–" if time < 0 else format_time(time)
 
 
 UNMODELLED = "unmodelled"
