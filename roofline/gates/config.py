@@ -101,6 +101,9 @@ class GateConfig:
             parts.append(f"more than {self.default.max_regression:.0%} slower than baseline fails")
         if self.min_energy_fraction is not None:
             parts.append(f"below {self.min_energy_fraction:.0%} of the energy ceiling fails")
+        if self.max_unmodelled is not None:
+            parts.append(f"a grouped profile's program with more than {self.max_unmodelled:.0%} of its GPU time "
+                         "unmodelled fails")
         if self.kernels:
             parts.append(f"{len(self.kernels)} per-kernel override(s)")
         return "; ".join(parts)
