@@ -157,6 +157,27 @@ def test_report_formats_show_shares_of_all_and_the_unmodelled_rows(run_cli, step
     assert skipped is not None and "11.1% of GPU time" in skipped.get("message", "")
 
 
+def test_the_kernel_report_of_an_ungrouped_trace_lists_the_unmodelled_time(run_cli, tmp_path: Path) -> None:
+    doc, _ = import_traces([STEP], "h200", group_by="none")
+    path = tmp_path / "launches.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    time = sum(u["time"] for u in doc["unmodelled"])
+    line = f"unmodelled: {format_time(time)}, {time / GPU_TIME:.1%} of GPU time"
+    code, out, err = run_cli("report", path, "--wide")
+    assert code == 0, err
+    flat = " ".join(out.split())  # the caption wraps at the terminal's width
+    assert line in flat and "no model for aten::nonzero (4 µs, 11.1%)" in flat
+    code, out, _ = run_cli("report", path, "--format", "markdown")
+    assert "**Unmodelled**" in out and line in out
+    code, out, _ = run_cli("report", path, "--format", "json")
+    assert json.loads(out)["devices"][0]["unmodelled"]["time"] == pytest.approx(time)
+    code, out, _ = run_cli("report", path, "--format", "junit")
+    root = ET.fromstring(out.split("?>", 1)[1])
+    case = next(c for c in root.iter("testcase") if c.get("name") == "unmodelled: no model for aten::nonzero")
+    assert "11.1% of GPU time" in case.find("skipped").get("message", "")
+    assert int(root.get("tests")) == len(doc["kernels"]) + len({u["why"] for u in doc["unmodelled"]})
+
+
 def test_the_png_side_panel_lists_the_unmodelled_time(step_doc: dict) -> None:
     pytest.importorskip("matplotlib")
     from roofline.render.charts.profile import profile_figure

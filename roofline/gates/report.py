@@ -159,9 +159,12 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
     elsewhere = 0  # rows (not skipped) of a device the baseline has no results of
     for label, results in zip(device_labels(files), files):
         doc = results.typed
+        unmodelled = doc.unmodelled()  # an imported trace's work no model covers: shown beside the kernels
         devices.append({"label": label, "name": doc.device_name, "spec_id": doc.spec_id,
                         "machine": doc.machine_id, "backend": doc.backend, "created": doc.created,
-                        "source": results.source})
+                        "source": results.source,
+                        **({"unmodelled": unmodelled.to_json()} if unmodelled is not None and unmodelled.time
+                           else {})})
         device_in_baseline = any(_same_device(b.typed, doc) for b in baseline)
         kind = input_kind(doc.extra)
         for kernel in doc.kernels:

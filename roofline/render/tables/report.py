@@ -15,6 +15,8 @@ from roofline.render.text import literal, md, md_code, xml
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
 from roofline.load.jsonio import dumps
 from roofline.gates.report import baseline_text
+from roofline.records.coverage import Unmodelled
+from roofline.render.tables.grouped import UNMODELLED, unmodelled_line
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -121,8 +123,20 @@ def _fail_text(row: dict[str, Any]) -> list[str]:
     return list(row["failures"]) + ([row["throttled"]] if row.get("throttled") else [])
 
 
+def _unmodelled(device: dict[str, Any]) -> Unmodelled | None:
+    """An imported trace's work no model covers (its kernels are only the modelled ones), where the device has it."""
+    block = device.get("unmodelled")
+    return Unmodelled.from_json(block) if isinstance(block, dict) else None
+
+
+def _unmodelled_lines(report: dict[str, Any]) -> list[str]:
+    """'DEVICE: unmodelled: 1.02 ms, 27.1% of GPU time: ...' per device with work no model covers."""
+    return [f"{d['label']}: {unmodelled_line(u)}" for d in report["devices"]
+            if (u := _unmodelled(d)) is not None and u.reasons]
+
+
 def _footer(report: dict[str, Any]) -> str:
-    lines = [_gates_line(report)]
+    lines = [_gates_line(report), *_unmodelled_lines(report)]
     for r in report["rows"]:
         if r["verdict"] == "fail":
             lines.append(f"FAIL {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(_fail_text(r))}")
@@ -173,6 +187,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += ["", "**Failed gates**", ""]
         for r in failed:
             lines.append(f"- {_md_where(r)}: {md('; '.join(_fail_text(r)))}")
+    unmodelled = _unmodelled_lines(report)
+    if unmodelled:  # the kernels' shares leave it out: it is said beside them, by reason
+        lines += ["", "**Unmodelled**", ""] + [f"- {md(line)}" for line in unmodelled]
     noted = [r for r in report["rows"] if r["verdict"] != "fail" and r["notes"]]
     if noted:
         lines += ["", "**Notes**", ""]
@@ -238,13 +255,22 @@ def to_junit(report: dict[str, Any]) -> str:
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+        u = _unmodelled(device)
+        for reason in u.reasons if u is not None else ():  # no model to judge it by: skipped, with its share
+            case = ET.SubElement(suite, "testcase", classname=classname, name=f"{UNMODELLED}: {reason.why}",
+                                 time=f"{reason.time:.9f}")
+            ET.SubElement(case, "skipped", message=f"{reason.text}: {reason.share:.1%} of GPU time, no model")
+            suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+            suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+            root.set("tests", str(int(root.get("tests", "0")) + 1))
+            root.set("skipped", str(int(root.get("skipped", "0")) + 1))
     baseline = s.get("baseline")
     if baseline is not None and not baseline["ok"]:  # a failed report shows as a failed test, not all green
         suite = ET.SubElement(root, "testsuite", name="baseline", tests="1", failures="1", skipped="0", time="0")
         case = ET.SubElement(suite, "testcase", classname="roofline.baseline", name="compared with the baseline",
                              time="0")
         ET.SubElement(case, "failure", message=baseline_text(s) or "", type="roofline.baseline")
-        root.set("tests", str(s["kernels"] + 1))
+        root.set("tests", str(int(root.get("tests", "0")) + 1))
         root.set("failures", str(s["failed"] + 1))
     for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
         element.attrib.update({key: xml(value) for key, value in element.attrib.items()})
