@@ -150,8 +150,9 @@ def fraction_bounds(sol_time: float, modelled_time: float, unmodelled_time: floa
     sol_u >= 0 (no work takes negative time), so sol_m / T is a valid LOWER bound whatever the unmodelled work is.
     sol_u <= T_u holds when no unmodelled kernel beats its roof (the same premise as every roofline: a kernel
     above its ceiling is an error, see above_ceiling), so (sol_m + T_u) / T is the upper bound. The figure from the
-    modelled part alone, sol_m / T_m, lies inside the range but is neither bound: it assumes the unmodelled work
-    runs at the modelled work's mean fraction, which nothing says."""
+    modelled part alone, sol_m / T_m, lies inside the range (when it is at most 1) but is neither bound: it assumes
+    the unmodelled work runs at the modelled work's mean fraction, which nothing says. The same reasoning bounds the
+    fraction over the wall time (sol / wall): utilisation_bounds, with T_u / wall as the most it can add."""
     total = modelled_time + unmodelled_time
     modelled = sol_time / modelled_time if modelled_time > 0 else None
     if total <= 0:
