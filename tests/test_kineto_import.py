@@ -153,12 +153,15 @@ def test_cli_writes_what_report_reads(tmp_path: Path, monkeypatch: pytest.Monkey
         assert doc["groups"][0]["by"] == group_by
         names = {g["name"] for g in doc["groups"]}
         assert {"op": "aten::addmm", "kernel": "splitKreduce_kernel", "module": "Linear_0"}[group_by] in names
+        # half this step's GPU time has no model (fake_model): the default 5% --max-unmodelled gate fails it
         report = runner.invoke(cli, ["report", str(out), "--format", "json"])
+        assert report.exit_code == 1 and "--max-unmodelled gate" in report.output, report.output
+        report = runner.invoke(cli, ["report", str(out), "--format", "json", "--max-unmodelled", "100%"])
         assert report.exit_code == 0, report.output
         program = json.loads(report.stdout)["programs"][0]
         assert program["time"] == pytest.approx(doc["program"]["time"])
         assert program["groups"] == len(doc["groups"])
-        failing = runner.invoke(cli, ["report", str(out), "--fail-below-program", "0.99"])
+        failing = runner.invoke(cli, ["report", str(out), "--fail-below-program", "0.99", "--max-unmodelled", "1"])
         assert failing.exit_code == 1, failing.output
 
 

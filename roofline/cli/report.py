@@ -18,6 +18,7 @@ from roofline.gates.baseline import apply_baseline, baseline_message
 from roofline.gates.groups import group_failure_message, group_report
 from roofline.render.tables.baseline import baseline_markdown, baseline_tables
 from roofline.render.tables.step import step_markdown, step_tables, with_step_junit
+from roofline.records.coverage import MAX_UNMODELLED
 from roofline.render.tables import grouped as grouped_tables, report as report_tables
 from roofline.render.tables.report import rich_table
 from roofline.gates.nodes import slow_nodes_text
@@ -60,8 +61,14 @@ from roofline.load.jsonio import dumps
               help="For an imported PyTorch trace ('import torch', 'profile --with torch'): fail the step when the "
                    "GPU sat idle for more than this fraction of its window (0.4 or 40%; HTA's definition: the window "
                    "less the union of kernels, copies and fills), on any rank. Gates the step, not its kernels.")
+@click.option("--max-unmodelled", type=Fraction(), default=None,
+              help="For an imported PyTorch trace ('import torch', 'profile --with torch'): fail the program when "
+                   "more than this fraction of its GPU time has no model (default 5%; 'max_unmodelled' in a --gates "
+                   "file): its figures would judge only the part a model covers.")
 @click.option("--strict-model", is_flag=True,
-              help="Fail a verified kernel above 102% of its ceiling: the model under-counts its bytes or FLOPs.")
+              help="Fail a kernel, group or program above 102% of its ceiling (without it, its verdict is "
+                   "'above-ceiling', never a pass): the model under-counts its bytes or FLOPs, the spec is not this "
+                   "GPU's, or operands came from L2.")
 @click.option("--min-energy-fraction", type=Fraction(), default=None,
               help="Fail a verified kernel whose minimum energy (the spec's energy roofline) is less than this "
                    "fraction of the energy NVML measured per run (0.5 or 50%); see docs/energy.md.")
@@ -69,7 +76,8 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
            baseline: Path | None, max_regression: float | None, gates_path: Path | None,
            regression_test: str, allow_unknown_ceiling: bool, strict_model: bool,
            outlier: float | None = None, fail_below_program: float | None = None,
-           max_idle: float | None = None, min_energy_fraction: float | None = None) -> None:
+           max_idle: float | None = None, min_energy_fraction: float | None = None,
+           max_unmodelled: float | None = None) -> None:
     """Achieved vs attainable per kernel and device, with CI gates.
 
     Reads one or more results files from 'roofline measure' (several machines or runs) and shows, per kernel:
@@ -89,12 +97,16 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
       roofline report results.json --gates gates.yaml --format junit -o roofline-junit.xml
       roofline report gpt2.json --fail-below 0.3 --fail-below-program 0.25   # a grouped profile
       roofline report step.json --max-idle 40%        # an imported trace: the GPU idle at most 40% of the step
+      roofline report step.json --max-unmodelled 20%  # pass a program with up to 20% of its GPU time unmodelled
     """
     files = [load_results(p) for p in results]
-    if any(f.doc.get("groups") for f in files) or fail_below_program is not None or max_idle is not None:
-        _report_groups(files, fmt, output, fail_below, fail_below_program, max_idle,
+    if (any(f.doc.get("groups") for f in files) or fail_below_program is not None or max_idle is not None
+            or max_unmodelled is not None):
+        config = load_gates(gates_path) if gates_path is not None else None
+        _report_groups(files, fmt, output, fail_below, fail_below_program, max_idle, strict_model=strict_model,
+                       max_unmodelled=max_unmodelled, config=config,
                        baseline=baseline, max_regression=max_regression, regression_test=regression_test,
-                       gates=gates_path, outlier=outlier, min_energy_fraction=min_energy_fraction)
+                       outlier=outlier, min_energy_fraction=min_energy_fraction)
         return
     baseline_files = [load_results(baseline)] if baseline is not None else []
     if max_regression is not None and baseline is None:
@@ -120,18 +132,26 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
 
 
 def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float | None,
-                   fail_below_program: float | None, max_idle: float | None = None, baseline: Path | None = None,
-                   max_regression: float | None = None, regression_test: str = "ci", **kernel_only: object) -> None:
+                   fail_below_program: float | None, max_idle: float | None = None, strict_model: bool = False,
+                   max_unmodelled: float | None = None, config: GateConfig | None = None,
+                   baseline: Path | None = None, max_regression: float | None = None, regression_test: str = "ci",
+                   **kernel_only: object) -> None:
     """Issue 11: a grouped profile is reported and gated by group (roofline.gates.groups), ranked by
     recoverable time; issue 40: --baseline compares each group and the program with another profile
-    (roofline.gates.baseline). The kernel-only gates (per-kernel YAML, outliers, energy) do not apply to groups."""
+    (roofline.gates.baseline). The kernel-only gates (per-kernel entries, outliers, energy) do not apply to groups.
+    A gates file gives its default fail_below and max_unmodelled (the options win); --strict-model fails a group or
+    program above its ceiling (issue 38)."""
     given = [f"--{k.replace('_', '-')}" for k, v in kernel_only.items() if v is not None]
+    if config is not None and config.kernels:
+        given.append(f"{config.source}: kernels (per-kernel gates)")
+    if config is not None and config.default.max_regression is not None and max_regression is None:
+        max_regression = config.default.max_regression  # with --baseline, the gates file's default applies to groups
     if given:
         raise InputError(f"{', '.join(given)} gate kernels; a grouped profile is gated with --fail-below "
                          "(each group), --fail-below-program (the whole), --max-idle (the step) and --baseline with "
                          "--max-regression: report it without the groups by importing again with "
                          "'roofline import ncu --group-by none'")
-    if max_regression is not None and baseline is None:
+    if max_regression is not None and baseline is None and (config is None or config.default.max_regression is None):
         raise InputError("--max-regression needs --baseline FILE to compare with")
     untimed = [f.name for f in files if "timeline" not in f.doc]
     if max_idle is not None and untimed:
@@ -141,7 +161,11 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
     if missing:
         raise InputError(f"{missing[0]}: has no groups; --fail-below-program and grouped reports need results from "
                          "'roofline profile' or 'roofline import ncu --group-by op' (report such files apart)")
-    doc = group_report(files, fail_below, fail_below_program, max_idle)
+    if config is not None:
+        fail_below = fail_below if fail_below is not None else config.default.fail_below
+        max_unmodelled = max_unmodelled if max_unmodelled is not None else config.max_unmodelled
+    doc = group_report(files, fail_below, fail_below_program, max_idle, strict_model=strict_model,
+                       max_unmodelled=MAX_UNMODELLED if max_unmodelled is None else max_unmodelled)
     if baseline is not None:
         base = load_results(baseline)
         if not base.doc.get("groups"):

@@ -5,6 +5,8 @@ The gates file (YAML):
   default:                   # for every kernel
     fail_below: 0.7          # or "70%"
     max_regression: 0.05     # or "5%"
+    max_unmodelled: 0.05     # a grouped profile's program: at most this share of GPU time without a model
+                             # (default block only; report --max-unmodelled replaces it; 5% when neither says)
   kernels:                   # per kernel name; overrides the default, key by key
     sum: {fail_below: 0.5}
     matmul_naive: {fail_below: null}   # null switches a gate off for this kernel
@@ -23,6 +25,7 @@ from roofline.load.yamlio import read_yaml_mapping
 
 GATES_SCHEMA_VERSION = 1
 _GATE_KEYS = ("fail_below", "max_regression")
+_PROGRAM_KEYS = ("max_unmodelled",)  # gates of a whole program: the default block only
 
 
 def parse_fraction(value: Any, what: str) -> float:
@@ -60,6 +63,9 @@ class GateConfig:
     # (--min-energy-fraction) a verified kernel whose measured energy is above its energy ceiling by more than this
     # allows (min energy / measured energy below it) fails; roofline.gates.report.energy_gate
     min_energy_fraction: float | None = None
+    # (max_unmodelled in the default block) a grouped profile's program fails when more than this share of its GPU
+    # time has no model; None: report's default (roofline.records.coverage.MAX_UNMODELLED)
+    max_unmodelled: float | None = None
 
     def check_names(self, names: set[str]) -> None:
         """Per-kernel entries must name kernels in the results: a misspelt name would switch nothing on or off."""
@@ -95,6 +101,9 @@ class GateConfig:
             parts.append(f"more than {self.default.max_regression:.0%} slower than baseline fails")
         if self.min_energy_fraction is not None:
             parts.append(f"below {self.min_energy_fraction:.0%} of the energy ceiling fails")
+        if self.max_unmodelled is not None:
+            parts.append(f"a grouped profile's program with more than {self.max_unmodelled:.0%} of its GPU time "
+                         "unmodelled fails")
         if self.kernels:
             parts.append(f"{len(self.kernels)} per-kernel override(s)")
         return "; ".join(parts)
@@ -120,9 +129,12 @@ def gates_from_mapping(data: Any, source: str = "<gates>") -> GateConfig:
         if not isinstance(raw, dict):
             raise InputError(f"{source}: {where}: expected a mapping with fail_below and/or max_regression")
         out: dict[str, float | None] = {}
+        known = _GATE_KEYS + (_PROGRAM_KEYS if where == "default" else ())
         for key, value in raw.items():
-            if key not in _GATE_KEYS:
-                raise InputError(f"{source}: {where}.{key}: unknown gate; known gates: {', '.join(_GATE_KEYS)}")
+            if key not in known:
+                extra = (f" ({', '.join(_PROGRAM_KEYS)} gates a whole program: give it under default)"
+                         if key in _PROGRAM_KEYS else "")
+                raise InputError(f"{source}: {where}.{key}: unknown gate; known gates: {', '.join(known)}{extra}")
             out[key] = None if value is None else parse_fraction(value, f"{source}: {where}.{key}")
         return out
 
@@ -131,7 +143,8 @@ def gates_from_mapping(data: Any, source: str = "<gates>") -> GateConfig:
     if not isinstance(kernels_raw, dict):
         raise InputError(f"{source}: kernels: expected a mapping of kernel name to gates")
     kernels = {str(name): thresholds(raw, f"kernels.{name}") for name, raw in kernels_raw.items()}
-    return GateConfig(Thresholds(default.get("fail_below"), default.get("max_regression")), kernels, source)
+    return GateConfig(Thresholds(default.get("fail_below"), default.get("max_regression")), kernels, source,
+                      max_unmodelled=default.get("max_unmodelled"))
 
 
 def load_gates(path: Path) -> GateConfig:

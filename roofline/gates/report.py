@@ -5,7 +5,9 @@ Gates:
   fail_below     a verified kernel achieving less than this fraction of its ceiling fails;
   max_regression a kernel whose median time is more than this fraction slower than the baseline's fails, when
                  (the default 'ci' test) the 95 % bootstrap intervals of the two medians do not overlap too.
-  model          (--strict-model) a verified kernel above 102 % of its ceiling fails: the model under-counts.
+  model          a kernel above 102 % of its ceiling gets the verdict 'above-ceiling' (never 'pass'), naming the
+                 likely cause (roofline.records.coverage.above_ceiling: L2-resident operands, or the spec or the
+                 model); with --strict-model it fails.
   energy         (--min-energy-fraction) a verified kernel whose minimum energy (the spec's energy roofline) is less
                  than this fraction of the energy NVML measured per run fails; one without a measured energy or an
                  energy ceiling fails it too, unless unknown ceilings are allowed (issue 33, docs/energy.md).
@@ -29,11 +31,13 @@ from roofline.gates.config import GateConfig, Thresholds
 from roofline.records.document import (MODEL_ERROR_FRACTION, KernelResult, ResultsDocument, Status,
                                        model_error_warning)
 from roofline.records.schema import RESULTS_SCHEMA
+from roofline.records.coverage import above_ceiling, input_kind
 from roofline.records.files import ResultsFile, device_labels, params_text
 from roofline.model.units import format_time
 from roofline.gates.hosts import device_name, outliers
 
 REPORT_SCHEMA = "roofline/report/v1"
+ABOVE = "above-ceiling"  # a row's verdict: above its ceiling, no gate failed; never a pass
 
 
 # ---- evaluation -------------------------------------------------------------------------------
@@ -56,8 +60,11 @@ def _fraction_text(fraction: float | None) -> str:
 
 def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelResult | None,
                     device_in_baseline: bool = True, allow_unknown_ceiling: bool = False,
-                    strict_model: bool = False, regression_test: str = "ci") -> dict[str, Any]:
-    """One report row's gate part: verdict 'pass', 'fail' or 'skip', with the reasons."""
+                    strict_model: bool = False, regression_test: str = "ci",
+                    machine: Mapping[str, Any] | None = None, kind: str = "the results file") -> dict[str, Any]:
+    """One report row's gate part: verdict 'pass', 'fail', 'skip', or 'above-ceiling' for a kernel beyond its
+    ceiling that no gate failed (never a pass: its figure is wrong, and the note names the likely cause from
+    `machine`'s L2 and the input's `kind`; --strict-model fails it), with the reasons."""
     fraction = kernel.fraction_of_ceiling
     time = kernel.time_median
     failures: list[str] = []
@@ -73,6 +80,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                 "change": change, "baseline_time": base_time}
     if kernel.imported:  # from `roofline import ncu`: not ours to check
         notes.append("imported: not verified by roofline")
+    above = None  # the kernel above its ceiling, and why (not judged for a kernel that failed verification)
     if kernel.failed:
         reason = "not verified" if kernel.status is not Status.FAILED else "FAILED verification"
         error = kernel.error
@@ -89,8 +97,14 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
             elif fraction < thresholds.fail_below:
                 failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
                 failed_gates.append("fail_below")
-        if fraction is not None and fraction > MODEL_ERROR_FRACTION and not kernel.imported:
-            text = caveats.line(model_error_warning(fraction))
+        above = above_ceiling(fraction, kernel.bound,
+                              kernel.bytes / (kernel.launches or 1) if kernel.bytes is not None else None,
+                              machine, kind)
+        if above is not None:
+            # a verified kernel's bytes are its descriptor's: the model's words; an imported one's, the likely cause
+            text = (caveats.line(model_error_warning(fraction))
+                    + (f"; {above.text}" if above.cause == "l2-resident" else "")
+                    if not kernel.imported else above.text)
             if strict_model:
                 failures.append(text)
                 failed_gates.append("model")
@@ -109,8 +123,9 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                     failed_gates.append("max_regression")
                 else:
                     notes.append(text)
-    return {"verdict": "fail" if failures else "pass", "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
-            "baseline_time": base_time}
+    verdict = "fail" if failures else (ABOVE if above is not None else "pass")
+    return {"verdict": verdict, "failures": failures, "failed_gates": failed_gates, "notes": notes, "change": change,
+            "baseline_time": base_time, **({"above_ceiling": above.to_json()} if above is not None else {})}
 
 
 def _interval_text(ci: Any) -> str:
@@ -144,10 +159,14 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
     elsewhere = 0  # rows (not skipped) of a device the baseline has no results of
     for label, results in zip(device_labels(files), files):
         doc = results.typed
+        unmodelled = doc.unmodelled()  # an imported trace's work no model covers: shown beside the kernels
         devices.append({"label": label, "name": doc.device_name, "spec_id": doc.spec_id,
                         "machine": doc.machine_id, "backend": doc.backend, "created": doc.created,
-                        "source": results.source})
+                        "source": results.source,
+                        **({"unmodelled": unmodelled.to_json()} if unmodelled is not None and unmodelled.time
+                           else {})})
         device_in_baseline = any(_same_device(b.typed, doc) for b in baseline)
+        kind = input_kind(doc.extra)
         for kernel in doc.kernels:
             name, params = kernel.key
             # The same device name, else the same machine spec: never a kernel measured on another GPU.
@@ -157,7 +176,8 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
             if not baseline:  # nothing to regress against
                 thresholds = replace(thresholds, max_regression=None)
             gate = evaluate_kernel(kernel, thresholds, base if baseline else None, device_in_baseline,
-                                   config.allow_unknown_ceiling, config.strict_model, config.regression_test)
+                                   config.allow_unknown_ceiling, config.strict_model, config.regression_test,
+                                   doc.machine, kind)
             if config.min_energy_fraction is not None and gate["verdict"] != "skip" and not kernel.failed:
                 failures, notes = energy_gate(kernel, config.min_energy_fraction, config.allow_unknown_ceiling)
                 gate = {**gate, "failures": gate["failures"] + failures, "notes": gate["notes"] + notes,
@@ -203,6 +223,7 @@ def build_report(files: Sequence[ResultsFile], config: GateConfig = GateConfig()
                 "failed_gates": gate["failed_gates"],
                 "notes": gate["notes"] + ([throttled] if throttled else []) + ([over] if over else []),
                 "throttled": throttled,
+                **({"above_ceiling": gate["above_ceiling"]} if "above_ceiling" in gate else {}),
                 **_energy_fields(kernel),
             })
     report: dict[str, Any] = {
@@ -284,6 +305,11 @@ def recount(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dic
     summary = {**report["summary"], "kernels": len(rows), "passed": sum(r["verdict"] == "pass" for r in rows),
                "failed": failed, "skipped": sum(r["verdict"] == "skip" for r in rows),
                "ok": not failed and (baseline is None or baseline["ok"])}
+    above = sum(r["verdict"] == ABOVE for r in rows)
+    if above:  # only where some are: a report without any reads as it always did
+        summary["above_ceiling"] = above
+    else:
+        summary.pop("above_ceiling", None)
     if baseline is not None:  # after the counts, where readers of older reports do not look
         summary["baseline"] = summary.pop("baseline")
     return summary

@@ -488,14 +488,16 @@ def group_name(entry: Mapping[str, Any], by: str) -> str:
     return short_name(entry.get("kernel_name") or entry["name"])
 
 
-def group_entries(entries: Sequence[Mapping[str, Any]], by: str) -> list[dict[str, Any]]:
-    """The groups of the entries, ranked by recoverable time (largest first); none for 'none'."""
+def group_entries(entries: Sequence[Mapping[str, Any]], by: str, unmodelled_time: float = 0.0
+                  ) -> list[dict[str, Any]]:
+    """The groups of the entries, ranked by recoverable time (largest first); none for 'none'. Each share is of all
+    the GPU time: the entries' and `unmodelled_time`, the work no model covers (issue 38)."""
     if by == "none":
         return []
     members: dict[str, list[Mapping[str, Any]]] = {}
     for e in entries:
         members.setdefault(group_name(e, by), []).append(e)
-    total = sum(e["time_median"] for e in entries)
+    total = sum(e["time_median"] for e in entries) + unmodelled_time
     groups = [{"name": name, "by": by, **group_figures(items, total),
                "kernels": [e["params"]["launch"] for e in items]} for name, items in members.items()]
     groups.sort(key=lambda g: (-g["recoverable_time"], g["name"]))
@@ -616,7 +618,7 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
                                      "gpu_events": sum(t.unusable_gpu for t in traces),
                                      "why": dict(sorted(unusable.items(), key=lambda kv: (-kv[1], kv[0])))}
     by = group_by
-    groups = group_entries(builder.kernels, by)
+    groups = group_entries(builder.kernels, by, unmodelled_time)
     if groups:
         doc["groups"] = groups
         doc["program"] = _program(groups, unmodelled_time)
@@ -625,7 +627,7 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
         for trace, rank in zip(traces, ranks):
             mine = [k for k in builder.kernels if k["rank"] == rank]
             lost = sum(u["time"] for u in builder.unmodelled if u["rank"] == rank)
-            rank_groups = group_entries(mine, by if by != "none" else "op")
+            rank_groups = group_entries(mine, by if by != "none" else "op", lost)
             doc["ranks"].append({"rank": rank, "file": str(trace.path), "launches": len(mine),
                                  "gpu_time": sum(k["time_median"] for k in mine) + lost, "unmodelled_time": lost,
                                  "groups": rank_groups, "program": _program(rank_groups, lost)})

@@ -3,7 +3,9 @@ it, before anything is written or printed, and the ways an import goes wrong are
 
   a launch over MAX_FRACTION of its ceiling   the counters were not taken on the --spec GPU: refused, naming both
                                               (over IMPOSSIBLE: on no GPU at all; the counts are not ncu's)
-  a launch over ABOVE_CEILING of its ceiling  the same, less far: a note (no GPU beats its own datasheet)
+  a launch over ABOVE_CEILING of its ceiling  a note naming the likely cause (roofline.records.coverage.above_ceiling):
+                                              a trace's bytes that fit in L2 were likely read from it; else the
+                                              spec or the model (an ncu CSV: counted on another GPU than --spec)
   a group whose sums overflow a float          refused, naming the group (each launch's own figures were checked)
   anything else report would refuse           refused with report's own message, and "nothing was written"
 """
@@ -14,6 +16,7 @@ import math
 from typing import Any, Mapping
 
 from roofline.errors import InputError
+from roofline.records.coverage import above_ceiling, input_kind
 from roofline.records.document import check_results
 from roofline.records.schema import MAX_FRACTION
 from roofline.model.units import format_flops, format_rate
@@ -44,7 +47,8 @@ def _over(doc: Mapping[str, Any], limit: float) -> list[Mapping[str, Any]]:
 def check_import(doc: dict[str, Any], source: str) -> list[str]:
     """Notes for the user; InputError when the document must not be written."""
     spec = doc["machine"]["id"]
-    gpu = f"the CSV names {doc['device']['name']}" if doc["device"]["name"] != doc["machine"]["name"] else ""
+    kind = input_kind(doc)  # the Kineto trace or the ncu CSV: the words name what the user gave
+    gpu = f"{kind} names {doc['device']['name']}" if doc["device"]["name"] != doc["machine"]["name"] else ""
     far = _over(doc, MAX_FRACTION)
     if far:
         k = max(far, key=lambda e: e["fraction_of_ceiling"])
@@ -65,10 +69,11 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
     above = _over(doc, ABOVE_CEILING)
     if above:
         k = max(above, key=lambda e: e["fraction_of_ceiling"])
+        cause = above_ceiling(k["fraction_of_ceiling"], k.get("bound"), k.get("bytes"), doc.get("machine"), kind)
+        why = cause.text.split(": ", 1)[-1] if cause is not None else ""
         notes.append(f"note: {len(above)} launch(es) above their ceiling on {spec}, up to "
                      f"{_percent(k['fraction_of_ceiling'])} (launch {k['params']['launch']}, {k['name']}: "
-                     f"{_achieved(k)}): no GPU beats its datasheet, "
-                     "so is --spec the GPU that ran them?" + (f" ({gpu})" if gpu else ""))
+                     f"{_achieved(k)}): {why}" + (f" ({gpu})" if gpu else ""))
     try:
         check_results(doc, f"{source} (as imported)")
     except InputError as exc:

@@ -19,13 +19,14 @@ from typing import Any, Mapping, Sequence
 
 from roofline.records.caveats import warning
 from roofline.records.energy import MeasuredEnergy
-from roofline.records.groups import Group, Program
+from roofline.records.coverage import ABOVE_CEILING, Unmodelled
+from roofline.records.groups import Group, Program, unmodelled_time
 from roofline.records.timeline import Timeline
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
 from roofline.load.jsonio import write_json_atomic, why_not_replace
 
-MODEL_ERROR_FRACTION = 1.02  # a verified kernel above this share of its ceiling means the model under-counts
+MODEL_ERROR_FRACTION = ABOVE_CEILING  # a verified kernel above this share of its ceiling means the model under-counts
 
 
 class Status(str, Enum):
@@ -448,8 +449,20 @@ class ResultsDocument:
         return self.sweep.get("kernel") if isinstance(self.sweep, Mapping) else None
 
     def grouped(self) -> tuple[Group, ...]:
-        """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped."""
-        return Group.all_of(self.groups)
+        """The typed `groups` (a grouped profile's), built when asked: empty for results that are not grouped. Each
+        share is of all the GPU time, the unmodelled work's included (issue 38)."""
+        return Group.all_of(self.groups, self.gpu_time)
+
+    @property
+    def gpu_time(self) -> float:
+        """All the GPU time the file accounts for: its timed launches and the work no model covers (`unmodelled`,
+        an imported trace's)."""
+        return sum(k.time_median or 0.0 for k in self.kernels) + unmodelled_time(self.extra)
+
+    def unmodelled(self) -> Unmodelled | None:
+        """The work no model covers, split by why, with its share of all GPU time; None for a document that keeps
+        no `unmodelled` list (every launch it holds is on the roofline)."""
+        return Unmodelled.of_document(self.extra, sum(k.time_median or 0.0 for k in self.kernels))
 
     def program(self) -> Program:
         """A grouped document's program totals as its groups give them, with what an importer stored beside them."""

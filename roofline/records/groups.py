@@ -5,7 +5,10 @@ A group's figures come from its member launches (`kernels`, their params.launch)
   time, sol_time, flops, bytes   sums over the members
   fraction_of_ceiling            sol_time / time (the time-weighted mean of the members' fractions)
   recoverable_time               time - sol_time
-  share                          time / the time of every launch in the file
+  share                          time / ALL the GPU time: every launch in the file and, for an imported trace,
+                                 the work no model covers (its `unmodelled` list); files written before issue 38
+                                 hold the share of the launches alone, which reads back too (Group.all_of
+                                 recomputes it for the renderers)
   roof, dtype                    those of the members holding most of the group's time; roofs: all of theirs
 The `program` block is the same over all groups. `report` gates on these, so a file whose stored figures disagree
 with its launches is refused (exit 2, naming the field): the figures could be recomputed, but a file that says two
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -141,9 +144,15 @@ class Group:
                    flag=block.get("flag"))
 
     @classmethod
-    def all_of(cls, blocks: Sequence[Mapping[str, Any]] | None) -> tuple["Group", ...]:
-        """The typed groups of a document's `groups` list (checked), in the document's order."""
-        return tuple(cls.from_checked(b) for b in blocks or ())
+    def all_of(cls, blocks: Sequence[Mapping[str, Any]] | None, gpu_time: float | None = None
+               ) -> tuple["Group", ...]:
+        """The typed groups of a document's `groups` list (checked), in the document's order. With `gpu_time` (all
+        the GPU time, modelled or not) each share is of it, whatever the file stored (issue 38: a file written
+        before it stored the share of the modelled time)."""
+        groups = tuple(cls.from_checked(b) for b in blocks or ())
+        if gpu_time is None or gpu_time <= 0:
+            return groups
+        return tuple(replace(g, share=g.time / gpu_time) for g in groups)
 
     def shown(self) -> dict[str, Any]:
         """Every figure the block holds but its launch list, in the file's order: what a report row carries."""
@@ -275,6 +284,15 @@ def _check_group(path: Path, label: str, group: Any, by: str) -> None:
             raise at(path, f"{label}.{key}", f"is {group[key]!r}; it cannot be negative")
 
 
+def unmodelled_time(doc: Mapping[str, Any]) -> float:
+    """The GPU time of the document's `unmodelled` list (an imported trace's work no model covers); 0 without one."""
+    entries = doc.get("unmodelled")
+    if not isinstance(entries, list):
+        return 0.0
+    return sum(float(e["time"]) for e in entries if isinstance(e, dict) and isinstance(e.get("time"), (int, float))
+               and not isinstance(e.get("time"), bool))
+
+
 def check_groups(path: Path, doc: Mapping[str, Any]) -> None:
     """The `groups` and `program` blocks of a results document: every field a renderer reads, each launch in
     exactly one group, and every figure equal to what the launches give."""
@@ -291,13 +309,17 @@ def check_groups(path: Path, doc: Mapping[str, Any]) -> None:
         _check_group(path, f"groups[{i}]", group, str(by))
     kernels = doc["kernels"]
     index = _member_index(path, kernels)
-    total = sum(k["time_median"] for k in kernels)
+    modelled = sum(k["time_median"] for k in kernels)
+    total = modelled + unmodelled_time(doc)
     owner: dict[int, str] = {}
     for i, group in enumerate(groups):
         label = f"groups[{i}]"
         members = [kernels[m] for m in _members(path, label, group, index, owner)]
         figures = group_figures(members, total)
+        legacy = figures["time"] / (modelled or 1.0)  # the share of the launches alone, as written before issue 38
         for key, computed in figures.items():
+            if key == "share" and key in group and _same(group[key], legacy, key, 1.0):
+                continue
             if key in group and not _same(group[key], computed, key, figures["time"]):
                 raise _disagrees(path, f"{label}.{key}", group[key], computed, f"its {len(members)} launch(es)")
         for ratio, model, figure in (("flops_ratio", "model_flops", "flops"), ("bytes_ratio", "model_bytes", "bytes")):

@@ -22,7 +22,7 @@ from roofline.ncu.halfprec import roof_text
 from roofline.render.charts.profile import Profile, chart_points, profile_figure, roof_colors
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
-from roofline.render.tables.grouped import footer, MIXED_ROOF
+from roofline.render.tables.grouped import COLUMNS, MIXED_ROOF, footer, unmodelled_line, unmodelled_rows
 from roofline.records.timeline import Timeline
 
 _STYLE = """
@@ -82,6 +82,8 @@ def _tooltip(p: Mapping[str, Any]) -> str:
              + (" + (work on more than one roof; this one holds most of it)" if p.get("mixed") else ""),
              f"fraction of ceiling: {format_fraction(p['fraction'])}",
              f"recoverable: {format_time(p['recoverable'])}"]
+    if p.get("above"):
+        lines.append("! " + clean(p["above"], newlines=False))
     if p.get("flag"):
         lines.append("! " + clean(p["flag"], newlines=False))
     return "\n".join(lines)
@@ -131,6 +133,14 @@ def profile_html(doc: Any, title: str | None = None) -> str:
         tds = "".join(f'<td class="num">{c}</td>' if j not in (1, 9, 13) else f"<td>{c}</td>"
                       for j, c in enumerate(cells))
         rows.append(f'<tr id="row-{p["id"]}">{tds}</tr>')
+    for j, cells in enumerate(unmodelled_rows(view.unmodelled)):
+        # the table's row minus the bandwidth column the page leaves out (as group_row's cells, COLUMNS)
+        shown = [html_text(c) for k, c in enumerate(cells) if COLUMNS[k] != "achieved BW"]
+        tds = "".join(f'<td class="num">{c}</td>' if k not in (1, 9, 13) else f"<td>{c}</td>"
+                      for k, c in enumerate(shown))
+        rows.append(f'<tr id="unmodelled-{j}" class="unmodelled">{tds}</tr>')
+    unmodelled = unmodelled_line(view.unmodelled)
+    missing += f'<p id="unmodelled">{html_text(unmodelled)}.</p>\n' if unmodelled else ""
     head = "".join(f"<th>{h}</th>" for h in ("#", "name", "launches", "time", "share", "FLOPs", "DRAM bytes",
                                               "intensity", "achieved", "roof", "of ceiling", "SOL time",
                                               "recoverable", "flag"))

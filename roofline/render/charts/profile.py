@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, NamedTuple, Sequence
 
 from roofline.records.document import KernelResult, ResultsDocument, as_result
+from roofline.records.coverage import REASONS_SHOWN, Unmodelled, above_ceiling, bound_of, input_kind
 from roofline.records.groups import Group
 from roofline.records.timeline import Timeline
 
@@ -21,8 +22,9 @@ MEMORY_COLOR = "#444444"
 
 
 class Profile(NamedTuple):
-    """What the profile chart and page read of a document: its device and machine block, its groups typed, its
-    launches typed where it has no groups, and its timeline."""
+    """What the profile chart and page read of a document: its device and machine block, its groups typed (each
+    share of all the GPU time), its launches typed where it has no groups, its timeline, and the work no model
+    covers (issue 38: listed beside the chart, never left out of the shares)."""
 
     device_name: str
     machine: Mapping[str, Any]  # the analysis machine summary, as written
@@ -30,6 +32,8 @@ class Profile(NamedTuple):
     groups: Sequence[Group]
     kernels: Sequence[KernelResult]  # only without groups (then each launch is a point)
     timeline: Timeline | None
+    unmodelled: Unmodelled | None = None
+    kind: str = "the results file"
 
     @classmethod
     def of(cls, doc: "ResultsDocument | Profile | Mapping[str, Any]") -> "Profile":
@@ -39,16 +43,20 @@ class Profile(NamedTuple):
             return doc
         if isinstance(doc, ResultsDocument):
             return cls(doc.device_name, doc.machine or {}, len(doc.kernels), doc.grouped(), doc.kernels,
-                       doc.timeline)
-        groups = Group.all_of(doc.get("groups"))
+                       doc.timeline, doc.unmodelled(), input_kind(doc.extra))
         kernels = doc.get("kernels") or ()
+        modelled = sum(k.get("time_median") or 0.0 for k in kernels)
+        unmodelled = Unmodelled.of_document(doc, modelled)
+        groups = Group.all_of(doc.get("groups"), unmodelled.gpu_time if unmodelled is not None else None)
         return cls(str(doc["device"]["name"]), doc["machine"], len(kernels), groups,
-                   () if groups else [as_result(k) for k in kernels], Timeline.of(doc.get("timeline")))
+                   () if groups else [as_result(k) for k in kernels], Timeline.of(doc.get("timeline")),
+                   unmodelled, input_kind(doc))
 
 
 def chart_points(doc: "ResultsDocument | Profile | Mapping[str, Any]") -> list[dict[str, Any]]:
     """One row per group (the document's `groups`) or, without groups, per kernel with a time, ranked by
-    recoverable time; each with what the hover and the table show. `plotted` is False for 0 FLOPs (no place on
+    recoverable time; each with what the hover and the table show, its share of ALL the GPU time (the unmodelled
+    work's included) and, for one above its ceiling, why (`above`). `plotted` is False for 0 FLOPs (no place on
     a log-log chart)."""
     view = Profile.of(doc)
     if view.groups:
@@ -57,23 +65,43 @@ def chart_points(doc: "ResultsDocument | Profile | Mapping[str, Any]") -> list[d
                      bandwidth=g.achieved_bandwidth, roof=g.roof, dtype=g.dtype,
                      fraction=g.fraction_of_ceiling,
                      sol_time=g.sol_time, recoverable=g.recoverable_time, flag=g.flag,
-                     mixed=g.mixed)
+                     mixed=g.mixed, bound=bound_of(g.intensity, g.roof, view.machine))
                 for g in view.groups]
     else:
         timed = [k for k in view.kernels if k.time_median and k.sol_time is not None]
-        total = sum(k.time_median for k in timed) or 1.0
+        total = (sum(k.time_median for k in timed) + (view.unmodelled.time if view.unmodelled else 0.0)) or 1.0
         rows = [dict(name=k.name, launches=k.launches, time=k.time_median,
                      share=k.time_median / total, flops=k.flops, bytes=k.bytes, intensity=k.intensity,
                      achieved=k.achieved_flops, bandwidth=k.achieved_bandwidth, roof=k.roof,
                      dtype=k.dtype,
                      fraction=k.fraction_of_ceiling, sol_time=k.sol_time,
                      recoverable=k.time_median - k.sol_time, flag=None,
-                     mixed=k.mixed_roof) for k in timed]
+                     mixed=k.mixed_roof, bound=k.bound) for k in timed]
         rows.sort(key=lambda r: -r["recoverable"])
     for i, r in enumerate(rows):
         r["id"] = f"pt-{i}"
         r["plotted"] = bool(r["flops"] and r["bytes"] and r["achieved"] and r["intensity"])
+        above = above_ceiling(r["fraction"], r.pop("bound"), r["bytes"] / r["launches"] if r["launches"] else None,
+                              view.machine, view.kind)
+        r["above"] = above.text if above is not None else None
     return rows
+
+
+def unmodelled_lines(u: Unmodelled | None, width: int = 30) -> list[str]:
+    """The side panel's lines for the work no model covers: its time and share, then each reason (shortened)."""
+    if u is None or not u.reasons:
+        return []
+    lines = ["", f"no model: {format_time(u.time)},", f"{u.share:.1%} of GPU time (not drawn):"]
+    for r in u.reasons[:REASONS_SHOWN]:
+        why = r.why if len(r.why) <= width else r.why[:width - 1] + "…"
+        lines.append(mpl(f"- {why}"))
+        lines.append(f"    {format_time(r.time)}, {r.share:.1%}")
+        if r.hint:
+            lines.append("    (profile --with torch")
+            lines.append("     records their shapes)")
+    if len(u.reasons) > REASONS_SHOWN:
+        lines.append(f"and {len(u.reasons) - REASONS_SHOWN} more (see the table)")
+    return lines
 
 
 def roof_colors(points: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -150,10 +178,16 @@ def profile_figure(doc: "ResultsDocument | Profile | Mapping[str, Any]", title: 
                      + (f" · grouped by {by}" if by else "")), fontsize=10, loc="left")
     side = fig.add_axes((0.8, 0.1, 0.19, 0.8))
     side.axis("off")
-    lines = ["point area: share of GPU time", "", "largest recoverable time:"]
+    lines = ["point area: share of all GPU time", "", "largest recoverable time:"]
     for i, p in enumerate(points[:12], 1):
         mark = "+" if p.get("mixed") else ""
-        lines.append(mpl(f"{i}{mark}. {p['name'][:26]}" + ("" if p["plotted"] else " (0 FLOPs)")))
+        lines.append(mpl(f"{i}{mark}. {p['name'][:26]}" + ("" if p["plotted"] else " (0 FLOPs)")
+                         + (" (!)" if p["above"] else "")))
+    above = [(i, p) for i, p in enumerate(points, 1) if p["above"]]
+    if above:
+        lines += ["", "(!) above its ceiling (not a", "pass; see report):"]
+        lines += [mpl(f"{i}. {p['fraction']:.0%} of ceiling") for i, p in above[:5]]
+    lines += unmodelled_lines(view.unmodelled)
     unplotted = [(i, p) for i, p in enumerate(points, 1) if not p["plotted"]]
     if unplotted:
         lines += ["", "not drawn, 0 FLOPs (no place", "on a log-log chart), at their", "achieved bandwidth:"]

@@ -15,6 +15,8 @@ from roofline.render.text import literal, md, md_code, xml
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_time
 from roofline.load.jsonio import dumps
 from roofline.gates.report import baseline_text
+from roofline.records.coverage import Unmodelled
+from roofline.render.tables.grouped import UNMODELLED, unmodelled_line
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -55,6 +57,8 @@ def _gate(row: dict[str, Any]) -> str:
         return "FAIL: " + ", ".join(_SHORT[g].format(**row["thresholds"]) for g in row["failed_gates"])
     if row["verdict"] == "skip":
         return "skip"
+    if row["verdict"] == "above-ceiling":
+        return "above-ceiling *"
     return "pass" + (" *" if row["notes"] else "")
 
 
@@ -97,6 +101,8 @@ def summary_line(report: dict[str, Any]) -> str:
     else:
         verdict = f"{s['failed']} failed"
     skipped = f", {s['skipped']} skipped" if s["skipped"] else ""
+    if s.get("above_ceiling"):  # never a pass: their figures are wrong (the notes say why)
+        skipped += f", {s['above_ceiling']} above their ceiling"
     compared = baseline_text(s)
     if s.get("baseline") and not s["baseline"]["ok"]:
         verdict = f"FAILED, {compared}" if not s["failed"] else f"{verdict}; {compared}"
@@ -117,8 +123,20 @@ def _fail_text(row: dict[str, Any]) -> list[str]:
     return list(row["failures"]) + ([row["throttled"]] if row.get("throttled") else [])
 
 
+def _unmodelled(device: dict[str, Any]) -> Unmodelled | None:
+    """An imported trace's work no model covers (its kernels are only the modelled ones), where the device has it."""
+    block = device.get("unmodelled")
+    return Unmodelled.from_json(block) if isinstance(block, dict) else None
+
+
+def _unmodelled_lines(report: dict[str, Any]) -> list[str]:
+    """'DEVICE: unmodelled: 1.02 ms, 27.1% of GPU time: ...' per device with work no model covers."""
+    return [f"{d['label']}: {unmodelled_line(u)}" for d in report["devices"]
+            if (u := _unmodelled(d)) is not None and u.reasons]
+
+
 def _footer(report: dict[str, Any]) -> str:
-    lines = [_gates_line(report)]
+    lines = [_gates_line(report), *_unmodelled_lines(report)]
     for r in report["rows"]:
         if r["verdict"] == "fail":
             lines.append(f"FAIL {r['kernel']} ({r['params_text']}) on {r['device']}: {'; '.join(_fail_text(r))}")
@@ -137,7 +155,8 @@ def rich_table(report: dict[str, Any]) -> Any:
         table.add_column(col, justify="left" if i in _LEFT else "right", )
     for row in report["rows"]:
         values = _row_cells(row, has_baseline, energy)
-        style = "red" if row["verdict"] == "fail" else ("dim" if row["verdict"] == "skip" else None)
+        style = ("red" if row["verdict"] == "fail" else "dim" if row["verdict"] == "skip" else
+                 "yellow" if row["verdict"] == "above-ceiling" else None)
         table.add_row(*(literal(v) for v in values), style=style)
     return droppable(table, "gap", "achieved FLOP/s", "ceiling", "achieved BW", "params", "time (median)",
                      "vs baseline", "device",
@@ -168,6 +187,9 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines += ["", "**Failed gates**", ""]
         for r in failed:
             lines.append(f"- {_md_where(r)}: {md('; '.join(_fail_text(r)))}")
+    unmodelled = _unmodelled_lines(report)
+    if unmodelled:  # the kernels' shares leave it out: it is said beside them, by reason
+        lines += ["", "**Unmodelled**", ""] + [f"- {md(line)}" for line in unmodelled]
     noted = [r for r in report["rows"] if r["verdict"] != "fail" and r["notes"]]
     if noted:
         lines += ["", "**Notes**", ""]
@@ -203,13 +225,13 @@ def to_junit(report: dict[str, Any]) -> str:
     """JUnit XML: one testsuite per device, one testcase per kernel, <failure> per failed gate."""
     s = report["summary"]
     root = ET.Element("testsuites", name="roofline", tests=str(s["kernels"]), failures=str(s["failed"]),
-                      skipped=str(s["skipped"]))
+                      skipped=str(s["skipped"] + s.get("above_ceiling", 0)))
     for device in report["devices"]:
         rows = [r for r in report["rows"] if r["device"] == device["label"]]
         suite = ET.SubElement(
             root, "testsuite", name=device["label"], tests=str(len(rows)),
             failures=str(sum(r["verdict"] == "fail" for r in rows)),
-            skipped=str(sum(r["verdict"] == "skip" for r in rows)),
+            skipped=str(sum(r["verdict"] in ("skip", "above-ceiling") for r in rows)),
             time=f"{sum(r['time_median'] or 0.0 for r in rows):.9f}",
         )
         props = ET.SubElement(suite, "properties")
@@ -228,16 +250,27 @@ def to_junit(report: dict[str, Any]) -> str:
                 failure.text = detail
             elif r["verdict"] == "skip":
                 ET.SubElement(case, "skipped", message="; ".join(r["notes"]))
+            elif r["verdict"] == "above-ceiling":  # not a pass, and no gate failed: its figure cannot be judged
+                ET.SubElement(case, "skipped", message="above-ceiling: " + "; ".join(r["notes"]))
             else:
                 out = ET.SubElement(case, "system-out")
                 out.text = detail + (f"; {'; '.join(r['notes'])}" if r["notes"] else "")
+        u = _unmodelled(device)
+        for reason in u.reasons if u is not None else ():  # no model to judge it by: skipped, with its share
+            case = ET.SubElement(suite, "testcase", classname=classname, name=f"{UNMODELLED}: {reason.why}",
+                                 time=f"{reason.time:.9f}")
+            ET.SubElement(case, "skipped", message=f"{reason.text}: {reason.share:.1%} of GPU time, no model")
+            suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+            suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+            root.set("tests", str(int(root.get("tests", "0")) + 1))
+            root.set("skipped", str(int(root.get("skipped", "0")) + 1))
     baseline = s.get("baseline")
     if baseline is not None and not baseline["ok"]:  # a failed report shows as a failed test, not all green
         suite = ET.SubElement(root, "testsuite", name="baseline", tests="1", failures="1", skipped="0", time="0")
         case = ET.SubElement(suite, "testcase", classname="roofline.baseline", name="compared with the baseline",
                              time="0")
         ET.SubElement(case, "failure", message=baseline_text(s) or "", type="roofline.baseline")
-        root.set("tests", str(s["kernels"] + 1))
+        root.set("tests", str(int(root.get("tests", "0")) + 1))
         root.set("failures", str(s["failed"] + 1))
     for element in root.iter():  # XML 1.0 cannot hold control characters, whatever a name or message carries
         element.attrib.update({key: xml(value) for key, value in element.attrib.items()})

@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from roofline.render.tables.fit import droppable
-from roofline.render.text import literal
+from roofline.render.text import literal, styled
 from roofline.model.units import format_bytes, format_count, format_fraction, format_time
 from rich.table import Table
-from roofline.render.tables.grouped import grouped_table, step_text
+from roofline.render.tables.grouped import grouped_table, step_text, unmodelled_line, unmodelled_rows
 from roofline.ncu.importer import short_name
 from roofline.records.document import ResultsDocument, as_document
 
@@ -26,6 +26,13 @@ def launch_table(doc: ResultsDocument | Mapping[str, Any]) -> Any:
         table.add_row(str(k.launch), str(k.rank), literal(k.name), literal(k.op), k.roof,
                       format_time(k.time_median), format_bytes(k.bytes), format_count(k.flops),
                       format_fraction(k.fraction_of_ceiling), k.bound)
+    unmodelled = doc.unmodelled()
+    for cells in unmodelled_rows(unmodelled):  # its time and share of all GPU time, by reason (issue 38)
+        table.add_row("–", "–", styled(cells[1], "dim"), "–", "–", styled(f"{cells[3]} ({cells[4]})", "dim"),
+                      "–", "–", "no model", "–")
+    line = unmodelled_line(unmodelled)
+    if line:
+        table.caption, table.caption_justify = literal(line), "left"
     return droppable(table, "FLOPs", "bytes", "rank", "roof", "op")
 
 
@@ -39,7 +46,8 @@ def tables(doc: Mapping[str, Any]) -> list[Any]:
         if r["groups"]:
             sub = {**doc, "device": {**doc["device"], "name": f"rank {r['rank']} ({doc['device']['name']})"},
                    "kernels": [k for k in doc["kernels"] if k["rank"] == r["rank"]], "groups": r["groups"],
-                   "program": r["program"]}
+                   "program": r["program"],
+                   "unmodelled": [u for u in doc.get("unmodelled") or () if u.get("rank") == r["rank"]]}
             sub.pop("timeline", None)  # the whole document's step is the merged table's; this rank's is its own
             if steps.get(r["rank"]):
                 sub["timeline"] = {"step": steps[r["rank"]]}
