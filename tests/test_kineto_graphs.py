@@ -362,7 +362,7 @@ def test_the_h100_profile_of_cudagraph_trees_models_every_replayed_kernel() -> N
     qkv = [e for e in replayed if e["kernel_name"] == H100_QKV]
     assert [e["op"] for e in qkv] == ["aten::mm", "aten::mm"]
     assert qkv[0]["flops"] == pytest.approx(2 * 2048 * 1024 * 3072)
-    assert "node 2 of 21" in qkv[0]["model"]["note"] and "its first 2 recorded call(s) ran before" in \
+    assert "node 2 of 21" in qkv[0]["model"]["note"] and "the record's first 2 call(s) ran before" in \
         qkv[0]["model"]["note"]
     step = doc["timeline"]["step"]
     assert step["model_flops"] == pytest.approx(2 * (2 * 2048 * 1024 * (3072 + 1024 + 3 * 2816)

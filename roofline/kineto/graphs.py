@@ -10,7 +10,11 @@ launched one by one, in this order:
                  capture order, so the k-th GPU event of a replay is the k-th call of its capture. A capture is
                  the calls between cudaStreamBeginCapture and cudaStreamEndCapture on one thread (or, under
                  `profile --with torch`, profile's own record of a capture made outside its range, with the
-                 replays annotated by which capture they run). It is used only where the kinds line up call for
+                 replays annotated by which capture they run; a replay without the annotation takes the record
+                 its kinds and Triton kernel names line up with, where all that do launched the same ops). The
+                 calls CUDAGraph::capture_begin makes before the stream capture begins (CUDA generators' seed and
+                 offset fills) are no nodes: profile's record leaves them out, and an older record that kept
+                 them lines up by its last calls. It is used only where the kinds line up call for
                  call (kernel for kernel launch, fill for memset, copy for memcpy), the replay ran on one stream
                  (several need the node ids, below), and every Triton kernel's name
                  is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's
@@ -217,12 +221,13 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
     where = f"at ts {capture.ts:.3f} µs" if capture.ts is not None else "recorded by profile outside its range"
     if capture.ts is None and not marked:
         where += ", found by its kernel sequence (no annotation named it)"
-    if skip:
-        where += f"; its first {skip} recorded call(s) ran before the stream capture began, no nodes of the graph"
+    prologue = (f" (the record's first {skip} call(s) ran before the stream capture began: no nodes of the graph)"
+                if skip else "")
     for k, (m, call) in enumerate(zip(replay.members, calls[skip:])):
         if call.op is not None:
             out[m] = GraphMatch("capture", call.op, f"matched by capture order: node {k + 1} of {len(calls) - skip} "
-                                                    f"of the graph's capture {where}, launched by {call.op.name}")
+                                                    f"of the graph's capture {where}, launched by {call.op.name}"
+                                                    f"{prologue}")
     return out, None
 
 
