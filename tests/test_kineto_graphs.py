@@ -463,3 +463,30 @@ def test_profile_records_the_real_captures_nodes_and_models_the_replay(tmp_path:
     replayed = [e for e in doc["kernels"] + doc["unmodelled"] if "graph" in e]
     assert len(replayed) == 21 and not doc["unmodelled"]
     assert all(e["graph"]["matched"] == "capture" and "ran before" not in e["graph"]["note"] for e in replayed)
+
+
+def test_a_capture_session_with_markers_on_one_thread_ignores_the_others(tmp_path: Path) -> None:
+    """A graph captured on one thread (autograd's, for a backward graph) while another thread launched work in the
+    same session: only the calls between the markers are the graph's."""
+    raw = _load(H100 / "cudagraph-trees-h100-capture2.json.gz")
+    raw["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 999,
+                               "ts": raw["traceEvents"][0]["ts"], "dur": 3.0, "args": {"correlation": 99999999}})
+    (capture,) = captures_in(read_trace(_written(raw, tmp_path / "s.json")), whole=True)
+    assert [call_kind(c.call) for c in capture.launches] == REPLAY_KINDS
+
+
+def test_an_annotated_replay_without_its_record_takes_no_other_record(tmp_path: Path) -> None:
+    """profile annotated the replay with capture 9, which it did not record (more captures than it records): the
+    record of capture 7 lines up kind for kind but is another graph; the replay falls back to the same kernel."""
+    t = Trace()
+    ops = read_trace(_eager_only(tmp_path)).ops
+    wide = dataclasses.replace(ops[0], dims=([64, 128], [128, 512]))
+    t.head[CAPTURES_KEY] = captures_block([Capture(
+        "7", (CaptureLaunch("cudaLaunchKernel", wide), CaptureLaunch("cuLaunchKernel", ops[1])), None, None,
+        "profile")])
+    eager(t, 1000, 5000)
+    t.annotate("roofline.graph 9", 2990, 100)
+    replay(t, 3000, 6000)
+    doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    entries = graph_entries(doc)
+    assert entries[GEMM]["graph"]["matched"] == "kernel" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)

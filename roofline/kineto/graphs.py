@@ -69,8 +69,9 @@ def captures_in(trace: Trace, whole: bool = False) -> list[Capture]:
     every capture in it is returned, empty ones too. That session also holds calls made before the stream capture
     began: CUDAGraph::capture_begin first resets each CUDA generator's seed and offset (two fill_ kernels on the
     GPU, CUDAGeneratorState::capture_prologue in ATen's CUDAGeneratorImpl.cpp: seen in the H100 trace of
-    2026-12-06), which are not nodes of the graph. So the markers bound the capture here too; a thread without
-    them keeps the calls that put nothing on the GPU in that session (a captured call only adds a node)."""
+    2026-12-06), which are not nodes of the graph. So the markers bound the capture here too (a thread without
+    them adds nothing: the capture may run on another thread, autograd's for a backward graph); a session with no
+    markers at all keeps the calls that put nothing on the GPU in it (a captured call only adds a node)."""
     by_thread: dict[str, list[Launch]] = {}
     for launch in trace.launches.values():
         by_thread.setdefault(launch.tid, []).append(launch)
@@ -78,12 +79,13 @@ def captures_in(trace: Trace, whole: bool = False) -> list[Capture]:
     for op in trace.ops:
         ops_by_thread.setdefault(op.tid, []).append(op)
     ran = {event.correlation for event in trace.gpu if event.correlation is not None}
+    marked = any(BEGIN.match(launch.name) for launch in trace.launches.values())
     out: list[Capture] = []
     for tid, launches in by_thread.items():
         launches.sort(key=lambda launch: launch.ts)
         spans: list[tuple[float, list[Launch]]] = []
         inside: list[Launch] | None = None
-        if whole and not any(BEGIN.match(launch.name) for launch in launches):
+        if whole and not marked:
             kept = [launch for launch in launches if call_kind(launch.name) is not None and launch.correlation
                     not in ran]
             if kept:
@@ -192,7 +194,9 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
         return {}, (f"its events ran on {len(streams)} streams and the trace has no graph node ids: the order they "
                     "ran in need not be the order they were captured in")
     marked = [c for c in captures if c.key == replay.mark]  # profile's record; a capture in its range has none
-    pool = marked or list(captures)
+    # a replay profile annotated without a record of its capture (made in the range, or not recorded) is none of
+    # the recorded ones: another graph's record may line up kind for kind with other shapes
+    pool = marked or [c for c in captures if replay.mark is None or c.origin != "profile"]
     shape = (replay.mark if marked else None, *((e.kind, e.name) for e in events))
     if shape not in fits:
         found = [(c, _fits(c, events)) for c in pool]
