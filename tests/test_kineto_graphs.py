@@ -20,6 +20,7 @@ from roofline.kineto.attribution import GRAPH_OP, attribute
 from roofline.kineto.document import import_traces
 from roofline.kineto.graphs import call_kind, captures_in, match_replays
 from roofline.kineto.reader import CAPTURES_KEY, Capture, CaptureLaunch, captures_block, read_trace
+from roofline.kineto.timeline import launch_delay
 from test_profile_torch import fake, run_capture, script
 
 DATA = Path(__file__).parent / "data" / "kineto"
@@ -490,3 +491,16 @@ def test_an_annotated_replay_without_its_record_takes_no_other_record(tmp_path: 
     doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
     entries = graph_entries(doc)
     assert entries[GEMM]["graph"]["matched"] == "kernel" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)
+
+
+def test_a_graph_launched_while_its_stream_is_busy_is_delayed_from_the_end_of_that_work(tmp_path: Path) -> None:
+    """Back-to-back replays (the H100's whole-run trace: a replay launched while the previous one still ran took
+    124 µs from its call to its first kernel, 4 µs after the previous work ended): the second graph's delay runs
+    from the end of the work before it on its stream, not from its call, which waited in the queue."""
+    t = Trace()
+    replay(t, 3000, 3030)  # the first kernel 30 µs after the call; the graph's events end at 3045
+    replay(t, 3035, 3049)  # the call at 3035, while the first graph runs: 4 µs after it ended, not 14
+    trace = read_trace(t.write(tmp_path / "t.json"))
+    delay = launch_delay(trace.gpu, trace.launches, graphs=True)
+    assert delay is not None and delay.count == 2
+    assert delay.max == pytest.approx(30e-6) and delay.p50 == pytest.approx(17e-6)
