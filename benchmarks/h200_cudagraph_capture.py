@@ -13,8 +13,10 @@ window it is over (first to last GPU event: in `all` that window spans the compi
 construction), the graph launch delay, whether Kineto wrote CUPTI's graph node ids, and for `profile` the captures
 it recorded (calls in each: the graph's nodes only, e.g. {"1": 0, "2": 21} for this model) and its replay
 annotations. Expected on an H100 (2026-12-06, after the fix): all 84/84 and profile 21/21 matched by capture, profile
-MFU ~20 %; replays 0/42 (no warm-up or capture in that trace, each says why). Run ON the GPU machine from the
-repository root:
+MFU ~20 % (~110 GFLOP over ~0.56 ms), head_capture_calls {"1": 0, "2": 21} (before the fix {"1": 2, "2": 23}: the
+generator's two fills before the stream capture were kept), graph delay p50 ~16 µs in all (replays queued behind
+the previous one count from its end); replays 0/42 (no warm-up or capture in that trace, each says why). Run ON the
+GPU machine from the repository root:
 
     OUT=/some/dir python3 benchmarks/h200_cudagraph_capture.py
 
