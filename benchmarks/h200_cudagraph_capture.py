@@ -8,8 +8,15 @@ weights, no downloads. Three captures of the same program, each imported by `roo
              profile's own session around CUDAGraph.capture_begin/capture_end)
 
 and a table: GPU events, how many were replayed from a graph, how many of those were matched (by capture order or
-to the same kernel launched outside the graph), the share of GPU time modelled, MFU, the graph launch delay, and
-whether Kineto wrote CUPTI's graph node ids. Run ON the GPU machine from the repository root:
+to the same kernel launched outside the graph), the share of GPU time modelled, MFU with the model GFLOP and the
+window it is over (first to last GPU event: in `all` that window spans the compilation, so its MFU is tiny by
+construction), the graph launch delay, whether Kineto wrote CUPTI's graph node ids, and for `profile` the captures
+it recorded (calls in each: the graph's nodes only, e.g. {"1": 0, "2": 21} for this model) and its replay
+annotations. Expected on an H100 (2026-12-06, after the fix): all 84/84 and profile 21/21 matched by capture, profile
+MFU ~20 % (~110 GFLOP over ~0.56 ms), head_capture_calls {"1": 0, "2": 21} (before the fix {"1": 2, "2": 23}: the
+generator's two fills before the stream capture were kept), graph delay p50 ~16 µs in all (replays queued behind
+the previous one count from its end); replays 0/42 (no warm-up or capture in that trace, each says why). Run ON the
+GPU machine from the repository root:
 
     OUT=/some/dir python3 benchmarks/h200_cudagraph_capture.py
 
@@ -126,13 +133,22 @@ def figures(trace: Path, results: Path) -> dict[str, object]:
     total = sum(e.get("time_median", e.get("time", 0.0)) for e in entries)
     lost = sum(e["time"] for e in doc["unmodelled"])
     unmatched = [e for e in graph if not (e.get("graph") or {}).get("matched")]
+    head = (raw.get("roofline_graph_captures") or {}).get("captures", [])
+    marks = sum(1 for e in events if e.get("cat") == "user_annotation"
+                and str(e.get("name", "")).startswith("roofline.graph "))
     return {"events": len(entries), "graph": len(graph),
             "by_capture": sum(1 for e in matched if e["graph"]["matched"] == "capture"),
             "by_kernel": sum(1 for e in matched if e["graph"]["matched"] == "kernel"),
             "unmatched": len(unmatched), "modelled_share": 1 - lost / total if total else 0.0,
-            "mfu": step.get("mfu"), "graph_delay_p50_us": (delay.get("p50") or 0) * 1e6, "graph_launches":
+            "mfu": step.get("mfu"), "model_gflop": (step.get("model_flops") or 0) / 1e9,
+            "window_ms": (step.get("wall_time") or 0) * 1e3, "gpu_idle_share": step.get("idle_share"),
+            "graph_delay_p50_us": (delay.get("p50") or 0) * 1e6, "graph_launches":
             delay.get("count", 0), "kineto_graph_node_ids": nodes, "capture_markers": begins,
-            "head_captures": len((raw.get("roofline_graph_captures") or {}).get("captures", [])),
+            "head_captures": len(head),
+            "head_capture_calls": {str(c.get("key")): len(c.get("launches") or []) for c in head},
+            "replay_marks": marks,
+            "matched_note": next((str(e["graph"].get("note"))[:200] for e in graph
+                                  if (e.get("graph") or {}).get("matched")), None),
             "why_unmatched": sorted({str(e["graph"].get("note"))[:160] for e in unmatched})[:3],
             "why_unmodelled": sorted({str(e["why"])[:160] for e in doc["unmodelled"]})[:4]}
 

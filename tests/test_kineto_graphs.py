@@ -6,6 +6,7 @@ correlation id, grid and block; a capture records ops and launch calls but no GP
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -17,8 +18,9 @@ import pytest
 from roofline.errors import InputError
 from roofline.kineto.attribution import GRAPH_OP, attribute
 from roofline.kineto.document import import_traces
-from roofline.kineto.graphs import captures_in, match_replays
+from roofline.kineto.graphs import call_kind, captures_in, match_replays
 from roofline.kineto.reader import CAPTURES_KEY, Capture, CaptureLaunch, captures_block, read_trace
+from roofline.kineto.timeline import launch_delay
 from test_profile_torch import fake, run_capture, script
 
 DATA = Path(__file__).parent / "data" / "kineto"
@@ -328,3 +330,177 @@ def test_a_capture_inside_the_range_is_left_to_the_trace(tmp_path: Path) -> None
     assert fake(out)["marks"] == ["replay", "capture_begin", "captured", "capture_end", "roofline.graph 1 begins",
                                   "replay", "roofline.graph 1 ends"]
     assert CAPTURES_KEY not in json.loads(out.read_text()) and "CUDA graphs" not in proc.stderr
+
+
+# ---- the H100 run of benchmarks/h200_cudagraph_capture.py (2026-12-06, torch 2.11, Inductor's cudagraph trees) ----
+
+H100 = DATA / "compiled"
+H100_PROFILE = H100 / "cudagraph-trees-h100-profile.json.gz"  # `profile --with torch --range start-stop`, as saved
+H100_QKV = "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"  # the 2048x1024 @ 1024x3072 GEMM
+REPLAY_KINDS = ["kernel"] * 2 + ["memset"] + ["kernel"] * 9 + ["memset"] + ["kernel"] * 8
+
+
+def _load(path: Path) -> dict[str, Any]:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def _written(doc: dict[str, Any], path: Path) -> Path:
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_the_h100_profile_of_cudagraph_trees_models_every_replayed_kernel() -> None:
+    """The trace `profile --with torch` saved on the H100: one replay of 21 GPU events, annotated `roofline.graph 2`;
+    the capture it names was recorded with the whole session, so its 23 calls begin with the two fill_ kernels
+    CUDAGraph::capture_begin runs before the stream capture (the generator's seed and offset). Each replayed event
+    is matched to its node (21 of the 23 calls, the last ones) and modelled: the step's FLOPs are the two layers'
+    GEMMs and attention, MFU over the replay's 0.558 ms window ~19.8 % of the BF16 peak."""
+    doc, _ = import_traces([H100_PROFILE], "h100-sxm")
+    replayed = [e for e in doc["kernels"] + doc["unmodelled"] if "graph" in e]
+    assert len(replayed) == 21 and not doc["unmodelled"]
+    assert {e["graph"]["matched"] for e in replayed} == {"capture"}
+    qkv = [e for e in replayed if e["kernel_name"] == H100_QKV]
+    assert [e["op"] for e in qkv] == ["aten::mm", "aten::mm"]
+    assert qkv[0]["flops"] == pytest.approx(2 * 2048 * 1024 * 3072)
+    assert "node 2 of 21" in qkv[0]["model"]["note"] and "the record's first 2 call(s) ran before" in \
+        qkv[0]["model"]["note"]
+    step = doc["timeline"]["step"]
+    assert step["model_flops"] == pytest.approx(2 * (2 * 2048 * 1024 * (3072 + 1024 + 3 * 2816)
+                                                     + 4 * 16 * 512 * 512 * 64 * 2), rel=1e-3)
+    assert step["mfu"] == pytest.approx(0.198, abs=0.002)
+    delay = doc["timeline"]["devices"][0]["graph_launch_delay"]
+    assert delay["count"] == 1 and delay["p50"] == pytest.approx(30.74e-6, abs=0.01e-6)
+
+
+def test_without_the_annotation_a_replay_is_matched_to_a_recorded_capture_by_its_kernel_sequence(
+        tmp_path: Path) -> None:
+    """A replay made through a call the recorder did not wrap has no `roofline.graph` annotation: the recorded
+    capture whose calls line up with its events (kinds, Triton kernel names) is used, and the note says so."""
+    raw = _load(H100_PROFILE)
+    raw["traceEvents"] = [e for e in raw["traceEvents"] if not str(e.get("name", "")).startswith("roofline.graph")]
+    trace = read_trace(_written(raw, tmp_path / "t.json"))
+    assert not trace.graph_marks and len(trace.captures) == 2
+    doc, _ = import_traces([tmp_path / "t.json"], "h100-sxm")
+    replayed = [e for e in doc["kernels"] + doc["unmodelled"] if "graph" in e]
+    assert len(replayed) == 21 and not doc["unmodelled"]
+    assert all("found by its kernel sequence" in e["graph"]["note"] for e in replayed)
+
+
+def test_recorded_captures_that_fit_a_replay_with_different_ops_are_not_guessed(tmp_path: Path) -> None:
+    """Two recorded captures line up with an unannotated replay (cudagraph trees capture one graph per input shape:
+    same kernels, other shapes): which one it ran is not known, and the import says so rather than pick one."""
+    t = Trace()
+    ops = read_trace(_eager_only(tmp_path)).ops
+    wide = dataclasses.replace(ops[0], dims=([64, 128], [128, 512]))
+    t.head[CAPTURES_KEY] = captures_block([
+        Capture("1", (CaptureLaunch("cudaLaunchKernel", ops[0]), CaptureLaunch("cuLaunchKernel", ops[1])), None,
+                None, "profile"),
+        Capture("2", (CaptureLaunch("cudaLaunchKernel", wide), CaptureLaunch("cuLaunchKernel", ops[1])), None,
+                None, "profile")])
+    replay(t, 3000, 6000)
+    trace = read_trace(t.write(tmp_path / "t.json.gz"))
+    items = [a for a in match_replays(trace, attribute(trace)) if a.graph]
+    assert len(items) == 2 and all(a.match is None for a in items)
+    assert all("2 captures profile recorded line up with its 2 GPU event(s) but launched different ops, and no "
+               "`roofline.graph` annotation says which one it replays" in a.unmatched for a in items)
+
+
+def test_a_capture_session_keeps_only_the_graphs_nodes() -> None:
+    """The capture sessions' events as the H100 run recorded them (cut from its plain trace, the same calls a
+    session of profile's own sees): capture_begin's two fill_ kernels run on the GPU before
+    cudaStreamBeginCapture and are no nodes; the 21 calls between the markers are. The first capture of
+    cudagraph trees has no node at all and is kept empty."""
+    second = read_trace(H100 / "cudagraph-trees-h100-capture2.json.gz")
+    assert sum(1 for e in second.gpu if e.kind == "kernel") == 2  # the two fills ran
+    (capture,) = captures_in(second, whole=True)
+    assert [call_kind(c.call) for c in capture.launches] == REPLAY_KINDS
+    assert capture.launches[0].op.name == "triton_per_fused__to_copy_add_mean_mul_pow_rsqrt_0"
+    assert [len(c.launches) for c in captures_in(read_trace(H100 / "cudagraph-trees-h100-capture1.json.gz"),
+                                                 whole=True)] == [0]
+
+
+def test_a_capture_session_without_markers_drops_the_calls_that_ran(tmp_path: Path) -> None:
+    """A session whose trace holds no cudaStreamBeginCapture/EndCapture: the calls that put work on the GPU in
+    it ran (capture_begin's fills), a captured call only adds a node; the rest are the graph's nodes."""
+    raw = _load(H100 / "cudagraph-trees-h100-capture2.json.gz")
+    raw["traceEvents"] = [e for e in raw["traceEvents"] if "StreamBeginCapture" not in e["name"]
+                          and "StreamEndCapture" not in e["name"]]
+    (capture,) = captures_in(read_trace(_written(raw, tmp_path / "s.json")), whole=True)
+    assert [call_kind(c.call) for c in capture.launches] == REPLAY_KINDS
+
+
+CUDAGRAPH_TREES = """\
+import torch
+empty = torch.cuda.CUDAGraph()  # cudagraph trees' first capture: an empty graph
+empty.capture_begin()
+empty.capture_end()
+g = torch.cuda.CUDAGraph()  # the compiled forward's
+g.capture_begin()
+g.capture_end()
+torch.cuda.profiler.start()
+g.replay()
+torch.cuda.profiler.stop()
+"""
+
+
+def test_profile_records_the_real_captures_nodes_and_models_the_replay(tmp_path: Path) -> None:
+    """`profile --with torch` with the H100's two capture sessions and its replay (the saved trace without its
+    head): the recorded captures hold 0 and 21 calls (not 2 and 23), and the replay annotated with the second is
+    matched node for node, every event modelled."""
+    sessions = [_written(_load(H100 / f"cudagraph-trees-h100-capture{n}.json.gz"), tmp_path / f"s{n}.json")
+                for n in (1, 2)]
+    main = _load(H100_PROFILE)
+    del main[CAPTURES_KEY]
+    traces = os.pathsep.join(str(p) for p in (*sessions, _written(main, tmp_path / "main.json")))
+    proc, out, _ = run_capture(tmp_path, script(tmp_path, CUDAGRAPH_TREES), "--range", "start-stop",
+                               trace="t.json.gz", FAKE_TORCH_TRACES=traces)
+    assert proc.returncode == 0, proc.stderr
+    assert "CUDA graphs: 2 capture(s) before the range recorded for their replays' ops (calls by capture: 1: 0, " \
+           "2: 21)" in proc.stderr
+    trace = read_trace(out)
+    assert [(c.key, len(c.launches)) for c in trace.captures] == [("1", 0), ("2", 21)]
+    doc, _ = import_traces([out], "h100-sxm")
+    replayed = [e for e in doc["kernels"] + doc["unmodelled"] if "graph" in e]
+    assert len(replayed) == 21 and not doc["unmodelled"]
+    assert all(e["graph"]["matched"] == "capture" and "ran before" not in e["graph"]["note"] for e in replayed)
+
+
+def test_a_capture_session_with_markers_on_one_thread_ignores_the_others(tmp_path: Path) -> None:
+    """A graph captured on one thread (autograd's, for a backward graph) while another thread launched work in the
+    same session: only the calls between the markers are the graph's."""
+    raw = _load(H100 / "cudagraph-trees-h100-capture2.json.gz")
+    raw["traceEvents"].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 999,
+                               "ts": raw["traceEvents"][0]["ts"], "dur": 3.0, "args": {"correlation": 99999999}})
+    (capture,) = captures_in(read_trace(_written(raw, tmp_path / "s.json")), whole=True)
+    assert [call_kind(c.call) for c in capture.launches] == REPLAY_KINDS
+
+
+def test_an_annotated_replay_without_its_record_takes_no_other_record(tmp_path: Path) -> None:
+    """profile annotated the replay with capture 9, which it did not record (more captures than it records): the
+    record of capture 7 lines up kind for kind but is another graph; the replay falls back to the same kernel."""
+    t = Trace()
+    ops = read_trace(_eager_only(tmp_path)).ops
+    wide = dataclasses.replace(ops[0], dims=([64, 128], [128, 512]))
+    t.head[CAPTURES_KEY] = captures_block([Capture(
+        "7", (CaptureLaunch("cudaLaunchKernel", wide), CaptureLaunch("cuLaunchKernel", ops[1])), None, None,
+        "profile")])
+    eager(t, 1000, 5000)
+    t.annotate("roofline.graph 9", 2990, 100)
+    replay(t, 3000, 6000)
+    doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
+    entries = graph_entries(doc)
+    assert entries[GEMM]["graph"]["matched"] == "kernel" and entries[GEMM]["flops"] == pytest.approx(GEMM_FLOPS)
+
+
+def test_a_graph_launched_while_its_stream_is_busy_is_delayed_from_the_end_of_that_work(tmp_path: Path) -> None:
+    """Back-to-back replays (the H100's whole-run trace: a replay launched while the previous one still ran took
+    124 µs from its call to its first kernel, 4 µs after the previous work ended): the second graph's delay runs
+    from the end of the work before it on its stream, not from its call, which waited in the queue."""
+    t = Trace()
+    replay(t, 3000, 3030)  # the first kernel 30 µs after the call; the graph's events end at 3045
+    replay(t, 3035, 3049)  # the call at 3035, while the first graph runs: 4 µs after it ended, not 14
+    trace = read_trace(t.write(tmp_path / "t.json"))
+    delay = launch_delay(trace.gpu, trace.launches, graphs=True)
+    assert delay is not None and delay.count == 2
+    assert delay.max == pytest.approx(30e-6) and delay.p50 == pytest.approx(17e-6)

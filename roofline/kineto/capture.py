@@ -329,7 +329,10 @@ class GraphRecorder:
 
     @staticmethod
     def _read(key: str, session: Any) -> Capture:
-        """The capture's calls and ops from its session's own trace, read as an import reads one."""
+        """The capture's calls and ops from its session's own trace, read as an import reads one: those between
+        cudaStreamBeginCapture and cudaStreamEndCapture (the session also holds what capture_begin ran before the
+        stream capture began: CUDA generators' seed and offset fills, no nodes of the graph; captures_in). A graph
+        captured with no node (cudagraph trees capture an empty one when they start) is kept, empty."""
         from roofline.kineto.graphs import captures_in
         from roofline.kineto.reader import read_trace
 
@@ -342,7 +345,7 @@ class GraphRecorder:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(raw)
         if not found:
-            raise ValueError("its session recorded no kernel launch")
+            raise ValueError("its session recorded no cudaStreamBeginCapture and no captured call")
         launches = tuple(launch for c in found for launch in c.launches)
         return Capture(key, launches, None, None, "profile")
 
@@ -499,7 +502,9 @@ def main(args: list[str] | None = None) -> int:
     _say(f"trace {ns.trace} ({size} bytes): program {wall:.2f} s, profiled range {window.seconds:.3f} s, "
          f"exit {status}")
     if graphs is not None and (graphs.captures or graphs.skipped):
+        calls = ", ".join(f"{c.key}: {len(c.launches)}" for c in graphs.captures[:8])
         _say(f"CUDA graphs: {len(graphs.captures)} capture(s) before the range recorded for their replays' ops"
+             + (f" (calls by capture: {calls}{', ...' if len(graphs.captures) > 8 else ''})" if calls else "")
              + (f"; {len(graphs.skipped)} not recorded" if graphs.skipped else ""))
     return status
 

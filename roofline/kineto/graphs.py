@@ -10,7 +10,11 @@ launched one by one, in this order:
                  capture order, so the k-th GPU event of a replay is the k-th call of its capture. A capture is
                  the calls between cudaStreamBeginCapture and cudaStreamEndCapture on one thread (or, under
                  `profile --with torch`, profile's own record of a capture made outside its range, with the
-                 replays annotated by which capture they run). It is used only where the kinds line up call for
+                 replays annotated by which capture they run; a replay without the annotation takes the record
+                 its kinds and Triton kernel names line up with, where all that do launched the same ops). The
+                 calls CUDAGraph::capture_begin makes before the stream capture begins (CUDA generators' seed and
+                 offset fills) are no nodes: profile's record leaves them out, and an older record that kept
+                 them lines up by its last calls. It is used only where the kinds line up call for
                  call (kernel for kernel launch, fill for memset, copy for memcpy), the replay ran on one stream
                  (several need the node ids, below), and every Triton kernel's name
                  is its captured op's name (Inductor launches each inside an op named after it); with CUPTI's
@@ -59,21 +63,33 @@ def call_kind(call: str) -> str | None:
 def captures_in(trace: Trace, whole: bool = False) -> list[Capture]:
     """The graph captures seen in the trace: on each thread, the calls with a GPU event kind between each
     cudaStreamBeginCapture and the cudaStreamEndCapture after it, each with the innermost op around it; then
-    `profile`'s record of those made outside its range (trace.captures). `whole`: the trace is one capture's own
-    session (profile's, around one capture): all its calls on a thread are one capture, markers or not."""
+    `profile`'s record of those made outside its range (trace.captures).
+
+    `whole`: the trace is one capture's own session (profile's, around CUDAGraph.capture_begin/capture_end), and
+    every capture in it is returned, empty ones too. That session also holds calls made before the stream capture
+    began: CUDAGraph::capture_begin first resets each CUDA generator's seed and offset (two fill_ kernels on the
+    GPU, CUDAGeneratorState::capture_prologue in ATen's CUDAGeneratorImpl.cpp: seen in the H100 trace of
+    2026-12-06), which are not nodes of the graph. So the markers bound the capture here too (a thread without
+    them adds nothing: the capture may run on another thread, autograd's for a backward graph); a session with no
+    markers at all keeps the calls that put nothing on the GPU in it (a captured call only adds a node)."""
     by_thread: dict[str, list[Launch]] = {}
     for launch in trace.launches.values():
         by_thread.setdefault(launch.tid, []).append(launch)
     ops_by_thread: dict[str, list[Op]] = {}
     for op in trace.ops:
         ops_by_thread.setdefault(op.tid, []).append(op)
+    ran = {event.correlation for event in trace.gpu if event.correlation is not None}
+    marked = any(BEGIN.match(launch.name) for launch in trace.launches.values())
     out: list[Capture] = []
     for tid, launches in by_thread.items():
         launches.sort(key=lambda launch: launch.ts)
         spans: list[tuple[float, list[Launch]]] = []
         inside: list[Launch] | None = None
-        if whole:
-            spans.append((launches[0].ts, [launch for launch in launches if call_kind(launch.name) is not None]))
+        if whole and not marked:
+            kept = [launch for launch in launches if call_kind(launch.name) is not None and launch.correlation
+                    not in ran]
+            if kept:
+                spans.append((launches[0].ts, kept))
             launches = []
         for launch in launches:
             if BEGIN.match(launch.name):
@@ -92,7 +108,7 @@ def captures_in(trace: Trace, whole: bool = False) -> list[Capture]:
                 op = op_at.get(i)
                 found.append(CaptureLaunch(launch.name, op if isinstance(op, Op) else None, launch.ts))
                 i += 1
-            if found:
+            if found or whole:
                 out.append(Capture(f"{tid}@{ts:.3f}", tuple(found), ts, tid, "trace"))
     out.sort(key=lambda c: c.ts or 0.0)
     return out if whole else out + list(trace.captures)
@@ -135,11 +151,8 @@ def _triton_name(op: Op | None) -> bool:
     return op is not None and (op.backend == "triton" or op.name.startswith("triton_"))
 
 
-def _fits(capture: Capture, events: Sequence[GpuEvent]) -> bool:
-    """The capture's calls line up with the replay's events, kind for kind; its Triton ops name the kernels."""
-    calls = [c for c in capture.launches if call_kind(c.call) is not None]
-    if len(calls) != len(events):
-        return False
+def _lines_up(calls: Sequence[CaptureLaunch], events: Sequence[GpuEvent]) -> bool:
+    """Call for call: the kinds agree and each Triton kernel is launched inside an op of its name."""
     for call, event in zip(calls, events):
         if call_kind(call.call) != event.kind:
             return False
@@ -149,20 +162,45 @@ def _fits(capture: Capture, events: Sequence[GpuEvent]) -> bool:
     return True
 
 
+def _fits(capture: Capture, events: Sequence[GpuEvent]) -> int | None:
+    """Where the capture's calls line up with the replay's events, kind for kind, its Triton ops naming the
+    kernels: 0 for all of them; for profile's record, k when only its last len(events) calls do (a record written
+    before 2026-12-06 kept the whole session, the k calls of CUDA's generator set-up before the stream capture
+    began too: captures_in); None when they do not."""
+    calls = [c for c in capture.launches if call_kind(c.call) is not None]
+    if len(calls) == len(events):
+        return 0 if _lines_up(calls, events) else None
+    if capture.origin == "profile" and len(calls) > len(events) and events:
+        skip = len(calls) - len(events)
+        return skip if _lines_up(calls[skip:], events) else None
+    return None
+
+
+def _ops_of(capture: Capture, skip: int) -> tuple[object, ...]:
+    calls = [c for c in capture.launches if call_kind(c.call) is not None][skip:]
+    return tuple(None if c.op is None else _signature(c.op) for c in calls)
+
+
 def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence[Capture],
-                fits: dict[tuple[object, ...], list[Capture]]) -> tuple[dict[int, GraphMatch], str | None]:
+                fits: dict[tuple[object, ...], list[tuple[Capture, int]]]) -> tuple[dict[int, GraphMatch], str | None]:
     """The replay's events matched to a capture's calls by order; ({}, why not) when no capture fits. `fits`
-    keeps the captures that fit each replay's shape (a long trace replays the same graph many times)."""
+    keeps the captures that fit each replay's shape (a long trace replays the same graph many times). Without
+    profile's annotation naming the capture (a trace not written by `profile`, a replay made through another call),
+    the replay's sequence of event kinds and Triton kernel names picks the capture: the last one in the trace
+    before the replay, else profile's records, used only where those that fit launched the same ops."""
     events = [items[m].event for m in replay.members]
     streams = {e.stream for e in events}
     if len(streams) > 1 and not all(e.graph_node is not None for e in events):
         return {}, (f"its events ran on {len(streams)} streams and the trace has no graph node ids: the order they "
                     "ran in need not be the order they were captured in")
     marked = [c for c in captures if c.key == replay.mark]  # profile's record; a capture in its range has none
-    pool = marked or list(captures)
+    # a replay profile annotated without a record of its capture (made in the range, or not recorded) is none of
+    # the recorded ones: another graph's record may line up kind for kind with other shapes
+    pool = marked or [c for c in captures if replay.mark is None or c.origin != "profile"]
     shape = (replay.mark if marked else None, *((e.kind, e.name) for e in events))
     if shape not in fits:
-        fits[shape] = [c for c in pool if _fits(c, events)]
+        found = [(c, _fits(c, events)) for c in pool]
+        fits[shape] = [(c, skip) for c, skip in found if skip is not None]
     fitting = fits[shape]
     if not fitting:
         if pool:
@@ -171,15 +209,29 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
                    f"none of the {len(pool)} capture(s) in the trace lines up with its {len(events)} GPU event(s)")
             return {}, why
         return {}, None
-    before = [c for c in fitting if c.ts is not None and c.ts <= replay.launch.ts]
-    capture = before[-1] if before else fitting[-1]
+    before = [(c, skip) for c, skip in fitting if c.ts is not None and c.ts <= replay.launch.ts]
+    recorded = [(c, skip) for c, skip in fitting if c.ts is None]
+    if before:
+        capture, skip = before[-1]
+    elif recorded:
+        if len({_ops_of(c, skip) for c, skip in recorded}) > 1:
+            return {}, (f"{len(recorded)} captures profile recorded line up with its {len(events)} GPU event(s) but "
+                        "launched different ops, and no `roofline.graph` annotation says which one it replays")
+        capture, skip = recorded[-1]
+    else:
+        capture, skip = fitting[-1]
     calls = [c for c in capture.launches if call_kind(c.call) is not None]
     out: dict[int, GraphMatch] = {}
     where = f"at ts {capture.ts:.3f} µs" if capture.ts is not None else "recorded by profile outside its range"
-    for k, (m, call) in enumerate(zip(replay.members, calls)):
+    if capture.ts is None and not marked:
+        where += ", found by its kernel sequence (no annotation named it)"
+    prologue = (f" (the record's first {skip} call(s) ran before the stream capture began: no nodes of the graph)"
+                if skip else "")
+    for k, (m, call) in enumerate(zip(replay.members, calls[skip:])):
         if call.op is not None:
-            out[m] = GraphMatch("capture", call.op, f"matched by capture order: node {k + 1} of {len(calls)} of the "
-                                                    f"graph's capture {where}, launched by {call.op.name}")
+            out[m] = GraphMatch("capture", call.op, f"matched by capture order: node {k + 1} of {len(calls) - skip} "
+                                                    f"of the graph's capture {where}, launched by {call.op.name}"
+                                                    f"{prologue}")
     return out, None
 
 
@@ -241,7 +293,7 @@ def match_replays(trace: Trace, items: Sequence[Attributed]) -> list[Attributed]
         members.sort(key=lambda i: items[i].event.ts)
     stamps = {key: [items[i].event.ts for i in members] for key, members in outside.items()}
     out = list(items)
-    fits: dict[tuple[object, ...], list[Capture]] = {}
+    fits: dict[tuple[object, ...], list[tuple[Capture, int]]] = {}
     for replay in _replays(trace, items):
         matched, capture_why = _by_capture(replay, items, captures, fits)
         via_capture = bool(matched)

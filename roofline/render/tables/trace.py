@@ -88,7 +88,8 @@ def timeline_tables(doc: Mapping[str, Any]) -> list[Any]:
     graphs = [d["graph_launch_delay"] for d in devices if d.get("graph_launch_delay")]
     if graphs:  # measured from the call's start: a cudaGraphLaunch returns long after its first kernel began
         n = sum(g["count"] for g in graphs)
-        caption.append(f"CUDA graph launches (n={n}), cudaGraphLaunch start to first kernel: " + "; ".join(
+        caption.append(f"CUDA graph launches (n={n}), cudaGraphLaunch start (or the end of the work queued before "
+                       "it on its stream) to first kernel: " + "; ".join(
             f"p50 {format_time(g['p50'])} / p95 {format_time(g['p95'])}" for g in graphs)
             + " (the launch delay column covers the other launches)")
     s = block.get("straggler")
