@@ -88,7 +88,7 @@ def test_every_device_option_refuses_the_same_forms(form):
 
 def test_every_group_by_option_reads_the_same_words():
     groupers = named("--group-by")
-    assert {path for path, _, _ in groupers} == {"profile", "import ncu", "import torch", "plot"}
+    assert {path for path, _, _ in groupers} == {"profile", "import ncu", "import torch", "plot", "diff"}
     words = "|".join(GROUP_BY_WORDS)
     for path, command, option in groupers:
         assert option.metavar in (words, f"auto|{words}"), path
