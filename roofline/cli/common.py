@@ -413,7 +413,10 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterato
                          f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
                          f"({len(doc.get('kernels') or [])} entries)", fix=fix)
     if output is not None:
-        write_output(output, body(), str(doc.get("schema") or "text"))
+        # lazy: not needed by `roofline analyze`, which imports this module (start-up)
+        from roofline.load.jsonio import document_writes
+
+        write_output(output, body(), document_writes(doc))
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         if not to_stdout:

@@ -18,7 +18,7 @@ from roofline.gates.groups import group_failure_message, group_report
 from roofline.render.tables import grouped as grouped_tables, report as report_tables
 from roofline.render.tables.report import rich_table
 from roofline.gates.nodes import slow_nodes_text
-from roofline.load.jsonio import dumps
+from roofline.load.jsonio import document_writes, dumps
 
 
 @click.command()
@@ -139,6 +139,6 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
     else:
         writers = {"markdown": grouped_tables.report_markdown, "json": lambda d: dumps(d),
                    "junit": grouped_tables.report_junit, "github-benchmark": grouped_tables.report_github_benchmark}
-        emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
+        emit(writers[fmt](doc), output, document_writes(doc) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
         raise GateFailed(group_failure_message(doc))

@@ -15,8 +15,9 @@ write_text_atomic is what `-o PATH` means for every command:
 The temporary file is removed on every failure, KeyboardInterrupt included.
 
 why_not_replace says whether an existing file may be replaced by what a command writes (a results document only
-replaces a document of its own kind, a figure only a figure of its format, nothing replaces a roofline document
-of another kind); the CLI asks it unless --force is given. same_file says whether two paths name one file.
+replaces a document of its own kind made by the same kind of run: a measurement, a PyTorch import, an Nsight
+Compute import or a prediction (document_writes); a figure only a figure of its format; nothing replaces a
+roofline document of another kind); the CLI asks it unless --force is given. same_file says whether two paths name one file.
 """
 
 from __future__ import annotations
@@ -214,6 +215,38 @@ def _is_figure(fmt: str, head: bytes) -> bool:
     return low.startswith(b"<!doctype html") or low.startswith(b"<html")
 
 
+# who made a results file, from its top-level backend: what one kind of run wrote, another must not replace unasked
+# (a GPU measurement is the expensive kind: `import torch -o m.json` silently replaced one)
+PRODUCERS = {"torch": "a PyTorch trace import ('import torch', 'profile --with torch')",
+             "ncu": "an Nsight Compute import or profile ('import ncu', 'profile')",
+             "model": "a prediction from the model ('analyze --predict', 'sweep --predict-only')"}
+MEASUREMENT = "measurement"  # any other backend (cupy, numpy, ...): 'measure', 'sweep', the API
+_MEASURED_WORDS = "a measurement ('measure', 'sweep', roofline.measure)"
+_BACKEND = re.compile(rb'"backend"\s*:\s*"([A-Za-z0-9_.-]{1,40})"')
+RESULTS_FAMILY = "roofline/results"
+
+
+def producer_of(backend: str | None) -> str:
+    """The kind of run a results file's backend names: 'torch', 'ncu', 'model' or 'measurement'."""
+    return backend if backend in PRODUCERS else MEASUREMENT
+
+
+def document_writes(doc: Any) -> str:
+    """What `doc` is, for why_not_replace: its schema, and for a results document who made it
+    ('roofline/results/v1@torch'); a list of documents (analyze's several specs) is what its first is."""
+    first = doc[0] if isinstance(doc, list) and doc else doc
+    if not isinstance(first, dict) or not isinstance(first.get("schema"), str):
+        return "text"
+    schema, backend = first["schema"], first.get("backend")
+    if _family(schema) == RESULTS_FAMILY and isinstance(backend, str):
+        return f"{schema}@{producer_of(backend)}"
+    return schema
+
+
+def _producer_words(producer: str) -> str:
+    return PRODUCERS.get(producer, _MEASURED_WORDS)
+
+
 def why_not_replace(path: Path | str, writes: str) -> str | None:
     """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
     a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
@@ -231,9 +264,16 @@ def why_not_replace(path: Path | str, writes: str) -> str | None:
         return None  # absent or unreadable: the writer says what is wrong, if anything
     found = _SCHEMA.match(head)
     family = _family(found.group(1).decode()) if found else None
+    writes, _, producer = writes.partition("@")
     if writes.startswith("roofline/"):
         want = _family(writes)
         if family == want:
+            had = _BACKEND.search(head) if producer and family == RESULTS_FAMILY else None
+            if had is not None and producer_of(had.group(1).decode()) != producer:
+                old = producer_of(had.group(1).decode())
+                return (f"it is a results file of {_producer_words(old)}, and this writes one of "
+                        f"{_producer_words(producer)} (a results file is replaced only by one from the same kind of "
+                        "run)")
             return None
         what = f"a {family} document" if family else "a file that is not a roofline document"
         return f"it is {what}, and this writes a {want} document (roofline replaces only its own {want} files)"

@@ -31,6 +31,7 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
+from roofline.model.units import MAX_DIGITS
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -54,7 +55,7 @@ _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w
 # the body of a generated kernel
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
 _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
-_NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
+_NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*([0-9]+)\s*$", re.MULTILINE)  # ASCII digits: int() reads them
 _ASSIGN = re.compile(r"^(?P<indent>\s+)tmp\d+\s*=\s*(?P<expr>.+)$")
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
@@ -94,7 +95,10 @@ def read_source(text: str) -> KernelSource | None:
     # the launcher passes every argument but the block sizes (XBLOCK, R0_BLOCK: upper-case meta-parameters), a
     # size fixed at compile time (xnumel: 'constexpr') too
     args = tuple((str(k), str(v)) for k, v in signature.items() if not (str(v) == "constexpr" and str(k).isupper()))
-    numels = {k: int(v) for k, v in _NUMEL.findall(text)}
+    found = _NUMEL.findall(text)
+    if any(len(v) > MAX_DIGITS for _, v in found):  # no kernel iterates 10^40 points; int() refuses 4300 digits
+        return None
+    numels = {k: int(v) for k, v in found}
     body = text[text.find("@triton.jit"):] if "@triton.jit" in text else text
     per_point = per_row = 0.0
     loop_indent: int | None = None
