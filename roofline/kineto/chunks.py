@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 BATCH = 4 << 20  # bytes of events parsed at once
 MAX_BATCH = 64 << 20  # a stretch that will not cut within this is not a Kineto layout
-MAX_TRIES = 256  # ']' tried as the array's end in the last event and the keys after it
+MAX_TRIES = 256  # cuts tried for one batch, and ']' tried as the array's end (a broken text fails fast, not in hours)
 _KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _CUT = re.compile(rb"\}\s*,")
 _WS = b" \t\r\n"
@@ -75,8 +75,10 @@ class EventStream:
                 self._fill(len(self.buf) * 2)  # a long event: read on until a cut or MAX_BATCH
                 cut = _CUT.search(self.buf, BATCH)
             batch: list[Any] = []
+            tries = 0
             while cut is not None:
-                if cut.start() > MAX_BATCH:
+                tries += 1
+                if cut.start() > MAX_BATCH or tries > MAX_TRIES:  # each try parses the stretch again: bounded
                     raise ValueError("no cut between events")
                 try:
                     batch = self._list(self.buf[:cut.start() + 1])

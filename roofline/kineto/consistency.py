@@ -59,7 +59,8 @@ def stream_overlaps(trace: Trace) -> str | None:
                 excess += over
                 if len(shown) < SHOWN:
                     shown.append(f"device {device} stream {stream}: '{event.name[:50]}' at ts {event.ts:.3f} µs "
-                                 f"starts {over:.3f} µs before '{last.name[:50]}' (ts {last.ts:.3f} µs) ends")
+                                 f"overlaps '{last.name[:50]}' (ts {last.ts:.3f} µs, {last.dur:.3f} µs long) by "
+                                 f"{over:.3f} µs")
             if event.ts + event.dur > last.ts + last.dur:
                 last = event
     if not count:

@@ -30,8 +30,8 @@ side); a trace without one (made by hand) has the span of its events' start time
 hour, of their median), which an event may run past by at most that span or FALLBACK_RUN µs (1 s), whichever is
 longer. So a duration of 1e308 µs is unusable, not printed.
 
-The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events (counted in the raw text, before the
-JSON is parsed) is refused at once, not after minutes of work on a results file report and plot could not read.
+The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events is refused as soon as the batches read
+so far hold more, not after minutes of work on a results file report and plot could not read.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ MAX_TRACE_TEXT = 1 << 30  # the most a trace's text may be (a .json.gz inflated)
 MAX_WHOLE_TEXT = 64 << 20  # the longest text parsed whole (a layout the batches cannot cut: ~10x this in objects)
 INFLATE_PIECE = 4 << 20  # bytes of text inflated at a time
 ID_LIMIT = 1 << 31  # a device, stream or rank id is a whole number in [-ID_LIMIT, ID_LIMIT)
+MAX_KEPT_EVENTS = 1 << 20  # ops, launches, GPU events and module ranges kept (~400 B each: 0.4 GiB of the budget)
 ENTRY_BYTES = 2 << 10  # about what one GPU event takes in a results file (1.4-2.4 KiB measured on real traces)
 MAX_GPU_EVENTS = MAX_RESULTS_BYTES // ENTRY_BYTES  # 131,072: more would not fit the 256 MiB report and plot read
 UNUSABLE_LIMIT = 0.10  # a trace with a larger share of unusable events (or GPU events) is refused
@@ -160,7 +161,7 @@ class Trace:
     unusable_gpu: int = 0  # of those, GPU events (kernels, copies, fills)
     window: tuple[float, float] | None = None  # µs: the events that count lie in it
     params: list["Params"] = field(default_factory=list)  # the optimizer steps' parameters `profile` wrote in
-    digest: str = ""  # of the trace's text (blake2b): the same trace given twice is told from two ranks
+    digest: str = ""  # of the trace's text (SHA-256): the same trace given twice is told from two ranks
 
     @property
     def unusable_count(self) -> int:
@@ -170,17 +171,15 @@ class Trace:
 class _TraceText:
     """The text of a trace file in pieces, each piece read through the one bounded input reader and, for a
     .json.gz, inflated as it comes (at most MAX_TRACE_TEXT bytes in all, one InputError naming the file and the cap
-    otherwise); as the pieces pass, their GPU events are counted (refused past `max_gpu_events`) and the text is
-    hashed, so two files with one content are told apart from two ranks (`digest`)."""
+    otherwise); as the pieces pass, the text is hashed, so two files with one content are told apart from two
+    ranks (`digest`)."""
 
-    def __init__(self, path: Path, max_gpu_events: int | None):
-        self.path, self.max_gpu_events = path, max_gpu_events
+    def __init__(self, path: Path):
+        self.path = path
         self.read = 0  # bytes of the file read so far (for a progress report)
         self.size = _file_size(path)
         self.text = 0  # bytes of text so far
-        self.gpu_events = 0
-        self._tails = {pattern: b"" for pattern in _GPU_PATTERNS}
-        self._hash = hashlib.blake2b(digest_size=16)
+        self._hash = hashlib.sha256()  # the fastest at hand (SHA extensions): 0.8 s a GB here
 
     @property
     def digest(self) -> str:
@@ -226,12 +225,6 @@ class _TraceText:
                                       f"be (an import is held to {MEMORY_BUDGET >> 30} GiB of memory); nothing was "
                                       "imported")
         self._hash.update(piece)
-        for pattern, tail in self._tails.items():
-            both = tail + piece
-            self.gpu_events += both.count(pattern)
-            self._tails[pattern] = both[-(len(pattern) - 1):]  # shorter than the pattern: nothing counted twice
-        if self.max_gpu_events is not None and self.gpu_events > self.max_gpu_events:
-            raise too_many_gpu_events(self.path, self.gpu_events, self.max_gpu_events, at_least=True)
         return piece
 
 
@@ -428,6 +421,8 @@ class _Reduced:
         self.unusable_gpu = 0
         self.marks = _Marks()
         self.params: list[Params] = []
+        self.gpu_seen = 0  # GPU events met so far, usable or not
+        self.max_gpu: int | None = None  # more are refused as they are met (read_trace's max_gpu_events)
 
     def add(self, events: list[Any]) -> None:
         for event in events:
@@ -448,6 +443,10 @@ class _Reduced:
             if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
                     or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
                 continue  # not an event an import uses: not judged
+            if cat in _GPU_CATS:
+                self.gpu_seen += 1
+                if self.max_gpu is not None and self.gpu_seen > self.max_gpu:
+                    raise _TooManyGpu()
             ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
             why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
                    else "name is not text" if not isinstance(name, str) else None)
@@ -459,6 +458,8 @@ class _Reduced:
             reduced = _reduce(event, cat, ts, dur, name)
             if reduced is not None:
                 self.kept.append((cat, ts, dur, reduced))
+                if len(self.kept) > MAX_KEPT_EVENTS:
+                    raise _TooManyKept()
 
     def trace(self, path: Path, head: dict[str, Any]) -> Trace:
         ops: list[Op] = []
@@ -560,28 +561,37 @@ def read_trace(path: Path, max_gpu_events: int | None = None,
     except _OutOfRange as exc:
         raise at(path, exc.field, f"is {exc.shown} (in {exc.where}): an id must be a whole number from "
                                   f"{-ID_LIMIT} to {ID_LIMIT - 1}; not {KIND} as PyTorch writes it") from None
+    except _TooManyGpu:
+        raise too_many_gpu_events(path, max_gpu_events + 1 if max_gpu_events is not None else 0,
+                                  max_gpu_events or 0, at_least=True) from None
+    except _TooManyKept:
+        raise InputError(f"{path}: holds more than {MAX_KEPT_EVENTS:,} ops, launches, GPU events and module ranges, "
+                         f"the most one import keeps (it is held to {MEMORY_BUDGET >> 30} GiB of memory); nothing was "
+                         "imported", fix="profile fewer steps (torch.profiler.schedule(active=1))") from None
 
 
 def _read(path: Path, max_gpu_events: int | None, on_batch: Callable[[float], None] | None) -> Trace:
-    text = _TraceText(path, max_gpu_events)
+    text = _TraceText(path)
     pieces = iter(text)
     first = _take(pieces, STREAM_FROM + 1)
-    reduced = _Reduced()
+    reduced = _reduced(max_gpu_events)
     head: dict[str, Any] | None = None
     digest = ""
     if len(first) > STREAM_FROM:
-        stream = EventStream(_chain(first, pieces), _batch_loads)
+        stream = EventStream(_chain([first], pieces), _batch_loads)
+        first = b""  # the stream holds it now, and drops it once parsed
         try:
             for batch in stream:
                 reduced.add(batch)
+                del batch  # not held while the next one is parsed
                 if on_batch is not None:
                     on_batch(text.fraction)  # the share of the file read, for a progress report
             head = stream.head
         except DuplicateEvents:
             raise _twice(path) from None
         except ValueError:  # not laid out in batches: parsed whole below, if it is short enough
-            reduced, head, first = _Reduced(), None, _whole_text(path, max_gpu_events)
-            digest = hashlib.blake2b(first, digest_size=16).hexdigest()
+            reduced, head, first = _reduced(max_gpu_events), None, _whole_text(path)
+            digest = hashlib.sha256(first).hexdigest()
     if head is None:
         doc = _whole_doc(path, first)
         del first
@@ -589,6 +599,12 @@ def _read(path: Path, max_gpu_events: int | None, on_batch: Callable[[float], No
         doc["traceEvents"] = []
         head = doc
     return replace(reduced.trace(path, head), digest=digest or text.digest)
+
+
+def _reduced(max_gpu_events: int | None) -> _Reduced:
+    reduced = _Reduced()
+    reduced.max_gpu = max_gpu_events
+    return reduced
 
 
 def _take(pieces: Iterator[bytes], size: int) -> bytes:
@@ -603,23 +619,23 @@ def _take(pieces: Iterator[bytes], size: int) -> bytes:
     return b"".join(got)
 
 
-def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
+def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first.pop()  # not kept in this frame once handed on
     yield from rest
 
 
-def _whole_text(path: Path, max_gpu_events: int | None) -> bytes:
+def _whole_text(path: Path) -> bytes:
     """The whole text again, for a trace the batches could not cut: at most MAX_WHOLE_TEXT (parsing more at once
     would take more than the memory budget)."""
-    text = _TraceText(path, max_gpu_events)
+    text = _TraceText(path)
     got: list[bytes] = []
     for piece in text:
         got.append(piece)
         if text.text > MAX_WHOLE_TEXT:
-            raise at(path, "traceEvents", f"is not laid out as PyTorch writes it (one event object after another, "
-                                          f"cut at '}},'), and a text longer than {MAX_WHOLE_TEXT >> 20} MiB is not "
-                                          f"parsed whole (an import is held to {MEMORY_BUDGET >> 30} GiB of memory); "
-                                          f"expected {KIND}")
+            raise at(path, "traceEvents", f"is not valid JSON or not laid out as PyTorch writes it (one event "
+                                          f"object after another), and a text longer than {MAX_WHOLE_TEXT >> 20} MiB "
+                                          f"is not parsed whole (an import is held to {MEMORY_BUDGET >> 30} GiB of "
+                                          f"memory); expected {KIND}")
     return b"".join(got)
 
 
@@ -640,6 +656,14 @@ def _batch_loads(text: bytes) -> Any:
 def _twice(path: Path) -> InputError:
     return at(path, "traceEvents", "is given twice: a JSON parser keeps one array and silently loses the other; "
                                    f"not {KIND} as PyTorch writes it (export the trace again)")
+
+
+class _TooManyGpu(Exception):
+    """More GPU events met than read_trace's max_gpu_events (not a ValueError: see _OutOfRange)."""
+
+
+class _TooManyKept(Exception):
+    """More events kept than MAX_KEPT_EVENTS (not a ValueError: see _OutOfRange)."""
 
 
 class _OutOfRange(Exception):

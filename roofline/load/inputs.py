@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from roofline.errors import at, first_line
+from roofline.errors import InputError, at, first_line
 from roofline.model.units import MAX_DIGITS
 from roofline.load.yamlmemo import MISSING, lookup as memoised
 import json
@@ -92,6 +92,15 @@ _worker: _ReadWorker | None = None
 _worker_lock = threading.Lock()
 
 
+class _Stalled(Exception):
+    """A read given up on; its descriptor stays open, owned by the abandoned worker (closing it would let the next
+    file opened take its number, and the worker's read, once it wakes, take that file's data)."""
+
+    def __init__(self, error: InputError):
+        super().__init__(error.message)
+        self.error = error
+
+
 def _read_within(fd: int, size: int, path: Path, kind: str, stall: float) -> bytes:
     """os.read(fd, size), or one InputError naming the file when it does not answer within `stall` seconds or
     would block (O_NONBLOCK: a /proc file with nothing to give)."""
@@ -108,8 +117,8 @@ def _read_within(fd: int, size: int, path: Path, kind: str, stall: float) -> byt
         with _worker_lock:
             if _worker is worker:
                 _worker = None  # stuck in the kernel: left behind, a new one takes the next read
-        raise at(path, None, f"did not deliver its data within {stall:g} s (a file that blocks on read: a device, "
-                             f"a /proc file or a hung network mount); expected {kind}") from None
+        raise _Stalled(at(path, None, f"did not deliver its data within {stall:g} s (a file that blocks on read: a device, "
+                             f"a /proc file or a hung network mount); expected {kind}")) from None
     if isinstance(error, BlockingIOError):
         raise at(path, None, f"blocks on read (it is not a file of data: a /proc or device file); expected "
                              f"{kind}") from None
@@ -140,7 +149,11 @@ def input_chunks(path: object, max_bytes: int, kind: str, stall: float | None = 
         _refuse_not_regular(path, what, kind)
         total = 0
         while True:
-            chunk = _read_within(fd, min(CHUNK, max_bytes + 1 - total), path, kind, stall)
+            try:
+                chunk = _read_within(fd, min(CHUNK, max_bytes + 1 - total), path, kind, stall)
+            except _Stalled as stalled:
+                fd = -1  # left to the worker still reading it
+                raise stalled.error from None
             if not chunk:
                 return
             total += len(chunk)

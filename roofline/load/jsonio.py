@@ -12,7 +12,10 @@ write_text_atomic is what `-o PATH` means for every command:
 - anything else that exists (a FIFO, a character device such as /dev/null, or a link to one) is opened and written
   to, never replaced: roofline must not turn /dev/null into a regular file when run as root;
 - a folder is refused.
-The temporary file is removed on every failure, KeyboardInterrupt included.
+The temporary file is removed on every failure, KeyboardInterrupt, SIGTERM and SIGHUP included (while it is written
+they raise, so the clean-up runs, and are then delivered again with their default action); the rename itself holds
+those signals back for its instant, and a file renamed into place is recorded in WRITTEN, so an interrupt that
+lands after it is reported as coming after a complete write, not as an abort.
 
 why_not_replace says whether an existing file may be replaced by what a command writes (a results document only
 replaces a document of its own kind made by the same kind of run: a measurement, a PyTorch import, an Nsight
@@ -22,14 +25,17 @@ roofline document of another kind); the CLI asks it unless --force is given. sam
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import re
 import secrets
+import signal
 import stat
 import sys
+import threading
 from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any, Union
@@ -318,23 +324,82 @@ def _create_beside(target: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
 
 
+WRITTEN: list[str] = []  # the files this process replaced completely: an interrupt after a rename names them
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived while a temporary file was written: raised so that it is removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_ENDING = ("SIGTERM", "SIGHUP")  # their default ends the process where it stands, the temporary file left behind
+_HELD = ("SIGINT", "SIGTERM", "SIGHUP")  # held back for the instant of the rename
+
+
+@contextlib.contextmanager
+def _signals_remove_the_temporary() -> Iterator[None]:
+    """While the temporary file is written, SIGTERM and SIGHUP raise _Signalled (so the `except` that removes it
+    runs) instead of ending the process on the spot; SIGINT already raises KeyboardInterrupt. Only in the main
+    thread (where Python runs handlers), and only for a signal at its default: one ignored (SIGHUP under nohup) or
+    handled by someone else (profile's SIGTERM) is left as it is."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def raise_signalled(signum: int, _frame: Any) -> None:
+            raise _Signalled(signum)
+
+        for name in _ENDING:
+            number = getattr(signal, name, None)
+            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                previous[number] = signal.signal(number, raise_signalled)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _rename_into_place(tmp: Path, target: Path) -> None:
+    """os.replace with SIGINT, SIGTERM and SIGHUP held back for its instant, so the file is either not replaced
+    (the temporary is removed) or replaced and recorded in WRITTEN before any of them is acted on."""
+    held = {getattr(signal, name) for name in _HELD if hasattr(signal, name)}
+    can_hold = hasattr(signal, "pthread_sigmask")
+    if can_hold:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        os.replace(tmp, target)
+        WRITTEN.append(str(target))
+    finally:
+        if can_hold:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _replace_atomically(target: Path, payload: bytes | Iterator[bytes], keep_mode: int | None) -> None:
     fd, tmp = _create_beside(target)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            if keep_mode is not None:
-                os.fchmod(handle.fileno(), keep_mode)
-            _write_all(handle.write, payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-        _sync_folder(target.parent)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        with _signals_remove_the_temporary():
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    if keep_mode is not None:
+                        os.fchmod(handle.fileno(), keep_mode)
+                    _write_all(handle.write, payload)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                _rename_into_place(tmp, target)
+                _sync_folder(target.parent)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+                raise
+    except _Signalled as exc:
+        # the temporary file is gone and the handler is the default again: the signal now ends the process as it
+        # would have (status 128 + its number), and only returns if something else handles it
+        signal.raise_signal(exc.signum)
+        raise KeyboardInterrupt from None
 
 
 def _sync_folder(folder: Path) -> None:
