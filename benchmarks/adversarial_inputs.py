@@ -251,6 +251,11 @@ def _huge_id(d: Path, where: str) -> list[str]:
     return ["import", "torch", str(_write_json(d / f"{where}.json", doc)), "--spec", "h200", "-o", str(d / "r.json")]
 
 
+def script_as_fifo(d: Path) -> list[str]:
+    os.mkfifo(d / "train.py")  # its '#!' line was read with open(): blocked for a writer
+    return ["profile", "--with", "torch", str(d / "train.py")]
+
+
 def results_as_fifo(d: Path) -> list[str]:
     os.mkfifo(d / "results.json")
     return ["report", str(d / "results.json")]
@@ -378,6 +383,7 @@ CASES = [
     Case("stream-id-1e40", "input", lambda d: _huge_id(d, "stream"), 2, ("stream.json", "args.stream")),
     Case("rank-1e40", "input", lambda d: _huge_id(d, "rank"), 2, ("rank.json", "distributedInfo.rank")),
     Case("results-fifo", "input", results_as_fifo, 2, ("results.json", "FIFO")),
+    Case("profile-script-fifo", "input", script_as_fifo, 2, ("train.py", "no such Python script")),
     Case("spec-yaml-alias-bomb", "input", spec_alias_bomb, 2, ("bomb.yaml", "aliases")),
     Case("results-nested-100000", "input", deep_results, 2, ("deep.json", "nested")),
     Case("ncu-csv-gzipped", "input", gz_ncu_csv, 2, ("ncu.csv.gz", "gzip")),

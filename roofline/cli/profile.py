@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import (OutputPath, emit_results, group_by_option, ncu_path_option, note, output_option_for,
+from roofline.cli.common import (OutputPath, check_output_kind, emit_results, group_by_option, ncu_path_option, note, output_option_for,
                                  wide_option, writable_path, write_output)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.errors import InputError, EXIT_TERMINATED
@@ -153,6 +153,7 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         kernel_regex = kernel_alias
     ncu_options = [name for name, given in zip(NCU_ONLY, (ncu_path, save_csv)) if given]
     chosen, why, said = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
+    check_output_kind(f"{RESULTS_SCHEMA}@{chosen}")  # before the run: not a GPU measurement lost after it
     if said:
         note(said)
     scope = LaunchScope(kernel_regex, launch_skip, launch_count)

@@ -225,7 +225,7 @@ def _is_figure(fmt: str, head: bytes) -> bool:
 # (a GPU measurement is the expensive kind: `import torch -o m.json` silently replaced one)
 PRODUCERS = {"torch": "a PyTorch trace import ('import torch', 'profile --with torch')",
              "ncu": "an Nsight Compute import or profile ('import ncu', 'profile')",
-             "model": "a prediction from the model ('analyze --predict', 'sweep --predict-only')"}
+             "model": "a prediction from the model ('analyze --predict', 'sweep --predict')"}
 MEASUREMENT = "measurement"  # any other backend (cupy, numpy, ...): 'measure', 'sweep', the API
 _MEASURED_WORDS = "a measurement ('measure', 'sweep', roofline.measure)"
 _BACKEND = re.compile(rb'"backend"\s*:\s*"([A-Za-z0-9_.-]{1,40})"')
