@@ -382,6 +382,10 @@ CASES = [
     Case("device-id-1e40", "input", lambda d: _huge_id(d, "device"), 2, ("device.json", "args.device")),
     Case("stream-id-1e40", "input", lambda d: _huge_id(d, "stream"), 2, ("stream.json", "args.stream")),
     Case("rank-1e40", "input", lambda d: _huge_id(d, "rank"), 2, ("rank.json", "distributedInfo.rank")),
+    *([Case("trace-is-proc-kmsg", "input", lambda d: ["import", "torch", "/proc/kmsg", "--spec", "h200"], 2,
+            ("/proc/kmsg",)),
+       Case("spec-is-proc-kmsg", "input", lambda d: ["analyze", "vector_add", "--spec", "/proc/kmsg"], 2,
+            ("/proc/kmsg",))] if os.access("/proc/kmsg", os.R_OK) else []),  # root: readable, and blocks
     Case("results-fifo", "input", results_as_fifo, 2, ("results.json", "FIFO")),
     Case("profile-script-fifo", "input", script_as_fifo, 2, ("train.py", "no such Python script")),
     Case("spec-yaml-alias-bomb", "input", spec_alias_bomb, 2, ("bomb.yaml", "aliases")),

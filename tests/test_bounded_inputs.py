@@ -22,7 +22,7 @@ import pytest
 
 from roofline.errors import InputError
 from roofline.kineto import chunks, reader
-from roofline.kineto.chunks import DuplicateEvents, EventStream
+from roofline.kineto.chunks import EventStream
 from roofline.load import inputs
 
 from conftest import DATA
@@ -212,6 +212,8 @@ def test_trace_events_named_twice_is_refused_on_both_paths(tmp_path, pad):
 
 
 def test_the_stream_refuses_trace_events_twice():
+    from roofline.kineto.chunks import DuplicateEvents
+
     text = b'{"traceEvents": [{"a": 1}, {"b": 2}], "x": 1, "traceEvents": []}'
     with pytest.raises(DuplicateEvents):
         [e for batch in EventStream(text, orjson.loads) for e in batch]

@@ -92,6 +92,16 @@ _worker: _ReadWorker | None = None
 _worker_lock = threading.Lock()
 
 
+def _forget_worker() -> None:
+    """In a forked child the worker thread is gone (only the forking thread survives): start a fresh one."""
+    global _worker, _worker_lock
+    _worker, _worker_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker)
+
+
 class _Stalled(Exception):
     """A read given up on; its descriptor stays open, owned by the abandoned worker (closing it would let the next
     file opened take its number, and the worker's read, once it wakes, take that file's data)."""
