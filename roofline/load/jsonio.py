@@ -255,7 +255,8 @@ def _producer_words(producer: str) -> str:
 
 def why_not_replace(path: Path | str, writes: str) -> str | None:
     """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
-    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
+    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema
+    ('roofline/results/v1', with '@PRODUCER' for a results document whose maker is known: document_writes), 'figure:FMT'
     (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports: anything but a
     roofline document may be replaced)."""
     if str(path) == STDOUT or own_stream(path) is not None:
