@@ -59,7 +59,7 @@ def test_a_read_that_blocks_is_refused_within_the_stall(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "READ_STALL", 0.3)
     started = time.monotonic()
     try:
-        with pytest.raises(InputError, match=r"spec\.yaml: did not deliver its data within 0\.3 s"):
+        with pytest.raises(InputError, match=r"spec\.yaml: did not answer within 0\.3 s"):
             inputs.read_input_bytes(path, 1 << 20, "a spec")
     finally:
         release.set()

@@ -54,7 +54,8 @@ def _import_outputs(f: Any, producer: str) -> Any:
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
     f = force_option(f)
-    return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(f"{RESULTS}@{producer}"),
+    return click.option("-o", "--output", type=OutputPath(), default=None,
+                        callback=writable_path_for(f"{RESULTS}@{producer}"),
                         help="Write the results JSON (roofline/results/v1) here, atomically. " + OUTPUT_HELP)(f)
 
 

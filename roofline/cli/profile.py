@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import (OutputPath, check_output_kind, emit_results, group_by_option, ncu_path_option, note, output_option_for,
-                                 wide_option, writable_path, write_output)
+from roofline.cli.common import (OutputPath, check_output_kind, emit_results, group_by_option, ncu_path_option, note,
+                                 output_option_for, wide_option, writable_path, write_output)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.errors import InputError, EXIT_TERMINATED
 from roofline.kineto.select import kernel_pattern, LaunchScope

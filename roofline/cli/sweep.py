@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (FilePath, check_output_kind, emit_results, format_option, kernel_paths_option, measure_options,
-                                 measure_policy, measure_spec_option, note, output_option_for, wide_option)
+from roofline.cli.common import (FilePath, check_output_kind, emit_results, format_option, kernel_paths_option,
+                                 measure_options, measure_policy, measure_spec_option, note, output_option_for,
+                                 wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.cli.fleet import timeout_option, sweep_fleet
 from roofline.cli.progress import Steps

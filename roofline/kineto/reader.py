@@ -272,9 +272,9 @@ def gpu_events_in(data: bytes) -> int:
 
 
 def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS, at_least: bool = False) -> InputError:
-    return InputError(f"{path}: holds {'at least ' if at_least else ''}{count:,} GPU events (kernels, copies, fills), more than the {limit:,} one "
-                      f"import takes (about {ENTRY_BYTES >> 10} KiB of results each, and report and plot read at most "
-                      f"{MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
+    return InputError(f"{path}: holds {'at least ' if at_least else ''}{count:,} GPU events (kernels, copies, "
+                      f"fills), more than the {limit:,} one import takes (about {ENTRY_BYTES >> 10} KiB of results "
+                      f"each, and report and plot read at most {MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
                       fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches: "
                           "'roofline profile --launch-count N' (or --kernel-name, --launch-skip)")
 
@@ -489,7 +489,8 @@ class _Reduced:
             raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                              "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
         return Trace(path, _devices(head), _ident(dist.get("rank"), "distributedInfo.rank", "distributedInfo"),
-                     _ident(dist.get("world_size"), "distributedInfo.world_size", "distributedInfo"), ops, launches, gpu,
+                     _ident(dist.get("world_size"), "distributedInfo.world_size", "distributedInfo"), ops, launches,
+                     gpu,
                      modules, unusable, unusable_gpu, window, self.params)
 
 
@@ -536,7 +537,8 @@ def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -
         where = f"the {cat} event '{name[:60]}' at ts {ts:g}"
         return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
                         _ident(args.get("device"), "args.device", where),
-                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid")), _dim3(args.get("block")),
+                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid")),
+                        _dim3(args.get("block")),
                         _number(args.get("bytes")))
     if cat in _OP_CATS:
         return Op(name, ts, dur, str(event.get("tid")), _listed(args, "Input Dims"), _listed(args, "Input type"),

@@ -1,12 +1,12 @@
 """The one reader for every input file (specs, descriptors, results, baselines, gates, ncu CSV, sweeps).
 
 Files in CI come from pull requests, so nothing here trusts its input: only regular files are read (a FIFO would
-block, /dev/zero would never end), never more than the size limit plus one byte, no read waited on for more than
-READ_STALL seconds (a /proc file or a hung mount is a regular file that blocks: input_chunks), UTF-8 or a clear message; YAML
-without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor duplicate keys (YAML keeps the
-last silently, so a second `bandwidth:` would replace the first unseen) and JSON, both at most
-MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal is one
-InputError naming the file (and the line, where there is one).
+block, /dev/zero would never end), never more than the size limit plus one byte, no stat, open or read waited on
+for more than READ_STALL seconds (a /proc file or a hung mount is a regular file that blocks: input_chunks), UTF-8
+or a clear message; YAML without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor
+duplicate keys (YAML keeps the last silently, so a second `bandwidth:` would replace the first unseen) and JSON,
+both at most MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal
+is one InputError naming the file (and the line, where there is one).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import queue
 import stat
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from roofline.errors import InputError, at, first_line
 from roofline.model.units import MAX_DIGITS
@@ -63,32 +63,32 @@ def _refuse_not_regular(path: Path, what: str | None, kind: str) -> None:
         raise at(path, None, f"is {what}, not a regular file; expected {kind}")
 
 
-READ_STALL = 10.0  # seconds one read of an input may block before the file is refused (local disks answer in ms)
+READ_STALL = 10.0  # seconds one call on an input (stat, open, a read) may block before the file is refused
 CHUNK = 1 << 20  # bytes asked of the file at a time
 
 
-class _ReadWorker:
-    """The thread every input read runs on, so a read that blocks is given up after READ_STALL seconds instead of
-    hanging the command: a regular file can still block (/proc/kmsg ignores nothing it need not, a hung NFS or FUSE
-    mount, a device re-mounted under a file's name). A worker stuck in such a read is abandoned (a daemon thread:
-    it does not hold the process open) and the next read starts a fresh one."""
+class _Worker:
+    """The thread every call on an input file runs on (stat, open, each read), so one that blocks is given up
+    after READ_STALL seconds instead of hanging the command: a regular file can still block (/proc/kmsg, a hung
+    NFS or FUSE mount). A worker stuck in such a call is abandoned (a daemon thread: it does not hold the process
+    open) and the next call starts a fresh one."""
 
     def __init__(self) -> None:
-        self.jobs: "queue.SimpleQueue[tuple[int, int, queue.SimpleQueue[tuple[bytes | None, BaseException | None]]]]"
+        self.jobs: "queue.SimpleQueue[tuple[Callable[[], Any], queue.SimpleQueue[tuple[Any, BaseException | None]]]]"
         self.jobs = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="roofline-input-read", daemon=True)
+        self.thread = threading.Thread(target=self._run, name="roofline-input", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
         while True:
-            fd, size, answer = self.jobs.get()
+            call, answer = self.jobs.get()
             try:
-                answer.put((os.read(fd, size), None))
-            except BaseException as exc:  # noqa: BLE001 - handed to the reader, which raises it in its own thread
+                answer.put((call(), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it in its own thread
                 answer.put((None, exc))
 
 
-_worker: _ReadWorker | None = None
+_worker: _Worker | None = None
 _worker_lock = threading.Lock()
 
 
@@ -103,45 +103,53 @@ if hasattr(os, "register_at_fork"):
 
 
 class _Stalled(Exception):
-    """A read given up on; its descriptor stays open, owned by the abandoned worker (closing it would let the next
-    file opened take its number, and the worker's read, once it wakes, take that file's data)."""
+    """A call given up on. A descriptor it was reading stays open, owned by the abandoned worker (closing it would
+    let the next file opened take its number, and the worker's read, once it wakes, take that file's data)."""
 
     def __init__(self, error: InputError):
         super().__init__(error.message)
         self.error = error
 
 
-def _read_within(fd: int, size: int, path: Path, kind: str, stall: float) -> bytes:
-    """os.read(fd, size), or one InputError naming the file when it does not answer within `stall` seconds or
-    would block (O_NONBLOCK: a /proc file with nothing to give)."""
+def _within(stall: float, path: Path, kind: str, call: Callable[[], Any]) -> Any:
+    """call() on the worker thread; its exception re-raised here; _Stalled naming the file when it does not
+    return within `stall` seconds."""
     global _worker
     with _worker_lock:
         if _worker is None:
-            _worker = _ReadWorker()
+            _worker = _Worker()
         worker = _worker
-    answer: "queue.SimpleQueue[tuple[bytes | None, BaseException | None]]" = queue.SimpleQueue()
-    worker.jobs.put((fd, size, answer))
+    answer: "queue.SimpleQueue[tuple[Any, BaseException | None]]" = queue.SimpleQueue()
+    worker.jobs.put((call, answer))
     try:
-        data, error = answer.get(timeout=stall)
+        value, error = answer.get(timeout=stall)
     except queue.Empty:
         with _worker_lock:
             if _worker is worker:
-                _worker = None  # stuck in the kernel: left behind, a new one takes the next read
-        raise _Stalled(at(path, None, f"did not deliver its data within {stall:g} s (a file that blocks on read: a device, "
-                             f"a /proc file or a hung network mount); expected {kind}")) from None
-    if isinstance(error, BlockingIOError):
+                _worker = None  # stuck in the kernel: left behind, a new one takes the next call
+        raise _Stalled(at(path, None, f"did not answer within {stall:g} s (a file that blocks: a device, a /proc "
+                                      f"file or a hung network mount); expected {kind}")) from None
+    if error is not None:
+        raise error
+    return value
+
+
+def _read_within(fd: int, size: int, path: Path, kind: str, stall: float) -> bytes:
+    """os.read(fd, size) within `stall` seconds, or one InputError naming the file (it would block: O_NONBLOCK on
+    a /proc file with nothing to give; it cannot be read)."""
+    try:
+        return _within(stall, path, kind, lambda: os.read(fd, size))
+    except BlockingIOError:
         raise at(path, None, f"blocks on read (it is not a file of data: a /proc or device file); expected "
                              f"{kind}") from None
-    if error is not None:
-        raise at(path, None, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
-    assert data is not None
-    return data
+    except OSError as exc:
+        raise at(path, None, f"cannot read: {exc.strerror or exc}") from None
 
 
 def input_chunks(path: object, max_bytes: int, kind: str, stall: float | None = None) -> Iterator[bytes]:
-    """The bytes of a regular file of at most max_bytes, a piece (at most CHUNK bytes) at a time, each read given
-    at most `stall` seconds (READ_STALL): the one bounded reader every input goes through. One InputError naming
-    the file when it is not a regular file, is larger, blocks, or cannot be read.
+    """The bytes of a regular file of at most max_bytes, a piece (at most CHUNK bytes) at a time, each call on it
+    (stat, open, each read) given at most `stall` seconds (READ_STALL): the one bounded reader every input goes
+    through. One InputError naming the file when it is not a regular file, is larger, blocks, or cannot be read.
 
     The type is checked before opening (opening some devices has effects) and again on the open descriptor
     (the path may have been swapped in between); the size is enforced by reading at most max_bytes + 1 bytes,
@@ -149,12 +157,23 @@ def input_chunks(path: object, max_bytes: int, kind: str, stall: float | None = 
     """
     path = Path(str(path))
     stall = READ_STALL if stall is None else stall
-    fd = -1
-    with _opening(path):
+
+    def open_regular() -> tuple[int, str | None]:
         what = _not_regular(os.stat(path).st_mode)
-        if what is None:
-            fd = os.open(path, _OPEN_FLAGS)
-            what = _not_regular(os.fstat(fd).st_mode)
+        if what is not None:
+            return -1, what
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            return fd, _not_regular(os.fstat(fd).st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    try:
+        with _opening(path):
+            fd, what = _within(stall, path, kind, open_regular)
+    except _Stalled as stalled:
+        raise stalled.error from None
     try:
         _refuse_not_regular(path, what, kind)
         total = 0
