@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "adversarial_inputs.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "adversarial_inputs.py"
 
 
 def _sweep():
