@@ -7,7 +7,7 @@ traceback, or a correct answer that flags what is wrong (exit 0 with a warning).
 any case fails.
 
     python benchmarks/adversarial_inputs.py            # every case (the 1 GB inflate ones take a minute)
-    python benchmarks/adversarial_inputs.py --fast     # the cheap ones (what benchmarks/tests/test_bench_adversarial_inputs.py runs)
+    python benchmarks/adversarial_inputs.py --fast     # the cheap ones (benchmarks/tests runs these)
     python benchmarks/adversarial_inputs.py --only dup-events-12mb,gz-inflates-past-cap
 
 Run it from the repository root (the subprocesses import roofline from PYTHONPATH or the installed package).
