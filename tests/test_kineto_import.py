@@ -118,8 +118,18 @@ def test_gzip_and_two_ranks_with_a_straggler() -> None:
     assert len(launches) == len(set(launches))
 
 
-def test_same_rank_twice_is_refused() -> None:
+def test_same_rank_twice_is_refused(tmp_path: Path) -> None:
+    other = json.loads((DATA / "step.json").read_text(encoding="utf-8"))
+    other["traceName"] = "another run"  # another trace (not the same one twice), with rank 0 as well
+    copy = tmp_path / "other.json"
+    copy.write_text(json.dumps(other), encoding="utf-8")
     with pytest.raises(InputError, match="distributedInfo.rank"):
+        run([DATA / "rank0.json", copy])
+
+
+def test_the_same_trace_twice_is_refused_by_content() -> None:
+    """rank0.json and step.json hold one trace: two ranks with identical times before, now refused by content."""
+    with pytest.raises(InputError, match=r"step\.json: is the same trace as .*rank0\.json \(identical content\)"):
         run([DATA / "rank0.json", DATA / "step.json"])
 
 

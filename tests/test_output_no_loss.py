@@ -166,9 +166,15 @@ def test_a_kineto_trace_is_not_a_results_document(run_cli, tmp_path):
 
 
 def test_results_replace_results_and_force_replaces_anything(run_cli, tmp_path, results):
-    r = run_cli("import", "torch", TRACE, "--spec", "h200", "-o", results)
+    before = results.read_bytes()
+    r = run_cli("import", "torch", TRACE, "--spec", "h200", "-o", results)  # a measurement: another kind of run
+    _refused(r, results, "a results file of a measurement", "--force")
+    assert results.read_bytes() == before
+    r = run_cli("import", "torch", TRACE, "--spec", "h200", "--force", "-o", results)
     assert r.code == 0, r.err
     assert json.loads(results.read_text())["backend"] == "torch"
+    r = run_cli("import", "torch", TRACE, "--spec", "h200", "-o", results)  # an import's results: replaced
+    assert r.code == 0, r.err
     notes = tmp_path / "notes.txt"
     notes.write_text("mine")
     r = run_cli("import", "torch", TRACE, "--spec", "h200", "--force", "-o", notes)

@@ -112,6 +112,8 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: map user errors to their exit codes and anything unexpected to 101 with a traceback."""
+    writer = sys.modules.get("roofline.load.jsonio")  # files written before this call (a test's earlier call) are
+    written_before = len(writer.WRITTEN) if writer is not None else 0  # not this one's
     try:
         code = cli.main(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
@@ -120,7 +122,14 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"error: {clean(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        click.echo("aborted", err=True)
+        from roofline.load.jsonio import WRITTEN  # lazy: only an interrupt needs it
+
+        written = WRITTEN[written_before:]
+        if written:  # the interrupt landed after a rename: that file is whole, and saying "aborted" would hide it
+            click.echo(f"interrupted after writing {', '.join(written)} (complete: written before the interrupt)",
+                       err=True)
+        else:
+            click.echo("aborted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()

@@ -101,11 +101,9 @@ def _predict(selected: list, overrides: dict, spec_names: tuple[str, ...], calib
         raise InputError("--predict: no kernel has the roofs of the spec(s) given")
     if fmt == "json":
         # lazy: not needed by `roofline analyze`, which imports this module (start-up)
-        from roofline.load.jsonio import dumps
-        # lazy: not needed by `roofline analyze`, which imports this module (start-up)
-        from roofline.records.schema import RESULTS_SCHEMA
+        from roofline.load.jsonio import document_writes, dumps
 
-        emit(dumps(docs[0] if len(docs) == 1 else docs), output, RESULTS_SCHEMA)
+        emit(dumps(docs[0] if len(docs) == 1 else docs), output, document_writes(docs))
         return
     print_tables([predicted_table(d, "Predicted") for d in docs], output)
     for d in docs:

@@ -74,7 +74,8 @@ def force_option(f: F) -> F:
     return click.option(
         "--force", is_flag=True, expose_value=False, is_eager=True, callback=remember,
         help="Let -o replace an existing file that is not what this command writes (a results document replaces "
-             "only a results document, a figure only a figure of its format, and nothing replaces a roofline "
+             "only a results document of the same kind of run: measurement, PyTorch import, Nsight Compute or "
+             "prediction; a figure only a figure of its format, and nothing replaces a roofline "
              "document of another kind without it). Never an input, never through a symlink.",
     )(f)
 
@@ -163,6 +164,14 @@ def check_outputs(ctx: click.Context) -> None:
         why = None if symlink_refusal(output) else why_not_replace(output, writes)
         if why is not None:
             raise InputError(f"-o {output}: not replaced: {why}; give another path, or --force to replace it")
+
+
+def check_output_kind(writes: str) -> None:
+    """check_outputs once a command knows what it writes (`profile` after choosing ncu or torch, `sweep` measured
+    or predicted: 'roofline/results/v1@torch'), so an existing file it must not replace stops it before its work."""
+    ctx = click.get_current_context()
+    ctx.meta["roofline.writes"] = writes
+    check_outputs(ctx)
 
 
 def guard_outputs(command: click.Command) -> None:
@@ -413,7 +422,10 @@ def emit_document(doc: dict, size: int, body: Callable[[], str | bytes | Iterato
                          f"{MAX_RESULTS_BYTES / 2**20:.3g} MiB 'report' and 'plot' read "
                          f"({len(doc.get('kernels') or [])} entries)", fix=fix)
     if output is not None:
-        write_output(output, body(), str(doc.get("schema") or "text"))
+        # lazy: not needed by `roofline analyze`, which imports this module (start-up)
+        from roofline.load.jsonio import document_writes
+
+        write_output(output, body(), document_writes(doc))
     to_stdout = output is not None and is_stdout(output)
     if fmt == "json":
         if not to_stdout:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -44,12 +44,18 @@ def _list_metrics(ctx: click.Context, _param: click.Parameter, value: bool) -> N
     ctx.exit(0)
 
 
-def import_outputs(f: Any) -> Any:
-    """-o and --format, as every importer takes them."""
+def import_outputs(producer: str) -> Callable[[Any], Any]:
+    """-o and --format, as every importer takes them; `producer` (roofline.load.jsonio.PRODUCERS) is who the
+    results file is from, so an existing results file of another kind of run is not replaced unasked."""
+    return lambda f: _import_outputs(f, producer)
+
+
+def _import_outputs(f: Any, producer: str) -> Any:
     f = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
                      help="What to print on standard output.")(f)
     f = force_option(f)
-    return click.option("-o", "--output", type=OutputPath(), default=None, callback=writable_path_for(RESULTS),
+    return click.option("-o", "--output", type=OutputPath(), default=None,
+                        callback=writable_path_for(f"{RESULTS}@{producer}"),
                         help="Write the results JSON (roofline/results/v1) here, atomically. " + OUTPUT_HELP)(f)
 
 
@@ -58,7 +64,7 @@ def import_outputs(f: Any) -> Any:
 @click.argument("report", type=FilePath())
 @single_spec_option("Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the CSV's GPU (needs device__attribute_display_name, or --set full).")
-@import_outputs
+@import_outputs("ncu")
 @group_by_option("op", help=GROUP_BY_HELP, refused={"module": MODULE_IN_NCU})
 @click.option("--list-metrics", is_flag=True, expose_value=False, is_eager=True, callback=_list_metrics,
               help="Print the comma-separated metric list for 'ncu --metrics' and exit.")
@@ -98,7 +104,7 @@ def ncu_command(report: Path, spec_name: str | None, output: Path | None, fmt: s
 @click.argument("traces", nargs=-1, required=True, type=FilePath())
 @single_spec_option("Ceilings to compare with: a bundled id, alias or YAML path. Default: the spec whose "
                    "device_names lists the GPU in the traces' deviceProperties.")
-@import_outputs
+@import_outputs("torch")
 @group_by_option("op", refused={"range": "range:N is the N-th NVTX level of an ncu capture; a PyTorch trace "
                                           "groups by its nn.Module ranges with --group-by module"},
                  help="How launches are grouped: 'op' (the innermost ATen op around the launch), 'kernel' (the kernel "

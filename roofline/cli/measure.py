@@ -19,7 +19,7 @@ from roofline.cli.multi import measure_many
 from roofline.ncu.profile import add_profile
 from roofline.render.tables.measure import problems, results_table
 from roofline.cli.common import is_stdout, write_output
-from roofline.load.jsonio import dumps
+from roofline.load.jsonio import MEASUREMENT, document_writes, dumps
 
 
 @click.command()
@@ -27,7 +27,7 @@ from roofline.load.jsonio import dumps
 @kernel_options
 @measure_spec_option("Ceilings to compare with")
 @measure_options(per="kernel", many_devices=True)
-@output_option_for("the results JSON (roofline/results/v1)", RESULTS_SCHEMA)
+@output_option_for("the results JSON (roofline/results/v1)", f"{RESULTS_SCHEMA}@{MEASUREMENT}")
 @format_option(["table", "json"], help="What to print on standard output.")
 @click.option("--profile", type=click.Choice(["ncu"]), default=None,
               help="Run the kernels once more under Nsight Compute and add its counters (DRAM/L2/L1 bytes, "
@@ -80,5 +80,5 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
     """A kernel stopped the run: the kernels measured before it are written to the -o file, and the note says so."""
     if is_stdout(output):
         return
-    write_output(output, dumps(doc), str(doc.get("schema") or "text"))
+    write_output(output, dumps(doc), document_writes(doc))
     note(f"wrote {output}: the {measured} kernel(s) measured before the error")

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from roofline.cli.common import (OutputPath, emit_results, group_by_option, ncu_path_option, note, output_option_for,
-                                 single_spec_option, wide_option, writable_path, write_output)
+from roofline.cli.common import (OutputPath, check_output_kind, emit_results, group_by_option, ncu_path_option, note,
+                                 output_option_for, single_spec_option, wide_option, writable_path, write_output)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.errors import InputError, EXIT_TERMINATED
 from roofline.kineto.select import kernel_pattern, LaunchScope
@@ -158,6 +158,7 @@ def profile(ctx: click.Context, program: tuple[str, ...], output: Path | None, s
         kernel_regex = kernel_alias
     ncu_options = [name for name, given in zip(NCU_ONLY, (ncu_path, save_csv)) if given]
     chosen, why, said = choose_source(source, program, ncu_options, save_trace, group_by, ranges)
+    check_output_kind(f"{RESULTS_SCHEMA}@{chosen}")  # before the run: not a GPU measurement lost after it
     if said:
         note(said)
     if steps > 1 and chosen != "torch":

@@ -22,7 +22,7 @@ from roofline.records.coverage import MAX_UNMODELLED
 from roofline.render.tables import grouped as grouped_tables, report as report_tables
 from roofline.render.tables.report import rich_table
 from roofline.gates.nodes import slow_nodes_text
-from roofline.load.jsonio import dumps
+from roofline.load.jsonio import document_writes, dumps
 
 
 @click.command()
@@ -181,6 +181,6 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
         writers = {"markdown": lambda d: grouped_tables.report_markdown(d) + step_markdown(d) + baseline_markdown(d),
                    "json": lambda d: dumps(d), "junit": lambda d: with_step_junit(grouped_tables.report_junit(d), d),
                    "github-benchmark": grouped_tables.report_github_benchmark}
-        emit(writers[fmt](doc), output, str(doc.get("schema")) if fmt == "json" else "text")
+        emit(writers[fmt](doc), output, document_writes(doc) if fmt == "json" else "text")
     if not doc["summary"]["ok"]:
         raise GateFailed("; ".join(m for m in (group_failure_message(doc), baseline_message(doc)) if m))

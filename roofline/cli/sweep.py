@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from roofline.cli.common import (FilePath, emit_results, format_option, kernel_paths_option, measure_options,
-                                 measure_policy, options_given, measure_spec_option, note, output_option_for, wide_option)
+from roofline.cli.common import (FilePath, check_output_kind, emit_results, format_option, kernel_paths_option,
+                                 measure_options, measure_policy, measure_spec_option, note, options_given,
+                                 output_option_for, wide_option)
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.cli.fleet import timeout_option, sweep_fleet
 from roofline.cli.progress import Steps
@@ -103,6 +104,10 @@ def sweep(kernel: str, over: str | None, sizes_text: str, params: tuple[str, ...
     if set_alias:
         note("warning: --set is deprecated and will be removed in the next release; use -p/--param NAME=VALUE, as "
              "every other command does")
+    # lazy: not needed by `roofline analyze`, which imports this module (start-up)
+    from roofline.load.jsonio import MEASUREMENT
+
+    check_output_kind(f"{RESULTS_SCHEMA}@{'model' if predict_only else MEASUREMENT}")  # before the sweep runs
     swept = over if over is not None else (param_alias or "n")  # an empty --over is refused, not read as n
     args = SweepArgs(kernel, kernel_paths, swept, sizes_text, fixed, model, latency_setting,
                      efficiency, calibrated_path, "--over" if over is not None or param_alias is None else "--param",

@@ -35,6 +35,7 @@ from roofline.records.caveats import warning
 from roofline.errors import InputError
 from roofline.model.ops.args import OpInput
 from roofline.kineto.select import LaunchScope, select
+from roofline.kineto.consistency import refuse_same_trace, stream_overlaps
 from roofline.kineto.sources import KernelSources
 from roofline.model.ops.triton import is_triton, model_triton
 from roofline.measurement.progress import SILENT, Progress
@@ -664,6 +665,11 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
         notes.append("note: ops without a model (their time is in 'unmodelled'): "
                      + ", ".join(f"{name} ({format_time(t)})" for name, t in top)
                      + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
+    unreadable = list(builder.sources.unreadable.values())
+    if unreadable:  # named, never waited on: the kernels are modelled from their launches instead
+        notes.append(f"warning: {len(unreadable)} Triton kernel source file(s) the traces name could not be read "
+                     "(those kernels are modelled from their launches): " + "; ".join(unreadable[:3])
+                     + (f" and {len(unreadable) - 3} more" if len(unreadable) > 3 else ""))
     graphs = sum(1 for u in builder.unmodelled if u["op"] == GRAPH_OP)
     matched = sum(1 for k in builder.kernels if (k.get("graph") or {}).get("matched"))
     if matched:
@@ -757,11 +763,12 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
         read.append(reader.read_trace(Path(p), None if scope.given else MAX_GPU_EVENTS,
                                       lambda done, step=step: progress.start(f"{step}: {done:.0%}")))
         progress.finish(step, Status.OK.value)
+    refuse_same_trace(read)
     traces = [select(t, scope) for t in read]
     gpu_events = sum(len(t.gpu) for t in traces)
     if gpu_events > MAX_GPU_EVENTS:  # all the traces together, after the selection: before the work on them
         raise too_many_gpu_events(Path(", ".join(str(t.path) for t in traces)), gpu_events)
-    notes = []
+    notes = [line for line in map(stream_overlaps, read) if line is not None]
     if scope.given:
         kept, kernels = sum(len(t.gpu) for t in traces), sum(e.kind == "kernel" for t in read for e in t.gpu)
         if not kept:

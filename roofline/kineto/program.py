@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence, TextIO
 
 from roofline.errors import BackendUnavailable, InputError
+from roofline.load.inputs import input_chunks
 from roofline.ncu.program import ProgramFailed, run_profiled
 from roofline.render.console import interactive
 
@@ -55,11 +56,13 @@ def _not_python(program: Sequence[str]) -> InputError:
 
 def _shebang_python(script: Path) -> list[str] | None:
     """The interpreter a script's '#!' line names when it is a Python (['/usr/bin/env', 'python3'] -> ['python3'])."""
+    pieces = input_chunks(script, 1 << 30, "a Python script")  # a regular file only: a FIFO x.py never blocks
     try:
-        with open(script, "rb") as f:
-            first = f.readline(512)
-    except OSError:
-        return None
+        first = next(pieces, b"").split(b"\n", 1)[0][:512]
+    except InputError:
+        return None  # named below (no such Python script)
+    finally:
+        pieces.close()
     if not first.startswith(b"#!"):
         return None
     words = first[2:].decode("utf-8", "replace").split()

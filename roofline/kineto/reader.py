@@ -1,8 +1,14 @@
 """A PyTorch profiler (Kineto) Chrome trace -> the events an import needs, each in SI units.
 
-The trace is read as any input is (roofline.load.inputs: a regular file, at most MAX_TRACE_BYTES), a .json.gz is
-inflated to at most MAX_TRACE_TEXT bytes (a small file may inflate to gigabytes), and parsed once with the C JSON
-parser; every event is reduced at once to the few fields kept here, so nothing else of the trace stays in memory.
+The trace is read as any input is (roofline.load.inputs.input_chunks: a regular file, at most MAX_TRACE_BYTES, no
+read waited on for long), a .json.gz inflated as it is read, to at most MAX_TRACE_TEXT bytes of text (a 1 MB file
+may inflate to gigabytes), and parsed with the C JSON parser a few megabytes at a time (roofline.kineto.chunks);
+every event is reduced at once to the few fields kept here, so neither the text nor the parsed trace is ever held
+whole. Memory: an import fits MEMORY_BUDGET (2 GiB of address space, what benchmarks/adversarial_inputs.py runs
+it under): at most about MAX_BATCH (64 MiB) of text is held at a time, a text the batches cannot cut is parsed
+whole only up to MAX_WHOLE_TEXT (64 MiB; its objects take ~10x that), and what is kept is bounded by the GPU-event
+limit below. A document naming "traceEvents" twice is refused (a parser keeps one array and loses the other), and
+a device, stream or rank id outside [-2^31, 2^31) is refused naming the field.
 What is not a Kineto trace (no traceEvents list) is refused naming the file. Kept:
 
   cpu_op           ATen ops with their recorded inputs (record_shapes=True): Input Dims/type/Strides, Concrete Inputs;
@@ -24,23 +30,25 @@ side); a trace without one (made by hand) has the span of its events' start time
 hour, of their median), which an event may run past by at most that span or FALLBACK_RUN µs (1 s), whichever is
 longer. So a duration of 1e308 µs is unusable, not printed.
 
-The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events (counted in the raw text, before the
-JSON is parsed) is refused at once, not after minutes of work on a results file report and plot could not read.
+The limits come first: a trace holding more than MAX_GPU_EVENTS GPU events is refused as soon as the batches read
+so far hold more, not after minutes of work on a results file report and plot could not read.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import re
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from roofline.errors import InputError, at
-from roofline.kineto.chunks import EventStream
-from roofline.load.inputs import read_input_bytes
+from roofline.kineto.chunks import DuplicateEvents, EventStream, names_events_twice
+from roofline.load.inputs import input_chunks
 from roofline.load.jsonio import fast_json
 from roofline.model.units import MAX_DIGITS
 from roofline.records.files import MAX_RESULTS_BYTES
@@ -48,7 +56,12 @@ from roofline.records.fields import kind_of
 
 STREAM_FROM = 8 << 20  # a trace text longer than this is parsed in batches
 MAX_TRACE_BYTES = 1 << 30  # the largest trace file read (compressed or not)
-MAX_TRACE_TEXT = 2 << 30  # the most a .json.gz may inflate to
+MEMORY_BUDGET = 2 << 30  # what one import of a trace may take (address space): the caps below are set to fit it
+MAX_TRACE_TEXT = 1 << 30  # the most a trace's text may be (a .json.gz inflated): read in pieces, never held whole
+MAX_WHOLE_TEXT = 64 << 20  # the longest text parsed whole (a layout the batches cannot cut: ~10x this in objects)
+INFLATE_PIECE = 4 << 20  # bytes of text inflated at a time
+ID_LIMIT = 1 << 31  # a device, stream or rank id is a whole number in [-ID_LIMIT, ID_LIMIT)
+MAX_KEPT_EVENTS = 1 << 20  # ops, launches, GPU events and module ranges kept (~400 B each: 0.4 GiB of the budget)
 ENTRY_BYTES = 2 << 10  # about what one GPU event takes in a results file (1.4-2.4 KiB measured on real traces)
 MAX_GPU_EVENTS = MAX_RESULTS_BYTES // ENTRY_BYTES  # 131,072: more would not fit the 256 MiB report and plot read
 UNUSABLE_LIMIT = 0.10  # a trace with a larger share of unusable events (or GPU events) is refused
@@ -204,24 +217,78 @@ class Trace:
     graph_marks: list[GraphMark] = field(default_factory=list)  # `profile`'s annotations of graph replays
     captures: list[Capture] = field(default_factory=list)  # `profile`'s record of captures outside its range
     steps: list["Step"] = field(default_factory=list)  # the profiler's ProfilerStep#N ranges, in time order
+    digest: str = ""  # of the trace's text (SHA-256): the same trace given twice is told from two ranks
 
     @property
     def unusable_count(self) -> int:
         return sum(self.unusable.values())
 
 
-def _inflate(path: Path, data: bytes) -> bytes:
-    """A gzip file's content, at most MAX_TRACE_TEXT bytes (one InputError naming the file otherwise)."""
-    inflater = zlib.decompressobj(wbits=47)  # gzip or zlib header
+class _TraceText:
+    """The text of a trace file in pieces, each piece read through the one bounded input reader and, for a
+    .json.gz, inflated as it comes (at most MAX_TRACE_TEXT bytes in all, one InputError naming the file and the cap
+    otherwise); as the pieces pass, the text is hashed, so two files with one content are told apart from two
+    ranks (`digest`)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.read = 0  # bytes of the file read so far (for a progress report)
+        self.size = _file_size(path)
+        self.text = 0  # bytes of text so far
+        self._hash = hashlib.sha256()  # the fastest at hand (SHA extensions): 0.8 s a GB here
+
+    @property
+    def digest(self) -> str:
+        return self._hash.hexdigest()
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.read / self.size) if self.size else 0.0
+
+    def __iter__(self) -> Iterator[bytes]:
+        raw = input_chunks(self.path, MAX_TRACE_BYTES, KIND)
+        first = next(raw, b"")
+        self.read += len(first)
+        if first[:2] != b"\x1f\x8b":
+            yield self._seen(first)
+            for chunk in raw:
+                self.read += len(chunk)
+                yield self._seen(chunk)
+            return
+        inflater = zlib.decompressobj(wbits=47)  # gzip or zlib header
+        chunk: bytes | None = first
+        while chunk is not None:
+            data = chunk
+            while data and not inflater.eof:
+                try:
+                    out = inflater.decompress(data, INFLATE_PIECE)
+                except zlib.error as exc:
+                    raise at(self.path, None, f"is not a valid gzip file ({exc}); expected {KIND}") from None
+                data = inflater.unconsumed_tail
+                if out:
+                    yield self._seen(out)
+            chunk = next(raw, None)
+            if chunk is not None:
+                self.read += len(chunk)
+        if not inflater.eof:  # the stream stops before its end marker: a copy or download cut short
+            raise at(self.path, None, f"is a truncated gzip file (it ends before the compressed data does); "
+                                      f"expected {KIND}")
+
+    def _seen(self, piece: bytes) -> bytes:
+        self.text += len(piece)
+        if self.text > MAX_TRACE_TEXT:
+            raise at(self.path, None, f"inflates to more than {MAX_TRACE_TEXT >> 20} MiB of text, the most {KIND} may "
+                                      f"be (an import is held to {MEMORY_BUDGET >> 30} GiB of memory); nothing was "
+                                      "imported")
+        self._hash.update(piece)
+        return piece
+
+
+def _file_size(path: Path) -> int:
     try:
-        out = inflater.decompress(data, MAX_TRACE_TEXT + 1)
-    except zlib.error as exc:
-        raise at(path, None, f"is not a valid gzip file ({exc}); expected {KIND}") from None
-    if len(out) > MAX_TRACE_TEXT or inflater.unconsumed_tail:
-        raise at(path, None, f"inflates to more than {MAX_TRACE_TEXT} bytes, the most {KIND} may be")
-    if not inflater.eof:  # the stream stops before its end marker: a copy or download cut short
-        raise at(path, None, f"is a truncated gzip file (it ends before the compressed data does); expected {KIND}")
-    return out
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0  # input_chunks says what is wrong with it
 
 
 def _constant(text: str) -> float:
@@ -251,31 +318,21 @@ def _parse(data: bytes) -> Any:
     return json.loads(data, parse_constant=_constant, parse_int=_whole)
 
 
+_GPU_PATTERNS = tuple(b'"' + cat.encode() + b'"' for cat in _GPU_CATS)
+
+
 def gpu_events_in(data: bytes) -> int:
     """How many GPU events (kernels, copies, fills) the raw text of a trace holds, counted without parsing it: each
     names its category as a JSON string ("kernel", "gpu_memcpy", ...). Cheap (a byte count, under a second a GiB)."""
-    return sum(data.count(b'"' + cat.encode() + b'"') for cat in _GPU_CATS)
+    return sum(data.count(pattern) for pattern in _GPU_PATTERNS)
 
 
-def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS) -> InputError:
-    return InputError(f"{path}: holds {count:,} GPU events (kernels, copies, fills), more than the {limit:,} one "
-                      f"import takes (about {ENTRY_BYTES >> 10} KiB of results each, and report and plot read at most "
-                      f"{MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
+def too_many_gpu_events(path: Path, count: int, limit: int = MAX_GPU_EVENTS, at_least: bool = False) -> InputError:
+    return InputError(f"{path}: holds {'at least ' if at_least else ''}{count:,} GPU events (kernels, copies, "
+                      f"fills), more than the {limit:,} one import takes (about {ENTRY_BYTES >> 10} KiB of results "
+                      f"each, and report and plot read at most {MAX_RESULTS_BYTES >> 20} MiB); nothing was imported",
                       fix="profile fewer steps (torch.profiler.schedule(active=1)), or keep fewer launches: "
                           "'roofline profile --launch-count N' (or --kernel-name, --launch-skip)")
-
-
-def _trace_bytes(path: Path, max_gpu_events: int | None) -> bytes:
-    """The trace's text (a .json.gz inflated); with `max_gpu_events`, a file holding more GPU events is refused
-    before it is parsed (parsing a million events takes a minute and gigabytes)."""
-    data = read_input_bytes(path, MAX_TRACE_BYTES, KIND)
-    if data[:2] == b"\x1f\x8b":
-        data = _inflate(path, data)
-    if max_gpu_events is not None:
-        count = gpu_events_in(data)
-        if count > max_gpu_events:
-            raise too_many_gpu_events(path, count, max_gpu_events)
-    return data
 
 
 def _whole_doc(path: Path, data: bytes) -> dict[str, Any]:
@@ -293,6 +350,8 @@ def _whole_doc(path: Path, data: bytes) -> dict[str, Any]:
                              f"{KIND}") from None
     except RecursionError:
         raise at(path, None, f"is nested too deeply to be {KIND}") from None
+    if names_events_twice(data):
+        raise _twice(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
         got = "an object without a traceEvents list" if isinstance(doc, dict) else kind_of(doc)
         raise at(path, "traceEvents", f"is missing: expected a JSON object with a traceEvents list at the top, "
@@ -344,7 +403,7 @@ def _devices(doc: dict[str, Any]) -> dict[int, str]:
     props = doc.get("deviceProperties")
     for i, dev in enumerate(props if isinstance(props, list) else []):
         if isinstance(dev, dict) and isinstance(dev.get("name"), str):
-            ident = _int(dev.get("id"))
+            ident = _ident(dev.get("id"), f"deviceProperties[{i}].id", "deviceProperties")
             out[i if ident is None else ident] = dev["name"]
     return out
 
@@ -420,6 +479,8 @@ class _Reduced:
         self.params: list[Params] = []
         self.graph_marks: list[GraphMark] = []
         self.steps: list[Step] = []
+        self.gpu_seen = 0  # GPU events met so far, usable or not
+        self.max_gpu: int | None = None  # more are refused as they are met (read_trace's max_gpu_events)
 
     def add(self, events: list[Any]) -> None:
         for event in events:
@@ -451,6 +512,10 @@ class _Reduced:
             if not (cat in _GPU_CATS or cat in _OP_CATS or cat in _LAUNCH_CATS
                     or (cat == "python_function" and str(event.get("name", "")).startswith(MODULE_PREFIX))):
                 continue  # not an event an import uses: not judged
+            if cat in _GPU_CATS:
+                self.gpu_seen += 1
+                if self.max_gpu is not None and self.gpu_seen > self.max_gpu:
+                    raise _TooManyGpu()
             ts, dur, name = _number(event.get("ts")), _number(event.get("dur")), event.get("name")
             why = (_what(event, "ts") if ts is None else _what(event, "dur") if dur is None
                    else "name is not text" if not isinstance(name, str) else None)
@@ -462,6 +527,8 @@ class _Reduced:
             reduced = _reduce(event, cat, ts, dur, name)
             if reduced is not None:
                 self.kept.append((cat, ts, dur, reduced))
+                if len(self.kept) > MAX_KEPT_EVENTS:
+                    raise _TooManyKept()
 
     def trace(self, path: Path, head: dict[str, Any]) -> Trace:
         ops: list[Op] = []
@@ -490,9 +557,10 @@ class _Reduced:
         if not gpu and not ops and not launches:
             raise InputError(f"{path}: holds no CPU ops, launches or GPU kernels; expected {KIND} recorded with "
                              "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]")
-        return Trace(path, _devices(head), _int(dist.get("rank")), _int(dist.get("world_size")), ops, launches, gpu,
-                     modules, unusable, unusable_gpu, window, self.params, self.graph_marks, _captures(path, head),
-                     sorted(self.steps, key=lambda st: (st.ts, st.number)))
+        return Trace(path, _devices(head), _ident(dist.get("rank"), "distributedInfo.rank", "distributedInfo"),
+                     _ident(dist.get("world_size"), "distributedInfo.world_size", "distributedInfo"), ops, launches,
+                     gpu, modules, unusable, unusable_gpu, window, self.params, self.graph_marks,
+                     _captures(path, head), sorted(self.steps, key=lambda st: (st.ts, st.number)))
 
 
 MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
@@ -613,9 +681,11 @@ def captures_block(captures: list[Capture]) -> dict[str, Any]:
 def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -> Any:
     args = event.get("args") if isinstance(event.get("args"), dict) else {}
     if cat in _GPU_CATS:
-        return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")), _int(args.get("device")),
-                        _int(args.get("stream")), _dim3(args.get("grid")), _dim3(args.get("block")),
-                        _number(args.get("bytes")), _graph_field(args.get("graph id")),
+        where = f"the {cat} event '{name[:60]}' at ts {ts:g}"
+        return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
+                        _ident(args.get("device"), "args.device", where),
+                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid")),
+                        _dim3(args.get("block")), _number(args.get("bytes")), _graph_field(args.get("graph id")),
                         _graph_field(args.get("graph node id")))
     if cat in _OP_CATS:
         return _op_of(args, name, ts, dur, str(event.get("tid")))
@@ -629,30 +699,137 @@ def read_trace(path: Path, max_gpu_events: int | None = None,
                on_batch: Callable[[float], None] | None = None) -> Trace:
     """The events of one trace file; InputError naming the file when it is not a Kineto trace, when more than
     UNUSABLE_LIMIT of its events are unusable, or (with `max_gpu_events`) when it holds more GPU events. A long
-    trace is parsed in batches (roofline.kineto.chunks), each reduced to the few fields kept and dropped; a file
-    the batches cannot take is parsed whole, with the whole parse's messages."""
+    trace is read, inflated and parsed in batches (roofline.kineto.chunks), each reduced to the few fields kept and
+    dropped; a text the batches cannot take is parsed whole (up to MAX_WHOLE_TEXT), with the whole parse's
+    messages."""
     path = Path(path)
-    data = _trace_bytes(path, max_gpu_events)
-    reduced = _Reduced()
+    try:
+        return _read(path, max_gpu_events, on_batch)
+    except _OutOfRange as exc:
+        raise at(path, exc.field, f"is {exc.shown} (in {exc.where}): an id must be a whole number from "
+                                  f"{-ID_LIMIT} to {ID_LIMIT - 1}; not {KIND} as PyTorch writes it") from None
+    except _TooManyGpu:
+        raise too_many_gpu_events(path, max_gpu_events + 1 if max_gpu_events is not None else 0,
+                                  max_gpu_events or 0, at_least=True) from None
+    except _TooManyKept:
+        raise InputError(f"{path}: holds more than {MAX_KEPT_EVENTS:,} ops, launches, GPU events and module ranges, "
+                         f"the most one import keeps (it is held to {MEMORY_BUDGET >> 30} GiB of memory); nothing was "
+                         "imported", fix="profile fewer steps (torch.profiler.schedule(active=1))") from None
+
+
+def _read(path: Path, max_gpu_events: int | None, on_batch: Callable[[float], None] | None) -> Trace:
+    text = _TraceText(path)
+    pieces = iter(text)
+    first = _take(pieces, STREAM_FROM + 1)
+    reduced = _reduced(max_gpu_events)
     head: dict[str, Any] | None = None
-    orjson = fast_json()
-    if orjson is not None and len(data) > STREAM_FROM:
+    digest = ""
+    if len(first) > STREAM_FROM:
+        stream = EventStream(_chain([first], pieces), _batch_loads)
+        first = b""  # the stream holds it now, and drops it once parsed
         try:
-            stream = EventStream(data, orjson.loads)
             for batch in stream:
                 reduced.add(batch)
+                del batch  # not held while the next one is parsed
                 if on_batch is not None:
-                    on_batch(stream.position / len(data))  # the share of the text read, for a progress report
+                    on_batch(text.fraction)  # the share of the file read, for a progress report
             head = stream.head
-        except ValueError:  # not laid out in batches: parsed whole below
-            reduced, head = _Reduced(), None
+        except DuplicateEvents:
+            raise _twice(path) from None
+        except ValueError:  # not laid out in batches: parsed whole below, if it is short enough
+            reduced, head, first = _reduced(max_gpu_events), None, _whole_text(path)
+            digest = hashlib.sha256(first).hexdigest()
     if head is None:
-        doc = _whole_doc(path, data)
-        del data
+        doc = _whole_doc(path, first)
+        del first
         reduced.add(doc["traceEvents"])
         doc["traceEvents"] = []
         head = doc
-    return reduced.trace(path, head)
+    return replace(reduced.trace(path, head), digest=digest or text.digest)
+
+
+def _reduced(max_gpu_events: int | None) -> _Reduced:
+    reduced = _Reduced()
+    reduced.max_gpu = max_gpu_events
+    return reduced
+
+
+def _take(pieces: Iterator[bytes], size: int) -> bytes:
+    """The first pieces of the text, at least `size` bytes of it (or all of it, when shorter)."""
+    got: list[bytes] = []
+    total = 0
+    for piece in pieces:
+        got.append(piece)
+        total += len(piece)
+        if total >= size:
+            break
+    return b"".join(got)
+
+
+def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first.pop()  # not kept in this frame once handed on
+    yield from rest
+
+
+def _whole_text(path: Path) -> bytes:
+    """The whole text again, for a trace the batches could not cut: at most MAX_WHOLE_TEXT (parsing more at once
+    would take more than the memory budget)."""
+    text = _TraceText(path)
+    got: list[bytes] = []
+    for piece in text:
+        got.append(piece)
+        if text.text > MAX_WHOLE_TEXT:
+            raise at(path, "traceEvents", f"is not valid JSON or not laid out as PyTorch writes it (one event "
+                                          f"object after another), and a text longer than {MAX_WHOLE_TEXT >> 20} MiB "
+                                          f"is not parsed whole (an import is held to {MEMORY_BUDGET >> 30} GiB of "
+                                          f"memory); expected {KIND}")
+    return b"".join(got)
+
+
+def _batch_loads(text: bytes) -> Any:
+    """A batch of events: orjson; the standard parser only for what orjson refuses but a trace may hold (NaN,
+    Infinity: counted as unusable times), so a cut inside a string fails fast and the next cut is tried."""
+    orjson = fast_json()
+    if orjson is None:
+        return _parse(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        if b"NaN" not in text and b"Infinity" not in text:
+            raise
+    return _parse(text)
+
+
+def _twice(path: Path) -> InputError:
+    return at(path, "traceEvents", "is given twice: a JSON parser keeps one array and silently loses the other; "
+                                   f"not {KIND} as PyTorch writes it (export the trace again)")
+
+
+class _TooManyGpu(Exception):
+    """More GPU events met than read_trace's max_gpu_events (not a ValueError: see _OutOfRange)."""
+
+
+class _TooManyKept(Exception):
+    """More events kept than MAX_KEPT_EVENTS (not a ValueError: see _OutOfRange)."""
+
+
+class _OutOfRange(Exception):
+    """An id past ID_LIMIT: not a ValueError, so the batch reader does not take it for a bad cut."""
+
+    def __init__(self, field: str, value: int, where: str):
+        super().__init__(field)
+        text = str(value)
+        self.field, self.where = field, where
+        self.shown = text if len(text) <= 24 else f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+
+
+def _ident(value: Any, field: str, where: str) -> int | None:
+    """A device, stream or rank id (_int), held to [-ID_LIMIT, ID_LIMIT): 10^40 would be written into the results
+    and refused by their reader, or altered on the way."""
+    number = _int(value)
+    if number is not None and not -ID_LIMIT <= number < ID_LIMIT:
+        raise _OutOfRange(field, number, where)
+    return number
 
 
 def unusable_text(unusable: dict[str, int]) -> str:

@@ -1,39 +1,69 @@
 """Where the generated source of a torch.compile kernel is found: at the path the trace recorded (Inductor's cache
 on the machine that ran the program) or, for a trace carried elsewhere, under directories the user names
-(`import torch --triton-source DIR`), by the file's name. I/O at the edge: each file is read once, only a regular
-file of at most MAX_SOURCE_CHARS, and parsed by roofline.model.ops.triton.read_source."""
+(`import torch --triton-source DIR`), by the file's name. I/O at the edge, and none of it trusted (the path comes
+from the trace): each file is read once through the one bounded reader (roofline.load.inputs.input_chunks: a
+regular file only, at most MAX_SOURCE_CHARS, no read waited on longer than READ_STALL), and parsed by
+roofline.model.ops.triton.read_source. The folders are walked without recursion, at most MAX_DEPTH levels and
+MAX_FILES files deep (a folder 1000 levels deep overflowed os.walk's recursion on Python 3.11)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
+from roofline.errors import InputError
+from roofline.load.inputs import read_input_bytes
 from roofline.model.ops.triton import MAX_SOURCE_CHARS, KernelSource, read_source
 
 MAX_FILES = 200_000  # the most files indexed under the directories given (an Inductor cache holds thousands)
+MAX_DEPTH = 32  # folder levels walked below each directory given (Inductor's cache is three or four deep)
+SOURCE_KIND = "a Triton kernel source (a .py file torch.compile generated)"
+
+
+def walk_files(top: Path, max_depth: int = MAX_DEPTH, max_files: int = MAX_FILES) -> Iterator[Path]:
+    """The regular files under `top` (symbolic links not followed), breadth first, at most `max_depth` folder
+    levels down and `max_files` files: an explicit queue, so no depth of folders can overflow a stack."""
+    queue: list[tuple[Path, int]] = [(top, 0)]
+    seen = 0
+    while queue:
+        folder, depth = queue.pop(0)
+        try:
+            with os.scandir(folder) as entries:
+                listed = list(entries)
+        except OSError:
+            continue  # unreadable or gone: nothing of it is indexed
+        for entry in sorted(listed, key=lambda e: e.name):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < max_depth:
+                        queue.append((Path(entry.path), depth + 1))
+                elif entry.is_file(follow_symlinks=False):
+                    seen += 1
+                    if seen > max_files:
+                        return
+                    yield Path(entry.path)
+            except OSError:
+                continue
 
 
 class KernelSources:
-    """The kernel sources at hand, read on demand and kept."""
+    """The kernel sources at hand, read on demand and kept; `unreadable` says which recorded paths were there but
+    could not be read, and why (the import's notes name them: the kernel is then modelled from its launch)."""
 
     def __init__(self, dirs: Sequence[Path] = ()):
         self.dirs = tuple(Path(d) for d in dirs)
         self._by_name: dict[str, Path] | None = None
         self._read: dict[str, KernelSource | None] = {}
+        self.unreadable: dict[str, str] = {}  # path -> the reader's message
 
     def _index(self) -> dict[str, Path]:
         if self._by_name is None:
             self._by_name = {}
-            seen = 0
             for d in self.dirs:
-                for root, _, files in os.walk(d):
-                    for f in files:
-                        seen += 1
-                        if f.endswith(".py"):
-                            self._by_name.setdefault(f, Path(root) / f)
-                    if seen > MAX_FILES:
-                        break
+                for path in walk_files(d):
+                    if path.name.endswith(".py"):
+                        self._by_name.setdefault(path.name, path)
         return self._by_name
 
     def read(self, recorded: str | None) -> KernelSource | None:
@@ -43,14 +73,23 @@ class KernelSources:
             return self._read[recorded]
         source = None
         for path in (Path(recorded), self._index().get(Path(recorded).name) if self.dirs else None):
-            if path is None:
-                continue
+            if path is None or not _exists(path):
+                continue  # the usual case for a trace read on another machine: looked up under --triton-source
             try:
-                if path.is_file() and path.stat().st_size <= MAX_SOURCE_CHARS:
-                    source = read_source(path.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                source = None
+                data = read_input_bytes(path, MAX_SOURCE_CHARS, SOURCE_KIND)
+            except InputError as exc:
+                self.unreadable[str(path)] = exc.message
+                continue
+            source = read_source(data.decode("utf-8", errors="replace"))
             if source is not None:
                 break
         self._read[recorded] = source
         return source
+
+
+def _exists(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the recorded path
+        return False
+    return True

@@ -1,11 +1,12 @@
 """The one reader for every input file (specs, descriptors, results, baselines, gates, ncu CSV, sweeps).
 
 Files in CI come from pull requests, so nothing here trusts its input: only regular files are read (a FIFO would
-block, /dev/zero would never end), never more than the size limit plus one byte, UTF-8 or a clear message; YAML
-without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor duplicate keys (YAML keeps the
-last silently, so a second `bandwidth:` would replace the first unseen) and JSON, both at most
-MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal is one
-InputError naming the file (and the line, where there is one).
+block, /dev/zero would never end), never more than the size limit plus one byte, no stat, open or read waited on
+for more than READ_STALL seconds (a /proc file or a hung mount is a regular file that blocks: input_chunks), UTF-8
+or a clear message; YAML without anchors or aliases (a few hundred bytes of aliases expand to gigabytes) nor
+duplicate keys (YAML keeps the last silently, so a second `bandwidth:` would replace the first unseen) and JSON,
+both at most MAX_DEPTH levels deep, with whole numbers of at most MAX_DIGITS digits and finite floats. Every refusal
+is one InputError naming the file (and the line, where there is one).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import queue
 import stat
+import threading
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
-from roofline.errors import at, first_line
+from roofline.errors import InputError, at, first_line
 from roofline.model.units import MAX_DIGITS
 from roofline.load.yamlmemo import MISSING, lookup as memoised
 import json
@@ -60,37 +63,140 @@ def _refuse_not_regular(path: Path, what: str | None, kind: str) -> None:
         raise at(path, None, f"is {what}, not a regular file; expected {kind}")
 
 
-def read_input_bytes(path: object, max_bytes: int, kind: str) -> bytes:
-    """The bytes of a regular file of at most max_bytes, or one InputError naming it.
+READ_STALL = 10.0  # seconds one call on an input (stat, open, a read) may block before the file is refused
+CHUNK = 1 << 20  # bytes asked of the file at a time
+
+
+class _Worker:
+    """The thread every call on an input file runs on (stat, open, each read), so one that blocks is given up
+    after READ_STALL seconds instead of hanging the command: a regular file can still block (/proc/kmsg, a hung
+    NFS or FUSE mount). A worker stuck in such a call is abandoned (a daemon thread: it does not hold the process
+    open) and the next call starts a fresh one."""
+
+    def __init__(self) -> None:
+        self.jobs: "queue.SimpleQueue[tuple[Callable[[], Any], queue.SimpleQueue[tuple[Any, BaseException | None]]]]"
+        self.jobs = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="roofline-input", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            call, answer = self.jobs.get()
+            try:
+                answer.put((call(), None))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it in its own thread
+                answer.put((None, exc))
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def _forget_worker() -> None:
+    """In a forked child the worker thread is gone (only the forking thread survives): start a fresh one."""
+    global _worker, _worker_lock
+    _worker, _worker_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_worker)
+
+
+class _Stalled(Exception):
+    """A call given up on. A descriptor it was reading stays open, owned by the abandoned worker (closing it would
+    let the next file opened take its number, and the worker's read, once it wakes, take that file's data)."""
+
+    def __init__(self, error: InputError):
+        super().__init__(error.message)
+        self.error = error
+
+
+def _within(stall: float, path: Path, kind: str, call: Callable[[], Any]) -> Any:
+    """call() on the worker thread; its exception re-raised here; _Stalled naming the file when it does not
+    return within `stall` seconds."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+        worker = _worker
+    answer: "queue.SimpleQueue[tuple[Any, BaseException | None]]" = queue.SimpleQueue()
+    worker.jobs.put((call, answer))
+    try:
+        value, error = answer.get(timeout=stall)
+    except queue.Empty:
+        with _worker_lock:
+            if _worker is worker:
+                _worker = None  # stuck in the kernel: left behind, a new one takes the next call
+        raise _Stalled(at(path, None, f"did not answer within {stall:g} s (a file that blocks: a device, a /proc "
+                                      f"file or a hung network mount); expected {kind}")) from None
+    if error is not None:
+        raise error
+    return value
+
+
+def _read_within(fd: int, size: int, path: Path, kind: str, stall: float) -> bytes:
+    """os.read(fd, size) within `stall` seconds, or one InputError naming the file (it would block: O_NONBLOCK on
+    a /proc file with nothing to give; it cannot be read)."""
+    try:
+        return _within(stall, path, kind, lambda: os.read(fd, size))
+    except BlockingIOError:
+        raise at(path, None, f"blocks on read (it is not a file of data: a /proc or device file); expected "
+                             f"{kind}") from None
+    except OSError as exc:
+        raise at(path, None, f"cannot read: {exc.strerror or exc}") from None
+
+
+def input_chunks(path: object, max_bytes: int, kind: str, stall: float | None = None) -> Iterator[bytes]:
+    """The bytes of a regular file of at most max_bytes, a piece (at most CHUNK bytes) at a time, each call on it
+    (stat, open, each read) given at most `stall` seconds (READ_STALL): the one bounded reader every input goes
+    through. One InputError naming the file when it is not a regular file, is larger, blocks, or cannot be read.
 
     The type is checked before opening (opening some devices has effects) and again on the open descriptor
     (the path may have been swapped in between); the size is enforced by reading at most max_bytes + 1 bytes,
     never by trusting st_size. O_NONBLOCK makes opening a FIFO return at once instead of waiting for a writer.
     """
     path = Path(str(path))
-    with _opening(path):
+    stall = READ_STALL if stall is None else stall
+
+    def open_regular() -> tuple[int, str | None]:
         what = _not_regular(os.stat(path).st_mode)
-        if what is None:
-            fd = os.open(path, _OPEN_FLAGS)
-            with os.fdopen(fd, "rb", buffering=0) as handle:
-                what = _not_regular(os.fstat(handle.fileno()).st_mode)
-                data = b"" if what else _read_at_most(handle, max_bytes + 1)
-    _refuse_not_regular(path, what, kind)
-    if len(data) > max_bytes:
-        raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
-    return data
+        if what is not None:
+            return -1, what
+        fd = os.open(path, _OPEN_FLAGS)
+        try:
+            return fd, _not_regular(os.fstat(fd).st_mode)
+        except BaseException:
+            os.close(fd)
+            raise
+
+    try:
+        with _opening(path):
+            fd, what = _within(stall, path, kind, open_regular)
+    except _Stalled as stalled:
+        raise stalled.error from None
+    try:
+        _refuse_not_regular(path, what, kind)
+        total = 0
+        while True:
+            try:
+                chunk = _read_within(fd, min(CHUNK, max_bytes + 1 - total), path, kind, stall)
+            except _Stalled as stalled:
+                fd = -1  # left to the worker still reading it
+                raise stalled.error from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > max_bytes:
+                raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
+            yield chunk
+    finally:
+        if fd >= 0:
+            os.close(fd)
 
 
-def _read_at_most(handle: Any, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    total = 0
-    while total < limit:
-        chunk = handle.read(min(limit - total, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
+def read_input_bytes(path: object, max_bytes: int, kind: str) -> bytes:
+    """The bytes of a regular file of at most max_bytes (input_chunks, joined), or one InputError naming it."""
+    return b"".join(input_chunks(path, max_bytes, kind))
 
 
 def read_input_text(path: object, max_bytes: int, kind: str) -> str:
@@ -329,29 +435,32 @@ def read_json(path: object, max_bytes: int, kind: str = "a JSON file") -> Any:
 
 def input_lines(path: object, max_bytes: int, kind: str) -> Iterator[str]:
     """The lines of a regular UTF-8 file of at most max_bytes, one at a time (split at \\n only, a \\r before it
-    dropped, a leading byte-order mark dropped), checked as read_input_bytes checks a file: a large capture is
-    read without holding it. One InputError naming the file (and the line) when it cannot be."""
+    dropped, a leading byte-order mark dropped), read through input_chunks (its size, type and time bounds): a
+    large capture is read without holding it. One InputError naming the file (and the line) when it cannot be."""
     path = Path(str(path))
-    with _opening(path):
-        what = _not_regular(os.stat(path).st_mode)
-        handle = None if what else os.fdopen(os.open(path, _OPEN_FLAGS), "rb")
-    if handle is not None:
-        what = _not_regular(os.fstat(handle.fileno()).st_mode)
-        if what:
-            handle.close()
-    _refuse_not_regular(path, what, kind)
-    assert handle is not None
-    with handle:
-        total = 0
-        for number, raw in enumerate(handle, 1):
-            total += len(raw)
-            if total > max_bytes:
-                raise at(path, None, f"file is larger than {max_bytes} bytes, the most {kind} may be")
-            try:
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                if number == 1:
-                    _refuse_gzip(path, raw, kind)
-                raise at(path, None, f"is not UTF-8 text (line {number}, byte {total - len(raw) + exc.start}); "
-                                     f"expected {kind}") from None
-            yield line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
+    total = 0
+    number = 0
+    rest = b""
+
+    def line_of(raw: bytes) -> str:
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            if number == 1:
+                _refuse_gzip(path, raw, kind)
+            raise at(path, None, f"is not UTF-8 text (line {number}, byte {total + exc.start}); "
+                                 f"expected {kind}") from None
+        return line[:-1] if line.endswith("\r") else line
+
+    for chunk in input_chunks(path, max_bytes, kind):
+        rest += chunk
+        start = 0
+        while (end := rest.find(b"\n", start)) >= 0:
+            number += 1
+            yield line_of(rest[start:end])
+            total += end + 1 - start
+            start = end + 1
+        rest = rest[start:]
+    if rest:
+        number += 1
+        yield line_of(rest)

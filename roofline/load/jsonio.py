@@ -12,23 +12,30 @@ write_text_atomic is what `-o PATH` means for every command:
 - anything else that exists (a FIFO, a character device such as /dev/null, or a link to one) is opened and written
   to, never replaced: roofline must not turn /dev/null into a regular file when run as root;
 - a folder is refused.
-The temporary file is removed on every failure, KeyboardInterrupt included.
+The temporary file is removed on every failure, KeyboardInterrupt, SIGTERM and SIGHUP included (while it is written
+they raise, so the clean-up runs, and are then delivered again with their default action); the rename itself holds
+those signals back for its instant, and a file renamed into place is recorded in WRITTEN, so an interrupt that
+lands after it is reported as coming after a complete write, not as an abort.
 
 why_not_replace says whether an existing file may be replaced by what a command writes (a results document only
-replaces a document of its own kind, a figure only a figure of its format, nothing replaces a roofline document
-of another kind); the CLI asks it unless --force is given. same_file says whether two paths name one file.
+replaces a document of its own kind made by the same kind of run: a measurement, a PyTorch import, an Nsight
+Compute import or a prediction (document_writes); a figure only a figure of its format; nothing replaces a
+roofline document of another kind); the CLI asks it unless --force is given. same_file says whether two paths name one file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import re
 import secrets
+import signal
 import stat
 import sys
+import threading
 from pathlib import Path
 from collections.abc import Callable, Iterator
 from typing import Any, Union
@@ -226,9 +233,42 @@ def _is_figure(fmt: str, head: bytes) -> bool:
     return low.startswith(b"<!doctype html") or low.startswith(b"<html")
 
 
+# who made a results file, from its top-level backend: what one kind of run wrote, another must not replace unasked
+# (a GPU measurement is the expensive kind: `import torch -o m.json` silently replaced one)
+PRODUCERS = {"torch": "a PyTorch trace import ('import torch', 'profile --with torch')",
+             "ncu": "an Nsight Compute import or profile ('import ncu', 'profile')",
+             "model": "a prediction from the model ('analyze --predict', 'sweep --predict')"}
+MEASUREMENT = "measurement"  # any other backend (cupy, numpy, ...): 'measure', 'sweep', the API
+_MEASURED_WORDS = "a measurement ('measure', 'sweep', roofline.measure)"
+_BACKEND = re.compile(rb'"backend"\s*:\s*"([A-Za-z0-9_.-]{1,40})"')
+RESULTS_FAMILY = "roofline/results"
+
+
+def producer_of(backend: str | None) -> str:
+    """The kind of run a results file's backend names: 'torch', 'ncu', 'model' or 'measurement'."""
+    return backend if backend in PRODUCERS else MEASUREMENT
+
+
+def document_writes(doc: Any) -> str:
+    """What `doc` is, for why_not_replace: its schema, and for a results document who made it
+    ('roofline/results/v1@torch'); a list of documents (analyze's several specs) is what its first is."""
+    first = doc[0] if isinstance(doc, list) and doc else doc
+    if not isinstance(first, dict) or not isinstance(first.get("schema"), str):
+        return "text"
+    schema, backend = first["schema"], first.get("backend")
+    if _family(schema) == RESULTS_FAMILY and isinstance(backend, str):
+        return f"{schema}@{producer_of(backend)}"
+    return schema
+
+
+def _producer_words(producer: str) -> str:
+    return PRODUCERS.get(producer, _MEASURED_WORDS)
+
+
 def why_not_replace(path: Path | str, writes: str) -> str | None:
     """Why the existing file at `path` must not be replaced by what a command writes, or None (absent, empty, not
-    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema ('roofline/results/v1'), 'figure:FMT'
+    a regular file, one of this process's streams, or of the same kind). `writes`: a document's schema
+    ('roofline/results/v1', with '@PRODUCER' for a results document whose maker is known: document_writes), 'figure:FMT'
     (png, svg, pdf, html), 'measured-spec' (calibrate's YAML), or 'text' (tables, reports: anything but a
     roofline document may be replaced)."""
     if str(path) == STDOUT or own_stream(path) is not None:
@@ -243,9 +283,16 @@ def why_not_replace(path: Path | str, writes: str) -> str | None:
         return None  # absent or unreadable: the writer says what is wrong, if anything
     found = _SCHEMA.match(head)
     family = _family(found.group(1).decode()) if found else None
+    writes, _, producer = writes.partition("@")
     if writes.startswith("roofline/"):
         want = _family(writes)
         if family == want:
+            had = _BACKEND.search(head) if producer and family == RESULTS_FAMILY else None
+            if had is not None and producer_of(had.group(1).decode()) != producer:
+                old = producer_of(had.group(1).decode())
+                return (f"it is a results file of {_producer_words(old)}, and this writes one of "
+                        f"{_producer_words(producer)} (a results file is replaced only by one from the same kind of "
+                        "run)")
             return None
         what = f"a {family} document" if family else "a file that is not a roofline document"
         return f"it is {what}, and this writes a {want} document (roofline replaces only its own {want} files)"
@@ -290,23 +337,82 @@ def _create_beside(target: Path) -> tuple[int, Path]:
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(target.parent))
 
 
+WRITTEN: list[str] = []  # the files this process replaced completely: an interrupt after a rename names them
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP arrived while a temporary file was written: raised so that it is removed."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+_ENDING = ("SIGTERM", "SIGHUP")  # their default ends the process where it stands, the temporary file left behind
+_HELD = ("SIGINT", "SIGTERM", "SIGHUP")  # held back for the instant of the rename
+
+
+@contextlib.contextmanager
+def _signals_remove_the_temporary() -> Iterator[None]:
+    """While the temporary file is written, SIGTERM and SIGHUP raise _Signalled (so the `except` that removes it
+    runs) instead of ending the process on the spot; SIGINT already raises KeyboardInterrupt. Only in the main
+    thread (where Python runs handlers), and only for a signal at its default: one ignored (SIGHUP under nohup) or
+    handled by someone else (profile's SIGTERM) is left as it is."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def raise_signalled(signum: int, _frame: Any) -> None:
+            raise _Signalled(signum)
+
+        for name in _ENDING:
+            number = getattr(signal, name, None)
+            if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                previous[number] = signal.signal(number, raise_signalled)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _rename_into_place(tmp: Path, target: Path) -> None:
+    """os.replace with SIGINT, SIGTERM and SIGHUP held back for its instant, so the file is either not replaced
+    (the temporary is removed) or replaced and recorded in WRITTEN before any of them is acted on."""
+    held = {getattr(signal, name) for name in _HELD if hasattr(signal, name)}
+    can_hold = hasattr(signal, "pthread_sigmask")
+    if can_hold:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        os.replace(tmp, target)
+        WRITTEN.append(str(target))
+    finally:
+        if can_hold:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def _replace_atomically(target: Path, payload: bytes | Iterator[bytes], keep_mode: int | None) -> None:
     fd, tmp = _create_beside(target)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            if keep_mode is not None:
-                os.fchmod(handle.fileno(), keep_mode)
-            _write_all(handle.write, payload)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-        _sync_folder(target.parent)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+        with _signals_remove_the_temporary():
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    if keep_mode is not None:
+                        os.fchmod(handle.fileno(), keep_mode)
+                    _write_all(handle.write, payload)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                _rename_into_place(tmp, target)
+                _sync_folder(target.parent)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+                raise
+    except _Signalled as exc:
+        # the temporary file is gone and the handler is the default again: the signal now ends the process as it
+        # would have (status 128 + its number), and only returns if something else handles it
+        signal.raise_signal(exc.signum)
+        raise KeyboardInterrupt from None
 
 
 def _sync_folder(folder: Path) -> None:

@@ -24,7 +24,7 @@ from roofline.records.groups import Group, Program, unmodelled_time
 from roofline.records.timeline import Timeline
 from roofline.errors import InputError
 from roofline.records.schema import RESULTS_SCHEMA, TOP_FIELDS, check_document
-from roofline.load.jsonio import write_json_atomic, why_not_replace
+from roofline.load.jsonio import document_writes, write_json_atomic, why_not_replace
 
 MODEL_ERROR_FRACTION = ABOVE_CEILING  # a verified kernel above this share of its ceiling means the model under-counts
 
@@ -487,7 +487,7 @@ class ResultsDocument:
         An existing file that is not a results document is not replaced (InputError) unless force=True."""
         doc = self.to_json()
         ResultsDocument.from_json(doc, path)
-        why = None if force else why_not_replace(path, str(doc["schema"]))
+        why = None if force else why_not_replace(path, document_writes(doc))
         if why is not None:
             raise InputError(f"{path}: not replaced: {why}; give another path, or write(path, force=True)")
         write_json_atomic(Path(path), doc)

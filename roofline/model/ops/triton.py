@@ -36,6 +36,7 @@ from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_r
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
 from roofline.model.ops.triton_flops import OPS, BodyCounter, statements
 from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
+from roofline.model.units import MAX_DIGITS
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -84,9 +85,9 @@ _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w
 # the body of a generated kernel
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
 _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
-_NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
+_NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*([0-9]+)\s*$", re.MULTILINE)  # ASCII digits: int() reads them
 _ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
-_R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.MULTILINE)  # a persistent reduction
+_R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*([0-9]{1,9})\s*$", re.MULTILINE)  # a persistent reduction
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
                      r"online_softmax\w*)\(|\.(sum|max|min)\(")
@@ -123,7 +124,10 @@ def read_source(text: str) -> KernelSource | None:
     # the launcher passes every argument but the block sizes (XBLOCK, R0_BLOCK: upper-case meta-parameters), a
     # size fixed at compile time (xnumel: 'constexpr') too
     args = tuple((str(k), str(v)) for k, v in signature.items() if not (str(v) == "constexpr" and str(k).isupper()))
-    numels = {k: int(v) for k, v in _NUMEL.findall(text)}
+    found = _NUMEL.findall(text)
+    if any(len(v) > MAX_DIGITS for _, v in found):  # no kernel iterates 10^40 points; int() refuses 4300 digits
+        return None
+    numels = {k: int(v) for k, v in found}
     r_block = _R_BLOCK.search(text)
     body = text[text.find("@triton.jit"):] if "@triton.jit" in text else text
     reduction = bool(_LOOP.search(body)) or bool(_REDUCE.search(body)) or any(k.startswith("r") for k in numels)

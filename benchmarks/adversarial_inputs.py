@@ -1,0 +1,481 @@
+"""Hostile inputs and outputs against the CLI (issue 39, the input and output-file classes): no GPU needed.
+
+Each case makes its files in a scratch folder, runs `python -m roofline ...` in a subprocess under a 2 GiB
+address-space limit (resource.setrlimit(RLIMIT_AS), the memory budget roofline.kineto.reader states) and a 30 s
+timeout, and checks that it ends as a user needs: exit 2 with one message naming the file or field and no
+traceback, or a correct answer that flags what is wrong (exit 0 with a warning). It prints a table and exits 1 when
+any case fails.
+
+    python benchmarks/adversarial_inputs.py            # every case (the 1 GB inflate ones take a minute)
+    python benchmarks/adversarial_inputs.py --fast     # the cheap ones (benchmarks/tests runs these)
+    python benchmarks/adversarial_inputs.py --only dup-events-12mb,gz-inflates-past-cap
+
+Run it from the repository root (the subprocesses import roofline from PYTHONPATH or the installed package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+STEP = DATA / "kineto" / "step.json"  # a small real-shaped trace: 9 GPU events
+COMPILED = DATA / "kineto" / "compiled" / "llama-train-compiled.json.gz"  # Triton kernels with their kernel_file
+COMPILED_SOURCES = DATA / "kineto" / "compiled" / "llama-train-compiled-kernels.tar.gz"  # and their sources
+MEMORY = 2 << 30  # bytes of address space each run gets
+TIMEOUT = 30.0  # seconds each run gets
+
+
+@dataclass
+class Case:
+    name: str
+    kind: str  # "input" or "output"
+    make: Callable[[Path], list[str]]  # builds the files in the folder, returns the roofline arguments
+    code: int  # the exit status expected
+    says: tuple[str, ...] = ()  # what stderr must hold (the file, the field, the words of the rule)
+    fast: bool = True
+    check: Callable[[Path], str | None] | None = None  # after the run: what is wrong with the folder, or None
+    run: Callable[[Path, list[str]], "Outcome"] | None = None  # a run other than the plain CLI (signals)
+
+
+@dataclass
+class Outcome:
+    code: int | None
+    err: str
+    seconds: float
+    notes: list[str] = field(default_factory=list)
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    env.pop("COLUMNS", None)
+    return env
+
+
+def run_cli(folder: Path, argv: list[str]) -> Outcome:
+    started = time.monotonic()
+    try:
+        p = subprocess.run([sys.executable, "-m", "roofline", *argv], cwd=folder, env=_env(), preexec_fn=_limits,
+                           capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode("utf-8", "replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return Outcome(None, err + f"\n(timed out after {TIMEOUT:g} s)", time.monotonic() - started)
+    return Outcome(p.returncode, p.stderr, time.monotonic() - started)
+
+
+# ---- trace builders ---------------------------------------------------------------------------------------------
+
+
+def _step() -> dict:
+    return json.loads(STEP.read_text(encoding="utf-8"))
+
+
+def _write_json(path: Path, doc: object) -> Path:
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _kernel(name: str, ts: float, dur: float, corr: int, stream: object = 7, device: object = 0) -> dict:
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"device": device, "stream": stream, "correlation": corr, "grid": [1, 1, 1],
+                     "block": [128, 1, 1]}}
+
+
+def _padded_gz(path: Path, text_bytes: int, keep_step: bool) -> Path:
+    """A .json.gz whose text is `text_bytes` long: the step trace's events (when asked) and padding events an
+    import drops (python_function events that are not module ranges), 4 KiB each: ~1 MB compressed per GB."""
+    doc = _step() if keep_step else {"traceEvents": []}
+    events = doc.pop("traceEvents")
+    head = json.dumps(doc)[:-1].encode() + (b', "traceEvents": [' if doc else b'"traceEvents": [')
+    body = b",".join(json.dumps(e).encode() for e in events)
+    pad = b'{"ph": "X", "cat": "python_function", "name": "pad", "ts": 1, "dur": 1, "args": {"p": "' + \
+          b"a" * 4000 + b'"}}'
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with path.open("wb") as out:
+        out.write(packer.compress(head + body))
+        written = len(head) + len(body)
+        if not events:
+            out.write(packer.compress(pad))
+            written += len(pad)
+        block = b"," + b",".join([pad] * 256)
+        while written < text_bytes:
+            out.write(packer.compress(block))
+            written += len(block)
+        out.write(packer.compress(b"]}"))
+        out.write(packer.flush())
+    return path
+
+
+def gz_inflates_past_cap(d: Path) -> list[str]:
+    return ["import", "torch", str(_padded_gz(d / "bomb.json.gz", (1 << 30) + (64 << 20), False)), "--spec", "h200"]
+
+
+def gz_inflates_to_1gb(d: Path) -> list[str]:
+    """The tester's case: ~1 MB of gzip that inflates to 1 GB (under the cap): imported within the budget."""
+    return ["import", "torch", str(_padded_gz(d / "big.json.gz", 10 ** 9, True)), "--spec", "h200",
+            "-o", str(d / "r.json")]
+
+
+def _same_answer_as_the_step(d: Path) -> str | None:
+    """The padded trace's results are the step's own: the padding changed nothing but the size."""
+    ref = run_cli(d, ["import", "torch", str(STEP), "--spec", "h200", "-o", str(d / "ref.json")])
+    if ref.code != 0:
+        return f"the step alone did not import: {ref.err.strip()[-200:]}"
+    def entries(name: str) -> list[tuple[str, float]]:
+        doc = json.loads((d / name).read_text(encoding="utf-8"))
+        return [(k["name"], k["time_median"]) for k in doc["kernels"]]
+    return None if entries("r.json") == entries("ref.json") else "its results differ from the step's own"
+
+
+def too_many_kept(d: Path) -> list[str]:
+    from roofline.kineto.reader import MAX_KEPT_EVENTS
+
+    one = '{"ph":"X","cat":"cpu_op","name":"aten::add","ts":%d,"dur":1,"tid":1},'
+    path = d / "ops.json.gz"
+    with gzip.open(path, "wt", compresslevel=1) as f:
+        f.write('{"traceEvents":[')
+        for start in range(0, MAX_KEPT_EVENTS + 10, 100_000):
+            f.write("".join(one % (1000 + i) for i in range(start, min(start + 100_000, MAX_KEPT_EVENTS + 10))))
+        f.write('{"ph":"X","cat":"kernel","name":"k","ts":1000,"dur":1,"args":{"correlation":1}}]}')
+    return ["import", "torch", str(path), "--spec", "h200"]
+
+
+def broken_80mb(d: Path) -> list[str]:
+    """80 MB whose first event is broken: every cut between events fails to parse; bounded, not hours."""
+    pad = b'{"ph": "X", "cat": "python_function", "name": "pad", "ts": 1, "dur": 1, "args": {"p": "' + \
+          b"a" * 4000 + b'"}}'
+    (d / "broken.json").write_bytes(b'{"traceEvents": [,' + b",".join([pad] * 20000) + b"]}")
+    return ["import", "torch", str(d / "broken.json"), "--spec", "h200"]
+
+
+def truncated_gz(d: Path) -> list[str]:
+    data = gzip.compress(STEP.read_bytes())
+    (d / "cut.json.gz").write_bytes(data[: len(data) // 2])
+    return ["import", "torch", str(d / "cut.json.gz"), "--spec", "h200"]
+
+
+def _with_kernel_file(d: Path, target: str) -> Path:
+    doc = json.loads(gzip.decompress(COMPILED.read_bytes()))
+    for e in doc["traceEvents"]:
+        if isinstance(e.get("args"), dict) and "kernel_file" in e["args"]:
+            e["args"]["kernel_file"] = target
+    return _write_json(d / "compiled.json", doc)
+
+
+def _same_as_without_sources(d: Path) -> str | None:
+    """The kernels whose source could not be used are modelled from their launches: the results are those of the
+    trace whose kernel_file paths are gone."""
+    ref = d / "ref"
+    ref.mkdir()
+    trace = _with_kernel_file(ref, "/gone/cnothing.py")
+    out = run_cli(ref, ["import", "torch", str(trace), "--spec", "h200", "-o", str(ref / "r.json")])
+    if out.code != 0:
+        return f"the reference did not import: {out.err.strip()[-200:]}"
+    def entries(path: Path) -> list[tuple[str, float, float]]:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        return [(k["name"], k["flops"], k["bytes"]) for k in doc["kernels"]]
+    return None if entries(d / "r.json") == entries(ref / "r.json") else "its results differ from the launch model's"
+
+
+def kernel_file_fifo(d: Path) -> list[str]:
+    fifo = d / "cabc123.py"  # a FIFO under a kernel's name: opening it for reading would wait for a writer
+    os.mkfifo(fifo)
+    return ["import", "torch", str(_with_kernel_file(d, str(fifo))), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def kernel_file_kmsg(d: Path) -> list[str]:
+    return ["import", "torch", str(_with_kernel_file(d, "/proc/kmsg")), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def kernel_file_huge_numel(d: Path) -> list[str]:
+    import re
+    import tarfile
+
+    with tarfile.open(COMPILED_SOURCES) as tar:  # a real generated kernel, its size fixed in the body
+        text = next(t for t in (tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile())
+                    if re.search(r"^\s+xnumel = \d+$", t, re.MULTILINE))
+    source = d / "huge.py"
+    source.write_text(re.sub(r"^(\s+)xnumel = \d+$", lambda m: f"{m.group(1)}xnumel = {'9' * 5000}", text,
+                             flags=re.MULTILINE), encoding="utf-8")
+    return ["import", "torch", str(_with_kernel_file(d, str(source))), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def deep_triton_source(d: Path) -> list[str]:
+    folder = d / "cache"
+    folder.mkdir()
+    fd = os.open(folder, os.O_RDONLY)
+    for _ in range(1000):  # one level at a time, relative to the last (os.makedirs recurses as deep)
+        os.mkdir("a", dir_fd=fd)
+        deeper = os.open("a", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = deeper
+    os.close(os.open("x.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    os.close(fd)
+    return ["import", "torch", str(_with_kernel_file(d, "/gone/cxyz.py")), "--spec", "h200",
+            "--triton-source", str(folder)]
+
+
+def _dup_events(d: Path, pad_to: int) -> Path:
+    doc = _step()
+    events = doc.pop("traceEvents")
+    pad = [{"ph": "X", "cat": "python_function", "name": "pad", "ts": 1, "dur": 1, "args": {"p": "a" * 1000}}]
+    pad *= max(0, pad_to // 1100)
+    text = json.dumps(doc)[:-1] + ', "traceEvents": ' + json.dumps(events + pad) + ', "traceEvents": []}'
+    path = d / "dup.json"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def dup_events_small(d: Path) -> list[str]:
+    return ["import", "torch", str(_dup_events(d, 0)), "--spec", "h200"]
+
+
+def dup_events_12mb(d: Path) -> list[str]:
+    return ["import", "torch", str(_dup_events(d, 12 << 20)), "--spec", "h200"]
+
+
+def same_trace_twice(d: Path) -> list[str]:
+    (d / "b.json.gz").write_bytes(gzip.compress(STEP.read_bytes()))
+    return ["import", "torch", str(STEP), str(d / "b.json.gz"), "--spec", "h200"]
+
+
+def overlapping_kernels(d: Path) -> list[str]:
+    doc = _step()
+    ts = min(e["ts"] for e in doc["traceEvents"] if e.get("cat") == "kernel")
+    doc["traceEvents"] += [_kernel(f"overlap{i}", ts + 100 * i, 1000.0, 90000 + i) for i in range(5)]
+    return ["import", "torch", str(_write_json(d / "overlap.json", doc)), "--spec", "h200"]
+
+
+def _huge_id(d: Path, where: str) -> list[str]:
+    doc = _step()
+    if where == "rank":
+        doc["distributedInfo"] = {"rank": 10 ** 40, "world_size": 2}
+    else:
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "kernel":
+                e["args"][where] = 10 ** 40
+                break
+    return ["import", "torch", str(_write_json(d / f"{where}.json", doc)), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def script_as_fifo(d: Path) -> list[str]:
+    os.mkfifo(d / "train.py")  # its '#!' line was read with open(): blocked for a writer
+    return ["profile", "--with", "torch", str(d / "train.py")]
+
+
+def results_as_fifo(d: Path) -> list[str]:
+    os.mkfifo(d / "results.json")
+    return ["report", str(d / "results.json")]
+
+
+def spec_alias_bomb(d: Path) -> list[str]:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 30)]
+    (d / "bomb.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["analyze", "vector_add", "--spec", str(d / "bomb.yaml")]
+
+
+def deep_results(d: Path) -> list[str]:
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    return ["report", str(d / "deep.json")]
+
+
+def gz_ncu_csv(d: Path) -> list[str]:
+    (d / "ncu.csv.gz").write_bytes(gzip.compress(b'"ID","Kernel Name"\n'))
+    return ["import", "ncu", str(d / "ncu.csv.gz"), "--spec", "h200"]
+
+
+# ---- output files -------------------------------------------------------------------------------------------
+
+
+MEASURED = {"schema": "roofline/results/v1", "created": "2026-12-01T00:00:00+00:00", "tool_version": "0.1.0",
+            "backend": "cupy"}
+
+
+def import_over_measurement(d: Path) -> list[str]:
+    measured = DATA / "h200" / "results-2026-12-01.json"
+    shutil.copy(measured, d / "m.json")
+    return ["import", "torch", str(STEP), "--spec", "h200", "-o", str(d / "m.json")]
+
+
+def _measurement_kept(d: Path) -> str | None:
+    if (d / "m.json").read_bytes() != (DATA / "h200" / "results-2026-12-01.json").read_bytes():
+        return "m.json (a GPU measurement) was replaced"
+    return None
+
+
+_WRITER = """
+import sys, time
+from roofline.load.jsonio import write_text_atomic
+def chunks():
+    for i in range(2000):
+        yield b" " * (1 << 16)
+        if i == 20:
+            print("writing", flush=True)
+        time.sleep(0.005)
+write_text_atomic(sys.argv[1], chunks())
+"""
+
+
+def _signal_during_write(sig: int) -> Callable[[Path, list[str]], Outcome]:
+    def run(d: Path, _argv: list[str]) -> Outcome:
+        started = time.monotonic()
+        p = subprocess.Popen([sys.executable, "-c", _WRITER, str(d / "out.json")], env=_env(), cwd=d,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_limits,
+                             start_new_session=True)
+        assert p.stdout is not None
+        p.stdout.readline()  # "writing": the temporary file is half written
+        p.send_signal(sig)
+        try:
+            _, err = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            return Outcome(None, "(timed out)", time.monotonic() - started)
+        return Outcome(p.returncode, err, time.monotonic() - started)
+
+    return run
+
+
+def _nothing_left(d: Path) -> str | None:
+    left = [p.name for p in d.iterdir() if p.name.endswith(".tmp")]
+    if left:
+        return f"temporary file left: {', '.join(left)}"
+    if (d / "out.json").exists():
+        return "out.json was written although the write was cut short"
+    return None
+
+
+_INTERRUPT_AFTER_RENAME = """
+import sys
+import roofline.cli.common as common
+said = common.note
+def note(message):
+    if message.startswith("wrote "):
+        raise KeyboardInterrupt  # Ctrl-C landing just after the rename
+    said(message)
+common.note = note
+from roofline.cli import main
+main(["analyze", "vector_add", "--spec", "h200", "--format", "json", "-o", sys.argv[1]])
+"""
+
+
+def interrupt_after_rename(d: Path, _argv: list[str]) -> Outcome:
+    started = time.monotonic()
+    p = subprocess.run([sys.executable, "-c", _INTERRUPT_AFTER_RENAME, str(d / "a.json")], env=_env(), cwd=d,
+                       capture_output=True, text=True, timeout=TIMEOUT, preexec_fn=_limits)
+    return Outcome(p.returncode, p.stderr, time.monotonic() - started)
+
+
+def _written(d: Path) -> str | None:
+    return None if (d / "a.json").exists() else "a.json was not written"
+
+
+CASES = [
+    Case("gz-inflates-past-cap", "input", gz_inflates_past_cap, 2, ("bomb.json.gz", "inflates to more than"),
+         fast=False),
+    Case("gz-inflates-to-1gb", "input", gz_inflates_to_1gb, 0, ("imported",), fast=False,
+         check=_same_answer_as_the_step),
+    Case("too-many-events-kept", "input", too_many_kept, 2, ("ops.json.gz", "the most one import keeps"), fast=False),
+    Case("broken-80mb-trace", "input", broken_80mb, 2, ("broken.json", "traceEvents: is not valid JSON"), fast=False),
+    Case("truncated-gz", "input", truncated_gz, 2, ("cut.json.gz", "truncated gzip")),
+    Case("kernel-file-fifo", "input", kernel_file_fifo, 0, ("cabc123.py", "FIFO", "could not be read"),
+         check=_same_as_without_sources),
+    Case("kernel-file-proc-kmsg", "input", kernel_file_kmsg, 0, ("/proc/kmsg: blocks on read", "imported"),
+         check=_same_as_without_sources),
+    Case("kernel-file-5000-digit-xnumel", "input", kernel_file_huge_numel, 0, ("imported",),
+         check=_same_as_without_sources),
+    Case("triton-source-1000-deep", "input", deep_triton_source, 0, ("imported",)),
+    Case("dup-events-3kb", "input", dup_events_small, 2, ("dup.json", "traceEvents: is given twice")),
+    Case("dup-events-12mb", "input", dup_events_12mb, 2, ("dup.json", "traceEvents: is given twice")),
+    Case("same-trace-twice", "input", same_trace_twice, 2, ("b.json.gz", "is the same trace as", "step.json")),
+    Case("kernels-overlap-on-a-stream", "input", overlapping_kernels, 0,
+         ("warning:", "overlap.json", "same CUDA stream", "overlap0")),
+    Case("device-id-1e40", "input", lambda d: _huge_id(d, "device"), 2, ("device.json", "args.device")),
+    Case("stream-id-1e40", "input", lambda d: _huge_id(d, "stream"), 2, ("stream.json", "args.stream")),
+    Case("rank-1e40", "input", lambda d: _huge_id(d, "rank"), 2, ("rank.json", "distributedInfo.rank")),
+    *([Case("trace-is-proc-kmsg", "input", lambda d: ["import", "torch", "/proc/kmsg", "--spec", "h200"], 2,
+            ("/proc/kmsg",)),
+       Case("spec-is-proc-kmsg", "input", lambda d: ["analyze", "vector_add", "--spec", "/proc/kmsg"], 2,
+            ("/proc/kmsg",))] if os.access("/proc/kmsg", os.R_OK) else []),  # root: readable, and blocks
+    Case("results-fifo", "input", results_as_fifo, 2, ("results.json", "FIFO")),
+    Case("profile-script-fifo", "input", script_as_fifo, 2, ("train.py", "no such Python script")),
+    Case("spec-yaml-alias-bomb", "input", spec_alias_bomb, 2, ("bomb.yaml", "aliases")),
+    Case("results-nested-100000", "input", deep_results, 2, ("deep.json", "nested")),
+    Case("ncu-csv-gzipped", "input", gz_ncu_csv, 2, ("ncu.csv.gz", "gzip")),
+    Case("import-over-a-measurement", "output", import_over_measurement, 2, ("m.json", "not replaced", "--force"),
+         check=_measurement_kept),
+    Case("sigterm-during-write", "output", lambda d: [], -signal.SIGTERM, (), check=_nothing_left,
+         run=_signal_during_write(signal.SIGTERM)),
+    Case("sighup-during-write", "output", lambda d: [], -signal.SIGHUP, (), check=_nothing_left,
+         run=_signal_during_write(signal.SIGHUP)),
+    Case("sigint-after-rename", "output", lambda d: [], 130, ("interrupted after writing", "a.json"),
+         check=_written, run=interrupt_after_rename),
+]
+
+
+def judge(case: Case, outcome: Outcome, folder: Path) -> str | None:
+    """What is wrong with how the case ended, or None."""
+    if "Traceback" in outcome.err:
+        return "a traceback: " + outcome.err.strip().splitlines()[-1][:120]
+    if outcome.code != case.code:
+        return f"exit {outcome.code}, expected {case.code}: {outcome.err.strip()[-200:]}"
+    missing = [s for s in case.says if s not in outcome.err]
+    if missing:
+        return f"the message lacks {missing}: {outcome.err.strip()[-200:]}"
+    if case.code == 2 and sum(line.startswith("error:") for line in outcome.err.splitlines()) != 1:
+        return f"not one error line: {outcome.err.strip()[-200:]}"
+    return case.check(folder) if case.check is not None else None
+
+
+def run_case(case: Case, scratch: Path) -> tuple[Outcome, str | None]:
+    folder = scratch / case.name
+    folder.mkdir()
+    try:
+        argv = case.make(folder)
+    except OSError as exc:  # mkfifo where not allowed, a /proc file missing: nothing to run
+        return Outcome(None, str(exc), 0.0), f"could not build the case: {exc}"
+    outcome = (case.run or (lambda d, a: run_cli(d, a)))(folder, argv)
+    why = judge(case, outcome, folder)
+    subprocess.run(["rm", "-rf", str(folder)], check=False)  # shutil.rmtree recurses: 1000 levels overflow it
+    return outcome, why
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fast", action="store_true", help="only the cheap cases")
+    parser.add_argument("--only", default="", help="comma-separated case names")
+    args = parser.parse_args(argv)
+    chosen = [c for c in CASES if (not args.fast or c.fast) and (not args.only or c.name in args.only.split(","))]
+    failed = 0
+    print(f"{'case':32} {'class':7} {'expect':>6} {'got':>6} {'s':>6}  verdict")
+    with tempfile.TemporaryDirectory(prefix="roofline-adversarial-") as tmp:
+        for case in chosen:
+            outcome, why = run_case(case, Path(tmp))
+            failed += why is not None
+            print(f"{case.name:32} {case.kind:7} {case.code:>6} {str(outcome.code):>6} {outcome.seconds:6.1f}  "
+                  f"{'ok' if why is None else 'FAIL: ' + why}", flush=True)
+    print(f"{len(chosen) - failed} of {len(chosen)} cases ended as they should")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
