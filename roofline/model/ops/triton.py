@@ -87,6 +87,7 @@ _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
 _NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*(\d+)\s*$", re.MULTILINE)
 _ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
 _R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.MULTILINE)  # a persistent reduction
+_STORE = re.compile(r"^(?P<indent>\s+)(?P<expr>tl\.store\(.+)$")
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
                      r"online_softmax\w*)\(|\.(sum|max|min)\(")
@@ -138,6 +139,12 @@ def read_source(text: str) -> KernelSource | None:
             continue
         a = _ASSIGN.match(line)
         if a is None:
+            st = _STORE.match(line)
+            if st is not None:
+                inside = loop_indent is not None and len(st.group("indent")) > loop_indent
+                counted = counter.store(st.group("expr"), inside)
+                per_point += counted.point
+                per_row += counted.row
             continue
         inside = loop_indent is not None and len(a.group("indent")) > loop_indent
         if loop_indent is not None and not inside:

@@ -109,7 +109,7 @@ POINT, ROW, CONST = 2, 1, 0  # where a value lives: one per point of the iterati
 class Value:
     dtype: str  # fp32, fp16, bf16, fp64, fp8, int, bool
     where: int
-    pending: bool = False  # converted from fp16, the conversion not yet charged: it runs only if arithmetic uses it
+    pending: bool = False  # converted from fp16, not yet charged: it runs if arithmetic uses it or it is stored wider
     constant: float | None = None  # the value, where it is a literal or tl.full of one
 
     @property
@@ -160,6 +160,28 @@ class BodyCounter:
             self.values[name.strip()] = value
             if in_loop:
                 self.looped.add(name.strip())
+        return counted
+
+    def store(self, expr: str, in_loop: bool) -> Counted:
+        """The FLOPs of a `tl.store(pointer, value, mask)` statement: a value still pending its fp16 -> fp32
+        conversion is converted now, unless it is stored to a float16 buffer (fptrunc(fpext(x)) folds to x). ncu
+        counts the conversion of an fp16 load stored as float32 (Inductor's `_to_copy` of a gradient to the
+        master weights' dtype: one sm__sass_thread_inst_executed_op_hadd_pred_on per element, measured on an
+        H100, gpu-data mix capture); an fp32 -> fp16 store is F2FP, not counted."""
+        counted = Counted()
+        try:
+            node = ast.parse(expr.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return counted
+        if not isinstance(node, ast.Call) or len(node.args) < 2:
+            return counted
+        names = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)]
+        target = next((self.pointers[n] for n in names if n in self.pointers), "fp32")
+        value = self._visit(node.args[1], counted)
+        if value.pending and target != "fp16":
+            self._use(node.args[1], counted)
+        if in_loop or not self.reduction:
+            counted = Counted(counted.point + counted.row, 0.0, counted.unknown)
         return counted
 
     def _name(self, name: str) -> Value:
@@ -245,8 +267,8 @@ class BodyCounter:
         if method and short == "to":  # a conversion; the only one ncu counts is fp16 -> fp32 (HADD2.F32)
             v = self._visit(func.value, c)
             target = _dtype_of_triton(ast.unparse(node.args[0])) if node.args else v.dtype
-            # fp16 -> fp32 is an HADD2.F32 that ncu counts, unless the value is only stored back (fptrunc(fpext x)
-            # folds away): charged when arithmetic first uses it
+            # fp16 -> fp32 is an HADD2.F32 that ncu counts, unless the value is only stored back as fp16
+            # (fptrunc(fpext x) folds away): charged when arithmetic first uses it, or when stored otherwise
             return Value(target, v.where, pending=v.pending or (v.dtype == "fp16" and target == "fp32"))
         if short == "load" and node.args:
             names = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)]
