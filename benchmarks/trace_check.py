@@ -8,7 +8,8 @@ DIR holds NAME/NAME.trace.json.gz (the Kineto trace) and NAME/NAME.ncu.csv (ncu'
 absent, NAME/NAME.ncu.json, `roofline profile`'s document). Both are imported again with the current code: the trace
 by roofline.kineto.document.build_document (the op models as they are now, not the NAME.torch.json of the capture
 day), Inductor's generated kernels from NAME/kernels where the capture copied them (or --triton-source: the
-trace's own paths are the GPU machine's), the CSV by roofline.ncu.importer.import_csv with the ncu path's own op grouping (roofline.ncu.group).
+trace's own paths are the GPU machine's), the CSV by roofline.ncu.importer.import_csv with the ncu path's own op
+grouping (roofline.ncu.group).
 
 Launches are matched one to one: both cover the same range in the same order, so the trace's kernels (copies and
 fills are not ncu launches) and ncu's launches are aligned in order on the kernel's base name (the last `::` part
