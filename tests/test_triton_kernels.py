@@ -406,9 +406,14 @@ def test_an_fp16_input_is_converted_at_every_point_without_the_source():
     scatter = model_triton("triton_poi_fused_add_select_backward_9",
                            [buf((n,), HALF), buf((n,), HALF), buf((n,), HALF), buf((3 * n,), HALF), scalar(3 * n)])
     assert scatter.flops == (3 + 1) * 3 * n  # the name says add once: Inductor names each fused op once
-    # a weight much smaller than the iteration space is converted once per element of it at least, not per point
+    # a pointwise kernel loads a broadcast weight at every point (by its index modulo): converted a point
     scaled = model_triton("triton_poi_fused_mul_2", [buf((n,), HALF), buf((64,), HALF), buf((n,), HALF), scalar(n)])
-    assert scaled.flops == n + n + 64
+    assert scaled.flops == n + n + n
+    # a reduction loads its weight once a column of its block: at least once an element of it
+    rows, r = n // 64, 64
+    summed = model_triton("triton_red_fused_mul_sum_3", [buf((rows, r), HALF), buf((r,), HALF), buf((rows,), "float"),
+                                                         scalar(rows), scalar(r)])
+    assert summed.flops == 2 * n + n + r  # mul and sum a point; the input a point, the weight once an element
 
 
 @pytest.mark.parametrize("with_source", [True, False])

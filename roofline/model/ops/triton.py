@@ -39,7 +39,7 @@ from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
-_BROADCAST = 4  # an input at least 1/4 of the iteration space is taken as loaded at every point (not broadcast)
+_BROADCAST = 4  # in a reduction, an input at least 1/4 of the iteration space is taken as loaded at every point
 MAX_SOURCE_CHARS = 1 << 20  # a generated kernel is a few kB; a longer file is not one
 _NAME = re.compile(r"^triton_(?P<kind>[a-z]+)_fused_(?P<ops>.*?)(?:_(?P<n>\d+))?$")
 # ATen ops with no arithmetic: views, copies, index arithmetic
@@ -280,7 +280,7 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             # all of it, the masked lanes too
             points = points * padded / reduced
         flops = float(per * points)
-        converted = _half_conversions(buffers, footprints, points, per)
+        converted = _half_conversions(buffers, footprints, points, per, kind == "pointwise")
         flops += converted
         notes.append(f"{per} FLOPs per element of its largest buffer from the fused ops" + (
             f" ({', '.join(unknown)} not known: counted as 0)" if unknown else "") + (
@@ -298,20 +298,21 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
 
 
 def _half_conversions(buffers: Sequence[tuple[int, Tensor, OpInput]], footprints: Sequence[int], points: float,
-                      per: float) -> float:
+                      per: float, pointwise: bool) -> float:
     """The float16 -> float32 conversions of a kernel read without its source. Inductor computes in float32: each
-    float16 input it loads is converted (cvt.f32.f16, executed as HADD2.F32, which ncu counts as a half add) at
-    every point of the iteration space that loads it. Inductor orders a kernel's buffers in-out, inputs, outputs
-    (torch/_inductor/codegen/common.py, KernelArgs.python_argdefs), so the last buffer is written: not converted.
-    An input as large as the iteration space is loaded at each point (a masked load of a scatter too); a smaller
-    one (a broadcast weight or a row statistic) at least once per element. A kernel without arithmetic that
-    writes float16 only copies: fptrunc(fpext(x)) folds and nothing is converted."""
+    float16 input it loads is converted (cvt.f32.f16, executed as HADD2.F32, which ncu counts as a half add) where
+    it is loaded. Inductor orders a kernel's buffers in-out, inputs, outputs (torch/_inductor/codegen/common.py,
+    KernelArgs.python_argdefs), so the last buffer is written: not converted. A pointwise kernel loads every input
+    at every point of its iteration space (a broadcast weight by its index modulo, a scatter's slice by a masked
+    load), one element a point; a reduction loads a row statistic once a row and a weight once a column of its
+    block, so there an input under a quarter of the iteration space counts once per element (a lower bound). A
+    kernel without arithmetic that writes float16 only copies: fptrunc(fpext(x)) folds and nothing is converted."""
     if len(buffers) < 2 or (per == 0 and buffers[-1][1].dtype == "float16"):
         return 0.0
     total = 0.0
     for (_, t, _), elements in zip(buffers[:-1], footprints[:-1]):
         if t.dtype == "float16":
-            total += points if elements * _BROADCAST >= points else elements
+            total += points if pointwise or elements * _BROADCAST >= points else elements
     return total
 
 
