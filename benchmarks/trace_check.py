@@ -80,6 +80,7 @@ class Matched:
     ncu_group: str  # the ncu path's op group
     ncu_modelled: bool  # the ncu path has a byte model for its group
     ncu_in_band: bool  # ... within BAND of the group's counted DRAM bytes
+    ncu_index: int = -1  # its place among ncu's launches (the CSV's rows in order)
 
 
 @dataclass
@@ -202,7 +203,7 @@ def check_program(directory: Path, name: str, machine: Any, gpu: str, sources: S
             over_roof=t["over_roof"], time=t["time"], ncu_time=n["time"], ncu_flops=n["flops"],
             ncu_bytes=n["bytes"], ncu_written=n["written"], ncu_roof=n["roof"],
             memory_bound=n["bound"] == "memory", ncu_group=n["group"],
-            ncu_modelled=n["modelled"], ncu_in_band=n["in_band"]))
+            ncu_modelled=n["modelled"], ncu_in_band=n["in_band"], ncu_index=j))
     done_t, done_n = {i for i, _ in pairs}, {j for _, j in pairs}
     check = Check(name, launches, len(trace), len(ncu),
                   [f"{i}: {short_name(t['name'])} ({t['op']})" for i, t in enumerate(trace) if i not in done_t],

@@ -55,3 +55,22 @@ def test_without_a_kernels_folder_only_the_names_figure_exists(tmp_path, machine
     f = pk.figures(_capture(tmp_path, False), "mix", machine, machine.name)
     assert f.triton_in_band_names is None
     assert f.triton_in_band >= 0.85
+
+
+def test_the_per_kernel_table_shows_the_instruction_types_ncu_counted(tmp_path, machine):
+    """benchmarks/triton_flops_per_kernel.py: each Triton kernel's model against ncu, with the thread instructions
+    by type; the fp16 -> fp32 copy runs one hadd (HADD2.F32) per element and nothing else, as modelled."""
+    pspec = importlib.util.spec_from_file_location("triton_flops_per_kernel",
+                                                   BENCHMARKS / "triton_flops_per_kernel.py")
+    pk2 = importlib.util.module_from_spec(pspec)
+    sys.modules["triton_flops_per_kernel"] = pk2  # its dataclasses look their module up
+    pspec.loader.exec_module(pk2)
+    root = _capture(tmp_path, True)
+    check = pk.trace_check.check_program(root / "mix", "mix", machine, machine.name, [root / "mix" / "kernels"])
+    kernels = {k.name: k for k in pk2.per_kernel(check, pk2.instruction_rows(root / "mix" / "mix.ncu.csv"))}
+    copy = kernels["triton_poi_fused__to_copy_5"]
+    assert copy.launches == 12
+    assert copy.counts["hadd"] == copy.ncu == copy.model == 12 * 2752512
+    assert copy.counts["fadd"] == copy.counts["ffma"] == 0
+    assert all(k.ratio is None or 0.5 <= k.ratio <= 2.0 for k in kernels.values())
+    assert "| triton_poi_fused__to_copy_5 | 12 |" in pk2.table(list(kernels.values()))
