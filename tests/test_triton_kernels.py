@@ -325,8 +325,11 @@ def test_the_layer_norm_backward_kernel_counts_its_arithmetic_per_element(kernel
     """GPT-2's persistent layer-norm backward (..._native_dropout_backward_native_layer_norm_backward_view_2), by
     hand from its generated body, in ncu's convention: per element the residual add, g * w, its row sum, g * w *
     x-hat, its row sum, * N, two subtractions, x-hat * sum, * rstd/N, the dropout mask's scale and product (12),
-    and the fp16 gradient's conversion (HADD2.F32, 1) = 13, over all 1024 lanes of the 768-wide rows. The old
-    count put everything after the first row sum once per row (4 per element over 768 lanes: 0.23x of this)."""
+    and the fp16 gradient's conversion (HADD2.F32, 1) = 13, over all 1024 lanes of the 768-wide rows; and each of
+    the two row sums' tree beyond one FADD an element: a row held by one warp's 32 lanes adds 992 within the
+    threads and 32 x 5 in the shuffle butterfly, 1152 a row, 128 more than 1024 (the launch's grid and block give
+    the layout). The old count put everything after the first row sum once per row (4 per element over 768 lanes:
+    0.23x of this)."""
     name = "triton_per_fused__to_copy_add_native_dropout_backward_native_layer_norm_backward_view_2"
     path = next(p for p in (kernels / "gpt2-train-fp16-scaler-compiled").glob("*.py")
                 if f"def {name}(" in p.read_text() and p.read_text().count("@triton.jit") == 1)
@@ -335,7 +338,7 @@ def test_the_layer_norm_backward_kernel_counts_its_arithmetic_per_element(kernel
     doc, _ = import_traces([DATA / "gpt2-train-fp16-scaler-compiled.json.gz"], "h200",
                            triton_source=[kernels / "gpt2-train-fp16-scaler-compiled"])
     launches = [k for k in doc["kernels"] if k["kernel_name"] == name]
-    assert launches and all(k["flops"] == 13 * 4096 * 1024 for k in launches)
+    assert launches and all(k["flops"] == 13 * 4096 * 1024 + 2 * 4096 * 128 for k in launches)
 
 
 def test_layer_norm_kernels_without_their_source_count_what_they_run(gpt2_flops):
@@ -462,3 +465,45 @@ def test_a_pure_conversion_kernel_counts_the_half_adds_ncu_counted(kernels):
         assert model[c["kernel_name"]] == i["hadd"], c["kernel_name"]
         widened += i["hadd"] > 0
     assert 0 < widened < len(copies)
+
+
+@pytest.mark.parametrize("r_block, x_block, warps, r_contiguous, bits, adds", [
+    (32, 128, 8, False, 32, 48),  # mix's triton_per_fused_mul_sum_2 on an H100: ncu counted 48 FADDs a row
+    (1024, 1, 1, True, 16, 1024 - 32 + 32 * 5),  # one warp a row: in-thread adds, then a 5-step butterfly
+    # 8 warps a row: and a shared-memory stage over the 8 warps' partials, whose 3-step butterfly every one of the
+    # 256 threads runs (only the first 8 hold a partial): not yet checked against ncu (triton_flops_check's
+    # ln_backward is this layout)
+    (1024, 1, 8, True, 16, (1024 - 256) + 8 * 32 * 5 + 256 * 3),
+])
+def test_a_row_sum_costs_its_tree_as_triton_lays_the_block_out(r_block, x_block, warps, r_contiguous, bits, adds):
+    from roofline.model.ops.triton_flops import reduction_tree_adds
+
+    assert reduction_tree_adds(r_block, x_block, warps, r_contiguous, bits) == adds
+
+
+def test_a_persistent_sum_is_priced_by_its_launch_and_left_at_one_an_element_without_it():
+    """The pure row sum of the mix step (R0_BLOCK 32 over x-contiguous fp32 loads): with its launch (grid 8, 256
+    threads: XBLOCK 128, 8 warps) 48 FADDs a row as ncu counted; without the launch one an element, as before."""
+    body = '''
+triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'r0_numel': 'i32', 'XBLOCK': 'constexpr'}}
+@triton.jit
+def triton_per_fused_mul_sum_2(in_ptr0, out_ptr0, xnumel, r0_numel, XBLOCK : tl.constexpr):
+    xnumel = 1024
+    r0_numel = 32
+    R0_BLOCK: tl.constexpr = 32
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    r0_index = tl.arange(0, R0_BLOCK)[None, :]
+    r0_1 = r0_index
+    x0 = xindex
+    tmp0 = tl.load(in_ptr0 + (x0 + 1024*r0_1), xmask, other=0.0)
+    tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])
+    tmp3 = tl.where(xmask, tmp1, 0)
+    tmp4 = tl.sum(tmp3, 1)[:, None].to(tl.float32)
+    tl.store(out_ptr0 + (x0), tmp4, xmask)
+'''
+    source = read_source(body)
+    assert (source.block_sums, source.r_contiguous, source.element_bits) == (1, False, 32)
+    inputs = [buf((32, 1024), "float"), buf((1024,), "float"), scalar(1024), scalar(32)]
+    assert model_triton("triton_per_fused_mul_sum_2", inputs, source, ((8, 1, 1), (256, 1, 1))).flops == 48 * 1024
+    assert model_triton("triton_per_fused_mul_sum_2", inputs, source).flops == 32 * 1024

@@ -34,7 +34,7 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
-from roofline.model.ops.triton_flops import OPS, BodyCounter, statements
+from roofline.model.ops.triton_flops import OPS, BodyCounter, reduction_tree_adds, statements
 from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 
 BACKEND = "triton"
@@ -106,6 +106,9 @@ class KernelSource:
     reduction: bool = False
     r_block: int | None = None  # the block a persistent reduction holds a row in (its arithmetic runs on all of it)
     unknown_calls: tuple[str, ...] = ()  # math calls not in triton_flops.OPS, counted one FLOP each
+    block_sums: int = 0  # float sums over a persistent reduction's whole row (counted one FADD an element)
+    r_contiguous: bool = True  # its loads run along the reduced dimension (r0_ with a unit stride), not along x
+    element_bits: int = 32  # of the buffer such a load reads
 
 
 def read_source(text: str) -> KernelSource | None:
@@ -156,7 +159,25 @@ def read_source(text: str) -> KernelSource | None:
         unknown.update(counted.unknown)
     return KernelSource(args, frozenset(str(x) for x in mutated if isinstance(x, str)), numels, per_point, per_row,
                         reduction=reduction, r_block=int(r_block.group(1)) if r_block else None,
-                        unknown_calls=tuple(sorted(unknown)))
+                        unknown_calls=tuple(sorted(unknown)), block_sums=counter.block_sums,
+                        **_contiguity(body, dict(args)))
+
+
+_LOAD = re.compile(r"tl\.load\((?P<ptr>\w+) \+ \((?P<index>[^()]*)\)")
+_UNIT = {"r": re.compile(r"(?<![\w*.])r0_\d+(?![\w*.])"), "x": re.compile(r"(?<![\w*.])x\d+(?![\w*.])")}
+
+
+def _contiguity(body: str, signature: dict[str, str]) -> dict[str, object]:
+    """Whether the kernel's loads run along the reduced dimension (an r0_ index with a unit stride) or along x, and
+    the element width of the first such load: what Triton's coalescing lays a block out by."""
+    loads = [(m.group("ptr"), m.group("index")) for m in _LOAD.finditer(body)]
+    for axis in ("r", "x"):
+        for ptr, index in loads:
+            if _UNIT[axis].search(index):
+                bits = {"fp16": 16, "bf16": 16, "fp64": 64, "i8": 8, "u8": 8, "i1": 8, "fp8e4nv": 8}.get(
+                    signature.get(ptr, "").lstrip("*"), 32)
+                return {"r_contiguous": axis == "r", "element_bits": bits}
+    return {"r_contiguous": True, "element_bits": 32}
 
 
 def fused_ops(kernel_name: str) -> tuple[str | None, list[str]]:
@@ -198,8 +219,9 @@ def _footprint(t: Tensor, strides: Sequence[int] | None) -> int:
     return min(stored, span)
 
 
-def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | None = None) -> OpWork:
-    """The minimum work of one Inductor Triton launch (see the module's docstring)."""
+def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | None = None,
+                 launch: tuple[Sequence[int] | None, Sequence[int] | None] | None = None) -> OpWork:
+    """The minimum work of one Inductor Triton launch (see the module's docstring); `launch`: its (grid, block)."""
     kind, ops = fused_ops(name)
     notes: list[str] = []
     buffers = [(i, t, inp) for i, inp in enumerate(inputs) if (t := tensor(inp)) is not None]
@@ -257,6 +279,10 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         # mask guards only loads and stores), so its arithmetic runs on xnumel * R0_BLOCK points
         computed = rows * max(source.r_block, points // rows) if rows and source.r_block else points
         flops = source.flops_per_point * computed + (source.flops_per_row * rows if rows else 0.0)
+        tree = _tree(source, rows, launch)
+        if tree:
+            flops += tree
+            notes.append(f"the reduction tree of its {source.block_sums} sum(s) from the launch's layout")
         if source.unknown_calls:
             notes.append(f"{', '.join(source.unknown_calls)} not in the FLOP table: one FLOP each")
     elif source is None:
@@ -295,6 +321,20 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if ops:
         notes.insert(0, f"{kind or 'Triton'} kernel fusing {', '.join(ops)}")
     return OpWork(flops, nbytes, roof, dtype, "triton", note="; ".join(notes))
+
+
+def _tree(source: KernelSource, rows: int | None, launch: tuple[Sequence[int] | None, Sequence[int] | None] | None
+          ) -> float:
+    """FADDs a persistent reduction's sums run beyond one an element (their shuffle and shared-memory trees), from
+    its launch: XBLOCK = xnumel / grid, num_warps = block / 32 (triton_flops.reduction_tree_adds). 0 where unknown."""
+    if not (source.block_sums and source.r_block and rows and launch):
+        return 0.0
+    grid, block = launch
+    if not grid or not block or grid[0] <= 0 or block[0] < 32 or block[0] % 32:
+        return 0.0
+    x_block = 1 << max(0, math.ceil(rows / grid[0]) - 1).bit_length()  # a power of two, as Triton's blocks are
+    per_row = reduction_tree_adds(source.r_block, x_block, block[0] // 32, source.r_contiguous, source.element_bits)
+    return source.block_sums * rows * (per_row - source.r_block)
 
 
 def _half_conversions(buffers: Sequence[tuple[int, Tensor, OpInput]], footprints: Sequence[int], points: float,
