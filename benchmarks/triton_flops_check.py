@@ -253,6 +253,7 @@ def launch_all(workdir: Path) -> dict[str, object]:
             torch.cuda.synchronize()
         except Exception as e:  # noqa: BLE001 - a kernel this Triton cannot build is reported, not fatal
             failed[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300] if str(e).strip() else ''}"
+            (workdir / "failed.json").write_text(json.dumps(failed, indent=1))  # kept should the process die later
 
     attempt("baseline", lambda: mod.k_baseline[grid](x32, w, z, out, BLOCK=BLOCK, num_warps=4))
     for name, _, kind, _ in usable:
