@@ -15,7 +15,10 @@ benchmarks/trace_check.py aligns its kernel launches with ncu's, one to one. Pri
                         DRAM bytes ncu counted (target ≥ 90 %); L2 beside it: calls over 2x whose working set fits
                         in the L2 (their inputs were still there)
   Triton FLOPs in band  of the matched Triton kernel time, the share whose model FLOPs are within 0.5-2x of ncu's
-                        counted FLOPs (CUDA-core add + mul + 2 fma, tensor cores), launch by launch (target ≥ 85 %)
+                        counted FLOPs (CUDA-core add + mul + 2 fma, tensor cores), launch by launch (target ≥ 85 %);
+                        with the generated kernels in DIR/NAME/kernels where the capture copied them (read as
+                        `import torch --triton-source` reads them: the trace's paths are the GPU machine's), and
+                        beside it without them (the kernels' names alone)
   MFU model / ncu       the trace document's MFU against ncu's tensor-core FLOPs (every launch it counted) over the
                         same window and the same peak (target: within 3 points for the CUDA-graph programs)
 Exit status 0 when every judged target is met, 1 otherwise, 2 on bad input.
@@ -48,7 +51,8 @@ class Figures:
     unmodelled_profile: float | None
     bytes_in_band: float | None
     bytes_l2: float | None
-    triton_in_band: float | None
+    triton_in_band: float | None  # with the captured kernel sources where there are any
+    triton_in_band_names: float | None  # from the kernels' names alone (no sources)
     triton_time: float
     mfu_model: float | None
     mfu_ncu: float | None
@@ -75,9 +79,28 @@ def _share(part: float, whole: float) -> float | None:
     return part / whole if whole > 0 else None
 
 
+def _flops_ok(m: trace_check.Matched) -> bool:
+    if m.model_flops is None or m.ncu_flops is None:
+        return False
+    if m.ncu_flops == 0:
+        return m.model_flops == 0
+    return BAND[0] <= m.model_flops / m.ncu_flops <= BAND[1]
+
+
+def _triton_share(check: trace_check.Check) -> tuple[float | None, float]:
+    """(share of the matched Triton kernel time whose FLOPs are in band, that time)."""
+    triton = [m for m in check.launches if m.kernel.startswith("triton")]
+    time = sum(m.time for m in triton)
+    return _share(sum(m.time for m in triton if _flops_ok(m)), time), time
+
+
 def figures(directory: Path, name: str, machine: Any, gpu: str) -> Figures:
+    """The program's figures; with its captured kernels/ folder where there is one (as `import torch
+    --triton-source` reads them), the Triton share also without it (the kernels' names alone)."""
     folder = directory / name
-    check = trace_check.check_program(folder, name, machine, gpu)
+    sources = trace_check.captured_sources(folder)
+    check = trace_check.check_program(folder, name, machine, gpu, sources)
+    names_only = trace_check.check_program(folder, name, machine, gpu) if sources else check
     doc = _document(folder / f"{name}.trace.json.gz", machine, gpu)
     step = doc.get("timeline", {}).get("step", {})
     warm_path = folder / f"{name}-warmup.trace.json.gz"
@@ -91,22 +114,14 @@ def figures(directory: Path, name: str, machine: Any, gpu: str) -> Figures:
     total = sum(m.time for m in check.launches)
     in_band = sum(m.time for m in check.launches if check.calls.get(m.call) == "in band")
     l2 = sum(m.time for m in check.launches if check.calls.get(m.call) == "L2")
-    triton = [m for m in check.launches if m.kernel.startswith("triton")]
-    triton_time = sum(m.time for m in triton)
-
-    def flops_ok(m: trace_check.Matched) -> bool:
-        if m.model_flops is None or m.ncu_flops is None:
-            return False
-        if m.ncu_flops == 0:
-            return m.model_flops == 0
-        return BAND[0] <= m.model_flops / m.ncu_flops <= BAND[1]
-
+    triton_in_band, triton_time = _triton_share(check)
+    triton_names = _triton_share(names_only)[0] if sources else None
     mfu_ncu = None
     peak, wall = (step.get("peak") or {}).get("flops"), step.get("wall_time")
     if peak and wall:
         mfu_ncu = _ncu_tensor_flops(folder / f"{name}.ncu.csv") / (peak * wall)
     return Figures(name, check.trace_kernels, check.unmodelled_share, warm, profiled, _share(in_band, total),
-                   _share(l2, total), _share(sum(m.time for m in triton if flops_ok(m)), triton_time), triton_time,
+                   _share(l2, total), triton_in_band, triton_names, triton_time,
                    step.get("mfu"), mfu_ncu, len(check.launches), check.ncu_launches)
 
 
@@ -116,12 +131,13 @@ def _pct(v: float | None) -> str:
 
 def table(rows: list[Figures]) -> str:
     head = ("| program | kernels (matched / ncu) | unmodelled plain | warm-up trace | profile | bytes in band (L2) "
-            "| Triton FLOPs in band (Triton time) | MFU model | MFU ncu |")
-    lines = [head, "|" + " --- |" * 9]
+            "| Triton FLOPs in band (Triton time) | without sources | MFU model | MFU ncu |")
+    lines = [head, "|" + " --- |" * 10]
     for f in rows:
         lines.append(f"| {f.name} | {f.events} ({f.matched} / {f.ncu_launches}) | {_pct(f.unmodelled_plain)} | "
                      f"{_pct(f.unmodelled_warm)} | {_pct(f.unmodelled_profile)} | {_pct(f.bytes_in_band)} "
                      f"({_pct(f.bytes_l2)}) | {_pct(f.triton_in_band)} ({f.triton_time * 1e3:.3f} ms) | "
+                     f"{_pct(f.triton_in_band_names)} | "
                      f"{_pct(f.mfu_model)} | {_pct(f.mfu_ncu)} |")
     return "\n".join(lines)
 

@@ -2,12 +2,14 @@
 counters for the same program, launch by launch and op by op. No GPU: it reads what
 benchmarks/trace_check_capture.sh wrote on the GPU machine.
 
-    python3 benchmarks/trace_check.py DIR [NAME ...] [--markdown FILE]
+    python3 benchmarks/trace_check.py DIR [NAME ...] [--markdown FILE] [--triton-source DIR ...]
 
 DIR holds NAME/NAME.trace.json.gz (the Kineto trace) and NAME/NAME.ncu.csv (ncu's raw CSV of the same range; when
 absent, NAME/NAME.ncu.json, `roofline profile`'s document). Both are imported again with the current code: the trace
 by roofline.kineto.document.build_document (the op models as they are now, not the NAME.torch.json of the capture
-day), the CSV by roofline.ncu.importer.import_csv with the ncu path's own op grouping (roofline.ncu.group).
+day), Inductor's generated kernels from NAME/kernels where the capture copied them (or --triton-source: the
+trace's own paths are the GPU machine's), the CSV by roofline.ncu.importer.import_csv with the ncu path's own op
+grouping (roofline.ncu.group).
 
 Launches are matched one to one: both cover the same range in the same order, so the trace's kernels (copies and
 fills are not ncu launches) and ncu's launches are aligned in order on the kernel's base name (the last `::` part
@@ -78,6 +80,7 @@ class Matched:
     ncu_group: str  # the ncu path's op group
     ncu_modelled: bool  # the ncu path has a byte model for its group
     ncu_in_band: bool  # ... within BAND of the group's counted DRAM bytes
+    ncu_index: int = -1  # its place among ncu's launches (the CSV's rows in order)
 
 
 @dataclass
@@ -111,15 +114,19 @@ def align(trace_names: Sequence[str], ncu_names: Sequence[str]) -> list[tuple[in
     return pairs
 
 
-def _trace_side(trace_path: Path, machine: Any, gpu: str) -> tuple[list[dict[str, Any]], float, float]:
+def _trace_side(trace_path: Path, machine: Any, gpu: str, sources: Sequence[Path] = ()
+                ) -> tuple[list[dict[str, Any]], float, float]:
     """The trace's kernels in GPU order, each with its op, call, class and model figures (None without a model);
-    the time of its copies and fills; the document's unmodelled share."""
+    the time of its copies and fills; the document's unmodelled share. `sources`: folders holding Inductor's
+    generated kernels (`import torch --triton-source`), for a trace whose recorded kernel paths were on the GPU
+    machine; without them the Triton kernels are modelled from their names alone."""
     from roofline.kineto.attribution import attribute
     from roofline.kineto.document import build_document
     from roofline.kineto.reader import read_trace
+    from roofline.kineto.sources import KernelSources
 
     trace = read_trace(trace_path)
-    doc, _ = build_document([trace], machine, gpu, group_by="op")
+    doc, _ = build_document([trace], machine, gpu, group_by="op", sources=KernelSources(sources))
     timed = [a for a in attribute(trace) if a.event.dur > 0]  # what the document numbers, from 1
     entries: dict[int, Mapping[str, Any]] = {e["params"]["launch"]: e for e in doc["kernels"]}
     lost: dict[int, Mapping[str, Any]] = {u["params"]["launch"]: u for u in doc["unmodelled"]}
@@ -174,12 +181,17 @@ def _ncu_side(directory: Path, name: str) -> list[dict[str, Any]]:
     return out
 
 
-def check_program(directory: Path, name: str, machine: Any, gpu: str) -> Check:
-    """Read, re-import and match one program's two captures."""
+def captured_sources(directory: Path) -> list[Path]:
+    """The kernels/ folder a capture copied Inductor's generated sources into, where it exists."""
+    return [directory / "kernels"] if (directory / "kernels").is_dir() else []
+
+
+def check_program(directory: Path, name: str, machine: Any, gpu: str, sources: Sequence[Path] = ()) -> Check:
+    """Read, re-import and match one program's two captures (`sources`: see _trace_side)."""
     trace_path = directory / f"{name}.trace.json.gz"
     if not trace_path.is_file():
         raise InputError(f"{directory}: {trace_path.name} is missing")
-    trace, other, unmodelled_share = _trace_side(trace_path, machine, gpu)
+    trace, other, unmodelled_share = _trace_side(trace_path, machine, gpu, sources)
     ncu = _ncu_side(directory, name)
     pairs = align([t["name"] for t in trace], [n["name"] for n in ncu])
     launches = []
@@ -191,7 +203,7 @@ def check_program(directory: Path, name: str, machine: Any, gpu: str) -> Check:
             over_roof=t["over_roof"], time=t["time"], ncu_time=n["time"], ncu_flops=n["flops"],
             ncu_bytes=n["bytes"], ncu_written=n["written"], ncu_roof=n["roof"],
             memory_bound=n["bound"] == "memory", ncu_group=n["group"],
-            ncu_modelled=n["modelled"], ncu_in_band=n["in_band"]))
+            ncu_modelled=n["modelled"], ncu_in_band=n["in_band"], ncu_index=j))
     done_t, done_n = {i for i, _ in pairs}, {j for _, j in pairs}
     check = Check(name, launches, len(trace), len(ncu),
                   [f"{i}: {short_name(t['name'])} ({t['op']})" for i, t in enumerate(trace) if i not in done_t],
@@ -493,6 +505,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", default=list(PROGRAMS))
     parser.add_argument("--spec", default="h200-sxm")
     parser.add_argument("--markdown", type=Path, help="write the tables and the summary to this file too")
+    parser.add_argument("--triton-source", type=Path, action="append", default=[], metavar="DIR",
+                        help="folders of Inductor's generated kernels (default: NAME/kernels where it exists)")
     args = parser.parse_args(argv)
     from roofline.load.specs import SpecCatalog
 
@@ -500,7 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine = SpecCatalog.bundled().resolve(args.spec)
         parts, ok = [], True
         for name in args.names:
-            check = check_program(args.directory / name, name, machine, machine.name)
+            check = check_program(args.directory / name, name, machine, machine.name,
+                                  args.triton_source or captured_sources(args.directory / name))
             table = rows(check)
             s = summarise(check, table)
             ok = ok and s.ok

@@ -11,10 +11,13 @@ roofline's reader of generated sources (read_source) makes of the same text.
 
 Run ON the GPU machine from the repository root (torch, triton and ncu needed):
     python benchmarks/triton_flops_check.py            # ncu; falls back to counting SASS (cuobjdump) without it
-Writes $OUT/triton_flops_check.txt and .json (OUT defaults to ./triton-flops-out). Exit 1 when an operation's
-count differs from the table (or a whole kernel from read_source by more than 0.8-1.25x: the model leaves out
-the reduction tree's shuffles and the per-row work every thread of a row repeats, which the autotuned XBLOCK and
-num_warps decide), 2 when nothing could run.
+Writes $OUT/triton_flops_check.txt and .json (OUT defaults to ./triton-flops-out); about a minute, at most 3
+(ncu is stopped at NCU_TIMEOUT). A case whose function this Triton lacks (looked up in the backend's own libdevice
+module, triton.language.extra.cuda.libdevice on NVIDIA: `libdevice.fast_tanhf` is ROCm's) is reported "not
+available in triton X" and skipped, and one that fails to compile or launch is reported with its error; the rest
+still run. Exit 1 when an operation's count differs from the table (or a whole kernel from read_source with its
+sums' trees as launched, roofline.model.ops.triton_flops.reduction_tree_adds, by more than 0.8-1.25x: the model
+leaves out the per-row work every thread of a row repeats), 2 when nothing could run.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from roofline.model.ops.triton import read_source  # noqa: E402
-from roofline.model.ops.triton_flops import OPS  # noqa: E402
+from roofline.model.ops.triton_flops import OPS, reduction_tree_adds  # noqa: E402
 
 N = 1 << 19
+NCU_TIMEOUT = 150  # s: the whole check stays under 3 minutes
 BLOCK = 128  # with 4 warps: one element per thread, so a static SASS count is a count per element
 METRICS = [f"sm__sass_thread_inst_executed_op_{p}{o}_pred_on.sum" for p in "fhd" for o in ("add", "mul", "fma")]
 
@@ -82,14 +86,11 @@ CASES: list[tuple[str, tuple[str, ...], str, str]] = [
 ]
 EXTRA = {"rand": ("+",)}  # rand(...) + x: the add to x is one more FLOP
 
+# the imports of an Inductor kernel (torch/_inductor/runtime/triton_helpers.py picks the backend's libdevice)
 HEADER = '''import triton
 import triton.language as tl
-from triton.language import math as tl_math
-try:
-    from triton.language.extra import libdevice
-except ImportError:
-    from triton.language.extra.cuda import libdevice
 from torch._inductor.runtime import triton_helpers
+from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
 '''
 
 POINTWISE = '''
@@ -193,27 +194,47 @@ def module_text(cases: list[tuple[str, tuple[str, ...], str, str]]) -> str:
     return "\n".join(parts)
 
 
-def usable_cases() -> list[tuple[str, tuple[str, ...], str, str]]:
-    """The cases this Triton can compile (fast_tanhf needs Triton 3.6)."""
-    try:
-        from triton.language.extra import libdevice
-    except ImportError:
-        from triton.language.extra.cuda import libdevice
+def backend_modules() -> dict[str, object]:
+    """The modules a case's calls resolve in on this machine: `libdevice` is the backend's own module
+    (triton.language.extra.cuda.libdevice on NVIDIA; triton.language.extra.libdevice is a dispatcher naming every
+    backend's functions, so a name it has may be missing from CUDA's: fast_tanhf is ROCm's, in Triton 3.6)."""
+    import torch
     import triton.language as tl
-    out = []
-    for case in CASES:
-        names = re.findall(r"\b(libdevice|tl)\.(\w+)\(", case[3])
-        if all(hasattr(libdevice if m == "libdevice" else tl, f) for m, f in names):
-            out.append(case)
-    return out
+
+    if torch.version.hip:
+        from triton.language.extra.hip import libdevice
+    else:
+        from triton.language.extra.cuda import libdevice
+    from torch._inductor.runtime import triton_helpers
+
+    return {"libdevice": libdevice, "tl": tl, "tl_math": tl.math, "triton_helpers": triton_helpers}
+
+
+def split_cases(cases: list[tuple[str, tuple[str, ...], str, str]], modules: dict[str, object], version: str
+                ) -> tuple[list[tuple[str, tuple[str, ...], str, str]], dict[str, str]]:
+    """(the cases whose every call exists in `modules`, {case: why not} for the others)."""
+    usable, missing = [], {}
+    for case in cases:
+        absent = [f"{m}.{f}" for m, f in re.findall(r"\b(libdevice|tl_math|tl|triton_helpers)\.(\w+)\(", case[3])
+                  if not hasattr(modules[m], f)]
+        if absent:
+            where = ", ".join(f"{a} (not in {getattr(modules[a.split('.')[0]], '__name__', '?')})" for a in absent)
+            missing[case[0]] = f"not available in triton {version}: {where}"
+        else:
+            usable.append(case)
+    return usable, missing
 
 
 def launch_all(workdir: Path) -> dict[str, object]:
-    """Compile and launch every kernel once; returns the compiled kernels by name (for the SASS fallback)."""
+    """Compile and launch every kernel once, each on its own: one that does not compile or launch is written to
+    workdir/failed.json with its error and the others still run. Returns the compiled kernels by name (for the
+    SASS fallback)."""
     import torch
+    import triton
 
     sys.path.insert(0, str(workdir))
     mod = importlib.import_module("flops_kernels")
+    usable, _ = split_cases(CASES, backend_modules(), triton.__version__)
     g = torch.Generator(device="cuda").manual_seed(0)
     dev = "cuda"
     x32 = torch.rand(N, device=dev, generator=g) * 4 - 2
@@ -223,20 +244,31 @@ def launch_all(workdir: Path) -> dict[str, object]:
     z = torch.rand(N, device=dev, generator=g)
     out = torch.empty(N, device=dev)
     compiled: dict[str, object] = {}
+    failed: dict[str, str] = {}
     grid = (N // BLOCK,)
-    compiled["baseline"] = mod.k_baseline[grid](x32, w, z, out, BLOCK=BLOCK, num_warps=4)
-    for name, _, kind, _ in usable_cases():
-        compiled[name] = getattr(mod, f"k_{name}")[grid](kinds[kind], w, z, out, BLOCK=BLOCK, num_warps=4)
+
+    def attempt(name: str, launch) -> None:
+        try:
+            compiled[name] = launch()
+            torch.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - a kernel this Triton cannot build is reported, not fatal
+            failed[name] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300] if str(e).strip() else ''}"
+            (workdir / "failed.json").write_text(json.dumps(failed, indent=1))  # kept should the process die later
+
+    attempt("baseline", lambda: mod.k_baseline[grid](x32, w, z, out, BLOCK=BLOCK, num_warps=4))
+    for name, _, kind, _ in usable:
+        attempt(name, lambda name=name, kind=kind: getattr(mod, f"k_{name}")[grid](
+            kinds[kind], w, z, out, BLOCK=BLOCK, num_warps=4))
     rows, r = 4096, 1024
     f32 = lambda *s: torch.rand(*s, device=dev, generator=g) + 0.5  # noqa: E731
-    compiled["c_ln_backward"] = mod.c_ln_backward[(rows,)](
+    attempt("c_ln_backward", lambda: mod.c_ln_backward[(rows,)](
         f32(rows * 768), f32(rows * 768).half(), f32(768), f32(rows * 768), f32(rows), f32(rows * 768) > 1,
         torch.empty(rows * 768, device=dev), torch.empty(rows * 768, device=dev, dtype=torch.half), rows, 768,
-        XBLOCK=1, num_warps=8)
-    compiled["c_rms_norm"] = mod.c_rms_norm[(rows,)](
+        XBLOCK=1, num_warps=8))
+    attempt("c_rms_norm", lambda: mod.c_rms_norm[(rows,)](
         torch.empty(rows, device=dev), f32(rows * r).bfloat16(), f32(rows * r).bfloat16(), f32(r).bfloat16(),
-        torch.empty(rows * r, device=dev, dtype=torch.bfloat16), rows, r, XBLOCK=1, num_warps=8)
-    torch.cuda.synchronize()
+        torch.empty(rows * r, device=dev, dtype=torch.bfloat16), rows, r, XBLOCK=1, num_warps=8))
+    (workdir / "failed.json").write_text(json.dumps(failed, indent=1))
     return compiled
 
 
@@ -248,9 +280,9 @@ def ncu_counts(workdir: Path) -> dict[str, float] | None:
     cmd = [ncu, "--csv", "--print-units", "base", "--metrics", ",".join(METRICS), "--kernel-name", "regex:^[kc]_",
            "--target-processes", "all", sys.executable, str(Path(__file__).resolve()), "--child", str(workdir)]
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=NCU_TIMEOUT)
     except subprocess.TimeoutExpired:
-        print("ncu ran past 240 s", file=sys.stderr)
+        print(f"ncu ran past {NCU_TIMEOUT} s", file=sys.stderr)
         return None
     lines = [ln for ln in run.stdout.splitlines() if ln.startswith('"')]
     if run.returncode != 0 or not lines:
@@ -325,14 +357,20 @@ def main() -> int:
         print("no CUDA device", file=sys.stderr)
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="triton-flops-"))
-    (workdir / "flops_kernels.py").write_text(module_text(usable_cases()))
+    usable, missing = split_cases(CASES, backend_modules(), triton.__version__)
+    (workdir / "flops_kernels.py").write_text(module_text(usable))
     counts = ncu_counts(workdir)
     how = "ncu"
     if counts is None:
         how = "static SASS (cuobjdump), ncu unavailable"
         counts = sass_counts(launch_all(workdir), workdir)
+    try:
+        failed = json.loads((workdir / "failed.json").read_text())
+    except (OSError, ValueError):
+        failed = {}
     if "k_baseline" not in counts:
-        print(f"no counts came back ({how})", file=sys.stderr)
+        print(f"no counts came back ({how}){': baseline ' + failed['baseline'] if 'baseline' in failed else ''}",
+              file=sys.stderr)
         return 2
     base = counts["k_baseline"] / N
     lines = [f"Triton FLOPs per element as counted by {how} on {torch.cuda.get_device_name()} "
@@ -347,26 +385,41 @@ def main() -> int:
         ok = counted is not None and abs(counted - table) < 0.05
         if counted is not None and not ok:
             bad += 1
+        why = missing.get(name) or (f"did not compile or run: {failed[name]}" if name in failed else None)
+        if counted is None and why is None:
+            why = f"no count came back ({how})"
         results.append({"case": name, "expr": expr, "input": kind, "table": table, "counted": counted,
-                        "ok": ok if counted is not None else None})
+                        "ok": ok if counted is not None else None, "skipped": why if counted is None else None})
         shown = "n/a" if counted is None else f"{counted:8.2f}"
         lines.append(f"{name:18s} {table:6g} {shown:>8s}  {'yes' if ok else ('-' if counted is None else 'NO')}"
-                     f"   {' + '.join(keys)}")
+                     f"   {' + '.join(keys)}" + (f"   [{why}]" if counted is None else ""))
     if how == "ncu":
         lines.append("")
         lines.append(f"{'Inductor kernel':18s} {'model':>12s} {'counted':>12s} {'ratio':>6s}")
         for cname, (signature, rows, r0, rblock, body) in CLASSES.items():
             source = read_source(f"triton_meta={{'signature': {signature}}}\n{body}")
             model = source.flops_per_point * rows * rblock + source.flops_per_row * rows
+            # the sums' trees as launched here (XBLOCK 1, 8 warps): roofline.model.ops.triton's _tree
+            tree = source.block_sums * rows * (reduction_tree_adds(rblock, 1, 8, source.r_contiguous,
+                                                                   source.element_bits) - rblock)
+            model += tree
             got = counts.get(f"c_{cname}")
+            if got is None:
+                why = failed.get(f"c_{cname}", f"no count came back ({how})")
+                results.append({"class": cname, "model": model, "counted": None, "ratio": None, "ok": None,
+                                "skipped": why})
+                lines.append(f"{cname:18s} {model:12.4g} {'n/a':>12s}   [{why}]")
+                continue
             ratio = got / model if got and model else None
             ok = ratio is not None and 0.8 <= ratio <= 1.25
             bad += 0 if ok else 1
-            results.append({"class": cname, "model": model, "counted": got, "ratio": ratio,
+            results.append({"class": cname, "model": model, "counted": got, "ratio": ratio, "tree": tree,
                             "per_point": source.flops_per_point, "per_row": source.flops_per_row, "ok": ok})
             lines.append(f"{cname:18s} {model:12.4g} {got or 0:12.4g} {ratio or 0:6.3f}"
-                         f"  ({source.flops_per_point:g}/point over {rows}x{rblock}, {source.flops_per_row:g}/row)")
-    lines.append(f"{bad} disagreement(s); {time.time() - t0:.0f} s")
+                         f"  ({source.flops_per_point:g}/point over {rows}x{rblock}, {source.flops_per_row:g}/row,"
+                         f" {tree:.4g} in the sums' trees; without them {got / (model - tree) if got else 0:.3f})")
+    skipped = sum(r.get("skipped") is not None for r in results)
+    lines.append(f"{bad} disagreement(s), {skipped} skipped; {time.time() - t0:.0f} s")
     text = "\n".join(lines)
     print(text)
     (out_dir / "triton_flops_check.txt").write_text(text + "\n")

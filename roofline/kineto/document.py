@@ -224,7 +224,9 @@ class _Builder:
             names = [items[m].event.name for m in members]
             if is_triton(op.backend, op.name):
                 source = self.sources.read(op.kernel_file)
-                out[key] = (model_triton(op.name, op_inputs(op, OpInput), source), members)
+                first = items[members[0]].event
+                out[key] = (model_triton(op.name, op_inputs(op, OpInput), source, (first.grid, first.block)),
+                            members)
             else:
                 inputs = op_inputs(op, self.make_input)
                 annotated = _annotated_params(op, inputs, params)

@@ -34,12 +34,13 @@ from typing import Sequence
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
-from roofline.model.ops.triton_flops import OPS, BodyCounter, statements
+from roofline.model.ops.triton_flops import OPS, BodyCounter, reduction_tree_adds, statements
 from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 from roofline.model.units import MAX_DIGITS
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
+_BROADCAST = 4  # in a reduction, an input at least 1/4 of the iteration space is taken as loaded at every point
 MAX_SOURCE_CHARS = 1 << 20  # a generated kernel is a few kB; a longer file is not one
 _NAME = re.compile(r"^triton_(?P<kind>[a-z]+)_fused_(?P<ops>.*?)(?:_(?P<n>\d+))?$")
 # ATen ops with no arithmetic: views, copies, index arithmetic
@@ -88,6 +89,7 @@ _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
 _NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*([0-9]+)\s*$", re.MULTILINE)  # ASCII digits: int() reads them
 _ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
 _R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*([0-9]{1,9})\s*$", re.MULTILINE)  # a persistent reduction
+_STORE = re.compile(r"^(?P<indent>\s+)(?P<expr>tl\.store\(.+)$")
 _LOOP = re.compile(r"^(?P<indent>\s+)for r\d*_offset in ")
 _REDUCE = re.compile(r"\btl\.(sum|max|min|reduce|argmax|argmin)\(|triton_helpers\.(max2|min2|welford\w*|"
                      r"online_softmax\w*)\(|\.(sum|max|min)\(")
@@ -105,6 +107,9 @@ class KernelSource:
     reduction: bool = False
     r_block: int | None = None  # the block a persistent reduction holds a row in (its arithmetic runs on all of it)
     unknown_calls: tuple[str, ...] = ()  # math calls not in triton_flops.OPS, counted one FLOP each
+    block_sums: int = 0  # float sums over a persistent reduction's whole row (counted one FADD an element)
+    r_contiguous: bool = True  # its loads run along the reduced dimension (r0_ with a unit stride), not along x
+    element_bits: int = 32  # of the buffer such a load reads
 
 
 def read_source(text: str) -> KernelSource | None:
@@ -142,6 +147,12 @@ def read_source(text: str) -> KernelSource | None:
             continue
         a = _ASSIGN.match(line)
         if a is None:
+            st = _STORE.match(line)
+            if st is not None:
+                inside = loop_indent is not None and len(st.group("indent")) > loop_indent
+                counted = counter.store(st.group("expr"), inside)
+                per_point += counted.point
+                per_row += counted.row
             continue
         inside = loop_indent is not None and len(a.group("indent")) > loop_indent
         if loop_indent is not None and not inside:
@@ -152,7 +163,25 @@ def read_source(text: str) -> KernelSource | None:
         unknown.update(counted.unknown)
     return KernelSource(args, frozenset(str(x) for x in mutated if isinstance(x, str)), numels, per_point, per_row,
                         reduction=reduction, r_block=int(r_block.group(1)) if r_block else None,
-                        unknown_calls=tuple(sorted(unknown)))
+                        unknown_calls=tuple(sorted(unknown)), block_sums=counter.block_sums,
+                        **_contiguity(body, dict(args)))
+
+
+_LOAD = re.compile(r"tl\.load\((?P<ptr>\w+) \+ \((?P<index>[^()]*)\)")
+_UNIT = {"r": re.compile(r"(?<![\w*.])r0_\d+(?![\w*.])"), "x": re.compile(r"(?<![\w*.])x\d+(?![\w*.])")}
+
+
+def _contiguity(body: str, signature: dict[str, str]) -> dict[str, object]:
+    """Whether the kernel's loads run along the reduced dimension (an r0_ index with a unit stride) or along x, and
+    the element width of the first such load: what Triton's coalescing lays a block out by."""
+    loads = [(m.group("ptr"), m.group("index")) for m in _LOAD.finditer(body)]
+    for axis in ("r", "x"):
+        for ptr, index in loads:
+            if _UNIT[axis].search(index):
+                bits = {"fp16": 16, "bf16": 16, "fp64": 64, "i8": 8, "u8": 8, "i1": 8, "fp8e4nv": 8}.get(
+                    signature.get(ptr, "").lstrip("*"), 32)
+                return {"r_contiguous": axis == "r", "element_bits": bits}
+    return {"r_contiguous": True, "element_bits": 32}
 
 
 def fused_ops(kernel_name: str) -> tuple[str | None, list[str]]:
@@ -194,8 +223,9 @@ def _footprint(t: Tensor, strides: Sequence[int] | None) -> int:
     return min(stored, span)
 
 
-def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | None = None) -> OpWork:
-    """The minimum work of one Inductor Triton launch (see the module's docstring)."""
+def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | None = None,
+                 launch: tuple[Sequence[int] | None, Sequence[int] | None] | None = None) -> OpWork:
+    """The minimum work of one Inductor Triton launch (see the module's docstring); `launch`: its (grid, block)."""
     kind, ops = fused_ops(name)
     notes: list[str] = []
     buffers = [(i, t, inp) for i, inp in enumerate(inputs) if (t := tensor(inp)) is not None]
@@ -253,6 +283,10 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         # mask guards only loads and stores), so its arithmetic runs on xnumel * R0_BLOCK points
         computed = rows * max(source.r_block, points // rows) if rows and source.r_block else points
         flops = source.flops_per_point * computed + (source.flops_per_row * rows if rows else 0.0)
+        tree = _tree(source, rows, launch)
+        if tree:
+            flops += tree
+            notes.append(f"the reduction tree of its {source.block_sums} sum(s) from the launch's layout")
         if source.unknown_calls:
             notes.append(f"{', '.join(source.unknown_calls)} not in the FLOP table: one FLOP each")
     elif source is None:
@@ -276,9 +310,12 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             # all of it, the masked lanes too
             points = points * padded / reduced
         flops = float(per * points)
+        converted = _half_conversions(buffers, footprints, points, per, kind == "pointwise")
+        flops += converted
         notes.append(f"{per} FLOPs per element of its largest buffer from the fused ops" + (
             f" ({', '.join(unknown)} not known: counted as 0)" if unknown else "") + (
-            f", over rows of {reduced} padded to {padded}" if reduced and padded != reduced else ""))
+            f", over rows of {reduced} padded to {padded}" if reduced and padded != reduced else "") + (
+            f", and {converted:.0f} float16 -> float32 conversions of its inputs" if converted else ""))
     else:
         flops = None
         notes.append("iteration sizes not recorded: FLOPs not modelled")
@@ -288,6 +325,39 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if ops:
         notes.insert(0, f"{kind or 'Triton'} kernel fusing {', '.join(ops)}")
     return OpWork(flops, nbytes, roof, dtype, "triton", note="; ".join(notes))
+
+
+def _tree(source: KernelSource, rows: int | None, launch: tuple[Sequence[int] | None, Sequence[int] | None] | None
+          ) -> float:
+    """FADDs a persistent reduction's sums run beyond one an element (their shuffle and shared-memory trees), from
+    its launch: XBLOCK = xnumel / grid, num_warps = block / 32 (triton_flops.reduction_tree_adds). 0 where unknown."""
+    if not (source.block_sums and source.r_block and rows and launch):
+        return 0.0
+    grid, block = launch
+    if not grid or not block or grid[0] <= 0 or block[0] < 32 or block[0] % 32:
+        return 0.0
+    x_block = 1 << max(0, math.ceil(rows / grid[0]) - 1).bit_length()  # a power of two, as Triton's blocks are
+    per_row = reduction_tree_adds(source.r_block, x_block, block[0] // 32, source.r_contiguous, source.element_bits)
+    return source.block_sums * rows * (per_row - source.r_block)
+
+
+def _half_conversions(buffers: Sequence[tuple[int, Tensor, OpInput]], footprints: Sequence[int], points: float,
+                      per: float, pointwise: bool) -> float:
+    """The float16 -> float32 conversions of a kernel read without its source. Inductor computes in float32: each
+    float16 input it loads is converted (cvt.f32.f16, executed as HADD2.F32, which ncu counts as a half add) where
+    it is loaded. Inductor orders a kernel's buffers in-out, inputs, outputs (torch/_inductor/codegen/common.py,
+    KernelArgs.python_argdefs), so the last buffer is written: not converted. A pointwise kernel loads every input
+    at every point of its iteration space (a broadcast weight by its index modulo, a scatter's slice by a masked
+    load), one element a point; a reduction loads a row statistic once a row and a weight once a column of its
+    block, so there an input under a quarter of the iteration space counts once per element (a lower bound). A
+    kernel without arithmetic that writes float16 only copies: fptrunc(fpext(x)) folds and nothing is converted."""
+    if len(buffers) < 2 or (per == 0 and buffers[-1][1].dtype == "float16"):
+        return 0.0
+    total = 0.0
+    for (_, t, _), elements in zip(buffers[:-1], footprints[:-1]):
+        if t.dtype == "float16":
+            total += points if pointwise or elements * _BROADCAST >= points else elements
+    return total
 
 
 def _layer_norm_backward_part(kind: str | None, ops: Sequence[str], buffers: Sequence[tuple[Tensor, OpInput]],

@@ -25,6 +25,7 @@ tiny Triton kernel and run under ncu); docs/torch-trace.md holds the same table.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -55,7 +56,9 @@ OPS: dict[str, OpCost] = {
     "libdevice.log1p": OpCost(14, "__nv_log1pf: a polynomial with a log fallback (estimate)"),
     "libdevice.expm1": OpCost(14, "__nv_expm1f: range reduction and a polynomial (estimate)"),
     "libdevice.tanh": OpCost(10, "__nv_tanhf: an ex2/rcp path and a polynomial for small magnitudes (estimate)"),
-    "libdevice.fast_tanhf": OpCost(0, "tanh.approx.f32: MUFU.TANH"),
+    # ROCm's alone: Inductor prints it only under torch.version.hip with config.use_fast_math and Triton >= 3.6
+    # (TritonOverrides.tanh); CUDA's libdevice has no fast_tanhf, so no NVIDIA kernel calls it and ncu never counted it
+    "libdevice.fast_tanhf": OpCost(0, "ROCm only (not in CUDA's libdevice): unmeasured"),
     "libdevice.erf": OpCost(18, "__nv_erff: polynomials and MUFU.EX2 (estimate)"),
     "tl_math.sin": OpCost(1, "sin.approx.f32: FMUL by 1/(2 pi) + MUFU.SIN"),
     "tl_math.cos": OpCost(1, "cos.approx.f32: FMUL by 1/(2 pi) + MUFU.COS"),
@@ -109,7 +112,7 @@ POINT, ROW, CONST = 2, 1, 0  # where a value lives: one per point of the iterati
 class Value:
     dtype: str  # fp32, fp16, bf16, fp64, fp8, int, bool
     where: int
-    pending: bool = False  # converted from fp16, the conversion not yet charged: it runs only if arithmetic uses it
+    pending: bool = False  # converted from fp16, not yet charged: it runs if arithmetic uses it or it is stored wider
     constant: float | None = None  # the value, where it is a literal or tl.full of one
 
     @property
@@ -144,6 +147,8 @@ class BodyCounter:
         self.reduction = reduction
         self.values: dict[str, Value] = {}
         self.looped: set[str] = set()  # accumulators: assigned inside a reduction loop
+        self.block_sums = 0  # sums over a whole block row (a persistent reduction's): their tree is priced by the
+        # launch's layout (reduction_tree_adds), here one FADD an element
 
     def assign(self, target: str, expr: str, in_loop: bool) -> Counted:
         """The FLOPs of `target = expr`; remembers what target holds."""
@@ -160,6 +165,28 @@ class BodyCounter:
             self.values[name.strip()] = value
             if in_loop:
                 self.looped.add(name.strip())
+        return counted
+
+    def store(self, expr: str, in_loop: bool) -> Counted:
+        """The FLOPs of a `tl.store(pointer, value, mask)` statement: a value still pending its fp16 -> fp32
+        conversion is converted now, unless it is stored to a float16 buffer (fptrunc(fpext(x)) folds to x). ncu
+        counts the conversion of an fp16 load stored as float32 (Inductor's `_to_copy` of a gradient to the
+        master weights' dtype: one sm__sass_thread_inst_executed_op_hadd_pred_on per element, measured on an
+        H100, gpu-data mix capture); an fp32 -> fp16 store is F2FP, not counted."""
+        counted = Counted()
+        try:
+            node = ast.parse(expr.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return counted
+        if not isinstance(node, ast.Call) or len(node.args) < 2:
+            return counted
+        names = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)]
+        target = next((self.pointers[n] for n in names if n in self.pointers), "fp32")
+        value = self._visit(node.args[1], counted)
+        if value.pending and target != "fp16":
+            self._use(node.args[1], counted)
+        if in_loop or not self.reduction:
+            counted = Counted(counted.point + counted.row, 0.0, counted.unknown)
         return counted
 
     def _name(self, name: str) -> Value:
@@ -245,8 +272,8 @@ class BodyCounter:
         if method and short == "to":  # a conversion; the only one ncu counts is fp16 -> fp32 (HADD2.F32)
             v = self._visit(func.value, c)
             target = _dtype_of_triton(ast.unparse(node.args[0])) if node.args else v.dtype
-            # fp16 -> fp32 is an HADD2.F32 that ncu counts, unless the value is only stored back (fptrunc(fpext x)
-            # folds away): charged when arithmetic first uses it
+            # fp16 -> fp32 is an HADD2.F32 that ncu counts, unless the value is only stored back as fp16
+            # (fptrunc(fpext x) folds away): charged when arithmetic first uses it, or when stored otherwise
             return Value(target, v.where, pending=v.pending or (v.dtype == "fp16" and target == "fp32"))
         if short == "load" and node.args:
             names = [n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)]
@@ -278,6 +305,8 @@ class BodyCounter:
                 c.row += cost
             else:
                 c.point += cost
+                if short == "sum" and cost:
+                    self.block_sums += 1
             return Value(v.dtype, ROW if self.reduction else v.where)
         where = max((a.where for a in args), default=CONST)
         floats = [a.dtype for a in args if a.floating]
@@ -318,3 +347,31 @@ def statements(body: str) -> list[str]:
     if pending:
         out.append(pending)
     return out
+
+
+def reduction_tree_adds(r_block: int, x_block: int, num_warps: int, r_contiguous: bool, element_bits: int) -> float:
+    """FADDs a row that Triton runs for tl.sum over a [XBLOCK, R0_BLOCK] block, every lane's counted as ncu counts
+    them. Triton lays the block out as the coalescing pass does (triton/lib/Dialect/TritonGPU/Transforms/
+    Coalesce.cpp, BlockedEncodingAttr's builder): along the contiguous dimension first, each thread min(128 bits of
+    elements, elements / threads) of it, threads of a warp, then warps, the other dimension taking what is left.
+    The reduction (lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp) adds within each thread (R/T - 1 each of the
+    T threads holding a row), then a shuffle butterfly within each warp (every lane of the tpw a row adds at each
+    of log2(tpw) steps), then, with wpc warps along the row, a second butterfly over their partials in shared
+    memory (wpc lanes, log2(wpc) steps, repeated on every thread the block has beyond its rows x wpc partials).
+    Checked against ncu on an H100 (the mix capture): 48 a row for R0_BLOCK = 32, XBLOCK = 128, 8 warps."""
+    threads = 32 * num_warps
+    elements = r_block * x_block
+    fast, slow = (r_block, x_block) if r_contiguous else (x_block, r_block)
+    per_thread = max(1, min(128 // max(element_bits, 8), fast, elements // threads or 1))
+    tpw_fast = max(1, min(32, fast // per_thread))
+    tpw_slow = 32 // tpw_fast
+    wpc_fast = max(1, min(num_warps, -(-fast // (per_thread * tpw_fast))))
+    wpc_slow = num_warps // wpc_fast
+    tpw, wpc = (tpw_fast, wpc_fast) if r_contiguous else (tpw_slow, wpc_slow)
+    holders = tpw * wpc
+    in_thread = r_block - holders if r_block >= holders else 0
+    shuffle = wpc * tpw * math.log2(tpw)
+    shared = 0.0
+    if wpc > 1:
+        shared = wpc * math.log2(wpc) * max(1.0, threads / (x_block * wpc))
+    return in_thread + shuffle + shared
