@@ -28,6 +28,7 @@ from roofline.model.analysis import analyze as analyze_on
 from roofline.load.selection import resolve_specs, load_selection
 from roofline.records.schema import kernel_identity
 from roofline.model.workload import evaluate
+from roofline.model.counts import counted
 
 
 BACKENDS = ("auto", "cupy", "numpy")
@@ -399,7 +400,7 @@ def _verify(run: Callable[..., Any], first: dict[str, Any], check: Callable[[], 
 
     got, want = _as_list(out), _as_list(reference)
     if len(got) != len(want):
-        return f"returned {len(got)} output(s), reference has {len(want)}"
+        return f"returned {counted(len(got), 'output')}, reference has {len(want)}"
     for i, (g, w) in enumerate(zip(got, want)):
         try:
             g = _host(g)

@@ -226,7 +226,7 @@ def test_four_ranks_write_one_file_from_rank_0(mpi, tmp_path, run_cli):
 def test_a_failing_rank_is_named_and_the_others_written(mpi, tmp_path):
     result = _mpirun(tmp_path, "-o", "fleet.json", env={"ROOFLINE_FLEET_TEST_FAIL_RANK": "2"})
     assert result.returncode == 1, result.stderr
-    assert "1 of 4 rank(s) failed or hung" in result.stderr and "rank 2 on " in result.stderr
+    assert "1 of 4 ranks failed or hung" in result.stderr and "rank 2 on " in result.stderr
     assert "injected failure" in result.stderr
     doc = json.loads((tmp_path / "fleet.json").read_text())
     assert doc["fleet"]["done"] == [0, 1, 3] and doc["fleet"]["failed"][0]["rank"] == 2

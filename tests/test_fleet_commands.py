@@ -44,7 +44,7 @@ def test_sweep_on_four_ranks_in_two_nodes(mpi, tmp_path, run_cli):
     assert sorted((k["rank"], k["params"]["n"]) for k in doc["kernels"]) == [(r, n) for r in range(4)
                                                                              for n in (1024, 2048)]
     assert doc["fleet"]["gather"]["mode"] == "node" and doc["fleet"]["gather"]["groups"] == 2
-    assert "ranks done 4/4" in result.stderr and "fleet: gather (node, 2 group(s))" in result.stderr
+    assert "ranks done 4/4" in result.stderr and "fleet: gather (node, 2 groups)" in result.stderr
     report = run_cli("report", tmp_path / "sweep.json", "--outlier", "90%", "--format", "json")
     assert report.code == 0, report.err
     assert len(json.loads(report.out)["nodes"]) == 2  # one row per size, each with the 2 nodes
@@ -130,8 +130,8 @@ def test_the_fleet_calibration_writes_the_median_spec_and_names_the_slow_gpu_and
     assert [o["where"] for o in out["node_outliers"]][:1] == ["node n2"]
     assert len(out["devices"]) == 7 and out["device_errors"] == ["rank 7 on n3: RuntimeError: Xid 79"]
     spec = (tmp_path / "fleet.yaml").read_text()
-    assert "median over 7 GPU(s) of a fleet of 4 node(s)" in spec and "rank 1 3.87e+12" in spec
-    assert "7 × NVIDIA H200 on 4 node(s)" in spec
+    assert "median over 7 GPUs of a fleet of 4 nodes" in spec and "rank 1 3.87e+12" in spec
+    assert "7 × NVIDIA H200 on 4 nodes" in spec
 
 
 def _verdict(status: str) -> dict:
@@ -153,7 +153,7 @@ def test_the_fleet_doctor_has_a_row_per_rank_and_fails_naming_the_rank(capsys, m
     monkeypatch.setenv("COLUMNS", "200")
     outcomes = {r: RankOutcome(r, {"host": f"n{r // 2}", "rank": r, "device_index": r % 2}, DONE,
                                _verdict("FAIL" if r == 2 else "PASS")) for r in range(4)}
-    with pytest.raises(GateFailed, match=r"doctor FAILED on 1 of 4 rank\(s\): rank 2 on n1 \(GPU 0\): "
+    with pytest.raises(GateFailed, match=r"doctor FAILED on 1 of 4 ranks: rank 2 on n1 \(GPU 0\): "
                                          r"DRAM bandwidth: copy"):
         finish_doctor(outcomes, 4, _stats(), "table", None)
     captured = capsys.readouterr()
@@ -171,8 +171,8 @@ def test_a_fleet_figure_cites_eight_values_then_their_range():
     for r, part in enumerate(parts):
         part["device"] = {**part["device"], "index": r}
     dram = host_figures(parts, scope="a fleet of 6 node(s)", unit="rank")[0]
-    assert dram.method.startswith("median over 12 GPU(s) of a fleet of 6 node(s) (rank 0 4.3e+12, rank 1 4.257e+12")
+    assert dram.method.startswith("median over 12 GPUs of a fleet of 6 node(s) (rank 0 4.3e+12, rank 1 4.257e+12")
     assert "rank 7 " in dram.method and "rank 8 " not in dram.method
     assert "… 4 more; all within 3.827e+12..4.3e+12)" in dram.method
     two = host_figures(parts[:2])[0]  # one host: as before, every GPU listed
-    assert two.method.startswith("median over 2 GPU(s) of one host (GPU 0 4.3e+12, GPU 1 4.257e+12); each: copy")
+    assert two.method.startswith("median over 2 GPUs of one host (GPU 0 4.3e+12, GPU 1 4.257e+12); each: copy")

@@ -36,13 +36,13 @@ def _swept(size: int) -> dict[int, RankOutcome]:
 def test_the_measure_verdict_names_the_failed_rank_before_the_kernels() -> None:
     fleet = fleet_results(_fleet(6), 6, None, GATHER)
     assert [d["rank"] for d in fleet.doc["devices"]] == [0, 1, 2, 4, 5] and fleet.doc["fleet"]["gather"] == GATHER
-    with pytest.raises(GateFailed, match=r"^1 of 6 rank\(s\) failed or hung; the others' results were kept: "):
+    with pytest.raises(GateFailed, match=r"^1 of 6 ranks failed or hung; the others' results were kept: "):
         fleet.verdict()
 
 
 def test_the_measure_verdict_names_the_kernels_that_failed_verification() -> None:
     outcomes = {r: o for r, o in _fleet(6).items() if o.state == DONE}
-    with pytest.raises(GateFailed, match=r"^1 kernel\(s\) FAILED verification: scale$"):
+    with pytest.raises(GateFailed, match=r"^1 kernel FAILED verification: scale$"):
         fleet_results(outcomes, 5, None, GATHER).verdict()
     clean = {r: o for r, o in outcomes.items() if r % 5 != 2}
     fleet_results(clean, len(clean), None, GATHER).verdict()
@@ -77,7 +77,7 @@ def test_a_rank_that_hung_fails_the_sweep() -> None:
     outcomes[2] = RankOutcome(2, {"host": "n1", "rank": 2}, HUNG)
     fleet = fleet_sweep(outcomes, 3, 30.0, GATHER, shown_up_to=8)
     assert [s["device"] for s in fleet.doc["sweeps"]] == [0, 1]
-    with pytest.raises(GateFailed, match=r"1 of 3 rank\(s\) failed or hung"):
+    with pytest.raises(GateFailed, match=r"1 of 3 ranks failed or hung"):
         fleet.verdict()
 
 
@@ -95,7 +95,7 @@ def test_tracebacks_of_bugs_only_a_few_then_counted() -> None:
 def test_the_fleet_calibration_verdict_lists_every_problem() -> None:
     outcomes = {r: _calibrated(r, f"n{r // 2}", 0.9 if r == 1 else 1.0) for r in range(4)}
     fleet_calibration(outcomes, None, None).verdict(4)  # no --outlier: nothing too slow
-    with pytest.raises(GateFailed, match=r"^3 problem\(s\) across 4 ranks: rank 1 on n0 \(GPU 1\): DRAM bandwidth "
+    with pytest.raises(GateFailed, match=r"^3 problems across 4 ranks: rank 1 on n0 \(GPU 1\): DRAM bandwidth "
                                          r"10.0% below the fleet median \(limit 5%\); "):
         fleet_calibration(outcomes, None, 0.05).verdict(4)
 
@@ -107,7 +107,7 @@ def test_the_doctor_verdict_and_each_ranks_checks() -> None:
     checks = rank_checks(doc["ranks"])
     assert [where for where, _ in checks] == [r["where"] for r in doc["ranks"]]
     assert all(isinstance(c, Check) and isinstance(c.limits, tuple) for _, cs in checks for c in cs)
-    with pytest.raises(GateFailed, match=r"^doctor FAILED on 2 of 4 rank\(s\): rank 1 on n0 \(GPU 1\): DRAM bandwidth: "
+    with pytest.raises(GateFailed, match=r"^doctor FAILED on 2 of 4 ranks: rank 1 on n0 \(GPU 1\): DRAM bandwidth: "
                                          r"copy; rank 2 on n1 \(GPU 0\): DRAM bandwidth: copy$"):
         doctor_verdict(doc, outcomes, 4, None)
     passed = {r: o for r, o in outcomes.items() if r in (0, 3)}

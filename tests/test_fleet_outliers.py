@@ -133,7 +133,7 @@ def test_the_fleet_chart_draws_every_gpu_and_names_the_slow_gpu_and_node():
     fig = fleet_figure(_fleet(), 0.05)
     text = _texts(fig)
     assert "rank 5 on node-1" in text and "node node-2" in text
-    assert "16 ranks on 4 node(s)" in text
+    assert "16 ranks on 4 nodes" in text
     gpu_axes, node_axes = fig.axes[:2]
     assert sum(len(c.get_offsets()) for c in gpu_axes.collections) == 16  # every GPU a point
     assert sum(len(c.get_offsets()) for c in node_axes.collections) == 4  # every node a point

@@ -72,7 +72,7 @@ def test_ranks_within_their_deadline_or_finished_are_not_named():
 def test_many_stuck_ranks_are_counted_past_eight():
     answers = {r: _answer(r, waiting=False, doing="preparing its buffers") for r in range(12)}
     v = verdict(answers, answers[0], 1.0)
-    assert v.stuck == list(range(12)) and "4 more rank(s) were still doing their own work" in v.message
+    assert v.stuck == list(range(12)) and "4 more ranks were still doing their own work" in v.message
     assert v.message.count("was still preparing") == 8
 
 

@@ -31,7 +31,7 @@ def test_measure_devices_merges_and_names_the_failed_device(monkeypatch) -> None
     assert len(run.bugs) == 1 and run.bugs[0].startswith("GPU 1: ")  # a RuntimeError is a bug: its traceback
     with pytest.raises(GateFailed) as failed:
         run.verdict()
-    assert failed.value.message.startswith("1 of 3 device(s) failed; the others' results were kept: GPU 1 (")
+    assert failed.value.message.startswith("1 of 3 devices failed; the others' results were kept: GPU 1 (")
 
 
 def test_a_clean_run_passes_and_has_a_host_row_per_kernel(monkeypatch) -> None:
@@ -110,6 +110,6 @@ def test_the_host_verdict_counts_every_device_asked_for() -> None:
 
     run = host_calibration(_calibrated({1: 0.9}, fail=2), 0.05, False, 0.0, lambda name, skipped: None)
     assert run.count == 3 and len(run.parts) == 2
-    with pytest.raises(GateFailed, match=r"^4 problem\(s\) across 3 GPUs: GPU 2: RuntimeError: Xid 79") as failed:
+    with pytest.raises(GateFailed, match=r"^4 problems across 3 GPUs: GPU 2: RuntimeError: Xid 79") as failed:
         run.verdict()
     assert "GPU 1 (0000:19:00.0): DRAM bandwidth" in failed.value.message

@@ -124,7 +124,7 @@ def test_replayed_kernels_matched_to_the_warm_up_launch_and_modelled(tmp_path: P
         gemm["model"]["note"]
     assert triton["op"] == SILU and triton["model"]["op_class"] == "triton" and triton["bytes"] > 0
     assert gemm["time_median"] == pytest.approx(9e-6)  # the replay's own time, not the warm-up's
-    assert any("2 GPU event(s) of CUDA graph replays modelled" in n for n in notes)
+    assert any("2 GPU events of CUDA graph replays modelled" in n for n in notes)
     assert doc["timeline"]["step"]["mfu"] > 0  # the replayed GEMM's FLOPs count
 
 
@@ -191,7 +191,7 @@ def test_a_capture_that_does_not_line_up_is_not_used(tmp_path: Path) -> None:
     # the second capture lines up kind for kind, but its first call ran in aten::mm, not the Triton op the
     # replay's kernel names: not this graph's capture either
     assert all(a.match is None for a in three)
-    assert "none of the 2 capture(s) in the trace lines up with its 3 GPU event(s)" in three[0].unmatched
+    assert "none of the 2 captures in the trace lines up with its 3 GPU events" in three[0].unmatched
     first = [a for a in items if a.graph and a.launch.correlation != corr]
     assert [a.match.how for a in first] == ["capture", "capture"]  # the first capture fits the first replay
 
@@ -207,7 +207,7 @@ def test_unmatched_replayed_kernels_keep_their_reason(tmp_path: Path) -> None:
                                        "the graph in this trace; record the warm-up")
     assert "roofline profile --with torch" in why[GEMM]["why"] and why[GEMM]["graph"]["matched"] is None
     assert graph_entries(doc)[SILU]["graph"]["matched"] == "kernel"
-    assert any("1 GPU event(s) ran in CUDA graph replays with no op found" in n for n in notes)
+    assert any("1 GPU event ran in CUDA graph replays with no op found" in n for n in notes)
 
 
 def test_a_kernel_run_more_often_in_the_graph_than_outside_it_for_different_ops_is_not_guessed(tmp_path: Path
@@ -221,7 +221,7 @@ def test_a_kernel_run_more_often_in_the_graph_than_outside_it_for_different_ops_
         t.gpu(GEMM, corr, 6000 + 20 * k, 10.0, [2, 64, 1], [384, 1, 1])
     doc, _ = import_traces([t.write(tmp_path / "t.json.gz")], "h200")
     assert len(doc["unmodelled"]) == 3
-    assert "runs 3 time(s) in the graph but 2 time(s) outside it, for different ops" in doc["unmodelled"][0]["why"]
+    assert "runs 3 times in the graph but 2 times outside it, for different ops" in doc["unmodelled"][0]["why"]
 
 
 def test_profiles_record_of_a_capture_outside_its_range_is_read_back_and_used(tmp_path: Path) -> None:
@@ -311,7 +311,7 @@ def test_profile_records_a_capture_before_its_range_and_annotates_the_replays(tm
     proc, out, _ = run_capture(tmp_path, script(tmp_path, CAPTURED_BEFORE_THE_RANGE), "--range", "start-stop",
                                trace="t.json.gz", FAKE_TORCH_TRACES=traces)
     assert proc.returncode == 0, proc.stderr
-    assert "CUDA graphs: 1 capture(s) before the range recorded" in proc.stderr
+    assert "CUDA graphs: 1 capture before the range recorded" in proc.stderr
     assert fake(out)["marks"] == ["roofline.graph 1 begins", "replay", "roofline.graph 1 ends"]
     trace = read_trace(out)
     assert [(c.key, [launch.call for launch in c.launches]) for c in trace.captures] == [

@@ -313,7 +313,7 @@ def test_a_kernel_that_stops_the_run_keeps_the_results_of_those_before_it(run_cl
                 *TINY, *FAST, "-o", out)
     assert r.code == 2, r.err
     assert "m_inputs_list.py: inputs: must return a dict" in r.err and "Traceback" not in r.err
-    assert f"wrote {out}: the 1 kernel(s) measured before the error" in r.err
+    assert f"wrote {out}: the 1 kernel measured before the error" in r.err
     assert [k["name"] for k in _read(out)["kernels"]] == ["m_add"]
 
 

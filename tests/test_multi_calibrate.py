@@ -74,7 +74,7 @@ def test_host_figures_are_medians_cited_with_every_gpu() -> None:
     parts[2]["figures"][2] = skipped("compute.fp32", "the FMA kernel failed its check")
     figures = {f.field: f for f in host_figures(parts)}
     assert figures["memory.bandwidth"].value == pytest.approx(4.3e12)
-    assert "median over 3 GPU(s)" in figures["memory.bandwidth"].method
+    assert "median over 3 GPUs" in figures["memory.bandwidth"].method
     assert figures["compute.fp32"].value == pytest.approx((6.4e13 * 0.8 + 6.4e13) / 2)
     assert figures["compute.fp32"].note == "not measured on GPU 2"
     assert not figures["compute.fp8_tensor"].ok
@@ -133,7 +133,7 @@ def test_calibrate_many_keeps_the_others_when_one_worker_fails(tmp_path: Path, m
     out = tmp_path / "node.yaml"
     with pytest.raises(GateFailed, match=r"GPU 2 \(0000:1A:00.0\): RuntimeError: Xid 79 on device 2"):
         calibrate_many([0, 1, 2], "auto", out, True, None, False, "json", 0.0)
-    assert "median over 2 GPU(s)" in out.read_text()
+    assert "median over 2 GPUs" in out.read_text()
 
 
 def test_outlier_needs_several_devices(run_cli) -> None:

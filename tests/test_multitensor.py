@@ -76,7 +76,7 @@ def test_fused_adamw_from_its_grid():
     n = 427 * 65536
     work = model_from_grid("aten::_fused_adamw_", adamw_args(), [(ADAMW, (320, 1, 1)), (ADAMW, (107, 1, 1))])
     assert (work.flops, work.bytes, work.roof, work.dtype) == (15.0 * n, 32.0 * n, "fp32", "float32")
-    assert work.note.startswith("grid model: 2 launch(es), 427 blocks") and "an upper bound" in work.note
+    assert work.note.startswith("grid model: 2 launches, 427 blocks") and "an upper bound" in work.note
     # without GradScaler or weight decay: 13 FLOPs, 7 streams (the gradient is not stored)
     plain = model_from_grid("aten::_fused_adamw_", adamw_args(weight_decay="0.", grad_scale=NONE),
                             [(ADAMW, (320, 1, 1)), (ADAMW, (107, 1, 1))])

@@ -160,7 +160,7 @@ def test_import_profiled_capture_skips_markers_with_no_traffic():
     doc, notes = import_csv(NCU_PROFILED, "h200")
     assert "roofline_ncu_marker" not in {k["name"] for k in doc["kernels"]}
     (note,) = [n for n in notes if "no DRAM traffic" in n]  # one line for the six, naming the first five
-    assert note.startswith("note: 6 launch row(s) not imported") and note.endswith("and 1 more")
+    assert note.startswith("note: 6 launch rows not imported") and note.endswith("and 1 more")
 
 
 def test_short_names():
@@ -174,7 +174,7 @@ def test_cli_import_writes_results(run_cli, tmp_path):
     out = tmp_path / "model.json"
     code, stdout, stderr = run_cli("import", "ncu", str(TENSOR), "-o", str(out), "--group-by", "none")
     assert code == 0, stderr
-    assert "imported 42 of 42 launch(es) on h200-sxm" in stderr
+    assert "imported 42 of 42 launches on h200-sxm" in stderr
     assert "bf16_tensor" in stdout and "fp8_tensor +" in stdout  # + marks mixed work
     doc = json.loads(out.read_text())
     assert doc["schema"] == "roofline/results/v1" and len(doc["kernels"]) == 42

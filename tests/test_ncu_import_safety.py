@@ -50,7 +50,7 @@ def test_concatenated_captures_are_numbered_apart_and_read_back(run_cli, tmp_pat
     csv, out = write(tmp_path, one + "==PROF== Disconnected from process 1\n" + one), tmp_path / "both.json"
     code, _, err = run_cli("import", "ncu", csv, "-o", out)
     assert code in (0, None), err
-    assert "launch IDs start again 1 time(s)" in err and "imported 4 of 4 launch(es)" in err
+    assert "launch IDs start again 1 time" in err and "imported 4 of 4 launches" in err
     doc = json.loads(out.read_text())
     assert [k["params"]["launch"] for k in doc["kernels"]] == [0, 1, 2, 3]  # the second capture numbered on
     assert [(k["ncu"]["id"], k["ncu"]["capture"]) for k in doc["kernels"]] == [("0", 1), ("1", 1), ("0", 2), ("1", 2)]
@@ -90,7 +90,7 @@ def test_a_spec_below_what_the_launch_reached_is_named(run_cli, tmp_path: Path) 
     csv = write(tmp_path, capture(row(0, "copy", "3,000,000,000", "1,000,000,000", "1,000,000")))
     code, _, err = run_cli("import", "ncu", csv, "--spec", "a100-sxm4-80gb")
     assert code in (0, None), err
-    assert "1 launch(es) above their ceiling on a100-sxm4-80gb, up to 196%" in err and "is --spec the GPU" in err
+    assert "1 launch above their ceiling on a100-sxm4-80gb, up to 196%" in err and "is --spec the GPU" in err
 
 
 @pytest.mark.parametrize(("cells", "fragment"), [
@@ -151,8 +151,8 @@ def test_rows_that_cannot_be_launches_are_counted_and_named(run_cli, tmp_path: P
     csv, out = write(tmp_path, capture(bad, row(1, "k1"))), tmp_path / "o.json"
     code, _, err = run_cli("import", "ncu", csv, "-o", out)
     assert code in (0, None) and "Traceback" not in err, err
-    assert f"note: 1 launch row(s) not imported, {why}" in err
-    assert "imported 1 of 2 launch(es) on h200-sxm (1 not imported: see the notes above)" in err
+    assert f"note: 1 launch row not imported, {why}" in err
+    assert "imported 1 of 2 launches on h200-sxm (1 not imported: see the notes above)" in err
     doc = json.loads(out.read_text())
     assert doc["source"]["dropped_rows"] == 1 and doc["source"]["dropped"][0]["line"] == 3
 
@@ -160,9 +160,9 @@ def test_rows_that_cannot_be_launches_are_counted_and_named(run_cli, tmp_path: P
 def test_many_dropped_rows_make_one_line_per_reason(tmp_path: Path) -> None:
     rows = [row("", f"k{i}") for i in range(7)] + [row(0, "k")[:-8]] * 2 + [row(1, "kept")]
     doc, notes = import_csv(write(tmp_path, capture(*rows)))
-    assert notes == ["note: 7 launch row(s) not imported, a row with an empty ID: line 3, line 4, line 5, line 6, "
+    assert notes == ["note: 7 launch rows not imported, a row with an empty ID: line 3, line 4, line 5, line 6, "
                      "line 7 and 2 more",
-                     "note: 2 launch row(s) not imported, a row with too few cells: line 10 (ID 0) (15 of 16), "
+                     "note: 2 launch rows not imported, a row with too few cells: line 10 (ID 0) (15 of 16), "
                      "line 11 (ID 0) (15 of 16)"]
     assert doc["source"]["launches"] == 10 and len(doc["kernels"]) == 1
 
@@ -174,7 +174,7 @@ def test_program_output_around_the_table_is_not_a_dropped_row(tmp_path: Path) ->
 
 
 def test_a_header_with_only_broken_rows_names_them(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"header but no kernel launches \(1 launch row\(s\) not imported, a row "
+    with pytest.raises(InputError, match=r"header but no kernel launches \(1 launch row not imported, a row "
                                          r"with an empty ID: line 3\)"):
         import_csv(write(tmp_path, capture(row("", "k0"))), "h200")
 

@@ -138,7 +138,7 @@ def test_add_profile_end_to_end_with_a_stand_in_ncu(tmp_path):
     saved = tmp_path / "saved.csv"
     out, notes = add_profile(entries, descriptors, {}, str(_fake_ncu(tmp_path, NCU_PROFILED)), save_csv=saved)
     assert [e["counters"]["launches"] for e in out] == [1, 2, 1]
-    assert notes[-1] == "note: --profile ncu: counters for 3 of 3 kernel(s)"
+    assert notes[-1] == "note: --profile ncu: counters for 3 of 3 kernels"
     assert saved.read_text() == NCU_PROFILED.read_text()
     assert json.loads(json.dumps(out)) == out  # plain JSON, as the results file needs
 

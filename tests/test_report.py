@@ -85,7 +85,7 @@ def test_output_file_written_before_gate_fails(run_cli, tmp_path):
     code, out, err = run_cli("report", str(DATA / "a100_failed.json"), "--format", "markdown", "-o", str(target))
     assert code == 1
     assert "softmax_fused" in target.read_text()
-    assert "1 of 3 kernel(s) failed a gate" in err
+    assert "1 of 3 kernels failed a gate" in err
 
 
 # ---- gates ------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_gates_yaml(tmp_path, run_cli):
     assert run_cli("report", str(DATA / "h100.json"), "--gates", str(gates))[0] == 0
     gates.write_text("default:\n  fail_below: 0.7\n")
     code, out, err = run_cli("report", str(DATA / "h100.json"), "--gates", str(gates))
-    assert code == 1 and "2 of 4 kernel(s) failed" in err
+    assert code == 1 and "2 of 4 kernels failed" in err
     # the command line replaces the file's default, per-kernel entries still win
     assert config.with_options(0.9, None).for_kernel("sum").fail_below == 0.5
     assert config.with_options(0.9, None).for_kernel("triad").fail_below == 0.9
@@ -259,9 +259,9 @@ def test_a_baseline_that_matches_no_kernel_fails_the_report(run_cli, tmp_path):
         code, out, err = run_cli(*args, *extra)
         assert code == 1
         assert "Traceback" not in out + err
-        assert "the baseline matched none of the 4 kernel result(s), so nothing was compared" in out
+        assert "the baseline matched none of the 4 kernel results, so nothing was compared" in out
         assert err.startswith(f"error: {DATA / 'a100_failed.json'}: the baseline matched none of the 4 kernel "
-                              "result(s)")
+                              "results")
     code, out, _ = run_cli(*args, "--format", "junit")
     assert code == 1
     root = ET.fromstring(out)

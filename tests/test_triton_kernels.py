@@ -227,7 +227,7 @@ def test_the_grid_model_names_itself_and_its_bounds():
         assert k["bytes"] == pytest.approx(8 * 4 * 65536 * k["kineto"]["grid"][0])
         note = k["model"]["note"]
         assert "in proportion to their blocks" in note
-        assert "grid model: 4 launch(es), 1,067 blocks" in note and "an upper bound" in note
+        assert "grid model: 4 launches, 1,067 blocks" in note and "an upper bound" in note
         assert "52 tensors" in note and f"at least {(1067 - 52) * 65536 + 52:,} elements" in note
     unscale = by_op["aten::_amp_foreach_non_finite_check_and_unscale_"]
     assert sum(k["bytes"] for k in unscale) == pytest.approx(2 * 4 * upper)

@@ -20,6 +20,7 @@ from roofline.render.tables.fleet import COLUMNS_UP_TO, fleet_table
 from roofline.fleet.stream import Spool, spool_folder
 from roofline.gates.nodes import fleet_rows, fleet_summary
 from roofline.render.tables.sweep import explanation, sweep_table
+from roofline.model.counts import counted
 from rich.console import Group
 
 
@@ -37,14 +38,14 @@ def rank_bugs(outcomes: Mapping[int, Any]) -> None:
     for line in lines:
         click.echo(line, err=True)
     if more:
-        note(f"fleet: {more} more rank(s) failed with a traceback; their errors are in the file")
+        note(f"fleet: {counted(more, 'more rank')} failed with a traceback; their errors are in the file")
 
 
 def gather_note(stats: Any, merge_s: float, write_s: float) -> str:
     """What rank 0's gather, merge and write cost: the line the scale measurements read (docs/fleet.md)."""
     per = f", {stats.bytes / stats.messages / 1e3:.1f} kB each" if stats.messages else ""
-    return (f"fleet: gather ({stats.mode}, {stats.groups} group(s)): {stats.results} result(s) in {stats.messages} "
-            f"message(s), {stats.bytes / 1e6:.3f} MB{per}, {stats.receive_s * 1e3:.2f} ms receiving, last result "
+    return (f"fleet: gather ({stats.mode}, {counted(stats.groups, 'group')}): {counted(stats.results, 'result')} in "
+            f"{counted(stats.messages, 'message')}, {stats.bytes / 1e6:.3f} MB{per}, {stats.receive_s * 1e3:.2f} ms receiving, last result "
             f"{stats.last_result_s:.2f} s after the start; merge {merge_s * 1e3:.2f} ms; write {write_s * 1e3:.2f} ms")
 
 

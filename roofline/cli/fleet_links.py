@@ -29,6 +29,7 @@ from roofline.load.specs import load_spec
 from roofline.load.yamlio import read_yaml_mapping
 from roofline.fleet.abort import abort
 from roofline.fleet.mpi import require_mpi4py
+from roofline.model.counts import counted
 
 NUMPY_MAX = "64 MiB"  # host buffers: 2 x 64 MiB per rank at the top size, so 16 ranks fit on a small host
 
@@ -128,7 +129,7 @@ def links(backend: str, collectives_text: str, min_text: str, max_text: str | No
     _emit(doc, output, fmt)
     failed = failures(doc)
     if failed:
-        raise GateFailed(f"{len(failed)} size(s) FAILED their check (kept out of the figures): "
+        raise GateFailed(f"{counted(len(failed), 'size')} FAILED their check (kept out of the figures): "
                          + "; ".join(failed[:3]) + (" ..." if len(failed) > 3 else ""))
 
 
@@ -149,7 +150,7 @@ def _watchdog(timeout: float, run: Any, world: Any, output: Path | None, fmt: st
         doc = run.partial_document(answers, verdict)
         done = sum(p["status"] == "OK" for s in doc["scopes"] for p in s["points"])
         _emit(doc, output, fmt)
-        note(f"fleet links: {done} size(s) completed before the deadline"
+        note(f"fleet links: {counted(done, 'size')} completed before the deadline"
              + (f" are in {output} (cut_short names the rest)" if output is not None and str(output) != "-" else "")
              + "; aborting the job")
 

@@ -20,6 +20,7 @@ from roofline.ncu.profile import add_profile
 from roofline.render.tables.measure import problems, results_table
 from roofline.cli.common import is_stdout, write_output
 from roofline.load.jsonio import MEASUREMENT, document_writes, dumps
+from roofline.model.counts import counted
 
 
 @click.command()
@@ -81,4 +82,4 @@ def _keep_what_ran(doc: dict, measured: int, output: Path | None) -> None:
     if is_stdout(output):
         return
     write_output(output, dumps(doc), document_writes(doc))
-    note(f"wrote {output}: the {measured} kernel(s) measured before the error")
+    note(f"wrote {output}: the {counted(measured, 'kernel')} measured before the error")

@@ -21,6 +21,7 @@ import ctypes
 from roofline.fleet import collectives as cv
 from roofline.fleet.launch import hang_for_test
 from roofline.fleet.watchdog import Unwatched
+from roofline.model.counts import counted
 
 OK, FAILED = "OK", "FAILED"
 
@@ -166,7 +167,7 @@ def _agreed(control: Control, who: str, step: Callable[[], str | None], doing: s
     errors = [e for e in control.allgather(f"{who}: {mine}" if mine else None) if e]
     if not errors:
         return None
-    more = f"; and {len(errors) - 4} more rank(s)" if len(errors) > 4 else ""
+    more = f"; and {counted(len(errors) - 4, 'more rank')}" if len(errors) > 4 else ""
     return "; ".join(errors[:4]) + more
 
 

@@ -24,6 +24,7 @@ from roofline.measurement.calibrate.figures import Figure, calibration_document,
 from roofline.measurement.calibrate.spec import written_spec
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.host import gpus_name
+from roofline.model.counts import counted
 
 DOCTOR_FLEET_SCHEMA = "roofline/doctor-fleet/v1"
 # the errors a rank reports as a message (a user error, no GPU, a gate); any other class is a bug: its traceback
@@ -73,7 +74,7 @@ class FleetResults:
         judge(self.outcomes, self.size, self.timeout)
         failed = sorted({k["name"] for k in self.doc["kernels"] if entry_failed(k)})
         if failed:
-            raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}")
+            raise GateFailed(f"{counted(len(failed), 'kernel')} FAILED verification: {', '.join(failed[:5])}")
 
 
 def fleet_results(outcomes: Mapping[int, Any], size: int, timeout: float | None,
@@ -102,7 +103,7 @@ def fleet_sweep(outcomes: Mapping[int, Any], size: int, timeout: float | None, g
 # ---- calibrate ------------------------------------------------------------------------------------------------------
 
 def fleet_name(parts: list[dict[str, Any]]) -> str:
-    return f"{gpus_name(parts)} on {len({p['device'].get('host') for p in parts})} node(s)"
+    return f"{gpus_name(parts)} on {counted(len({p['device'].get('host') for p in parts}), 'node')}"
 
 
 @dataclass
@@ -147,7 +148,7 @@ class FleetCalibration:
         """Exit 1 (GateFailed) with every problem: ranks that failed or hung, GPUs and nodes too slow."""
         problems = self.problems()
         if problems:
-            raise GateFailed(f"{len(problems)} problem(s) across {size} ranks: " + "; ".join(problems))
+            raise GateFailed(f"{counted(len(problems), 'problem')} across {counted(size, 'rank')}: " + "; ".join(problems))
 
 
 def fleet_calibration(outcomes: Mapping[int, Any], timeout: float | None, outlier: float | None) -> FleetCalibration:
@@ -156,7 +157,7 @@ def fleet_calibration(outcomes: Mapping[int, Any], timeout: float | None, outlie
     parts = rank_parts(outcomes)
     hosts = len({p["device"].get("host") for p in parts})
     datasheet = parts[0]["datasheet"]
-    figures = host_figures(parts, scope=f"a fleet of {hosts} node(s)", unit="rank")
+    figures = host_figures(parts, scope=f"a fleet of {counted(hosts, 'node')}", unit="rank")
     device = {k: v for k, v in parts[0]["device"].items() if k not in _RANK_ONLY}
     device["name"] = fleet_name(parts)
     spec = written_spec(figures, device, datasheet)
@@ -218,4 +219,4 @@ def doctor_verdict(doc: Mapping[str, Any], outcomes: Mapping[int, Any], size: in
         named = "; ".join(f"{r['where']}: " + ", ".join(c["name"] for c in r["verdict"]["checks"]
                                                        if c["status"] == FAIL) for r in failed[:5])
         more = f"; and {len(failed) - 5} more" if len(failed) > 5 else ""
-        raise GateFailed(f"doctor FAILED on {len(failed)} of {size} rank(s): {named}{more}")
+        raise GateFailed(f"doctor FAILED on {len(failed)} of {counted(size, 'rank')}: {named}{more}")

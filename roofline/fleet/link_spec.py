@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from roofline.fleet import collectives as cv
 from roofline.model.units import format_bytes, format_rate, quantity_text
+from roofline.model.counts import counted
 
 _BEFORE = ("notes", "sources", "measured", "measurement")  # the bundled specs' order: interconnect before these
 
@@ -20,7 +21,7 @@ _BEFORE = ("notes", "sources", "measured", "measurement")  # the bundled specs' 
 def where(doc: Mapping[str, Any]) -> str:
     """'roofline fleet links 0.9 over NCCL 2.21.5, 16 ranks on 2 nodes, 2026-05-01'."""
     return (f"roofline fleet links {doc.get('tool_version', '?')} over {doc.get('transport') or doc.get('backend')}, "
-            f"{doc.get('size')} ranks on {doc.get('nodes')} node(s), {str(doc.get('created', ''))[:10]}")
+            f"{doc.get('size')} ranks on {counted(doc.get('nodes'), 'node')}, {str(doc.get('created', ''))[:10]}")
 
 
 def with_link_roofs(spec_doc: Mapping[str, Any], roofs: Mapping[str, Mapping[str, Any]],

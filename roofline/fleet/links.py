@@ -26,6 +26,7 @@ from roofline.fleet.watchdog import Unwatched
 from roofline.fleet.nccl import NcclEngine
 from roofline.fleet.mpi_links import NumpyEngine
 from roofline.version import __version__
+from roofline.model.counts import counted
 
 BACKENDS = ("cupy", "numpy")
 TIMING = ("CUDA event pairs around back-to-back runs (as many as make a sample last 100 us, at most 64), per run",
@@ -50,12 +51,12 @@ def _agree(control: Control, who: str, error: tuple[str, str] | None) -> None:
         return
     kinds = {kind for _, kind, _ in errors}
     text = "; ".join(f"{w}: {m}" for w, _, m in errors[:4]) + (
-        f"; and {len(errors) - 4} more rank(s)" if len(errors) > 4 else "")
+        f"; and {counted(len(errors) - 4, 'more rank')}" if len(errors) > 4 else "")
     kind = (BackendUnavailable if kinds == {"BackendUnavailable"} else InputError if kinds == {"InputError"}
             else GateFailed)
     if control.size == 1:
         raise kind(errors[0][2])
-    raise kind(f"{len(errors)} of {control.size} rank(s) could not set up: {text}")
+    raise kind(f"{len(errors)} of {counted(control.size, 'rank')} could not set up: {text}")
 
 
 def _open(backend: str, control: Control, device: int) -> Any:
@@ -155,7 +156,7 @@ class LinksRun:
             block = None
             if active:
                 if world.rank == 0:
-                    on_note(f"fleet links: {scope}, {control.size} rank(s) a group, over {transport}")
+                    on_note(f"fleet links: {scope}, {counted(control.size, 'rank')} a group, over {transport}")
                 ranks = [r for r, _ in self.members] if scope == INTRA else list(range(world.size))
                 hosts = sorted({h for _, h in self.members}) if scope == INTRA else sorted(self.leaders)
                 block = {"scope": scope, "link": scope_link(self.backend, scope), "ranks": ranks, "hosts": hosts,

@@ -14,6 +14,7 @@ from roofline.fleet import mpi
 from roofline.fleet.abort import abort
 from roofline.fleet.merge import HUNG, grouped_failures, part
 from roofline.fleet.progress import FleetProgress, progress_style
+from roofline.model.counts import counted
 
 Say = Callable[[str], None]
 
@@ -44,7 +45,7 @@ def run_ranks(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
     where = mpi.place()
     style, warning = progress_style()
     if where.rank == 0:
-        groups = f"{len(where.leaders) + 1} node leader(s) gather first" if where.gather == "node" else "flat gather"
+        groups = f"{counted(len(where.leaders) + 1, 'node leader')} gather first" if where.gather == "node" else "flat gather"
         say(f"fleet: {where.size} MPI ranks, each {what}; rank 0 writes the results ({groups})"
             + (f"; --timeout {timeout:g} s" if timeout is not None else ""))
         for line in notes + ((warning,) if warning else ()):
@@ -72,7 +73,7 @@ def run_ranks(what: str, work: Callable[[int, Any], dict[str, Any]], timeout: fl
         say(f"fleet: aborting the job after an internal error on rank {where.rank}")
         abort(EXIT_INTERNAL)
     if hung:
-        say(f"fleet: aborting the job: {len(hung)} rank(s) still running will not finish on their own")
+        say(f"fleet: aborting the job: {counted(len(hung), 'rank')} still running will not finish on their own")
         abort(code or 1)
 
 
@@ -81,5 +82,5 @@ def judge(outcomes: Mapping[int, Any], size: int, timeout: float | None) -> None
     failures = grouped_failures(outcomes, timeout)
     if failures:
         count = sum(o.state != "done" for o in outcomes.values())
-        raise GateFailed(f"{count} of {size} rank(s) failed or hung; the others' results were kept: "
+        raise GateFailed(f"{count} of {counted(size, 'rank')} failed or hung; the others' results were kept: "
                          + "; ".join(failures))

@@ -38,6 +38,7 @@ from typing import Any, Callable, Mapping
 
 from roofline.fleet.abort import abort, flush_streams
 from roofline.fleet.merge import rank_ranges
+from roofline.model.counts import counted
 
 TAG_LATE, TAG_QUERY, TAG_ANSWER = 2511, 2512, 2513
 POLL_S = 0.05
@@ -208,7 +209,7 @@ def verdict(answers: Mapping[int, Mapping[str, Any] | None], trigger: Mapping[st
         where = "" if a["step"] == v.step else f" in the {a['step']}"
         parts.append(f"rank {r} on {hosts.get(r, '?')} was still {a['doing']}{where} after {a['seconds']:.1f} s")
     if len(stuck) > NAMED:
-        parts.append(f"{len(stuck) - NAMED} more rank(s) were still doing their own work")
+        parts.append(f"{counted(len(stuck) - NAMED, 'more rank')} were still doing their own work")
     if silent:
         parts.append(f"{_ranks(silent, hosts)} did not answer (the process does not respond)")
     if parts and waiting:

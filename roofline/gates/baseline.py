@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from roofline.gates.report import regression_verdict
 from roofline.records.diff import read_program, program_samples
 from roofline.records.files import ResultsFile, device_labels
+from roofline.model.counts import counted
 
 Interval = Callable[[Sequence[float]], tuple[float, float]]
 MIN_SAMPLES = 2  # steps a side needs for the interval test
@@ -117,5 +118,5 @@ def baseline_message(report: Mapping[str, Any]) -> str | None:
     b = report["summary"].get("baseline")
     if not b or b["ok"]:
         return None
-    return (f"the baseline {b['source']} shares none of the {b['of']} group(s), so nothing was compared: profile "
+    return (f"the baseline {b['source']} shares none of the {counted(b['of'], 'group')}, so nothing was compared: profile "
             "both with the same --group-by")

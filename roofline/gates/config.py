@@ -22,6 +22,7 @@ from typing import Any, Mapping
 from roofline.errors import InputError, closest
 from roofline.model.units import parse_number
 from roofline.load.yamlio import read_yaml_mapping
+from roofline.model.counts import counted
 
 GATES_SCHEMA_VERSION = 1
 _GATE_KEYS = ("fail_below", "max_regression")
@@ -105,7 +106,7 @@ class GateConfig:
             parts.append(f"a grouped profile's program with more than {self.max_unmodelled:.0%} of its GPU time "
                          "unmodelled fails")
         if self.kernels:
-            parts.append(f"{len(self.kernels)} per-kernel override(s)")
+            parts.append(counted(len(self.kernels), "per-kernel override"))
         return "; ".join(parts)
 
 

@@ -35,6 +35,7 @@ from roofline.records.coverage import above_ceiling, input_kind
 from roofline.records.files import ResultsFile, device_labels, params_text
 from roofline.model.units import format_time
 from roofline.gates.hosts import device_name, outliers
+from roofline.model.counts import counted
 
 REPORT_SCHEMA = "roofline/report/v1"
 ABOVE = "above-ceiling"  # a row's verdict: above its ceiling, no gate failed; never a pass
@@ -291,10 +292,10 @@ def baseline_text(summary: Mapping[str, Any]) -> str | None:
     if not b:
         return None
     if not b["ok"]:
-        return (f"the baseline matched none of the {b['of']} kernel result(s), so nothing was compared: a baseline "
+        return (f"the baseline matched none of the {counted(b['of'], 'kernel result')}, so nothing was compared: a baseline "
                 "must be measured on the same device (or spec) with the same kernels and parameters")
     other = f", {b['other_device']} on a device it lacks" if b.get("other_device") else ""
-    return f"compared {b['compared']} of {b['of']} kernels with the baseline; {b['new']} new{other}"
+    return f"compared {b['compared']} of {counted(b['of'], 'kernel')} with the baseline; {b['new']} new{other}"
 
 
 def recount(report: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -321,7 +322,7 @@ def failure_message(report: dict[str, Any]) -> str:
     failed = [r for r in report["rows"] if r["verdict"] == "fail"]
     names = ", ".join(f"{r['kernel']} on {r['device']}" for r in failed[:3])
     more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
-    parts = [f"{len(failed)} of {len(report['rows'])} kernel(s) failed a gate: {names}{more}"] if failed else []
+    parts = [f"{len(failed)} of {counted(len(report['rows']), 'kernel')} failed a gate: {names}{more}"] if failed else []
     baseline = report["summary"].get("baseline")
     if baseline is not None and not baseline["ok"]:
         parts.append(f"{report['gates']['baseline'][0]}: {baseline_text(report['summary'])}")

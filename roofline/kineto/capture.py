@@ -45,6 +45,7 @@ from typing import Any, Iterator
 from roofline.load.jsonio import write_text_atomic
 
 from roofline.kineto.reader import CAPTURES_KEY, GRAPH_PREFIX, Capture, captures_block, params_annotation
+from roofline.model.counts import counted
 EXIT_NO_RANGE = 2
 EXIT_NO_TORCH = 3
 EXIT_NO_TRACE = 1
@@ -476,8 +477,8 @@ def main(args: list[str] | None = None) -> int:
         window.start()
     status = _run_program(program)
     if window.state == "recording" and ns.steps > 1:
-        _say(f"warning: the range ran {window.done_steps} time(s) in the window, not {ns.steps}: the trace holds "
-             f"{window.done_steps} whole step(s)")
+        _say(f"warning: the range ran {counted(window.done_steps, 'time')} in the window, not {ns.steps}: the trace holds "
+             f"{counted(window.done_steps, 'whole step')}")
     if window.open_step is not None:  # the program ended inside a step: close it
         window.open_step.__exit__(None, None, None)
         window.open_step = None
@@ -503,7 +504,7 @@ def main(args: list[str] | None = None) -> int:
          f"exit {status}")
     if graphs is not None and (graphs.captures or graphs.skipped):
         calls = ", ".join(f"{c.key}: {len(c.launches)}" for c in graphs.captures[:8])
-        _say(f"CUDA graphs: {len(graphs.captures)} capture(s) before the range recorded for their replays' ops"
+        _say(f"CUDA graphs: {counted(len(graphs.captures), 'capture')} before the range recorded for their replays' ops"
              + (f" (calls by capture: {calls}{', ...' if len(graphs.captures) > 8 else ''})" if calls else "")
              + (f"; {len(graphs.skipped)} not recorded" if graphs.skipped else ""))
     return status

@@ -57,6 +57,7 @@ from roofline.model.ops.aten import model_from_grid
 from roofline.model.ops.multitensor import GRID_MODEL, blocks_of, parse_kernel
 from roofline.model.units import format_time
 from roofline.kineto.reader import MAX_GPU_EVENTS, Op, Params, Trace, too_many_gpu_events, unusable_text
+from roofline.model.counts import counted
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
@@ -594,7 +595,7 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
         why = "none of them is a kernel of an op with a model or a copy with recorded bytes"
         if not any(op.dims for t in traces for op in t.ops):
             why += " (the traces hold no input shapes: profile with torch.profiler.profile(record_shapes=True))"
-        raise InputError(f"{', '.join(str(t.path) for t in traces)}: {total_events} GPU event(s), but {why}; "
+        raise InputError(f"{', '.join(str(t.path) for t in traces)}: {counted(total_events, 'GPU event')}, but {why}; "
                          "nothing to put on the roofline")
     unmodelled_time = sum(u["time"] for u in builder.unmodelled)
     summary = machine_summary(machine)
@@ -660,7 +661,7 @@ def _timeline(traces: Sequence[Trace], ranks: Sequence[int], builder: _Builder, 
 def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[str]:
     notes = []
     if builder.skipped:
-        notes.append(f"note: {builder.skipped} GPU event(s) with a duration of 0 or less: listed in 'unmodelled' "
+        notes.append(f"note: {counted(builder.skipped, 'GPU event')} with a duration of 0 or less: listed in 'unmodelled' "
                      "with no time (a negative one is a broken trace)")
     if builder.no_model_ops:
         top = sorted(builder.no_model_ops.items(), key=lambda kv: -kv[1])[:5]
@@ -675,10 +676,10 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
     graphs = sum(1 for u in builder.unmodelled if u["op"] == GRAPH_OP)
     matched = sum(1 for k in builder.kernels if (k.get("graph") or {}).get("matched"))
     if matched:
-        notes.append(f"note: {matched} GPU event(s) of CUDA graph replays modelled through the op that launched the "
+        notes.append(f"note: {counted(matched, 'GPU event')} of CUDA graph replays modelled through the op that launched the "
                      "same kernel outside the graph or at the graph's capture (each entry's model note says which)")
     if graphs:
-        notes.append(f"note: {graphs} GPU event(s) ran in CUDA graph replays with no op found: attributed to "
+        notes.append(f"note: {counted(graphs, 'GPU event')} ran in CUDA graph replays with no op found: attributed to "
                      f"'{GRAPH_OP}', no model (record the warm-up or the capture too, or use `roofline profile "
                      "--with torch`)")
     if group_by == "module" and not any(t.modules for t in traces):
@@ -774,9 +775,9 @@ def _import_traces(paths: Sequence[Path], spec_name: str | None, group_by: str, 
     if scope.given:
         kept, kernels = sum(len(t.gpu) for t in traces), sum(e.kind == "kernel" for t in read for e in t.gpu)
         if not kept:
-            raise InputError(f"{scope.describe()}: none of the {kernels} kernel launch(es) in "
+            raise InputError(f"{scope.describe()}: none of the {counted(kernels, 'kernel launch')} in "
                              f"{', '.join(str(t.path) for t in read)} is selected; nothing to put on the roofline")
-        notes.append(f"{scope.describe()}: {kept} of {kernels} kernel launch(es) kept (copies and fills left out, "
+        notes.append(f"{scope.describe()}: {kept} of {counted(kernels, 'kernel launch')} kept (copies and fills left out, "
                      "as ncu profiles kernels only); the program's totals cover these alone")
     machine, gpu = choose_spec(traces, spec_name, catalog or SpecCatalog.bundled())
     step = f"model {gpu_events:,} GPU events"

@@ -39,6 +39,7 @@ from typing import Mapping, Sequence
 
 from roofline.kineto.attribution import GRAPH_LAUNCHES, Attributed, GraphMatch, _innermost
 from roofline.kineto.reader import Capture, CaptureLaunch, GpuEvent, Launch, Op, Trace
+from roofline.model.counts import counted
 
 BEGIN = re.compile(r"^cu(da)?StreamBeginCapture")
 END = re.compile(r"^cu(da)?StreamEndCapture")
@@ -205,8 +206,8 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
     if not fitting:
         if pool:
             why = (f"the capture profile recorded for it ({replay.mark}) does not line up with its "
-                   f"{len(events)} GPU event(s)" if marked else
-                   f"none of the {len(pool)} capture(s) in the trace lines up with its {len(events)} GPU event(s)")
+                   f"{counted(len(events), 'GPU event')}" if marked else
+                   f"none of the {counted(len(pool), 'capture')} in the trace lines up with its {counted(len(events), 'GPU event')}")
             return {}, why
         return {}, None
     before = [(c, skip) for c, skip in fitting if c.ts is not None and c.ts <= replay.launch.ts]
@@ -267,8 +268,8 @@ def _by_kernel(replay: _Replay, items: Sequence[Attributed], outside: Mapping[tu
             chosen = [found[0]] * n
         else:
             for m in members:
-                why[m] = (f"a CUDA graph replay: this kernel (name, grid, block) runs {n} time(s) in the graph but "
-                          f"{len(found)} time(s) outside it, for different ops: which op each replay ran is not "
+                why[m] = (f"a CUDA graph replay: this kernel (name, grid, block) runs {counted(n, 'time')} in the graph but "
+                          f"{counted(len(found), 'time')} outside it, for different ops: which op each replay ran is not "
                           f"known; {NO_LAUNCH_HINT}")
             continue
         for m, f in zip(members, chosen):

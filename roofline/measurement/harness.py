@@ -23,6 +23,7 @@ from roofline.measurement.stats import SPREAD_WARNING, median_interval, summariz
 from roofline.model.types import KernelDescriptor, Workload
 from roofline.records.document import KernelResult, Status, model_error_warning
 from roofline.model.units import format_bytes
+from roofline.model.counts import counted
 
 Run = Callable[..., None]
 
@@ -219,7 +220,7 @@ def _verified_timing(
     if free is not None and sets * working_set > free:
         raise InputError(
             f"{d.name}: needs {format_bytes(sets * working_set)} of device memory for inputs and outputs "
-            f"({sets} buffer set(s) of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "
+            f"({counted(sets, 'buffer set')} of {format_bytes(working_set)}) but only {format_bytes(free)} is free; "
             "choose smaller parameters with -p"
         )
     ctx = backend.context(d)

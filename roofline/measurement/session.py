@@ -29,6 +29,7 @@ from roofline.model.capacity import too_large
 from roofline.model.units import format_param
 from roofline.measurement.device import spec_for_device
 from roofline.measurement.bounds import bound_entry
+from roofline.model.counts import counted
 
 
 
@@ -63,7 +64,7 @@ def host_sizes(kernels: Sequence[KernelDescriptor], overrides: Mapping[str, Expr
     for d in kernels[:4]:
         work = evaluate(d, {k: v for k, v in overrides.items() if k in d.params})
         parts.append(f"{d.name} {params_text(work.params)}".strip())
-    more = f" and {len(kernels) - 4} more kernel(s)" if len(kernels) > 4 else ""
+    more = f" and {counted(len(kernels) - 4, 'more kernel')}" if len(kernels) > 4 else ""
     return ", ".join(parts) + more + " (full sizes can take minutes on a CPU: choose smaller ones with -p)"
 
 

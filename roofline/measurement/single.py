@@ -13,6 +13,7 @@ from roofline.load.specs import SpecCatalog
 from roofline.measurement.policy import MeasurePolicy
 from roofline.measurement.progress import Progress
 from roofline.records.document import entry_failed
+from roofline.model.counts import counted
 
 
 @dataclass
@@ -78,5 +79,5 @@ def verdict(doc: Mapping[str, Any]) -> None:
     """Exit 1 (GateFailed) naming the kernels that FAILED verification (five, then how many more)."""
     failed = [e["name"] for e in doc["kernels"] if entry_failed(e)]
     if failed:
-        raise GateFailed(f"{len(failed)} kernel(s) FAILED verification: {', '.join(failed[:5])}"
+        raise GateFailed(f"{counted(len(failed), 'kernel')} FAILED verification: {', '.join(failed[:5])}"
                          + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""))

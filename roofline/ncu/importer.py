@@ -39,6 +39,7 @@ from roofline.ncu.table import (MAX_CSV_BYTES, DroppedRow, ImpossibleValue, Laun
 from roofline.load.selection import spec_for_device
 from roofline.load.specs import SpecCatalog
 from roofline.model.units import format_flops
+from roofline.model.counts import counted
 
 SHOWN = 5  # rows a note names before "and N more"
 NARROW = ("capture fewer: ncu --launch-count N, --kernel-name regex:NAME, or an NVTX range (--nvtx "
@@ -202,7 +203,7 @@ def not_imported_notes(skipped: Sequence[Mapping[str, Any]], dropped: Sequence[D
     notes = []
     for why, labels in by_reason.items():
         more = f" and {len(labels) - SHOWN} more" if len(labels) > SHOWN else ""
-        notes.append(f"note: {len(labels)} launch row(s) not imported, {why}: {', '.join(labels[:SHOWN])}{more}")
+        notes.append(f"note: {counted(len(labels), 'launch row')} not imported, {why}: {', '.join(labels[:SHOWN])}{more}")
     return notes
 
 
@@ -226,19 +227,19 @@ def import_table(table: NcuTable, machine: MachineSpec, source: str = "<csv>") -
         entries.append(entry)
     notes += not_imported_notes(skipped, table.dropped)
     if captures > 1:
-        notes.append(f"note: the launch IDs start again {captures - 1} time(s) (captures concatenated into one "
+        notes.append(f"note: the launch IDs start again {counted(captures - 1, 'time')} (captures concatenated into one "
                      "file?): each later capture is numbered on after the one before it in params.launch; ncu.id "
                      "and ncu.capture keep ncu's ID and which capture it came from")
     ambiguous = sum(1 for e in entries if e["dtype"] == AMBIGUOUS)
     if ambiguous:
-        notes.append(f"note: {ambiguous} launch(es) did FP16 or BF16 work that ncu's counters cannot tell apart and "
+        notes.append(f"note: {counted(ambiguous, 'launch')} did FP16 or BF16 work that ncu's counters cannot tell apart and "
                      f"whose kernel names do not say: placed under fp16 and labelled '{AMBIGUOUS}' (roof shown as "
                      f"'{AMBIGUOUS_ROOF}')")
     if not entries:
         if not table.launches:
             raise InputError(f"{source}: the ncu table has a header but no kernel launches"
                              + (f" ({notes[0][6:]})" if notes else ""))
-        raise InputError(f"{source}: none of the {len(table.launches)} launch(es) has DRAM bytes and GPU time; "
+        raise InputError(f"{source}: none of the {counted(len(table.launches), 'launch')} has DRAM bytes and GPU time; "
                          f"collect them with: ncu --csv --page raw --metrics {metrics_argument(IMPORT_METRICS)} "
                          "PROGRAM")
     devices = sorted({launch.device for launch in table.launches if launch.device})
@@ -265,7 +266,7 @@ def summary_line(doc: Mapping[str, Any], verb: str) -> str:
     """'imported 5 of 7 launch(es) on h200-sxm (2 not imported: see the notes above)'."""
     done, total = len(doc["kernels"]), doc["source"]["launches"]
     rest = f" ({total - done} not imported: see the notes above)" if done < total else ""
-    return f"{verb} {done} of {total} launch(es) on {doc['machine']['id']}{rest}"
+    return f"{verb} {done} of {counted(total, 'launch')} on {doc['machine']['id']}{rest}"
 
 
 def import_csv(path: Path, spec_name: str | None = None,

@@ -31,6 +31,7 @@ from roofline.ncu.placement import place
 from roofline.ncu.table import Launch, NcuParseError, NcuTable, diagnose, parse_csv
 from roofline.ncu.target import MARKER
 from roofline.ncu.program import run_to_file
+from roofline.model.counts import counted
 
 DEFAULT_TIMEOUT = 1800.0
 _CUDA_NCU = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
@@ -217,5 +218,5 @@ def finish(entries: list[dict[str, Any]], plan: Sequence[Mapping[str, Any]], std
     if problem and not any("counters" in e for e in out):
         notes.insert(0, f"note: --profile ncu: {problem}")
     profiled = sum("counters" in e for e in out)
-    notes.append(f"note: --profile ncu: counters for {profiled} of {len(plan)} kernel(s)")
+    notes.append(f"note: --profile ncu: counters for {profiled} of {counted(len(plan), 'kernel')}")
     return out, notes

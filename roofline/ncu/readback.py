@@ -20,6 +20,7 @@ from roofline.records.coverage import above_ceiling, input_kind
 from roofline.records.document import check_results
 from roofline.records.schema import MAX_FRACTION
 from roofline.model.units import format_flops, format_rate
+from roofline.model.counts import counted
 
 ABOVE_CEILING = 1.05  # above this share of its ceiling an imported launch beat the spec's GPU
 IMPOSSIBLE = 1000.0  # no GPU is this many times another (a T4's 320 GB/s to a B200's 8 TB/s is 25x): not a wrong spec
@@ -52,7 +53,7 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
     far = _over(doc, MAX_FRACTION)
     if far:
         k = max(far, key=lambda e: e["fraction_of_ceiling"])
-        where = (f"{source}: {len(far)} launch(es) would sit above {MAX_FRACTION:g}× their ceiling on {spec}, launch "
+        where = (f"{source}: {counted(len(far), 'launch')} would sit above {MAX_FRACTION:g}× their ceiling on {spec}, launch "
                  f"{k['params']['launch']} ({k['name']}) at {_percent(k['fraction_of_ceiling'])} ({_achieved(k)})")
         if k["fraction_of_ceiling"] > IMPOSSIBLE:
             raise InputError(f"{where}: no GPU comes near that, so these counts are not ones ncu writes",
@@ -71,7 +72,7 @@ def check_import(doc: dict[str, Any], source: str) -> list[str]:
         k = max(above, key=lambda e: e["fraction_of_ceiling"])
         cause = above_ceiling(k["fraction_of_ceiling"], k.get("bound"), k.get("bytes"), doc.get("machine"), kind)
         why = cause.text.split(": ", 1)[-1] if cause is not None else ""
-        notes.append(f"note: {len(above)} launch(es) above their ceiling on {spec}, up to "
+        notes.append(f"note: {counted(len(above), 'launch')} above their ceiling on {spec}, up to "
                      f"{_percent(k['fraction_of_ceiling'])} (launch {k['params']['launch']}, {k['name']}: "
                      f"{_achieved(k)}): {why}" + (f" ({gpu})" if gpu else ""))
     try:

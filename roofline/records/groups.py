@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from roofline.errors import at
 from roofline.records.fields import MAX_FRACTION, check_fields, kind_of
+from roofline.model.counts import counted
 
 WRITTEN_ELSEWHERE = ("module",)  # groupings only `import torch` writes (its nn.Module ranges)
 TOP = 5  # the program block says how much of the recoverable time the first TOP groups hold
@@ -321,7 +322,7 @@ def check_groups(path: Path, doc: Mapping[str, Any]) -> None:
             if key == "share" and key in group and _same(group[key], legacy, key, 1.0):
                 continue
             if key in group and not _same(group[key], computed, key, figures["time"]):
-                raise _disagrees(path, f"{label}.{key}", group[key], computed, f"its {len(members)} launch(es)")
+                raise _disagrees(path, f"{label}.{key}", group[key], computed, f"its {counted(len(members), 'launch')}")
         for ratio, model, figure in (("flops_ratio", "model_flops", "flops"), ("bytes_ratio", "model_bytes", "bytes")):
             if ratio in group:
                 if not group.get(model):
@@ -332,7 +333,7 @@ def check_groups(path: Path, doc: Mapping[str, Any]) -> None:
     lost = [i for i, k in enumerate(kernels) if int(k["params"]["launch"]) not in owner]
     if lost:
         raise at(path, f"kernels[{lost[0]}]", f"launch {kernels[lost[0]]['params']['launch']} is in no group "
-                                              f"({len(lost)} launch(es) are not): the program's totals would leave "
+                                              f"({counted(len(lost), 'launch')} {'is' if len(lost) == 1 else 'are'} not): the program's totals would leave "
                                               "them out")
     _check_program(path, doc, groups)
 

@@ -11,6 +11,7 @@ import statistics
 from typing import Any, Mapping
 
 from roofline.model.units import quantity_text
+from roofline.model.counts import counted
 
 
 def link_figures(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -25,13 +26,13 @@ def link_figures(doc: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     if both:
         out["nvlink"] = {"bandwidth": statistics.median(both),
                          "method": f"peer copies both ways at once (cudaMemcpyPeerAsync, {_size(peer)} each way, "
-                                   f"checked, CUDA events), median over {len(both)} GPU pair(s)"}
+                                   f"checked, CUDA events), median over {counted(len(both), 'GPU pair')}"}
     host = doc.get("host") if isinstance(doc.get("host"), list) else []
     sums = [h["h2d"] + h["d2h"] for h in host if h.get("h2d") and h.get("d2h")]
     if sums:
         out["pcie"] = {"bandwidth": statistics.median(sums),
                        "method": "pinned host->device plus device->host (cudaMemcpyAsync, each direction timed "
-                                 f"alone, checked, CUDA events), median over {len(sums)} GPU(s)"}
+                                 f"alone, checked, CUDA events), median over {counted(len(sums), 'GPU')}"}
     return out
 
 

@@ -17,6 +17,7 @@ from roofline.measurement.multi.pool import Outcome, Relay, run_workers
 from roofline.measurement.calibrate.plan import FULL, QUICK
 from roofline.measurement.multi.measure import identity
 from roofline.load.specs import SpecCatalog
+from roofline.model.counts import counted
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def host_figures(parts: Sequence[Mapping[str, Any]], scope: str = "one host", un
         if len(good) > LISTED:
             low, high = min(f.value for _, f in good), max(f.value for _, f in good)
             values += f", … {len(good) - LISTED} more; all within {low:.6g}..{high:.6g}"
-        method = (f"median over {len(good)} GPU(s) of {scope} ({values}); each: {good[0][1].method}")
+        method = (f"median over {counted(len(good), 'GPU')} of {scope} ({values}); each: {good[0][1].method}")
         missing = [i for i, f in per_device if not f.ok]
         note = f"not measured on {unit} {', '.join(map(str, missing))}" if missing else None
         out.append(Figure(kind.field, OK, statistics.median(f.value for _, f in good), method, note,

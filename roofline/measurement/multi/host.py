@@ -17,6 +17,7 @@ from roofline.measurement.calibrate.spec import written_spec
 from roofline.measurement.multi.calibrate import device_figure_lists, host_figures
 from roofline.measurement.multi.pool import Outcome, failure_lines
 from roofline.version import __version__
+from roofline.model.counts import counted
 
 # The links step inside calibrate: big enough to reach the plateau (1 GiB copies gain < 1 % on an H200 pair),
 # small enough to keep calibrate's time; `roofline interconnect` measures the whole 1 MiB..4 GiB range.
@@ -65,7 +66,7 @@ class HostCalibration:
         """Exit 1 (GateFailed) with every problem, once the spec and the tables are out."""
         problems = self.problems()
         if problems:
-            raise GateFailed(f"{len(problems)} problem(s) across {self.count} GPUs: " + "; ".join(problems))
+            raise GateFailed(f"{counted(len(problems), 'problem')} across {self.count} GPUs: " + "; ".join(problems))
 
 
 def host_calibration(outcomes: Mapping[int, Outcome], outlier: float | None, links: bool, started: float,

@@ -14,6 +14,7 @@ from roofline.gates.hosts import host_rows
 from roofline.measurement.policy import MeasurePolicy
 from roofline.load.selection import load_selection
 from roofline.load.specs import SpecCatalog
+from roofline.model.counts import counted
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,7 @@ class HostRun:
         """Exit 1 (GateFailed) naming each device whose worker failed (the others' results were kept), else each
         kernel entry that FAILED verification."""
         if self.failures:
-            raise GateFailed(f"{len(self.failures)} of {self.count} device(s) failed; the others' results were "
+            raise GateFailed(f"{len(self.failures)} of {counted(self.count, 'device')} failed; the others' results were "
                              "kept: " + "; ".join(self.failures))
         failed = [k["name"] for k in self.doc["kernels"] if entry_failed(k)]
         if failed:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from roofline.model.ops.args import DTYPES, ITEMSIZE
+from roofline.model.counts import counted
 
 CHUNK_SIZE = 65536  # kChunkSize: the elements one block handles
 BLOCK_SIZE = 512  # kBlockSize: the threads of a block
@@ -109,7 +110,7 @@ class GridElements:
     tensors: int | None
 
     def describe(self, tensors_from: str = "") -> str:
-        text = (f"{GRID_MODEL}: {self.launches} launch(es), {self.blocks:,} blocks of at most {CHUNK_SIZE:,} elements "
+        text = (f"{GRID_MODEL}: {counted(self.launches, 'launch')}, {self.blocks:,} blocks of at most {CHUNK_SIZE:,} elements "
                 f"(ATen's kChunkSize, MultiTensorApply.cuh) = at most {self.upper:,} elements per list, an upper "
                 "bound (each tensor's last chunk is partial)")
         if self.lower is not None:

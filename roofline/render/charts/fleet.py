@@ -18,6 +18,7 @@ from roofline.gates.hosts import is_outlier, outliers
 from roofline.errors import InputError
 from roofline.gates.nodes import fleet_rows
 from roofline.render.charts.roofs import require_matplotlib
+from roofline.model.counts import counted
 
 ANNOTATED = 3  # slow points named beside each kernel's points, worst first; the caption names (and counts) the rest
 SLOW_COLOR = "#d62728"
@@ -127,7 +128,7 @@ def fleet_figure(doc: Mapping[str, Any], limit: float, title: str | None = None,
                fontsize=7.5, frameon=False)
     fleet = doc.get("fleet") or {}
     name = (doc.get("device") or {}).get("base_name") or (doc.get("device") or {}).get("name") or "fleet"
-    fig.suptitle(mpl(title or f"{name}: {fleet.get('size', ranks)} ranks on {len(hosts)} node(s)"), fontsize=11)
+    fig.suptitle(mpl(title or f"{name}: {counted(fleet.get('size', ranks), 'rank')} on {counted(len(hosts), 'node')}"), fontsize=11)
 
     chars = int(width * 15)
     lines = [f"slow GPUs (more than {limit:.0%} below the fleet median, intervals not overlapping): "

@@ -19,6 +19,7 @@ from roofline.render.tables.fit import droppable
 from roofline.model.units import format_bytes, format_rate, format_time
 from roofline.errors import InputError
 from roofline.render.charts.roofs import COLORS, FAILED_COLOR, GID, require_matplotlib
+from roofline.model.counts import counted
 
 
 def _where(scope: Mapping[str, Any]) -> str:
@@ -35,8 +36,8 @@ def _group(scope: Mapping[str, Any]) -> str:
 def links_table(doc: Mapping[str, Any]) -> Any:
     """Every point: scope, collective, nccl-tests' size, time, algbw, busbw; FAILED points with their error."""
     caption = "; ".join([f"skipped {s}" for s in doc.get("skipped", [])]) or None
-    table = Table(title=f"Collectives over {doc.get('transport') or doc.get('backend')}, {doc.get('size')} rank(s) on "
-                        f"{doc.get('nodes')} node(s) (nccl-tests' algbw and busbw)", caption=caption)
+    table = Table(title=f"Collectives over {doc.get('transport') or doc.get('backend')}, {counted(doc.get('size'), 'rank')} on "
+                        f"{counted(doc.get('nodes'), 'node')} (nccl-tests' algbw and busbw)", caption=caption)
     for name in ("group", "collective", "size", "time", "algbw", "busbw", "status"):
         table.add_column(name, justify="left" if name in ("group", "collective", "status") else "right")
     for n, scope in enumerate(doc.get("scopes", [])):
@@ -132,6 +133,6 @@ def links_figure(doc: Mapping[str, Any], roofs: Sequence[Mapping[str, Any]] = ()
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(title or f"Collectives over {doc.get('transport') or doc.get('backend')}: "
-                          f"{doc.get('size')} rank(s) on {doc.get('nodes')} node(s)")
+                          f"{counted(doc.get('size'), 'rank')} on {counted(doc.get('nodes'), 'node')}")
     fig.tight_layout()
     return fig

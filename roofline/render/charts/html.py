@@ -19,6 +19,7 @@ import re
 from typing import Any, Mapping
 
 from roofline.ncu.halfprec import roof_text
+from roofline.model.counts import counted
 from roofline.render.charts.profile import Profile, chart_points, profile_figure, roof_colors
 from roofline.render.text import clean, html_text
 from roofline.model.units import format_bytes, format_count, format_flops, format_fraction, format_rate, format_time
@@ -108,7 +109,7 @@ def profile_html(doc: Any, title: str | None = None) -> str:
     colors = roof_colors(points)
     by = view.groups[0].by if view.groups else None
     heading = title or (f"{view.device_name} · ceilings of {view.machine.get('name') or view.machine['id']}"
-                        + (f" · {view.launches} launches grouped by {by}" if by else ""))
+                        + (f" · {counted(view.launches, 'launch')} grouped by {by}" if by else ""))
     legend = "".join(
         f'<li data-point="{p["id"]}" title="{html_text(p["roof"])}"><span class="swatch" style="background:'
         f'{colors[p["roof"]]}"></span>{html_text(p["name"])}</li>'

@@ -10,6 +10,7 @@ from rich.table import Table
 from roofline.model.units import format_time
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, styled
+from roofline.model.counts import counted
 
 COLUMNS = ("device", "group", "baseline", "now", "change", "verdict")
 
@@ -47,7 +48,7 @@ def summary_text(report: Mapping[str, Any]) -> str:
     steps = (f"medians of {programs[0]['steps']} vs {programs[0]['baseline_steps']} steps, test '{b['regression_test']}'"
              if programs and programs[0].get("steps", 0) >= 2 and programs[0].get("baseline_steps", 0) >= 2
              else "totals of one capture each (no ProfilerStep ranges)")
-    return (f"vs baseline {b['source']}: compared {b['compared']} of {b['of']} groups, {b['new']} new{gone}; "
+    return (f"vs baseline {b['source']}: compared {b['compared']} of {counted(b['of'], 'group')}, {b['new']} new{gone}; "
             f"{limit}; {steps}")
 
 

@@ -12,6 +12,7 @@ from roofline.render.text import literal
 from roofline.model.units import format_bytes, format_count, format_flops, format_intensity, format_rate, format_si, format_time
 from roofline.model.units import format_small
 from roofline.model.energy import energy_balance
+from roofline.model.counts import counted
 
 
 def best_tensor_roof(spec: MachineSpec) -> tuple[str, float] | None:
@@ -135,7 +136,7 @@ def kernel_detail(d: KernelDescriptor, w: Workload) -> list[Any]:
         assert d.flops is not None and d.bytes is not None
         row("flops", d.flops.source, format_count(w.flops))
         row("bytes", d.bytes.source, format_bytes(w.bytes))
-    row("total", f"{w.launches} launch(es)", f"{format_count(w.flops)}, {format_bytes(w.bytes)}")
+    row("total", counted(w.launches, "launch"), f"{format_count(w.flops)}, {format_bytes(w.bytes)}")
     row("intensity", "flops / bytes", format_intensity(w.flops / w.bytes))
     for level, expr in d.traffic.items():  # what the kernel requests from the caches (bytes is DRAM)
         row(f"traffic.{level}", expr.source, f"{format_bytes(w.traffic[level])}, "

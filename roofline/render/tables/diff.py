@@ -14,6 +14,7 @@ from roofline.model.units import format_fraction, format_time
 from roofline.records.diff import Diff, GroupDiff
 from roofline.render.tables.fit import droppable
 from roofline.render.text import csv_cell, literal, md
+from roofline.model.counts import counted
 
 NAME_WIDTH = 30  # a group name longer than this wraps in the table, at its underscores where it can
 _LISTED = 3  # fused kernels or ops a Markdown row names before 'and N more'
@@ -160,7 +161,7 @@ def diff_markdown(d: Diff, limit: int | None = None) -> str:
     for r in shown:
         out.append("| " + " | ".join(md(c) for c in group_cells(r)) + f" | {md(_long_where(r))} |")
     if len(shown) < len(rows):
-        out.append(f"\n{len(rows) - len(shown)} more group(s) moved less; --format json lists every one.")
+        out.append(f"\n{counted(len(rows) - len(shown), 'more group')} moved less; --format json lists every one.")
     out += ["", "Shares are of each side's GPU time, every GPU event (unmodelled work included)."]
     out += [f"- {md(n)}" for n in d.notes]
     return "\n".join(out) + "\n"

@@ -14,6 +14,7 @@ from roofline.render.text import literal, styled
 from roofline.render.console import make_console
 from roofline.records.energy import MIN_ENERGY_WINDOW, MeasuredEnergy
 from roofline.model.units import format_flops, format_fraction, format_rate, format_si, format_small, format_time
+from roofline.model.counts import counted
 
 
 def _fraction(value: float | None) -> str:
@@ -120,7 +121,7 @@ def problems(doc: ResultsDocument | Mapping[str, Any]) -> list[str]:
         lines.append(f"note {short[0][0].name}: {short[0][1].short_window_note}")
     elif short:  # one line for the run, not one per kernel: the default windows are all short
         worst = max(e.uncertainty for _, e in short)
-        lines.append(f"note: the energy of {len(short)} kernels ('~' in the table) is over windows shorter than "
+        lines.append(f"note: the energy of {counted(len(short), 'kernel')} ('~' in the table) is over windows shorter than "
                      f"{MIN_ENERGY_WINDOW:g} s, short for NVML's energy counter (updated every 20-100 ms): up to "
                      f"{worst:.0%} off; --min-time {MIN_ENERGY_WINDOW:g} or more makes it tighter")
     return lines

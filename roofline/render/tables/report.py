@@ -17,6 +17,7 @@ from roofline.load.jsonio import dumps
 from roofline.gates.report import baseline_text
 from roofline.records.coverage import Unmodelled
 from roofline.render.tables.grouped import UNMODELLED, unmodelled_line
+from roofline.model.counts import counted
 
 COLUMNS = ("device", "kernel", "params", "status", "time (median)", "achieved BW", "achieved FLOP/s", "ceiling",
            "of ceiling", "gap", "vs baseline", "gate")
@@ -95,7 +96,7 @@ def _row_cells(row: dict[str, Any], has_baseline: bool, energy: bool) -> list[st
 def summary_line(report: dict[str, Any]) -> str:
     s = report["summary"]
     devices = len(report["devices"])
-    where = f"{s['kernels']} kernel result(s) on {devices} device(s)"
+    where = f"{counted(s['kernels'], 'kernel result')} on {counted(devices, 'device')}"
     if s["ok"]:
         verdict = "all gates hold"
     else:
