@@ -118,8 +118,9 @@ def main(argv: list[str] | None = None) -> None:
         code = cli.main(args=argv, prog_name="roofline", standalone_mode=False)
     except RooflineError as exc:
         from roofline.render.text import clean  # lazy: only an error needs it, not --help; user text, no raw controls
+        from roofline.render.console import stderr_width, wrap_message  # lazy: likewise
 
-        click.echo(f"error: {clean(exc.message)}", err=True)
+        click.echo(wrap_message(f"error: {clean(exc.message)}", stderr_width()), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         from roofline.load.jsonio import WRITTEN  # lazy: only an interrupt needs it

@@ -284,8 +284,12 @@ def write_output(output: Path | None, data: str | bytes | Iterator[bytes], write
 
 
 def note(message: str) -> None:
-    """Messages for people go to standard error, so standard output stays data (control characters escaped)."""
-    click.echo(clean(message), err=True)
+    """Messages for people go to standard error, so standard output stays data (control characters escaped); on a
+    terminal each is wrapped to its width at spaces, never inside a name or a number (roofline.render.console)."""
+    # lazy: not needed by `roofline analyze --format json`, which imports this module (start-up)
+    from roofline.render.console import stderr_width, wrap_message
+
+    click.echo(wrap_message(clean(message), stderr_width()), err=True)
 
 
 def say_auto_spec(spec_names: Sequence[str]) -> None:
@@ -355,13 +359,15 @@ def wide_requested() -> bool:
 
 def table_width(console_width: int | None = None) -> int | None:
     """The width tables are fitted to: None (every column) with --wide; else $COLUMNS, the terminal's width, or
-    200 when standard output is not a terminal (a pipe or file keeps nearly everything)."""
+    None when the stream is not a terminal: what goes to a pipe or a file is read by a program or later, in an
+    editor that scrolls, so it keeps every column rather than a width nobody chose (it was 200, which still left
+    FLOPs, the roof and SOL time out beside a compiled trace's 150-character Triton names)."""
     if wide_requested():
         return None
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    return console_width if console_width is not None else 200
+    return console_width
 
 
 def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = False) -> None:
@@ -387,7 +393,7 @@ def print_tables(tables: Sequence[object], output: Path | None, stderr: bool = F
         return
 
     buffer = io.StringIO()
-    width = None if wide_requested() else 160  # a file does not depend on the terminal it was written from
+    width = None  # a file written with -o holds every column, whatever the terminal it was written from
     for t in tables:
         fit(t, width)
     need = max([natural_width(t) for t in tables] + [80]) if width is None else width

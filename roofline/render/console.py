@@ -66,3 +66,46 @@ def make_console(file: TextIO | None = None, *, stderr: bool = False, color: str
     elif wanted is True and "color_system" not in options:
         options.setdefault("force_terminal", True)
     return Console(file=stream, **options)
+
+
+def stderr_width(stream: Any = None, environ: Mapping[str, str] | None = None) -> int | None:
+    """The width notes, warnings and errors wrap to on standard error: $COLUMNS, else the terminal's width; None
+    (one line each, as written) when the stream is not a terminal: a CI log or a file is searched with grep and
+    shown by a viewer that wraps for itself, and a line broken in two there no longer matches."""
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    try:
+        tty = bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return None
+    if not tty:
+        return None
+    env = os.environ if environ is None else environ
+    columns = env.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def wrap_message(text: str, width: int | None) -> str:
+    """Each line of `text` wrapped to `width` at its spaces, continued with a two-space indent under its own
+    indent; a word (an identifier, a path, a number with its unit's separator) is never broken, even when it alone
+    is wider than `width`. None: as it is."""
+    if width is None:
+        return text
+    # lazy: only a long message on a terminal needs it
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out.extend(textwrap.wrap(line, width, initial_indent="", subsequent_indent=indent + "  ",
+                                 break_long_words=False, break_on_hyphens=False, drop_whitespace=True)
+                   or [line])
+    return "\n".join(out)
