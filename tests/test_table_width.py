@@ -209,16 +209,72 @@ def test_the_calibrate_table_fits(width):
         assert any(cell in line for line in text.splitlines()), cell
 
 
-def test_a_table_written_with_o_is_160_wide_whatever_the_terminal(run_cli, tmp_path, monkeypatch):
+def test_a_table_written_with_o_holds_every_column_whatever_the_terminal(run_cli, tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     out = tmp_path / "a.txt"
     r = run_cli("analyze", "-o", out)
     assert r.code == 0, r.err
-    lines = out.read_text(encoding="utf-8").splitlines()
-    assert max(len(line) for line in lines) <= 160 and "…" not in "\n".join(lines)
+    written = out.read_text(encoding="utf-8")
+    assert "Left out" not in written and "…" not in written
     r = run_cli("analyze", "--wide", "-o", out)
     assert r.code == 0, r.err
-    assert "Left out" not in out.read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == written
+
+
+COMPILED = DATA / "kineto" / "compiled" / "llama-train-compiled.json.gz"
+
+
+def test_piped_output_keeps_every_column_of_a_compiled_trace(run_cli):
+    """`roofline import torch TRACE | cat`: not a terminal, no COLUMNS; every column is there (it was laid out at
+    200 columns, which left FLOPs, the roof, SOL time and share out beside the long Triton names)."""
+    r = run_cli("import", "torch", COMPILED)
+    assert r.code == 0, r.err
+    header = r.out.splitlines()[1] + r.out.splitlines()[2]
+    for column in ("share", "FLOPs", "roof", "SOL time", "launches", "recoverable"):
+        assert column in header, column
+    assert "Left out" not in r.out
+
+
+def test_triton_names_wrap_between_their_parts(monkeypatch, run_cli):
+    """At 80 columns a long `triton_..._fused_...` name wraps after an underscore, never inside a part: each line of
+    the name ends at a `_`, and the lines put together are the name."""
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("import", "torch", COMPILED)
+    assert r.code == 0, r.err
+    name = "triton_red_fused__log_softmax__to_copy__unsafe_view_prepare_softmax_online_view"
+    lines = r.out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("triton_red_fused__log_")
+                 and lines[i + 1].startswith("softmax__to_copy__unsafe_"))
+    pieces, i = [], start
+    while True:
+        first = lines[i].split("  ")[0].strip()
+        pieces.append(first)
+        if "".join(pieces) == name or i - start > 8:
+            break
+        assert first.endswith("_"), (first, lines[start:i + 1])
+        i += 1
+    assert "".join(pieces) == name
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_fit_breaks_a_long_identifier_only_after_an_underscore():
+    from rich.table import Table
+    from rich.text import Text
+
+    from roofline.render.tables.fit import fit
+
+    name = "triton_per_fused__to_copy_add_div_embedding_dense_backward_expand_mul_pow_sum_view_7"
+    t = Table()
+    t.add_column("group")
+    t.add_column("time", justify="right")
+    t.add_row(Text(name, style="bold"), "22 µs")
+    t.add_row("aten::mm", "1.94 ms")
+    fit(t, 40)
+    text = _render(t, 40)
+    firsts = [line.split("  ")[0].strip(" │┃") for line in text.splitlines()]
+    joined = "".join(f for f in firsts if f.startswith(("triton", "to_", "add_", "div_", "embedding", "dense", "backward",
+                                                           "expand", "mul_", "pow_", "sum_", "view_", "fused", "per_")))
+    assert name in joined.replace(" ", "") and "view_7" in text and "22 µs" in text
 
 
 def _render(table, width):

@@ -47,6 +47,19 @@ as hidden options: they are not listed below.
 An error names the spelling of the place it is read: the CLI its options, the API its keywords (`backend="numpy"`,
 `min_time=`), the plugin its options (`--roofline-backend numpy`); install hints name the distribution,
 `gpu-roofline[extra]`.
+
+## Tables and messages
+
+- **On a terminal** a table fits its width (`$COLUMNS`, else the terminal's): a number or an id is never cut;
+  headers wrap first, then names, at their spaces, and a long identifier (a Triton kernel's
+  `triton_per_fused__to_copy_add_mean_mul_pow_rsqrt_7`) after an underscore, never inside a part; then the box loses
+  its rules; then the least important columns are left out, named under the table. `--wide` prints every column.
+- **Off a terminal** (`| cat`, `> file`, `-o FILE`) a table holds every column, as with `--wide`: a program or an
+  editor reads it, and nothing is left out. Set `COLUMNS` to fit a pipe to a width anyway.
+- **Notes, warnings and errors** go to standard error, so standard output stays data. On a terminal each wraps to its
+  width at spaces (continuation lines indented), never inside a name, a path or a number; off a terminal (a CI log)
+  each stays one line, so grep finds it whole.
+- **Counts** read as English: `1 launch`, `2 launches`.
 """
 
 

@@ -5,7 +5,8 @@ renderer instead says which of its columns may be left out, least important firs
 `fit` makes every right-aligned (numeric) column and every column marked `whole` unbreakable at its widest cell.
 A table wider than the terminal then gives up, in this order, only what it must:
 1. headers of those columns wrap at their spaces (`DRAM bytes` over two lines above `67.1 MB`);
-2. other text (names, notes) wraps at its spaces, the widest column first;
+2. other text (names, notes) wraps at its spaces, the widest column first; a long identifier (a Triton kernel's
+   name) wraps after a `_` or `/`, never inside a part, so its fused ops and numeric suffix stay legible;
 3. the box loses its vertical rules and edges (two spaces between columns instead of three characters);
 4. droppable columns are left out, least important first, until the table fits.
 It then says under the table what it left out and that `--wide` shows everything. `--wide` (or a wide terminal)
@@ -18,6 +19,7 @@ rich never has to squeeze a column below what it holds.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -67,6 +69,75 @@ def _word_width(cell: Any) -> int:
     return max((cell_len(word) for word in text.split()), default=0)
 
 
+# A long identifier (a Triton kernel `triton_per_fused__to_copy_add_mean_mul_pow_rsqrt_7`, a module path
+# `model/layers/attn`) breaks only after one of these, never inside a part: the fused ops and the numeric suffix
+# that tell two kernels apart stay whole, where rich's own folding cut at the column's edge (`..._rsq` / `rt_7`).
+_BREAK_AFTER = re.compile(r"(?<=[_/])(?=[^_/])")
+NAME_FLOOR = 24  # a wrapped name column is no narrower than this (or its widest cell): a few parts a line
+
+
+def _parts(word: str) -> list[str]:
+    return _BREAK_AFTER.split(word)
+
+
+def _name_width(cell: Any) -> int:
+    """The narrowest a text cell wraps to: its longest word, where a word made of `_`/`/` parts may break between
+    them down to NAME_FLOOR (or its longest part): a Triton name wraps over a few lines of several parts each."""
+    # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
+    from rich.cells import cell_len
+
+    text = _text(cell)
+    if text is None:
+        return 0
+    least = 0
+    for word in text.split():
+        whole = cell_len(word)
+        parts = _parts(word)
+        if len(parts) > 1 and whole > NAME_FLOOR:
+            whole = max(NAME_FLOOR, max(cell_len(p) for p in parts))
+        least = max(least, whole)
+    return least
+
+
+def _break_words(text: str, width: int) -> list[int]:
+    """Offsets in `text` where a line break goes so that no word wider than `width` is cut inside a part: each
+    long word is filled greedily with whole parts. A part wider than `width` alone is left for rich to fold."""
+    cuts: list[int] = []
+    for match in re.finditer(r"\S+", text):
+        word = match.group()
+        if len(word) <= width:
+            continue
+        line, at = 0, match.start()
+        for part in _parts(word):
+            if line and line + len(part) > width:
+                cuts.append(at)
+                line = 0
+            line += len(part)
+            at += len(part)
+    return cuts
+
+
+def _wrap_names(column: Any, width: int) -> None:
+    """Break the column's long words at their `_`/`/` boundaries to fit `width` (a str cell stays a str, a rich
+    Text keeps its styles): rich then never has to fold an identifier mid-part."""
+    # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
+    from rich.text import Text
+
+    for i, cell in enumerate(column._cells):
+        text = _text(cell)
+        if text is None or isinstance(cell, (int, float)):
+            continue
+        cuts = _break_words(text, width)
+        if not cuts:
+            continue
+        bounds = [0, *cuts, len(text)]
+        if isinstance(cell, Text):
+            pieces = [cell[a:b] for a, b in zip(bounds, bounds[1:])]
+            column._cells[i] = Text("\n").join(pieces)
+        else:
+            column._cells[i] = "\n".join(text[a:b] for a, b in zip(bounds, bounds[1:]))
+
+
 @dataclass
 class _Span:
     """A column's content width (no padding): `least` with nothing broken, `most` on one line each; `fixed`
@@ -91,9 +162,9 @@ def _measure(column: Any, console: Callable[[], Any]) -> _Span:
             least, most = max(least, m.minimum), max(most, m.maximum)
         elif widest is None:  # not prepared (natural_width of a table fit never saw)
             w = _cell_width(cell)
-            least, most = max(least, w if column.no_wrap else _word_width(cell)), max(most, w)
+            least, most = max(least, w if column.no_wrap else _name_width(cell)), max(most, w)
         elif not column.no_wrap:
-            least = max(least, _word_width(cell))
+            least = max(least, _name_width(cell))
     if widest is not None:
         most = max(most, widest)
         least = max(least, widest) if column.no_wrap else least
@@ -255,6 +326,8 @@ def fit(table: Any, width: int | None) -> list[str]:
     if widths is not None:
         for column, w in zip(table.columns, widths):
             column.width = w
+            if not column.no_wrap:
+                _wrap_names(column, w)
     if dropped:
         note = Text(f"Left out at {width} columns: {', '.join(dropped)} ({WIDE_HINT}).", style="dim")
         if table.caption:  # a line that explains a column left out ('roof +: ...') goes with it
