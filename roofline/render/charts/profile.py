@@ -14,6 +14,7 @@ from roofline.records.groups import Group
 from roofline.records.timeline import Timeline
 
 from roofline.model.units import format_rate, format_time
+from roofline.render.charts.names import short_names
 from roofline.render.charts.roofs import (COLORS, GID, RoofSet, label_memory_roof, log_bounds, peak_text,
                                           require_matplotlib, roof_label, roofline_axes, separate_labels)
 from roofline.render.text import mpl
@@ -100,7 +101,7 @@ def unmodelled_lines(u: Unmodelled | None, width: int = 30) -> list[str]:
             lines.append("    (profile --with torch")
             lines.append("     records their shapes)")
     if len(u.reasons) > REASONS_SHOWN:
-        lines.append(f"and {len(u.reasons) - REASONS_SHOWN} more (see the table)")
+        lines += [f"and {len(u.reasons) - REASONS_SHOWN} more: 'roofline", "report FILE' lists them"]
     return lines
 
 
@@ -145,7 +146,9 @@ def profile_figure(doc: "ResultsDocument | Profile | Mapping[str, Any]", title: 
     ys = [p["achieved"] for p in plotted] + list(roofs.values()) or [1e12]
     xlim = log_bounds(xs, 1.0, 1.0)
     ylim = log_bounds(ys, 1.0, 0.3)
-    fig = Figure(figsize=(10, 6.2))
+    lines = side_panel(points, unmodelled_lines(view.unmodelled))
+    height = max(6.2, len(lines) * PANEL_LINE / 0.8)  # every line of the side panel fits: the figure grows
+    fig = Figure(figsize=(10, height))
     FigureCanvasAgg(fig)  # a renderer, to place labels by their real extent
     ax = roofline_axes(fig, (0.1, 0.1, 0.52, 0.8), xlim, ylim)
     ax.set_xlabel("arithmetic intensity (FLOP/B, DRAM)")
@@ -178,24 +181,43 @@ def profile_figure(doc: "ResultsDocument | Profile | Mapping[str, Any]", title: 
                      + (f" · grouped by {by}" if by else "")), fontsize=10, loc="left")
     side = fig.add_axes((0.8, 0.1, 0.19, 0.8))
     side.axis("off")
-    lines = ["point area: share of all GPU time", "", "largest recoverable time:"]
-    for i, p in enumerate(points[:12], 1):
-        mark = "+" if p.get("mixed") else ""
-        lines.append(mpl(f"{i}{mark}. {p['name'][:26]}" + ("" if p["plotted"] else " (0 FLOPs)")
-                         + (" (!)" if p["above"] else "")))
-    above = [(i, p) for i, p in enumerate(points, 1) if p["above"]]
-    if above:
-        lines += ["", "(!) above its ceiling (not a", "pass; see report):"]
-        lines += [mpl(f"{i}. {p['fraction']:.0%} of ceiling") for i, p in above[:5]]
-    lines += unmodelled_lines(view.unmodelled)
-    unplotted = [(i, p) for i, p in enumerate(points, 1) if not p["plotted"]]
-    if unplotted:
-        lines += ["", "not drawn, 0 FLOPs (no place", "on a log-log chart), at their", "achieved bandwidth:"]
-        for i, p in unplotted[:10]:
-            lines.append(mpl(f"{i}. {p['name'][:28]}"))
-            lines.append(f"    {format_rate(p['bandwidth'])} for {format_time(p['time'])}")
-        if len(unplotted) > 10:
-            lines.append(f"and {len(unplotted) - 10} more (see the table)")
     side.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", fontsize=7, family="monospace",
               gid=GID + "side-panel")
     return fig
+
+
+PANEL_LISTED = 60  # points named in the side panel; past them it says how many and where the rest are
+PANEL_UNPLOTTED = 10  # 0-FLOP points whose bandwidth it gives
+PANEL_NAME = 25  # characters of a name (the panel's width at 7 pt), cut from the middle: roofline.render.charts.names
+PANEL_LINE = 7 * 1.2 / 72  # inches a line of the panel takes
+
+
+def side_panel(points: Sequence[Mapping[str, Any]], unmodelled: Sequence[str] = ()) -> list[str]:
+    """The side panel's lines: every point by its number on the chart (the first PANEL_LISTED; the caption says
+    how many more and how to list them), with names shortened so that no two read alike; those above their
+    ceiling; the `unmodelled` lines (unmodelled_lines); then the points a log-log chart cannot place (0 FLOPs) with
+    their achieved bandwidth. User text is escaped for matplotlib here (mpl)."""
+    names = short_names([str(p["name"]) for p in points], PANEL_NAME)
+    listed = min(len(points), PANEL_LISTED)
+    lines = ["point area: share of all GPU time", "",
+             "by recoverable time, as numbered:" if listed == len(points)
+             else f"points 1-{listed} of {len(points)} by recoverable time:"]
+    for i, (p, name) in enumerate(zip(points[:listed], names), 1):
+        mark = "+" if p.get("mixed") else ""
+        lines.append(mpl(f"{i}{mark}. {name}") + ("" if p["plotted"] else " *") + (" (!)" if p.get("above") else ""))
+    if listed < len(points):
+        lines += [f"the other {len(points) - listed}: 'roofline report", "FILE' lists every one"]
+    above = [(i, p) for i, p in enumerate(points, 1) if p.get("above")]
+    if above:
+        lines += ["", "(!) above its ceiling (not a", "pass; see report):"]
+        lines += [f"{i}. {p['fraction']:.0%} of ceiling" for i, p in above[:5]]
+    lines += unmodelled
+    unplotted = [(i, p, names[i - 1]) for i, p in enumerate(points, 1) if not p["plotted"]]
+    if unplotted:
+        lines += ["", "* not drawn, 0 FLOPs (no place", "on a log-log chart), at their", "achieved bandwidth:"]
+        for i, p, name in unplotted[:PANEL_UNPLOTTED]:
+            lines.append(mpl(f"{i}. {name}"))
+            lines.append(f"    {format_rate(p['bandwidth'])} for {format_time(p['time'])}")
+        if len(unplotted) > PANEL_UNPLOTTED:
+            lines += [f"and {len(unplotted) - PANEL_UNPLOTTED} more: 'roofline report", "FILE' lists them"]
+    return lines
