@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from typing import Any, Mapping
 
@@ -37,10 +38,14 @@ body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
 #legend li.off{opacity:.35;text-decoration:line-through}
 #legend .swatch{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.3em}
 table{border-collapse:collapse;font-size:13px}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}
-td.num{text-align:right}tr.off{opacity:.35}
+td.num{text-align:right;white-space:nowrap}tr.off{opacity:.35}
 .strip{position:relative;height:1.1em;background:#ccc;margin:.2em 0 .6em;max-width:60em}
 .strip span{position:absolute;top:0;height:100%}
 .bar{display:flex;height:.7em;max-width:60em}.bar span{height:100%}
+.scroll{max-width:100%;overflow-x:auto}
+.axis{position:relative;height:1.3em;max-width:60em;border-top:1px solid #666;color:#444}
+.axis span{position:absolute;top:0;transform:translateX(-50%);white-space:nowrap;padding-top:3px;font-size:11px}
+.axis span::before{content:"";position:absolute;left:50%;top:0;height:3px;border-left:1px solid #666}
 """
 _CAUSE_COLORS = {"host-bound": "#d9534f", "launch-bound": "#f0ad4e", "synchronisation": "#5b7fd6", "other": "#999"}
 
@@ -123,7 +128,7 @@ def profile_html(doc: Any, title: str | None = None) -> str:
              if any(p.get("mixed") for p in points) else "")
     rows = []
     for i, p in enumerate(points, 1):
-        cells = [str(i), html_text(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
+        cells = [str(i), breakable(p["name"]) + ("" if p["plotted"] else " (0 FLOPs: not drawn)"),
                  str(p["launches"]), format_time(p["time"]), f"{p['share']:.1%}", format_count(p["flops"]),
                  format_bytes(p["bytes"]), "-" if not p["intensity"] else f"{p['intensity']:.3g}",
                  format_flops(p["achieved"]),
@@ -154,7 +159,8 @@ def profile_html(doc: Any, title: str | None = None) -> str:
         f"<div id=\"chart\">{_svg(view, title)}</div>\n<div id=\"tooltip\" role=\"tooltip\"></div>\n"
         f"<p>Click a name to hide or show its point.</p><ul id=\"legend\">{legend}</ul>\n"
         f"{missing}<p>{html_text(footer(doc))}</p>\n{mixed}{timeline_html(view.timeline)}"
-        f"<table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>\n"
+        f"<div class=\"scroll\"><table id=\"groups\"><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        "</table></div>\n"
         f"<script type=\"application/json\" id=\"roofline-data\">{_json_for_script(data)}</script>\n"
         f"<script>{_SCRIPT}</script>\n</body></html>\n"
     )
@@ -187,8 +193,36 @@ def timeline_html(timeline: Timeline | None) -> str:
             f'background:{_CAUSE_COLORS[cause]}"></span>'
             for cause, t in d["idle_by_cause"].items() if cause in _CAUSE_COLORS and t > 0)
         parts.append(f'<div style="font-size:13px">{html_text(label)}</div><div class="strip">{gaps}</div>'
-                     f'<div class="bar" style="background:#4c8c4a">{bar}</div>')
+                     f'{time_axis(window)}<div class="bar" style="background:#4c8c4a">{bar}</div>')
     return "\n".join(parts) + "\n"
+
+
+def breakable(name: object) -> str:
+    """A name for a table cell that may wrap after each `_` or `/` (`<wbr>`): a 150-character Triton name takes a
+    few lines rather than pushing the table's last columns off a 1400-pixel screen."""
+    return re.sub(r"([_/]+)", r"\1<wbr>", html_text(name))
+
+
+def axis_ticks(window: float, most: int = 8) -> list[float]:
+    """Tick times (s) from 0 across a window: a step of 1, 2 or 5 × a power of ten giving at most `most` ticks."""
+    if window <= 0:
+        return [0.0]
+    step = 10.0 ** math.floor(math.log10(window / most))
+    for factor in (1, 2, 5, 10):
+        if window / (step * factor) <= most:
+            step *= factor
+            break
+    count = int(window / step + 1e-9)
+    return [i * step for i in range(count + 1)]
+
+
+def time_axis(window: float) -> str:
+    """The time axis under a timeline strip: ticks from the window's start, in ms (µs for a window under 1 ms)."""
+    unit, scale = ("ms", 1e3) if window >= 1e-3 else ("µs", 1e6)
+    ticks = axis_ticks(window)
+    spans = "".join(f'<span style="left:{100 * t / window:.4f}%">{t * scale:g}</span>' for t in ticks)
+    return (f'<div class="axis" title="time from the window\'s start, {unit}">{spans}'
+            f'<span style="left:100%;transform:none;padding-left:.4em">{unit}</span></div>')
 
 
 def _gap_title(g: Mapping[str, Any]) -> str:
@@ -230,7 +264,8 @@ def figure_html(fig: Any, heading: str, columns: Any = (), rows: Any = (), notes
     a profile (model points, several results files, sweeps): every cell and note escaped and cleaned here."""
     head = "".join(f"<th>{html_text(h)}</th>" for h in columns)
     body = "".join("<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows)
-    table = f"<table id=\"points\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>\n" if rows else ""
+    table = (f"<div class=\"scroll\"><table id=\"points\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>"
+             "</table></div>\n" if rows else "")
     paragraphs = "".join(f"<p>{html_text(n)}</p>\n" for n in notes)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
