@@ -11,7 +11,8 @@ from roofline.cli.common import FilePath, Fraction, emit, output_option, print_t
 from roofline.errors import GateFailed, InputError
 from roofline.gates.config import GateConfig, load_gates
 from roofline.gates.report import failure_message
-from roofline.records.files import load_results
+from roofline.model.launch import LaunchFloor
+from roofline.records.files import ResultsFile, load_results
 from roofline.gates.devices import host_report
 from roofline.render.tables.fleet import host_view, host_view_markdown
 from roofline.gates.baseline import apply_baseline, baseline_message
@@ -34,7 +35,9 @@ from roofline.load.jsonio import document_writes, dumps
                    "github-action-benchmark (customSmallerIsBetter, microseconds).")
 @output_option
 @click.option("--fail-below", type=Fraction(), default=None,
-              help="Fail any verified kernel achieving less than this fraction of its ceiling (0.7 or 70%).")
+              help="Fail any verified kernel achieving less than this fraction of its ceiling (0.7 or 70%); a "
+                   "profile's group, less than this fraction of what its launches can attain (each at least the "
+                   "spec's launch floor: a tiny op is 'launch-bound', not failed for the launch it cannot avoid).")
 @click.option("--baseline", type=FilePath(dir_okay=True), default=None, metavar="FILE",
               help="Results to compare with (e.g. from the main branch); the report shows each kernel's change.")
 @click.option("--max-regression", type=Fraction(), default=None,
@@ -131,6 +134,25 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
         raise GateFailed(failure_message(doc) + slow_nodes_text(doc))
 
 
+def _launch_floor(results: ResultsFile) -> LaunchFloor:
+    """The launch floor a grouped file's launches are judged with (roofline.model.launch): the model.launch_floor
+    of the bundled spec its machine id names, else the stated default (a file judged against a spec of one's own:
+    its figures are in the file, its model block is not)."""
+    # lazy: not needed by `roofline report` of plain results (start-up)
+    from roofline.errors import RooflineError
+    from roofline.load.specs import SpecCatalog
+    from roofline.model.launch import launch_floor_of
+
+    machine_id = results.typed.machine_id
+    try:
+        machine = SpecCatalog.bundled().resolve(machine_id) if machine_id else None
+    except RooflineError:
+        machine = None
+    if machine is not None and machine.id != machine_id:
+        machine = None  # an alias or prefix match of some other id is not this file's spec
+    return launch_floor_of(machine, machine_id)
+
+
 def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float | None,
                    fail_below_program: float | None, max_idle: float | None = None, strict_model: bool = False,
                    max_unmodelled: float | None = None, config: GateConfig | None = None,
@@ -165,7 +187,8 @@ def _report_groups(files: list, fmt: str, output: Path | None, fail_below: float
         fail_below = fail_below if fail_below is not None else config.default.fail_below
         max_unmodelled = max_unmodelled if max_unmodelled is not None else config.max_unmodelled
     doc = group_report(files, fail_below, fail_below_program, max_idle, strict_model=strict_model,
-                       max_unmodelled=MAX_UNMODELLED if max_unmodelled is None else max_unmodelled)
+                       max_unmodelled=MAX_UNMODELLED if max_unmodelled is None else max_unmodelled,
+                       floors=[_launch_floor(f) for f in files])
     if baseline is not None:
         base = load_results(baseline)
         if not base.doc.get("groups"):

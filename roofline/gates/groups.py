@@ -1,7 +1,9 @@
 """`roofline report` of a grouped profile (results with `groups`): the CI gates on groups, not launches.
 
   --fail-below F          a group whose time-weighted fraction of ceiling (its speed-of-light time over its time)
-                          is below F fails
+                          is below F fails; each launch counts as at least the launch floor (the spec's
+                          model.launch_floor, roofline.model.launch), so a tiny op is judged against what a launch
+                          can attain ("launch-bound: SOL below the launch floor" where the floor sets it)
   --fail-below-program F  the program fails when its own time-weighted fraction (all groups) is below F
   --max-idle F            the step fails when the GPU sat idle for more than F of its window (an imported trace's
                           timeline block, HTA's definition): each rank's idle share is held to it
@@ -23,8 +25,12 @@ from typing import Any, Mapping, Sequence
 
 from roofline.records.coverage import (MAX_UNMODELLED, AboveCeiling, Bounds, above_ceiling, bound_of,
                                        fraction_bounds, input_kind)
+from roofline.model.launch import LaunchFloor
+from roofline.model.units import format_time
 from roofline.records.files import ResultsFile, device_labels
+from roofline.records.groups import Group
 from roofline.records.timeline import Timeline
+from roofline.model.counts import counted
 
 PROFILE_REPORT_SCHEMA = "roofline/profile-report/v1"
 
@@ -47,26 +53,79 @@ def idle_failures(timeline: Timeline | None, max_idle: float | None) -> list[str
     return out
 
 
+def launches_by_id(kernels: Sequence[Any]) -> dict[int, Mapping[str, Any]]:
+    """A grouped document's kernel entries by their params.launch, the id a group's `kernels` lists."""
+    out: dict[int, Mapping[str, Any]] = {}
+    for entry in kernels:
+        launch = (entry.get("params") or {}).get("launch") if isinstance(entry, Mapping) else None
+        if isinstance(launch, int) and not isinstance(launch, bool):
+            out[launch] = entry
+    return out
+
+
+def attainable_time(group: Group, kernels: Mapping[int, Mapping[str, Any]], floor: float) -> float:
+    """The group's speed-of-light time with each launch at least the launch floor: Σ max(SOL, launches × floor)
+    over its launches (roofline.model.launch); without every launch's SOL time, max(SOL, launches × floor) of the
+    group's totals."""
+    total, known = 0.0, 0.0
+    for launch in group.written.get("kernels") or ():
+        entry = kernels.get(launch) if isinstance(launch, int) else None
+        sol = entry.get("sol_time") if entry is not None else None
+        if not isinstance(sol, (int, float)):
+            return max(group.sol_time, group.launches * floor)
+        n = entry.get("launches") if entry is not None else 1
+        n = n if isinstance(n, int) and n > 0 else 1
+        total, known = total + max(float(sol), n * floor), known + float(sol)
+    return max(total, group.sol_time) if known or total else max(group.sol_time, group.launches * floor)
+
+
+LAUNCH_BOUND = "launch-bound: SOL below the launch floor"
+
+
+def _group_gate(g: Group, kernels: Mapping[int, Mapping[str, Any]], floor: LaunchFloor | None,
+                fail_below: float | None) -> tuple[list[str], bool]:
+    """(failures, launch_bound) of one group under --fail-below: judged against the attainable time (each launch
+    at least the launch floor), so a 1 µs op whose bytes take 2 ns at DRAM bandwidth is not failed for the
+    launch it cannot avoid. launch_bound: the floor, not the roofline, sets the group's attainable time."""
+    if floor is None or g.time <= 0:
+        fraction, bound = g.fraction_of_ceiling, False
+    else:
+        attainable = attainable_time(g, kernels, floor.seconds)
+        fraction = attainable / g.time
+        bound = g.launches * floor.seconds >= g.sol_time
+    if not _below(fraction, fail_below):
+        return [], bound
+    assert fail_below is not None  # _below is False without a gate
+    if floor is not None and bound:
+        return [f"{LAUNCH_BOUND} ({format_time(floor.seconds)} a launch, {floor.source}); {fraction:.1%} of that "
+                f"attainable time, below the {fail_below:.0%} gate"], bound
+    counted_floor = f", each launch at least {format_time(floor.seconds)}" if floor is not None else ""
+    return [f"{fraction:.1%} of ceiling (time-weighted{counted_floor}), below the {fail_below:.0%} gate"], bound
+
+
 def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
                  fail_below_program: float | None = None, max_idle: float | None = None,
-                 strict_model: bool = False, max_unmodelled: float | None = MAX_UNMODELLED) -> dict[str, Any]:
+                 strict_model: bool = False, max_unmodelled: float | None = MAX_UNMODELLED,
+                 floors: Sequence[LaunchFloor | None] | None = None) -> dict[str, Any]:
     """One row per group of each grouped document (ranked as the document ranks them) and one program row per
     document, each with its verdict: 'pass', 'fail', or 'above-ceiling' for a group or program beyond its roof
     (never a pass; with `strict_model` a fail). A program whose unmodelled share of GPU time is over
-    `max_unmodelled` fails: its figures would judge the part a model covers, not the program."""
+    `max_unmodelled` fails: its figures would judge the part a model covers, not the program. `floors` (one per
+    file, roofline.model.launch): under --fail-below each launch counts as at least that long; None judges the
+    written SOL time alone."""
     rows: list[dict[str, Any]] = []
     programs: list[dict[str, Any]] = []
-    for label, results in zip(device_labels(files), files):
+    for i, (label, results) in enumerate(zip(device_labels(files), files)):
         doc = results.typed
         kind = input_kind(doc.extra)
+        floor = floors[i] if floors is not None and i < len(floors) else None
+        kernels = launches_by_id(results.doc.get("kernels") or []) if floor is not None else {}
         for rank, g in enumerate(doc.grouped(), 1):
-            fraction = g.fraction_of_ceiling
-            failures = ([f"{fraction:.1%} of ceiling (time-weighted), below the {fail_below:.0%} gate"]
-                        if _below(fraction, fail_below) else [])
-            above = above_ceiling(fraction, bound_of(g.intensity, g.roof, doc.machine),
+            failures, bound = _group_gate(g, kernels, floor, fail_below)
+            above = above_ceiling(g.fraction_of_ceiling, bound_of(g.intensity, g.roof, doc.machine),
                                   g.bytes / g.launches if g.launches else None, doc.machine, kind)
             rows.append({**g.shown(), "share": g.share, "device": label, "rank": rank,
-                         **_verdict(failures, above, strict_model)})
+                         **({"launch_bound": True} if bound else {}), **_verdict(failures, above, strict_model)})
         program = doc.program()  # from the groups, never the stored copy (checked equal on reading)
         unmodelled = doc.unmodelled()
         lost = unmodelled.time if unmodelled is not None else 0.0
@@ -151,7 +210,7 @@ def group_failure_message(report: Mapping[str, Any]) -> str:
     parts = []
     if groups:
         names = ", ".join(f"{r['name']} on {r['device']}" for r in groups[:3])
-        parts.append(f"{len(groups)} of {len(report['rows'])} group(s) failed a gate: {names}"
+        parts.append(f"{len(groups)} of {counted(len(report['rows']), 'group')} failed a gate: {names}"
                      + (f" and {len(groups) - 3} more" if len(groups) > 3 else ""))
     for p in progs:
         parts.append("; ".join(p["failures"]) + f" on {p['device']}")

@@ -32,6 +32,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Mapping, MutableMapping, Sequence
 
+from roofline.model.launch import DEFAULT_LAUNCH_FLOOR  # s: one figure for the size model and the gates
 from roofline.model.types import MachineSpec
 from roofline.model.geometry import EPS as _EPS, LaunchShape
 from roofline.sizes.fitted import FIRST_PRINCIPLES, measured_time, predict_time
@@ -42,7 +43,6 @@ SM_BOUND, L2_BOUND, COMPUTE_BOUND = "sm-bound", "l2-bound", "compute-bound"
 BLOCK_BOUND = "block-bound"  # more blocks than an SM can start in the time the bytes take  # fewer blocks than SMs; a later pass re-reading what fits in L2
 
 # What the model assumes where neither a probe nor the spec gives a figure; each use is named in `assumed`.
-DEFAULT_LAUNCH_FLOOR = 0.5e-6  # s: a CUDA-graph-replayed empty launch on recent NVIDIA data-centre GPUs
 DEFAULT_REDUCTION = 0.2e-6  # s: one block reduction (warp shuffles, a shared-memory slot per warp, two barriers)
 DEFAULT_SM_SHARE = 2.0  # one SM alone streams at this many times its share of BW (BW / SMs)
 DEFAULT_BLOCK_THREADS = 128  # threads per block when the descriptor gives no `blocks` (the map kernels' block)

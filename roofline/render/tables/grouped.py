@@ -14,6 +14,7 @@ import json
 from rich.table import Table
 
 from roofline.ncu.halfprec import roof_text
+from roofline.model.counts import counted
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, styled, xml
 from roofline.records.document import ResultsDocument
@@ -222,10 +223,17 @@ def step_text(s: Mapping[str, Any]) -> str:
 SOURCES = {"ncu": "ncu counters", "torch": "torch trace, op shape models"}
 
 
+def _pass(row: Mapping[str, Any], long: bool = False) -> str:
+    """A passing group's verdict; one the launch floor carried says so (roofline.gates.groups)."""
+    if not row.get("launch_bound"):
+        return "pass"
+    return "pass (launch-bound: SOL below the launch floor)" if long else "pass (launch-bound)"
+
+
 def grouped_table(doc: ResultsDocument | Mapping[str, Any]) -> Any:
     view = Grouped.of(doc)
     by = view.groups[0].by if view.groups else "?"
-    title = (f"{view.device_name} · {view.launches} launches grouped by {by}, ranked by recoverable "
+    title = (f"{view.device_name} · {counted(view.launches, 'launch')} grouped by {by}, ranked by recoverable "
              f"time · ceilings of {view.machine_id}")
     source = view.source_with  # `profile`: counted or modelled figures; any JSON in a file someone wrote
     if isinstance(source, str) and source in SOURCES:
@@ -288,7 +296,7 @@ def report_tables(report: Mapping[str, Any]) -> list[Any]:
             table.add_column(col, justify="left" if col in ("group", "roof", "model", "verdict") else "right")
         for r in rows:
             verdict = (styled("FAIL", "bold red") if r["verdict"] == "fail" else
-                       styled(ABOVE, "bold yellow") if r["verdict"] == ABOVE else literal("pass"))
+                       styled(ABOVE, "bold yellow") if r["verdict"] == ABOVE else literal(_pass(r)))
             table.add_row(*[literal(c) for c in group_row(r["rank"], r)], verdict)
         for cells in unmodelled_rows(_report_unmodelled(p)):
             table.add_row(*[styled(c, "dim") for c in cells], styled("not judged", "dim"))
@@ -356,7 +364,7 @@ def report_junit(report: Mapping[str, Any]) -> str:
 def report_github_benchmark(report: Mapping[str, Any]) -> str:
     """github-action-benchmark's customSmallerIsBetter: each group's time in microseconds."""
     entries = [{"name": f"{r['name']} ({r['device']})", "unit": "us", "value": r["time"] * 1e6,
-                "extra": f"{r['launches']} launches, {r['fraction_of_ceiling']:.1%} of ceiling"}
+                "extra": f"{counted(r['launches'], 'launch')}, {r['fraction_of_ceiling']:.1%} of ceiling"}
                for r in report["rows"]]
     entries += [{"name": f"program ({p['device']})", "unit": "us", "value": p["time"] * 1e6}
                 for p in report["programs"]]
