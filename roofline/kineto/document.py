@@ -61,10 +61,10 @@ from roofline.model.counts import counted
 
 GROUP_BY = ("op", "kernel", "module", "none")
 STRAGGLER = 1.05  # a rank this much slower than the median rank is the straggler
-SPLIT_NOTE = "the op's modelled work split across its {n} kernel(s) in proportion to their GPU time"
-BLOCKS_NOTE = ("the op's modelled work split across its {n} multi-tensor launch(es) in proportion to their blocks "
+SPLIT_NOTE = "the op's modelled work split across its {n} in proportion to their GPU time"
+BLOCKS_NOTE = ("the op's modelled work split across its {n} in proportion to their blocks "
                "(one chunk of elements each)")
-MATRIX_NOTE = "its FLOPs on its {n} matrix kernel(s) alone"
+MATRIX_NOTE = "its FLOPs on its {n} alone"
 _TF32 = re.compile(r"(?<![a-z])tf32", re.IGNORECASE)
 # a matrix (tensor-core) kernel by its name; "conv" but not "convert" (cuDNN's convert_dq_to_16bits is a cast)
 _TENSOR = re.compile(r"gemm|xmma|tensorop|mma|nvjet|cutlass|flash|fmha|wgrad|dgrad|fprop|conv(?!ert)", re.IGNORECASE)
@@ -150,8 +150,9 @@ class Split:
 
     @property
     def note(self) -> str:
-        return (SPLIT_NOTE if self.by == "time" else BLOCKS_NOTE).format(n=self.kernels) + (
-            f"; {MATRIX_NOTE.format(n=self.matrix)}" if self.matrix else "")
+        split = (SPLIT_NOTE.format(n=counted(self.kernels, "kernel")) if self.by == "time"
+                 else BLOCKS_NOTE.format(n=counted(self.kernels, "multi-tensor launch")))
+        return split + (f"; {MATRIX_NOTE.format(n=counted(self.matrix, 'matrix kernel'))}" if self.matrix else "")
 
 
 def shares(work: Any, events: Sequence[Any]) -> list[Split]:
