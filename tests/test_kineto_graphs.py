@@ -363,7 +363,7 @@ def test_the_h100_profile_of_cudagraph_trees_models_every_replayed_kernel() -> N
     qkv = [e for e in replayed if e["kernel_name"] == H100_QKV]
     assert [e["op"] for e in qkv] == ["aten::mm", "aten::mm"]
     assert qkv[0]["flops"] == pytest.approx(2 * 2048 * 1024 * 3072)
-    assert "node 2 of 21" in qkv[0]["model"]["note"] and "the record's first 2 call(s) ran before" in \
+    assert "node 2 of 21" in qkv[0]["model"]["note"] and "the record's first 2 calls ran before" in \
         qkv[0]["model"]["note"]
     step = doc["timeline"]["step"]
     assert step["model_flops"] == pytest.approx(2 * (2 * 2048 * 1024 * (3072 + 1024 + 3 * 2816)
@@ -402,7 +402,7 @@ def test_recorded_captures_that_fit_a_replay_with_different_ops_are_not_guessed(
     trace = read_trace(t.write(tmp_path / "t.json.gz"))
     items = [a for a in match_replays(trace, attribute(trace)) if a.graph]
     assert len(items) == 2 and all(a.match is None for a in items)
-    assert all("2 captures profile recorded line up with its 2 GPU event(s) but launched different ops, and no "
+    assert all("2 captures profile recorded line up with its 2 GPU events but launched different ops, and no "
                "`roofline.graph` annotation says which one it replays" in a.unmatched for a in items)
 
 
@@ -456,7 +456,7 @@ def test_profile_records_the_real_captures_nodes_and_models_the_replay(tmp_path:
     proc, out, _ = run_capture(tmp_path, script(tmp_path, CUDAGRAPH_TREES), "--range", "start-stop",
                                trace="t.json.gz", FAKE_TORCH_TRACES=traces)
     assert proc.returncode == 0, proc.stderr
-    assert "CUDA graphs: 2 capture(s) before the range recorded for their replays' ops (calls by capture: 1: 0, " \
+    assert "CUDA graphs: 2 captures before the range recorded for their replays' ops (calls by capture: 1: 0, " \
            "2: 21)" in proc.stderr
     trace = read_trace(out)
     assert [(c.key, len(c.launches)) for c in trace.captures] == [("1", 0), ("2", 21)]

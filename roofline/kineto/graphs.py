@@ -216,7 +216,7 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
         capture, skip = before[-1]
     elif recorded:
         if len({_ops_of(c, skip) for c, skip in recorded}) > 1:
-            return {}, (f"{len(recorded)} captures profile recorded line up with its {len(events)} GPU event(s) but "
+            return {}, (f"{len(recorded)} captures profile recorded line up with its {counted(len(events), 'GPU event')} but "
                         "launched different ops, and no `roofline.graph` annotation says which one it replays")
         capture, skip = recorded[-1]
     else:
@@ -226,7 +226,7 @@ def _by_capture(replay: _Replay, items: Sequence[Attributed], captures: Sequence
     where = f"at ts {capture.ts:.3f} µs" if capture.ts is not None else "recorded by profile outside its range"
     if capture.ts is None and not marked:
         where += ", found by its kernel sequence (no annotation named it)"
-    prologue = (f" (the record's first {skip} call(s) ran before the stream capture began: no nodes of the graph)"
+    prologue = (f" (the record's first {counted(skip, 'call')} ran before the stream capture began: no nodes of the graph)"
                 if skip else "")
     for k, (m, call) in enumerate(zip(replay.members, calls[skip:])):
         if call.op is not None:

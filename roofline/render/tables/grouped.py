@@ -113,7 +113,7 @@ def unmodelled_rows(u: Unmodelled | None) -> list[list[str]]:
     rows = [_unmodelled_row(r.text, r.events, r.time, r.share) for r in shown]
     if rest:
         time = sum(r.time for r in rest)
-        rows.append(_unmodelled_row(f"{len(rest)} more reason(s): " + "; ".join(r.why for r in rest[:3]),
+        rows.append(_unmodelled_row(f"{counted(len(rest), 'more reason')}: " + "; ".join(r.why for r in rest[:3]),
                                     sum(r.events for r in rest), time, time / u.gpu_time if u.gpu_time else 0.0))
     return rows
 
@@ -130,7 +130,7 @@ def unmodelled_line(u: Unmodelled | None) -> str:
     parts = [f"{r.text} ({format_time(r.time)}, {r.share:.1%})" for r in u.reasons[:REASONS_SHOWN]]
     more = len(u.reasons) - REASONS_SHOWN
     return (f"{UNMODELLED}: {format_time(u.time)}, {u.share:.1%} of GPU time: " + "; ".join(parts)
-            + (f"; and {more} more reason(s)" if more > 0 else ""))
+            + (f"; and {counted(more, 'more reason')}" if more > 0 else ""))
 
 
 def bounded(b: Bounds, name: str) -> str:
@@ -321,16 +321,16 @@ def report_markdown(report: Mapping[str, Any]) -> str:
             elif r["verdict"] == ABOVE:
                 verdict = f"**{ABOVE}** " + md("; ".join(r.get("notes") or ()))
             else:
-                verdict = "pass"
+                verdict = md(_pass(r, long=True))
             out.append("| " + " | ".join(md(c) for c in group_row(r["rank"], r)) + f" | {verdict} |")
         for cells in unmodelled_rows(_report_unmodelled(p)):
             out.append("| " + " | ".join(md(c) for c in cells) + " | not judged |")
         out.append("\n" + md(_program_line(p)) + "\n")
     s = report["summary"]
-    above = (f" {s['above_ceiling']} figure(s) above their ceiling (not a pass: see the verdicts)."
+    above = (f" {counted(s['above_ceiling'], 'figure')} above their ceiling (not a pass: see the verdicts)."
              if s.get("above_ceiling") else "")
-    out.append(("All gates hold." if s["ok"] else f"**Gates failed**: {s['failed_groups']} group(s), "
-                                                  f"{s['failed_programs']} program(s).") + above)
+    out.append(("All gates hold." if s["ok"] else f"**Gates failed**: {counted(s['failed_groups'], 'group')}, "
+                                                  f"{counted(s['failed_programs'], 'program')}.") + above)
     return "\n".join(out) + "\n"
 
 
