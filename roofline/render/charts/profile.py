@@ -199,7 +199,7 @@ def side_panel(points: Sequence[Mapping[str, Any]], unmodelled: Sequence[str] = 
     their achieved bandwidth. User text is escaped for matplotlib here (mpl)."""
     names = short_names([str(p["name"]) for p in points], PANEL_NAME)
     listed = min(len(points), PANEL_LISTED)
-    lines = ["point area: share of all GPU time", "",
+    lines = ["area: share of all GPU time", "",
              "by recoverable time, as numbered:" if listed == len(points)
              else f"points 1-{listed} of {len(points)} by recoverable time:"]
     for i, (p, name) in enumerate(zip(points[:listed], names), 1):
