@@ -16,6 +16,7 @@ from typing import Sequence
 
 from roofline.errors import InputError
 from roofline.kineto.reader import GpuEvent, Trace
+from roofline.model.counts import counted
 
 OVERLAP_SLACK = 1.0  # µs: overlaps up to this are clock alignment between CPU and GPU timestamps, not broken times
 SHOWN = 3  # overlapping pairs named in the warning
@@ -65,6 +66,6 @@ def stream_overlaps(trace: Trace) -> str | None:
                 last = event
     if not count:
         return None
-    return (f"warning: {trace.path}: {count} GPU event(s) overlap earlier work on the same CUDA stream, which runs "
+    return (f"warning: {trace.path}: {counted(count, 'GPU event')} overlap earlier work on the same CUDA stream, which runs "
             f"its work in order ({'; '.join(shown)}{'; …' if count > len(shown) else ''}): these times did not "
             f"happen as recorded, so the GPU time and the timeline count up to {excess / 1e3:.3g} ms twice")

@@ -671,7 +671,7 @@ def _notes(traces: Sequence[Trace], builder: _Builder, group_by: str) -> list[st
                      + (f" and {len(builder.no_model_ops) - 5} more" if len(builder.no_model_ops) > 5 else ""))
     unreadable = list(builder.sources.unreadable.values())
     if unreadable:  # named, never waited on: the kernels are modelled from their launches instead
-        notes.append(f"warning: {len(unreadable)} Triton kernel source file(s) the traces name could not be read "
+        notes.append(f"warning: {counted(len(unreadable), 'Triton kernel source file')} the traces name could not be read "
                      "(those kernels are modelled from their launches): " + "; ".join(unreadable[:3])
                      + (f" and {len(unreadable) - 3} more" if len(unreadable) > 3 else ""))
     graphs = sum(1 for u in builder.unmodelled if u["op"] == GRAPH_OP)

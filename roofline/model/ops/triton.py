@@ -37,6 +37,7 @@ from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, S
 from roofline.model.ops.triton_flops import OPS, BodyCounter, reduction_tree_adds, statements
 from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
 from roofline.model.units import MAX_DIGITS
+from roofline.model.counts import counted
 
 BACKEND = "triton"
 KINDS = {"poi": "pointwise", "red": "reduction", "per": "persistent reduction", "tem": "template", "for": "combo"}
@@ -286,7 +287,7 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         tree = _tree(source, rows, launch)
         if tree:
             flops += tree
-            notes.append(f"the reduction tree of its {source.block_sums} sum(s) from the launch's layout")
+            notes.append(f"the reduction tree of its {counted(source.block_sums, 'sum')} from the launch's layout")
         if source.unknown_calls:
             notes.append(f"{', '.join(source.unknown_calls)} not in the FLOP table: one FLOP each")
     elif source is None:
