@@ -186,9 +186,11 @@ def captured_sources(directory: Path) -> list[Path]:
     return [directory / "kernels"] if (directory / "kernels").is_dir() else []
 
 
-def check_program(directory: Path, name: str, machine: Any, gpu: str, sources: Sequence[Path] = ()) -> Check:
-    """Read, re-import and match one program's two captures (`sources`: see _trace_side)."""
-    trace_path = directory / f"{name}.trace.json.gz"
+def check_program(directory: Path, name: str, machine: Any, gpu: str, sources: Sequence[Path] = (),
+                  trace_path: Path | None = None) -> Check:
+    """Read, re-import and match one program's two captures (`sources`: see _trace_side; `trace_path`: another
+    one-step trace of the same program than NAME.trace.json.gz, e.g. the one `profile --with torch` kept)."""
+    trace_path = trace_path or directory / f"{name}.trace.json.gz"
     if not trace_path.is_file():
         raise InputError(f"{directory}: {trace_path.name} is missing")
     trace, other, unmodelled_share = _trace_side(trace_path, machine, gpu, sources)
