@@ -1,4 +1,5 @@
-"""Hostile inputs and outputs against the CLI (issue 39, the input and output-file classes): no GPU needed.
+"""Hostile inputs and outputs against the CLI (issue 39: input files, output files and figures no GPU can have):
+no GPU needed.
 
 Each case makes its files in a scratch folder, runs `python -m roofline ...` in a subprocess under a 2 GiB
 address-space limit (resource.setrlimit(RLIMIT_AS), the memory budget roofline.kineto.reader states) and a 30 s
@@ -43,7 +44,7 @@ TIMEOUT = 30.0  # seconds each run gets
 @dataclass
 class Case:
     name: str
-    kind: str  # "input" or "output"
+    kind: str  # "input", "output" or "figure"
     make: Callable[[Path], list[str]]  # builds the files in the folder, returns the roofline arguments
     code: int  # the exit status expected
     says: tuple[str, ...] = ()  # what stderr must hold (the file, the field, the words of the rule)
@@ -389,6 +390,56 @@ def _written(d: Path) -> str | None:
     return None if (d / "a.json").exists() else "a.json was not written"
 
 
+# ---- figures no GPU can have (issue 39: descriptors, specs, results, predictions) ---------------------------------
+
+
+def _descriptor(d: Path, name: str, extra: str) -> Path:
+    path = d / f"{name}.yaml"
+    path.write_text(f"name: {name}\ndtype: float32\nparams: {{n: 2**20}}\nflops: n\nbytes: 8 * n\n{extra}\n",
+                    encoding="utf-8")
+    return path
+
+
+def threads_1e300(d: Path) -> list[str]:
+    return ["analyze", "--kernels", str(_descriptor(d, "k", "threads: 1e300")), "k", "--predict", "--spec", "h100"]
+
+
+def stages_20000(d: Path) -> list[str]:
+    stages = "\n".join(f"  - {{name: s{i}, flops: n, bytes: 8 * n}}" for i in range(20_000))
+    path = d / "many.yaml"
+    path.write_text(f"name: many\ndtype: float32\nparams: {{n: 2**20}}\nstages:\n{stages}\n", encoding="utf-8")
+    return ["sweep", "--kernels", str(path), "many", "--over", "n", "--spec", "h100", "--predict"]
+
+
+def idle_over_limit(d: Path) -> list[str]:
+    text = (ROOT / "specs" / "h200-sxm.yaml").read_text(encoding="utf-8")
+    path = d / "hot.yaml"
+    path.write_text(text.replace("idle_power: 125.7 W", "idle_power: 4900 W"), encoding="utf-8")
+    return ["specs", "show", str(path)]
+
+
+def fraction_contradicts_times(d: Path) -> list[str]:
+    doc = json.loads((DATA / "results" / "h100.json").read_text(encoding="utf-8"))
+    doc["kernels"][1]["fraction_of_ceiling"] = 0.95 if doc["kernels"][1]["fraction_of_ceiling"] < 0.5 else 0.0007
+    return ["report", str(_write_json(d / "edited.json", doc))]
+
+
+def _rows_fit(d: Path) -> str | None:
+    """A predicted sweep keeps only the sizes whose data fits the card, and says which it left out."""
+    doc = json.loads((d / "rows.json").read_text(encoding="utf-8"))
+    capacity = 80e9
+    too_big = [k["params"]["rows"] for k in doc["kernels"] if k["params"]["rows"] * 8192 * 4 > capacity]
+    said = json.dumps(doc.get("sweep", {}))
+    if too_big:
+        return f"predicted rows={too_big[0]}, whose data is larger than the card"
+    return None if "memory.capacity" in said else "the sweep does not say which sizes it left out"
+
+
+def calibrated_datasheet(d: Path) -> list[str]:
+    return ["analyze", "vector_add", "--spec", "h100", "--predict", "--calibrated",
+            str(ROOT / "specs" / "a100-sxm4-80gb.yaml")]
+
+
 CASES = [
     Case("gz-inflates-past-cap", "input", gz_inflates_past_cap, 2, ("bomb.json.gz", "inflates to more than"),
          fast=False),
@@ -421,6 +472,22 @@ CASES = [
     Case("spec-yaml-alias-bomb", "input", spec_alias_bomb, 2, ("bomb.yaml", "aliases")),
     Case("results-nested-100000", "input", deep_results, 2, ("deep.json", "nested")),
     Case("ncu-csv-gzipped", "input", gz_ncu_csv, 2, ("ncu.csv.gz", "gzip")),
+    Case("predict-beyond-device-memory", "figure", lambda d: ["analyze", "copy", "-p", "n=2**200", "--predict"], 2,
+         ("n=2**200", "memory.capacity")),
+    Case("sweep-predict-rows-beyond-memory", "figure",
+         lambda d: ["sweep", "softmax_fused", "--over", "rows", "-p", "cols=8192", "--spec", "h100", "--predict", "-o",
+                   str(d / "rows.json")], 0, check=_rows_fit),
+    Case("descriptor-threads-1e300", "figure", threads_1e300, 2, ("k.yaml: threads:",)),
+    Case("descriptor-20000-stages", "figure", stages_20000, 2, ("many.yaml: stages:", "20,000")),
+    Case("spec-idle-power-over-limit", "figure", idle_over_limit, 2, ("hot.yaml", "energy.idle_power")),
+    Case("results-fraction-contradicts-times", "figure", fraction_contradicts_times, 2,
+         ("edited.json", "fraction_of_ceiling")),
+    Case("calibrated-is-a-datasheet", "figure", calibrated_datasheet, 2, ("--calibrated", "not a measured spec")),
+    Case("repeated-spec-on-one-spec-command", "figure",
+         lambda d: ["sweep", "vector_add", "--spec", "h100", "--spec", "a100", "--predict"], 2, ("given 2 times",)),
+    Case("predict-ignores-efficiency", "figure",
+         lambda d: ["sweep", "vector_add", "--spec", "h100", "--predict", "--efficiency", "0.5"], 2,
+         ("--efficiency", "--predict")),
     Case("import-over-a-measurement", "output", import_over_measurement, 2, ("m.json", "not replaced", "--force"),
          check=_measurement_kept),
     Case("sigterm-during-write", "output", lambda d: [], -signal.SIGTERM, (), check=_nothing_left,
@@ -441,7 +508,8 @@ def judge(case: Case, outcome: Outcome, folder: Path) -> str | None:
     missing = [s for s in case.says if s not in outcome.err]
     if missing:
         return f"the message lacks {missing}: {outcome.err.strip()[-200:]}"
-    if case.code == 2 and sum(line.startswith("error:") for line in outcome.err.splitlines()) != 1:
+    # our errors print 'error: ...'; click's refusals of an option's value print 'Error: ...' under the usage line
+    if case.code == 2 and sum(line.startswith(("error:", "Error:")) for line in outcome.err.splitlines()) != 1:
         return f"not one error line: {outcome.err.strip()[-200:]}"
     return case.check(folder) if case.check is not None else None
 

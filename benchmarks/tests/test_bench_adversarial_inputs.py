@@ -33,9 +33,9 @@ def test_a_hostile_case_ends_as_a_user_needs(case, tmp_path):
     assert why is None, f"{case.name}: {why}"
 
 
-def test_the_sweep_covers_both_classes_and_the_slow_cases_exist():
+def test_the_sweep_covers_every_class_and_the_slow_cases_exist():
     kinds = {c.kind for c in SWEEP.CASES}
-    assert kinds == {"input", "output"}
+    assert kinds == {"input", "output", "figure"}
     assert {"gz-inflates-past-cap", "gz-inflates-to-1gb"} <= {c.name for c in SWEEP.CASES if not c.fast}
 
 
