@@ -12,6 +12,7 @@ import pytest
 
 from conftest import DATA, plot_html
 from roofline.render.charts.html import axis_ticks, breakable, time_axis
+from test_html_chart import browser  # noqa: F401 - one Chromium fixture for the browser tests
 
 COMPILED = DATA / "kineto" / "compiled" / "llama-train-compiled.json.gz"
 
@@ -49,18 +50,6 @@ def test_tables_scroll_inside_the_page_and_names_may_wrap(compiled_page: Path):
     assert breakable("a<b>_c") == "a&lt;b&gt;_<wbr>c"  # escaped first, then broken
 
 
-@pytest.fixture(scope="module")
-def browser():  # type: ignore[no-untyped-def]
-    from test_html_chart import INSTALL_HINT, _chromium
-
-    sync_api = pytest.importorskip("playwright.sync_api", reason=INSTALL_HINT)
-    exe = _chromium()
-    if exe is None:
-        pytest.skip(INSTALL_HINT)
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=exe, headless=True, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
 
 
 def test_at_1400_px_every_column_is_on_the_page_or_scrolls_in_its_box(compiled_page: Path, browser) -> None:

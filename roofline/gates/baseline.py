@@ -79,12 +79,7 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
                 g_now.samples, g_base.samples, g_now.time, g_base.time, limit, regression_test, interval)
             row.update(baseline_time=t_base, compared_time=t_now, change=change, time_ci=ci_now, baseline_ci=ci_base)
             if change is not None and change > limit:
-                text = f"{change:.1%} slower than baseline, over the {limit:.0%} limit{detail}"
-                if fails:
-                    row["failures"] = [*row["failures"], text]
-                    row["verdict"] = "fail"
-                else:
-                    row["notes"] = [*row.get("notes", []), text]
+                _judged(row, f"{change:.1%} slower than baseline, over the {limit:.0%} limit{detail}", fails)
         missing += [n for n in side_base.groups if n not in now.groups]
         for p in (p for p in programs if p["device"] == label):
             change, t_now, t_base, fails, detail, ci_now, ci_base = _compare(
@@ -93,12 +88,8 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
             p.update(baseline_gpu_time=t_base, compared_gpu_time=t_now, change=change, time_ci=ci_now,
                      baseline_ci=ci_base, steps=len(now.step_numbers), baseline_steps=len(side_base.step_numbers))
             if change is not None and change > limit:
-                text = f"program GPU time {change:.1%} slower than baseline, over the {limit:.0%} limit{detail}"
-                if fails:
-                    p["failures"] = [*p["failures"], text]
-                    p["verdict"] = "fail"
-                else:
-                    p["notes"] = [*p.get("notes", []), text]
+                _judged(p, f"program GPU time {change:.1%} slower than baseline, over the {limit:.0%} limit{detail}",
+                        fails)
     of = len(rows)
     ok_compared = compared > 0 or of == 0
     failed = [r for r in rows if r["verdict"] == "fail"] + [p for p in programs if p["verdict"] == "fail"]
@@ -120,3 +111,12 @@ def baseline_message(report: Mapping[str, Any]) -> str | None:
         return None
     return (f"the baseline {b['source']} shares none of the {counted(b['of'], 'group')}, so nothing was compared: profile "
             "both with the same --group-by")
+
+
+def _judged(row: dict[str, Any], text: str, fails: bool) -> None:
+    """A change over the limit fails the row when the noise-aware test says it is real; else it is noted."""
+    if fails:
+        row["failures"] = [*row["failures"], text]
+        row["verdict"] = "fail"
+    else:
+        row["notes"] = [*row.get("notes", []), text]
