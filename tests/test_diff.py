@@ -281,3 +281,13 @@ def test_kernels_are_matched_by_name_and_an_eager_kernel_names_where_its_ops_wen
     softmax = rows["at::native::cunn_SoftMaxForward"]
     assert softmax["kind"] == "a-only" and softmax["role"] == "fused into"
     assert softmax["fused"] and all("_log_softmax_" in k for k in softmax["fused"])
+
+
+def test_each_side_is_named_on_a_line_of_its_own_never_broken_mid_path(run_cli, monkeypatch):
+    """The title gives each side a line as wide as the terminal allows: at 80 columns a 72-character path is whole."""
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("COLUMNS", "80")
+    b = "tests/data/kineto/compiled/llama-train-compiled.json.gz"
+    r = run_cli("diff", "tests/data/kineto/h200-train.json.gz", b, "--spec", "h200")
+    assert r.code == 0, r.err
+    assert f"B: {b} (NVIDIA H200)" in r.out.splitlines()[1]

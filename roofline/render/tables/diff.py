@@ -122,12 +122,15 @@ _DROP = ("B recov", "A ceil", "A share", "B ceil", "B share", "note")
 
 
 def _title(d: Diff) -> str:
-    return f"A: {d.a.source} ({d.a.device}) · B: {d.b.source} ({d.b.device}) · {_unit(d)}"
+    """One line a side, so a path breaks nowhere when the line fits the terminal."""
+    return f"A: {d.a.source} ({d.a.device})\nB: {d.b.source} ({d.b.device})\n{_unit(d)}"
 
 
 def diff_tables(d: Diff) -> list[Any]:
     """The program block, then the groups: rich tables the CLI fits to the terminal."""
-    program = Table(title=literal(_title(d)), title_justify="left")
+    title = _title(d)
+    # as wide as its title's longest line (up to 80 columns), so the sides' paths are not broken mid-name
+    program = Table(title=literal(title), title_justify="left", min_width=min(max(map(len, title.splitlines())), 80))
     for col in ("program", "A", "B", "change"):
         program.add_column(col, justify="left" if col == "program" else "right")
     for row in program_rows(d):
