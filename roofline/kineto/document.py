@@ -225,7 +225,7 @@ class _Builder:
             assert op is not None
             names = [items[m].event.name for m in members]
             if is_triton(op.backend, op.name):
-                source = self.sources.read(op.kernel_file)
+                source = self.sources.read(op.kernel_file, op.name)
                 first = items[members[0]].event
                 out[key] = (model_triton(op.name, op_inputs(op, OpInput), source, (first.grid, first.block)),
                             members)

@@ -9,6 +9,7 @@ MAX_FILES files deep (a folder 1000 levels deep overflowed os.walk's recursion o
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -18,6 +19,7 @@ from roofline.model.ops.triton import MAX_SOURCE_CHARS, KernelSource, read_sourc
 
 MAX_FILES = 200_000  # the most files indexed under the directories given (an Inductor cache holds thousands)
 MAX_DEPTH = 32  # folder levels walked below each directory given (Inductor's cache is three or four deep)
+_KERNEL_NAME = re.compile(r"'kernel_name':\s*'(triton_\w+)'")
 SOURCE_KIND = "a Triton kernel source (a .py file torch.compile generated)"
 
 
@@ -54,6 +56,7 @@ class KernelSources:
     def __init__(self, dirs: Sequence[Path] = ()):
         self.dirs = tuple(Path(d) for d in dirs)
         self._by_name: dict[str, Path] | None = None
+        self._by_kernel: dict[str, Path] | None = None
         self._read: dict[str, KernelSource | None] = {}
         self.unreadable: dict[str, str] = {}  # path -> the reader's message
 
@@ -66,9 +69,33 @@ class KernelSources:
                         self._by_name.setdefault(path.name, path)
         return self._by_name
 
-    def read(self, recorded: str | None) -> KernelSource | None:
+    def _kernel_index(self) -> dict[str, Path]:
+        """The files under the directories by the one kernel each defines ('kernel_name' in its inductor_meta and
+        `def` of that name), read once on the first launch that needs it: the profiler records no kernel_file for
+        a template's launch (torch 2.11: the cpu_op of a triton_tem_* launch has kernel_backend but no path)."""
+        if self._by_kernel is None:
+            self._by_kernel = {}
+            for path in self._index().values():
+                try:
+                    text = read_input_bytes(path, MAX_SOURCE_CHARS, SOURCE_KIND).decode("utf-8", errors="replace")
+                except InputError:
+                    continue
+                names = _KERNEL_NAME.findall(text)
+                # one kernel's file, not a compiled graph's module that holds many (read_source reads the first)
+                if len(names) == 1 and f"def {names[0]}(" in text:
+                    self._by_kernel.setdefault(names[0], path)
+        return self._by_kernel
+
+    def read(self, recorded: str | None, kernel: str | None = None) -> KernelSource | None:
+        """The source at the recorded path, else by its file name under the directories, else (no path recorded)
+        the file under them that defines `kernel`."""
         if not recorded:
-            return None
+            if not kernel or not self.dirs:
+                return None
+            path = self._kernel_index().get(kernel)
+            if path is None:
+                return None
+            recorded = str(path)
         if recorded in self._read:
             return self._read[recorded]
         source = None
