@@ -28,10 +28,10 @@ What the kernels run:
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from dataclasses import dataclass
-
-import numpy as np
+from typing import Any
 
 MAX_MASK_PAIRS = 1 << 26  # (query, key) pairs mask_mod is evaluated on; past it every tile is counted
 _INT = re.compile(r"^\s+(?P<name>[A-Z][A-Z0-9_]*)\s*(?::\s*tl\.constexpr)?\s*=\s*(?P<value>[0-9]{1,9}|True|False)\s*$",
@@ -107,13 +107,14 @@ class _Unknown(Exception):
     pass
 
 
-_BIN = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.FloorDiv: np.floor_divide,
-        ast.Mod: np.mod, ast.BitAnd: np.bitwise_and, ast.BitOr: np.bitwise_or, ast.BitXor: np.bitwise_xor}
-_CMP = {ast.GtE: np.greater_equal, ast.Gt: np.greater, ast.LtE: np.less_equal, ast.Lt: np.less, ast.Eq: np.equal,
-        ast.NotEq: np.not_equal}
+# elementwise on NumPy arrays (imported only when a mask is evaluated: `roofline --help` stays fast)
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
+        ast.Mod: operator.mod, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}
+_CMP = {ast.GtE: operator.ge, ast.Gt: operator.gt, ast.LtE: operator.le, ast.Lt: operator.lt, ast.Eq: operator.eq,
+        ast.NotEq: operator.ne}
 
 
-def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, np.ndarray], depth: int = 0) -> np.ndarray:
+def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, Any], depth: int = 0) -> Any:
     """mask_mod's value over the index grids m and n; _Unknown where it uses anything else (b, h, a loaded buffer)."""
     if depth > 64:
         raise _Unknown
@@ -123,6 +124,8 @@ def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, np.ndar
         if node.id in temps:
             return _evaluate(temps[node.id], temps, env, depth + 1)
         raise _Unknown
+    import numpy as np
+
     if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
         return np.asarray(node.value)
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
@@ -144,6 +147,8 @@ def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, np.ndar
 def _mask_pairs(text: str, q_len: int, kv_len: int, sparse_q: int, sparse_kv: int) -> int | None:
     """(query, key) pairs the kernel computes per (batch, head): every pair of each tile where mask_mod holds for
     one pair at least. None when the mask cannot be read (it uses b, h or a buffer) or is too large to evaluate."""
+    import numpy as np
+
     found = _mask_expression(text)
     if found is None or q_len * kv_len > MAX_MASK_PAIRS:
         return None

@@ -292,7 +292,12 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
             return OpWork(work.tensor + work.cuda, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton",
                           note="; ".join(notes))
     if kind == "template" and any(op in ("mm", "addmm", "bmm", "baddbmm") for op in ops):
-        flops = _template_gemm([t for _, t, _ in buffers])
+        flops = None
+        if not any(op in ("bmm", "baddbmm") for op in ops):
+            by_role = {roles.get(i): t for i, t, _ in buffers}
+            flops = _operand_gemm(*(by_role.get(r) for r in ("arg_A", "arg_B", "out_ptr0")))
+        if flops is None:
+            flops = _template_gemm([t for _, t, _ in buffers])
         if flops is not None:
             notes.append("a Triton GEMM template: 2*M*N*K from the operand shapes")
             return OpWork(flops, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton", note="; ".join(notes))
@@ -405,6 +410,22 @@ def _whole(value: object) -> int | None:
     """A concrete input that is a whole number of at least 0 ("4096"), else None."""
     n = parse_value(value)
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
+def _operand_gemm(a: Tensor | None, b: Tensor | None, out: Tensor | None) -> float | None:
+    """2*M*N*K of an mm/addmm template from its operands as the source names them (torch/_inductor/kernel/mm.py:
+    arg_A [M, K], arg_B [K, N], the output out_ptr0 [M, N]), by their elements alone, since the profiler records
+    each as the view it was (A as [B, S, K] or [B, H, S, D], B as the weight [N, K] before its transpose):
+    K = sqrt(|A| |B| / |out|). None where the three do not make one GEMM."""
+    if a is None or b is None or out is None:
+        return None
+    na, nb, nc = (math.prod(t.shape) for t in (a, b, out))
+    if not (na and nb and nc):
+        return None
+    k = math.isqrt(na * nb // nc)
+    if k <= 0 or na % k or nb % k or (na // k) * (nb // k) != nc:
+        return None
+    return 2.0 * nc * k
 
 
 def _template_gemm(tensors: Sequence[Tensor]) -> float | None:
