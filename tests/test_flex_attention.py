@@ -100,3 +100,14 @@ def test_a_template_source_is_found_by_its_kernel_name_not_in_a_module_of_many(k
     assert len(source.args) == 8 + 3  # the signature and the grid the launcher appends
     assert KernelSources([tmp_path]).read(None, "triton_x_0") is None
     assert KernelSources([]).read(None, FORWARD) is None
+
+
+def test_the_delta_kernel_before_the_backward_template_is_a_mul_and_an_add_an_element():
+    """Outside the template, flex_attention_backward in a kernel's name is the delta its lowering computes:
+    sum(out * grad_out, -1); it counted 0 FLOPs from the name where ncu counted 9.4 M a launch."""
+    o = OpInput((4, 16, 1024, 64), "c10::BFloat16", (1048576, 64, 1024, 1))
+    inputs = [o, o, OpInput((4, 16, 1024), "float", (16384, 1024, 1)), OpInput(None, "Scalar", None, "65536"),
+              OpInput(None, "Scalar", None, "64")]
+    work = model_triton("triton_per_fused_flex_attention_backward_transpose_view_7", inputs)
+    assert work.flops == 2 * 4 * 16 * 1024 * 64
+    assert work.roof == "fp32"

@@ -82,6 +82,10 @@ _AS_LOWERED = {
     "_log_softmax_backward_data": 3 + OPS["libdevice.exp"].flops,  # exp(y), the sum of g, g - exp(y) * sum
     "prepare_softmax_online": REDUCTIONS_EXECUTED["online_softmax_combine"],
     "native_dropout": OPS["tl.rand"].flops + 2,  # a draw, a compare (none), the mask and the scale
+    # outside its template, flex_attention_backward is the delta its lowering computes before the template:
+    # sum(out * grad_out, -1) (torch/_inductor/kernel/flex/flex_attention.py, flex_attention_backward): a mul and
+    # an add an element of out
+    "flex_attention_backward": 2,
 }
 _FLOPS_PER_ELEMENT.update(_AS_LOWERED)
 _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w.count("_"))
