@@ -104,4 +104,4 @@ def test_the_autotune_gemm_templates_are_two_m_n_k_of_their_operands(capture, ma
         assert entry["flops"] == pytest.approx(2.0 * m * n * k, rel=1e-9)
         assert entry["roof"] == "bf16_tensor"
         checked += 1
-    assert checked >= 5
+    assert checked == 21  # every template launch of the step
