@@ -111,3 +111,20 @@ def test_the_delta_kernel_before_the_backward_template_is_a_mul_and_an_add_an_el
     work = model_triton("triton_per_fused_flex_attention_backward_transpose_view_7", inputs)
     assert work.flops == 2 * 4 * 16 * 1024 * 64
     assert work.roof == "fp32"
+
+
+def test_a_mask_of_doubling_temporaries_or_huge_sizes_is_read_quickly_or_not_at_all(kernels):
+    """The source is not trusted: 40 tmpK each the sum of the one before twice would be 2^40 evaluations unless
+    each is evaluated once; a billion-long sequence is not evaluated pair by pair."""
+    import time
+
+    chain = "".join(f"        tmp{i + 10} = tmp{i + 9} + tmp{i + 9}\n" for i in range(40))
+    text = _text(kernels, FORWARD).replace("        tmp3 = tmp1 >= tmp2\n",
+                                           "        tmp9 = tmp1\n" + chain + "        tmp3 = tmp49 >= tmp2\n", 1)
+    start = time.perf_counter()
+    t = read_flex(text)
+    assert time.perf_counter() - start < 5
+    assert t.pairs == 64 * 128 * 128  # m * 2^40 >= n somewhere in every tile
+    huge = _text(kernels, FORWARD).replace("Q_LEN = 1024", "Q_LEN = 999999999").replace("KV_LEN = 1024", "KV_LEN = 999999999")
+    t = read_flex(huge)
+    assert t is not None and t.pairs is None  # every tile: an upper bound

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_MASK_PAIRS = 1 << 26  # (query, key) pairs mask_mod is evaluated on; past it every tile is counted
+MAX_TILES = 1 << 20  # tiles of the block mask it is evaluated for
+_CHUNK = 1 << 18  # pairs evaluated at once (a few MB of arrays)
 _INT = re.compile(r"^\s+(?P<name>[A-Z][A-Z0-9_]*)\s*(?::\s*tl\.constexpr)?\s*=\s*(?P<value>[0-9]{1,9}|True|False)\s*$",
                   re.MULTILINE)
 _MASK_START = re.compile(r"^(?P<indent>\s+)if not IS_FULL_BLOCKS:\s*$", re.MULTILINE)
@@ -116,13 +118,14 @@ _CMP = {ast.GtE: operator.ge, ast.Gt: operator.gt, ast.LtE: operator.le, ast.Lt:
 
 def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, Any], depth: int = 0) -> Any:
     """mask_mod's value over the index grids m and n; _Unknown where it uses anything else (b, h, a loaded buffer)."""
-    if depth > 64:
+    if depth > 200:
         raise _Unknown
     if isinstance(node, ast.Name):
         if node.id in env:
             return env[node.id]
-        if node.id in temps:
-            return _evaluate(temps[node.id], temps, env, depth + 1)
+        if node.id in temps:  # each tmpK once (env keeps it): a chain of doublings stays linear
+            env[node.id] = _evaluate(temps[node.id], temps, env, depth + 1)
+            return env[node.id]
         raise _Unknown
     import numpy as np
 
@@ -154,15 +157,21 @@ def _mask_pairs(text: str, q_len: int, kv_len: int, sparse_q: int, sparse_kv: in
         return None
     temps, out = found
     q_tiles, kv_tiles = -(-q_len // sparse_q), -(-kv_len // sparse_kv)
+    if q_tiles * kv_tiles > MAX_TILES:
+        return None
     n = np.arange(kv_tiles * sparse_kv)[None, :]
+    rows = max(1, _CHUNK // n.shape[1])
     tiles = 0
     try:
         for i in range(q_tiles):
-            m = np.arange(i * sparse_q, min((i + 1) * sparse_q, q_len))[:, None]
-            value = np.broadcast_to(_evaluate(ast.Name(id=out), temps, {"m": m, "n": n}), (len(m), n.shape[1]))
-            value = value.astype(bool) & (n < kv_len)  # the padded keys of a last partial tile are no keys
-            tiles += int(value.reshape(len(m), kv_tiles, sparse_kv).any(axis=(0, 2)).sum())
-    except (_Unknown, TypeError, ValueError, OverflowError, FloatingPointError):
+            hit = np.zeros(kv_tiles, dtype=bool)
+            for start in range(i * sparse_q, min((i + 1) * sparse_q, q_len), rows):
+                m = np.arange(start, min(start + rows, (i + 1) * sparse_q, q_len))[:, None]
+                value = np.broadcast_to(_evaluate(ast.Name(id=out), temps, {"m": m, "n": n}), (len(m), n.shape[1]))
+                value = value.astype(bool) & (n < kv_len)  # the padded keys of a last partial tile are no keys
+                hit |= value.reshape(len(m), kv_tiles, sparse_kv).any(axis=(0, 2))
+            tiles += int(hit.sum())
+    except (_Unknown, TypeError, ValueError, OverflowError, FloatingPointError, ZeroDivisionError):
         return None
     return tiles * sparse_q * sparse_kv
 
