@@ -128,3 +128,31 @@ def test_a_mask_of_doubling_temporaries_or_huge_sizes_is_read_quickly_or_not_at_
     huge = _text(kernels, FORWARD).replace("Q_LEN = 1024", "Q_LEN = 999999999").replace("KV_LEN = 1024", "KV_LEN = 999999999")
     t = read_flex(huge)
     assert t is not None and t.pairs is None  # every tile: an upper bound
+
+
+def test_on_the_machine_that_ran_it_a_templates_source_is_found_in_the_inductor_cache(kernels, tmp_path):
+    """`profile --with torch` reads the trace where the program ran: the other launches' recorded paths name the
+    Inductor cache (CACHE/xy/cHASH.py), and the templates' sources are looked up there by kernel name."""
+    import gzip
+    import json
+
+    from roofline.kineto.document import build_document
+    from roofline.kineto.reader import read_trace
+    from roofline.load.specs import SpecCatalog
+
+    cache = tmp_path / "cache"
+    for f in kernels.glob("c*.py"):
+        (cache / f.name[1:3]).mkdir(parents=True, exist_ok=True)
+        (cache / f.name[1:3] / f.name).write_text(f.read_text())
+    with tarfile.open(ARCHIVE) as tar:
+        raw = tar.extractfile("flex/flex.trace.json.gz").read()
+    text = gzip.decompress(raw).decode().replace("/tmp/kinds/inductor-flex/", f"{cache}/")
+    trace = tmp_path / "flex.trace.json"
+    trace.write_text(text)
+    assert json.loads(text)["traceEvents"]
+    machine = SpecCatalog.bundled().resolve("h100-sxm")
+    doc, _ = build_document([read_trace(trace)], machine, machine.name)
+    tem = {k["name"]: k for k in doc["kernels"] if k["name"].startswith("triton_tem_fused_flex_attention")}
+    assert tem[FORWARD]["flops"] == pytest.approx(NCU[FORWARD], rel=0.01)
+    assert tem[BACKWARD]["flops"] == pytest.approx(NCU[BACKWARD], rel=0.01)
+    assert "mask_mod read from the source" in tem[FORWARD]["model"]["note"]

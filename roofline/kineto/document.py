@@ -220,6 +220,8 @@ class _Builder:
                 kernels_of.setdefault((id(a.match.op), a.launch.correlation), []).append(i)
         out: dict[tuple[int, int | None], tuple[Any, list[int]]] = {}
         unrecorded: list[tuple[tuple[int, int | None], list[Any]]] = []  # ops whose tensor lists came without shapes
+        # where a template's source is looked for: the cache the other kernels' recorded paths are in
+        self.sources.remember(items[ms[0]].model_op.kernel_file for ms in kernels_of.values())
         for key, members in kernels_of.items():
             op = items[members[0]].model_op
             assert op is not None
