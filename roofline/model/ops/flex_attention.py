@@ -199,7 +199,7 @@ def flex_work(t: FlexTemplate) -> FlexWork:
             cuda += t.batch * t.heads * t.q_len * t.qk_dim * 2
     share = f"{pairs / dense:.0%}" if dense else "0%"
     how = (f"the block mask runs {share} of the (query, key) pairs (mask_mod read from the source)"
-           if t.pairs is not None else "every tile counted (mask_mod not readable from the source: an upper bound)")
+           if t.pairs is not None else "every tile counted (which tiles the block mask runs is not read: an upper bound)")
     return FlexWork(float(tensor), float(cuda), f"flex_attention {'backward' if t.backward else 'forward'} "
                     f"template: {how}; tensor-core and CUDA-core work per computed pair")
 
