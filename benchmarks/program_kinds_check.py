@@ -22,7 +22,8 @@ benchmarks/trace_check.py aligns its kernel launches with ncu's, one to one. Pri
   judged on             the one-step trace matched against ncu: `profile --with torch`'s (NAME.profile.json.gz)
                         where it kept one, since it models CUDA-graph replays through their captures; else the
                         plain trace
-  MFU model / ncu       the trace document's MFU against ncu's tensor-core FLOPs (every launch it counted) over the
+  MFU model / ncu       the trace document's MFU (with the captured kernel sources where there are any; Triton
+                        templates on a tensor roof count as matrix work) against ncu's tensor-core FLOPs (every launch it counted) over the
                         same window and the same peak (target: within 3 points for the CUDA-graph programs)
 Exit status 0 when every judged target is met, 1 otherwise, 2 on bad input.
 """
@@ -64,11 +65,12 @@ class Figures:
     ncu_launches: int
 
 
-def _document(path: Path, machine: Any, gpu: str) -> dict[str, Any]:
+def _document(path: Path, machine: Any, gpu: str, sources: Any = ()) -> dict[str, Any]:
     from roofline.kineto.document import build_document
     from roofline.kineto.reader import read_trace
+    from roofline.kineto.sources import KernelSources
 
-    doc, _ = build_document([read_trace(path)], machine, gpu, group_by="op")
+    doc, _ = build_document([read_trace(path)], machine, gpu, group_by="op", sources=KernelSources(sources))
     return doc
 
 
@@ -112,7 +114,7 @@ def figures(directory: Path, name: str, machine: Any, gpu: str) -> Figures:
     names_only = trace_check.check_program(folder, name, machine, gpu, (), basis) if sources else check
     unmodelled_plain = (check if basis == plain else trace_check.check_program(folder, name, machine, gpu, sources)
                         ).unmodelled_share
-    doc = _document(basis, machine, gpu)
+    doc = _document(basis, machine, gpu, sources)  # MFU with the sources too (a flex template's block mask)
     step = doc.get("timeline", {}).get("step", {})
     warm_path = folder / f"{name}-warmup.trace.json.gz"
     warm = _document(warm_path, machine, gpu)["program"]["unmodelled_share"] if warm_path.is_file() else None

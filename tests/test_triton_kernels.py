@@ -136,6 +136,23 @@ def test_a_template_gemm_is_two_m_n_k_on_the_tensor_roof():
     assert work.roof == "bf16_tensor"
 
 
+def test_a_template_gemm_of_viewed_operands_takes_them_from_the_source_and_its_grid_bounds_nothing():
+    """max-autotune's mm template as torch 2.11 records it: A the [B, S, K] activation, B the [K, N] weight, the
+    [M, N] output, then the launch grid (FixedGrid) as three Scalars. The shapes chain nowhere, and the grid
+    (96 x 1 x 1) once bounded every buffer to 96 elements."""
+    text = ("triton_meta={'signature': {'arg_A': '*bf16', 'arg_B': '*bf16', 'out_ptr0': '*bf16'}}\n"
+            "inductor_meta={'kernel_name': 'triton_tem_fused_mm_t_view_0', "
+            "'extra_launcher_args': ['_grid_0', '_grid_1', '_grid_2']}\n"
+            "@triton.jit\ndef triton_tem_fused_mm_t_view_0(arg_A, arg_B, out_ptr0):\n    pass\n")
+    source = read_source(text)
+    assert [a for a, _ in source.args][-3:] == ["_grid_0", "_grid_1", "_grid_2"]
+    inputs = [buf((4, 1024, 1024)), buf((1024, 3072)), buf((4096, 3072)), scalar(96), scalar(1), scalar(1)]
+    work = model_triton("triton_tem_fused_mm_t_view_0", inputs, source)
+    assert work.flops == 2 * 4096 * 3072 * 1024
+    assert work.bytes == (4 * 1024 * 1024 + 1024 * 3072 + 4096 * 3072) * 2
+    assert model_triton("triton_tem_fused_mm_t_view_0", inputs).bytes == work.bytes  # without the source too
+
+
 def test_a_source_for_another_kernel_is_not_used():
     source = read_source(SOURCE)
     work = model_triton("triton_poi_fused_mul_silu_0", [buf((1024,)), scalar(1024)], source)

@@ -220,12 +220,14 @@ class _Builder:
                 kernels_of.setdefault((id(a.match.op), a.launch.correlation), []).append(i)
         out: dict[tuple[int, int | None], tuple[Any, list[int]]] = {}
         unrecorded: list[tuple[tuple[int, int | None], list[Any]]] = []  # ops whose tensor lists came without shapes
+        # where a template's source is looked for: the cache the other kernels' recorded paths are in
+        self.sources.remember(items[ms[0]].model_op.kernel_file for ms in kernels_of.values())
         for key, members in kernels_of.items():
             op = items[members[0]].model_op
             assert op is not None
             names = [items[m].event.name for m in members]
             if is_triton(op.backend, op.name):
-                source = self.sources.read(op.kernel_file)
+                source = self.sources.read(op.kernel_file, op.name)
                 first = items[members[0]].event
                 out[key] = (model_triton(op.name, op_inputs(op, OpInput), source, (first.grid, first.block)),
                             members)

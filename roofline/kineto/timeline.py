@@ -456,8 +456,13 @@ def peak_roof(kernels: Sequence[Mapping[str, Any]], roofs: Mapping[str, float]) 
 
 
 def _matrix(kernel: Mapping[str, Any]) -> bool:
+    """Matrix work: a GEMM, convolution or attention op, or a Triton template the model placed on a tensor roof
+    (Inductor's mm/addmm/bmm and flex_attention templates: roofline.model.ops.triton)."""
     model = kernel.get("model")
-    return isinstance(model, dict) and model.get("op_class") in MATRIX_CLASSES
+    if not isinstance(model, dict):
+        return False
+    return model.get("op_class") in MATRIX_CLASSES or (
+        model.get("op_class") == "triton" and str(kernel.get("roof", "")).endswith("_tensor"))
 
 
 def step(kernels: Sequence[Mapping[str, Any]], unmodelled_time: float, wall: float, busy: float,

@@ -33,6 +33,7 @@ from typing import Sequence
 
 from roofline.model.ops.args import (FLOATING, OpInput, OpWork, Tensor, matrix_roof, parse_value, tensor,
                                     vector_roof)
+from roofline.model.ops.flex_attention import FlexTemplate, flex_from_shapes, flex_work, read_flex
 from roofline.model.ops.aten import ELEMENTWISE_FLOPS, NORM_FLOPS, REDUCTIONS, SOFTMAX_FLOPS
 from roofline.model.ops.triton_flops import OPS, BodyCounter, reduction_tree_adds, statements
 from roofline.model.ops.triton_flops import REDUCTIONS as REDUCTIONS_EXECUTED
@@ -81,12 +82,18 @@ _AS_LOWERED = {
     "_log_softmax_backward_data": 3 + OPS["libdevice.exp"].flops,  # exp(y), the sum of g, g - exp(y) * sum
     "prepare_softmax_online": REDUCTIONS_EXECUTED["online_softmax_combine"],
     "native_dropout": OPS["tl.rand"].flops + 2,  # a draw, a compare (none), the mask and the scale
+    # outside its template, flex_attention_backward is the delta its lowering computes before the template:
+    # sum(out * grad_out, -1) (torch/_inductor/kernel/flex/flex_attention.py, flex_attention_backward): a mul and
+    # an add an element of out
+    "flex_attention_backward": 2,
 }
 _FLOPS_PER_ELEMENT.update(_AS_LOWERED)
 _OP_WORDS = sorted({k.lstrip("_") for k in _FLOPS_PER_ELEMENT}, key=lambda w: -w.count("_"))
 # the body of a generated kernel
 _SIGNATURE = re.compile(r"'signature':\s*(\{[^{}]*\})")
 _MUTATED = re.compile(r"'mutated_arg_names':\s*(\[[^\]]*\])")
+# a template's launcher appends its grid (torch/_inductor/select_algorithm.py: FixedGrid, extra_launcher_args)
+_EXTRA = re.compile(r"'extra_launcher_args':\s*(\[[^\]]*\])")
 _NUMEL = re.compile(r"^\s+(\w*numel)\s*=\s*([0-9]+)\s*$", re.MULTILINE)  # ASCII digits: int() reads them
 _ASSIGN = re.compile(r"^(?P<indent>\s+)(?P<targets>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=\s*(?P<expr>.+)$")
 _R_BLOCK = re.compile(r"^\s+R0?_BLOCK\s*:\s*tl\.constexpr\s*=\s*([0-9]{1,9})\s*$", re.MULTILINE)  # a persistent reduction
@@ -111,6 +118,7 @@ class KernelSource:
     block_sums: int = 0  # float sums over a persistent reduction's whole row (counted one FADD an element)
     r_contiguous: bool = True  # its loads run along the reduced dimension (r0_ with a unit stride), not along x
     element_bits: int = 32  # of the buffer such a load reads
+    flex: FlexTemplate | None = None  # a flex_attention template's sizes and block mask
 
 
 def read_source(text: str) -> KernelSource | None:
@@ -123,6 +131,7 @@ def read_source(text: str) -> KernelSource | None:
     try:
         signature = ast.literal_eval(m.group(1))
         mutated = ast.literal_eval(_MUTATED.search(text).group(1)) if _MUTATED.search(text) else []
+        extra = ast.literal_eval(_EXTRA.search(text).group(1)) if _EXTRA.search(text) else []
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     if not isinstance(signature, dict):
@@ -130,6 +139,8 @@ def read_source(text: str) -> KernelSource | None:
     # the launcher passes every argument but the block sizes (XBLOCK, R0_BLOCK: upper-case meta-parameters), a
     # size fixed at compile time (xnumel: 'constexpr') too
     args = tuple((str(k), str(v)) for k, v in signature.items() if not (str(v) == "constexpr" and str(k).isupper()))
+    if isinstance(extra, list):  # the grid a template's launcher passes after the kernel's own arguments
+        args += tuple((str(k), "grid") for k in extra)
     found = _NUMEL.findall(text)
     if any(len(v) > MAX_DIGITS for _, v in found):  # no kernel iterates 10^40 points; int() refuses 4300 digits
         return None
@@ -165,7 +176,7 @@ def read_source(text: str) -> KernelSource | None:
     return KernelSource(args, frozenset(str(x) for x in mutated if isinstance(x, str)), numels, per_point, per_row,
                         reduction=reduction, r_block=int(r_block.group(1)) if r_block else None,
                         unknown_calls=tuple(sorted(unknown)), block_sums=counter.block_sums,
-                        **_contiguity(body, dict(args)))
+                        flex=read_flex(text), **_contiguity(body, dict(args)))
 
 
 _LOAD = re.compile(r"tl\.load\((?P<ptr>\w+) \+ \((?P<index>[^()]*)\)")
@@ -243,8 +254,10 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
     if source is not None and (not numels or None in numels):
         numels = list(source.numels.values())
     points = math.prod(numels) if numels and None not in numels else None
-    reach = points
-    if source is None:  # the product of the positive Scalars bounds the space (a seed offset only loosens it)
+    reach = points if kind != "template" else None  # a template's epilogue sizes do not bound its operands
+    if source is None and kind != "template":
+        # the product of the positive Scalars bounds the space (a seed offset only loosens it); a template's
+        # trailing Scalars are its launch grid (FixedGrid), which bounds nothing
         scalars = [n for inp in inputs if inp.dtype == "Scalar" and (n := _whole(inp.value))]
         reach = math.prod(scalars) if scalars else None
     rows = numels[0] if points is not None and len(numels) > 1 else None  # xnumel of a reduction
@@ -273,8 +286,22 @@ def model_triton(name: str, inputs: Sequence[OpInput], source: KernelSource | No
         notes.append("each buffer counted once (no generated source: reads and writes not told apart)")
     floats = [t for _, t, _ in buffers if t.dtype in FLOATING]
     dtype = max(floats, key=lambda t: t.stored * (t.itemsize or 0)).dtype if floats else buffers[0][1].dtype
+    if kind == "template" and "flex_attention" in name:
+        flex = source.flex if source is not None else None
+        if flex is None and source is None:
+            flex = flex_from_shapes("backward" in name, [(t.shape, t.dtype in FLOATING) for _, t, _ in buffers])
+        if flex is not None:
+            work = flex_work(flex)
+            notes.append(work.note + ("" if source is not None else " (sizes from the recorded shapes)"))
+            return OpWork(work.tensor + work.cuda, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton",
+                          note="; ".join(notes))
     if kind == "template" and any(op in ("mm", "addmm", "bmm", "baddbmm") for op in ops):
-        flops = _template_gemm([t for _, t, _ in buffers])
+        flops = None
+        if not any(op in ("bmm", "baddbmm") for op in ops):
+            by_role = {roles.get(i): t for i, t, _ in buffers}
+            flops = _operand_gemm(*(by_role.get(r) for r in ("arg_A", "arg_B", "out_ptr0")))
+        if flops is None:
+            flops = _template_gemm([t for _, t, _ in buffers])
         if flops is not None:
             notes.append("a Triton GEMM template: 2*M*N*K from the operand shapes")
             return OpWork(flops, nbytes, matrix_roof(dtype, [name], notes), dtype, "triton", note="; ".join(notes))
@@ -387,6 +414,22 @@ def _whole(value: object) -> int | None:
     """A concrete input that is a whole number of at least 0 ("4096"), else None."""
     n = parse_value(value)
     return n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None
+
+
+def _operand_gemm(a: Tensor | None, b: Tensor | None, out: Tensor | None) -> float | None:
+    """2*M*N*K of an mm/addmm template from its operands as the source names them (torch/_inductor/kernel/mm.py:
+    arg_A [M, K], arg_B [K, N], the output out_ptr0 [M, N]), by their elements alone, since the profiler records
+    each as the view it was (A as [B, S, K] or [B, H, S, D], B as the weight [N, K] before its transpose):
+    K = sqrt(|A| |B| / |out|). None where the three do not make one GEMM."""
+    if a is None or b is None or out is None:
+        return None
+    na, nb, nc = (math.prod(t.shape) for t in (a, b, out))
+    if not (na and nb and nc):
+        return None
+    k = math.isqrt(na * nb // nc)
+    if k <= 0 or na % k or nb % k or (na // k) * (nb // k) != nc:
+        return None
+    return 2.0 * nc * k
 
 
 def _template_gemm(tensors: Sequence[Tensor]) -> float | None:
