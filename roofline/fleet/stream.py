@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from roofline.load import handoff
 from roofline.load.jsonio import dump_bytes, encode
 
 # What rank 0 keeps of each entry: the verdict (status, verified, error), the fleet table and outliers (name,
@@ -94,7 +95,7 @@ class Spool:
     def entries(self, rank: int) -> list[dict[str, Any]]:
         """One rank's full entries read back from the spool, in its own order."""
         mine = sorted((e for e in self.index if e[0] == rank), key=lambda e: e[1])
-        return [json.loads(self._read(offset, length)) for *_, offset, length in mine]
+        return [handoff.loads(self._read(offset, length)) for *_, offset, length in mine]
 
     def document(self, head: Mapping[str, Any]) -> tuple[int, Iterator[bytes]]:
         """(its size in bytes, its text in chunks): the JSON of `head` (the merged slim document) with the spooled

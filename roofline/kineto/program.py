@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence, TextIO
 
 from roofline.errors import BackendUnavailable, InputError
+from roofline.load import handoff
 from roofline.load.inputs import input_chunks
 from roofline.ncu.program import ProgramFailed, run_profiled
 from roofline.render.console import interactive
@@ -192,7 +193,7 @@ class Running:
 
 def _outcome(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = handoff.read(path)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

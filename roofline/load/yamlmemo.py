@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from roofline.load.bundled import bundled_dir
+from roofline.load import handoff
 
 MEMO_VERSION = 1
 MEMO_FILE = Path(__file__).with_name("bundled_yaml.json")
@@ -29,7 +30,7 @@ def _load() -> dict[str, str]:
     global _memo
     if _memo is None:
         try:
-            doc = json.loads(MEMO_FILE.read_text(encoding="utf-8"))
+            doc = handoff.read(MEMO_FILE)
             _memo = dict(doc["texts"]) if doc.get("version") == MEMO_VERSION else {}
         except (OSError, ValueError, KeyError, TypeError):
             _memo = {}
@@ -39,7 +40,7 @@ def _load() -> dict[str, str]:
 def lookup(text: str) -> Any:
     """The data `text` parses to, a fresh copy; MISSING when the memo does not hold this exact text."""
     data = _load().get(text)
-    return MISSING if data is None else json.loads(data)
+    return MISSING if data is None else handoff.loads(data)
 
 
 def bundled_files() -> list[Path]:
@@ -69,7 +70,7 @@ def build(files: Iterable[Path], parse: Callable[[str, object], Any]) -> dict[st
             encoded = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError):  # a date, say
             encoded = "null"
-        if not _same(json.loads(encoded), data):
+        if not _same(handoff.loads(encoded), data):
             raise ValueError(f"{path}: its data does not round-trip through JSON; it cannot be memoised")
         texts[text] = encoded
     return {"version": MEMO_VERSION, "texts": texts}

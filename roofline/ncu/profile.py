@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline.load import handoff
 from roofline.records.caveats import warning
 from roofline.records.document import Status
 from roofline.ncu.counters import compare, counters, sum_counters
@@ -193,7 +194,7 @@ def add_profile(entries: list[dict[str, Any]], selection: Any, overrides: Mappin
         done = None
         if done_path.is_file():
             try:
-                done = json.loads(done_path.read_text(encoding="utf-8"))
+                done = handoff.read(done_path)
             except (OSError, json.JSONDecodeError):
                 done = None
     if save_csv is not None:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from roofline.load import handoff
 from roofline.load.bundled import bundled_dir
 from roofline.model.expr import compile_expr
 from roofline.load.kernels import KernelCatalog
@@ -101,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     plan_path, done_path = Path(args[0]), Path(args[1]) if len(args) > 1 else None
     try:
-        plan = json.loads(plan_path.read_text(encoding="utf-8"))["kernels"]
+        plan = handoff.read(plan_path)["kernels"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"{plan_path}: not a plan ({type(exc).__name__}: {exc}); {USAGE}", file=sys.stderr)
         return 2
