@@ -144,7 +144,8 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
         **({"energy_measured": energy} if energy is not None else {}),
         **({"power_measured": at_cap} if at_cap is not None else {})})
     if result.model_error:
-        result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling)))
+        result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling,
+                                                                                         result.bound)))
     return result
 
 

@@ -94,16 +94,17 @@ AT_LIMIT_FRACTION = 0.95
 
 
 def at_power_limit(state: Mapping[str, Any] | None) -> bool | None:
-    """Whether the window ran at the board's power limit with its SM clock lowered (the GPU's own verdict: NVML's
-    power-cap share above CAPPED_FRACTION and the clock below LOW_CLOCK_FRACTION of its maximum; without the share,
-    a mean power within 5 % of the limit and the lowered clock); None when the window recorded neither."""
+    """Whether the window ran at the board's power limit: the GPU's own verdict, NVML's power-cap share above
+    CAPPED_FRACTION (its controller held the clock down for a real part of the window, however far: gelu_erf on the
+    H200 at 707 W, 78 % of the window, 1950 of 1980 MHz); without the share, a mean power within 5 % of the limit
+    and the SM clock below LOW_CLOCK_FRACTION of its maximum. None when the window recorded neither."""
     if not state:
         return None
     end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
     clock_fell = not (end and top) or end < LOW_CLOCK_FRACTION * top
     capped = state.get("power_capped")
     if capped is not None:
-        return capped > CAPPED_FRACTION and clock_fell
+        return capped > CAPPED_FRACTION
     power, limit = state.get("power_mean"), state.get("power_limit")
     if power and limit and end and top:
         return power >= AT_LIMIT_FRACTION * limit and clock_fell
