@@ -222,3 +222,75 @@ def test_power_measured_gives_the_fraction_of_both_ceilings() -> None:
     free = power_measured(COPY_FREE, None, 5e-4)
     assert free["power_bound"] is False and free["fraction_of_power_roof"] is None
     assert power_measured(None, roof, 1e-3) is None
+
+
+# ---- the charts ---------------------------------------------------------------------------------------------------
+
+def _h200_doc(*names: str, limit: float | None = None) -> dict:
+    from roofline.model.analysis import analysis_document
+
+    spec = load_spec(bundled_dir("specs") / "h200-sxm.yaml")
+    if limit is not None:
+        spec = replace(spec, power_limit=limit)
+    return analysis_document(spec, [analyze(spec, _work(n)) for n in names], power_limit_what_if=limit is not None)
+
+
+def _ys(line) -> list[tuple[float, float]]:
+    import math
+
+    return [(x, y) for x, y in zip(line.get_xdata(), line.get_ydata()) if not math.isnan(y)]
+
+
+def test_plot_draws_the_bf16_power_roof_at_the_formula_and_under_the_time_roof() -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.plot import roofline_figure
+
+    fig = roofline_figure([_h200_doc("attention_fused_bf16", "vector_add")])
+    lines = {a.get_gid(): a for a in fig.axes[0].lines if a.get_gid()}
+    bf16 = _ys(lines["roofline:power-roof:bf16_tensor"])
+    assert bf16, "the BF16 power roof is drawn"
+    for x, y in bf16:
+        assert y == pytest.approx(_choi(700.0, H200_BF16, x) if H200_DRAM * y / x <= H200_DRAM * 4.2e12
+                                  else (700 - H200_IDLE - H200_DRAM * 4.2e12) / H200_BF16, rel=1e-9)
+        assert y < min(989.4e12, 4.8e12 * x)
+    labels = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "roofline:roof-label"]
+    assert any("BF16 tensor at the 700 W limit" in t and "(power roof)" in t for t in labels)
+    # under a what-if limit the curve is lower, as the formula says, and its label says what-if
+    half = roofline_figure([_h200_doc("attention_fused_bf16", limit=350.0)])
+    low = dict(_ys({a.get_gid(): a for a in half.axes[0].lines}["roofline:power-roof:bf16_tensor"]))
+    x = max(low)
+    assert low[x] == pytest.approx(_choi(350.0, H200_BF16, x))
+    assert any("350 W what-if" in t.get_text() for t in half.axes[0].texts)
+
+
+def test_plot_draws_no_power_roof_without_energy_figures() -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.model.analysis import analysis_document
+    from roofline.render.charts.plot import roofline_figure
+
+    spec = load_spec(bundled_dir("specs") / "h100-sxm.yaml")
+    fig = roofline_figure([analysis_document(spec, [analyze(spec, _work("vector_add"))])])
+    assert not [a for a in fig.axes[0].lines if (a.get_gid() or "").startswith("roofline:power-roof")]
+
+
+def test_plot_energy_holds_model_points_at_the_limit_and_says_so_above_it() -> None:
+    pytest.importorskip("matplotlib")
+    from roofline.render.charts.energy import energy_figure, energy_points
+
+    doc = _h200_doc("attention_fused_bf16", "matmul_library_fp16", "gelu_erf")
+    points = energy_points([], [doc])
+    assert all(p["power"] <= 700.0 * (1 + 1e-9) for p in points)  # the power roof holds them at the limit
+    assert points[0]["power"] == pytest.approx(700.0)
+    fig = energy_figure([doc["machine"]], [doc], [])
+    gids = [a.get_gid() for ax in fig.axes for a in (*ax.lines, *ax.collections) if a.get_gid()]
+    assert "roofline:power-limit" in gids and not [g for g in gids if "over-limit" in g]
+    # an analysis made without the power roof (as before issue 43) puts the BF16 attention at 1,000+ W: drawn, and
+    # said to be a power it cannot run at
+    old = json.loads(json.dumps(doc))
+    k = old["kernels"][0]
+    k["energy"]["power"] = 1050.0
+    fig = energy_figure([old["machine"]], [old], [])
+    gids = [a.get_gid() for ax in fig.axes for a in ax.collections if a.get_gid()]
+    assert "roofline:model-power-over-limit:1" in gids
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert any("above the 700 W limit: cannot run here" in t and "attention_fused_bf16" in t for t in texts)
