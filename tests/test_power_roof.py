@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from conftest import SPECS
+from conftest import DATA, SPECS
 from roofline.errors import InputError
 from roofline.load.bundled import bundled_dir
 from roofline.load.kernels import load_descriptor
@@ -22,7 +21,6 @@ from roofline.model.expr import compile_expr
 from roofline.model.workload import evaluate
 from roofline.records.clockstate import at_power_limit, power_measured
 
-ROOT = Path(__file__).resolve().parent.parent
 H200_IDLE, H200_DRAM, H200_BF16, H200_FP32 = 125.7, 122.5e-12, 0.8051e-12, 7.617e-12
 # attention_fused_bf16 at its defaults: 137 GFLOP over 67.1 MB, 2048 FLOP/B
 ATTENTION_AI = 2048.0
@@ -192,10 +190,11 @@ def test_a_window_at_the_limit_with_its_clock_lowered_is_power_bound() -> None:
 
 
 def test_every_kernel_the_h200_held_at_its_limit_is_power_bound_in_the_model(h200) -> None:
-    """The recorded windows of the 2026-12-04 H200 catalogue run (docs/measurements/h200-results.json, not new
-    measurements): each kernel whose window the GPU held at its power limit is power-bound in the model, and each
-    kernel the model leaves memory- or compute-bound drew less than the limit with its clock free."""
-    doc = json.loads((ROOT / "docs" / "measurements" / "h200-results.json").read_text())
+    """The recorded windows of the 2026-12-04 H200 catalogue run (copied from its results file into
+    tests/data/h200/catalogue-windows-2026-12-04.json, not new measurements): each kernel whose window the GPU held
+    at its power limit is power-bound in the model, and each kernel the model leaves memory- or compute-bound drew
+    less than the limit with its clock free."""
+    doc = json.loads((DATA / "h200" / "catalogue-windows-2026-12-04.json").read_text())
     held, free = [], []
     for entry in doc["kernels"]:
         state = entry.get("gpu_state")
