@@ -293,3 +293,26 @@ def test_plot_energy_holds_model_points_at_the_limit_and_says_so_above_it() -> N
     assert "roofline:model-power-over-limit:1" in gids
     texts = [t.get_text() for t in fig.axes[1].texts]
     assert any("above the 700 W limit: cannot run here" in t and "attention_fused_bf16" in t for t in texts)
+
+
+def test_measure_marks_a_gemm_at_the_cap_power_bound_with_its_clock_and_both_fractions(h200) -> None:
+    """A timed entry as measure builds it (roofline.measurement.harness.timed_result) from a window recorded at the
+    cap: the 4096³ FP16 GEMM's 210 µs of 2026-12-04, which beats the power roof's 225 µs by 7 %."""
+    from roofline.measurement.harness import Timing, timed_result
+    from roofline.records.document import as_result
+    from roofline.render.tables.measure import problems
+
+    work = _work("matmul_library_fp16")
+    a = analyze(h200, work)
+    timing = Timing(samples=[210e-6] * 5, repeats=5, mode="events", gpu_state=dict(GEMM_AT_CAP))
+    entry = timed_result(a.to_dict(), work, a.sol_time, timing, 1, {}).to_json()
+    m = entry["power_measured"]
+    assert m["power_bound"] and m["sm_clock"] == 1459e6
+    assert m["fraction_of_time_roof"] == pytest.approx(work.flops / 989.4e12 / 210e-6)
+    assert m["fraction_of_power_roof"] == pytest.approx(a.power_roof.time / 210e-6) == entry["fraction_of_ceiling"]
+    assert [w["code"] for w in entry["warnings"]].count("above-power-roof") == 1
+    assert "model-under-counts" not in [w["code"] for w in entry["warnings"]]
+    lines = problems({"kernels": [entry]})
+    assert any("note matmul_library_fp16: ran power-bound" in line and "SM clock 1459 of 1980 MHz" in line
+               and "699 W of 700 W" in line for line in lines)
+    assert as_result(entry).extra["power_measured"]["power_bound"] is True
