@@ -316,3 +316,8 @@ def test_measure_marks_a_gemm_at_the_cap_power_bound_with_its_clock_and_both_fra
     assert any("note matmul_library_fp16: ran power-bound" in line and "SM clock 1459 of 1980 MHz" in line
                and "699 W of 700 W" in line for line in lines)
     assert as_result(entry).extra["power_measured"]["power_bound"] is True
+
+
+def test_specs_show_prints_the_rate_the_dram_energy_was_measured_at(run_cli) -> None:
+    r = run_cli("specs", "show", "h200")
+    assert r.code == 0 and "energy.dram_bandwidth" in r.out and "4.2 TB/s" in r.out
