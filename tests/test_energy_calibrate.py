@@ -162,12 +162,14 @@ def test_the_measured_spec_with_its_energy_block_loads(tmp_path: Path) -> None:
     doc["notes"] = "measured"
     add_energy(doc, _runs(), "roofline calibrate --energy test")
     assert list(doc).index("energy") == list(doc).index("notes") - 1
-    assert doc["sources"][-1]["for"] == ["energy.idle_power", "energy.memory.dram", "energy.compute.fp32",
-                                         "energy.compute.fp16_tensor"]
+    assert doc["sources"][-1]["for"] == ["energy.idle_power", "energy.memory.dram", "energy.dram_bandwidth",
+                                         "energy.compute.fp32", "energy.compute.fp16_tensor"]
     path = tmp_path / "measured.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     e = load_spec(path).energy
     assert e.idle_power == pytest.approx(101.0) and e.dram == pytest.approx(114.8e-12)
+    # the copy's rate, which the power roof charges DRAM bytes at most at (roofline.model.power)
+    assert e.dram_bandwidth == pytest.approx(4.2e12)
     assert e.compute["fp16_tensor"] == pytest.approx(0.9087e-12) and e.inputs == "random"
 
 

@@ -101,7 +101,9 @@ def test_machine_summary_has_the_roofs_balance_and_peak_power(toy) -> None:
 def test_analyze_shows_min_energy_only_with_figures(run_cli, no_bundled_kernels) -> None:
     k = KERNELS / "t_vadd.yaml"
     plain = run_cli("analyze", "--kernels", k, "--spec", TOY_SPEC, "--format", "markdown")
-    assert plain.code == 0 and "energy" not in plain.out
+    assert plain.code == 0 and "min energy" not in plain.out and "pJ" not in plain.out
+    # the header says once why there is no power roof (no energy figures), and nothing else about energy
+    assert plain.out.count("energy") == 2 and plain.out.count("no power roof: the spec has no energy block") == 1
     md = run_cli("analyze", "--kernels", k, "--spec", SPEC, "--format", "markdown")
     assert md.code == 0 and "min energy" in md.out and "energy balance" in md.out
     assert "idle 100 W; dram 100 pJ/B, l2 20 pJ/B" in md.out

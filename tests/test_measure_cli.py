@@ -24,8 +24,9 @@ TINY = ("-p", "n=1000")
 
 MEASURED_KEYS = ("time_median", "time_min", "time_max", "repeats", "achieved_bandwidth", "achieved_flops",
                  "fraction_of_ceiling", "verified", "status", "error")
-# `energy` is written only where the spec has energy figures (issue 33; tests/test_energy_model.py).
-ANALYSIS_KEYS = tuple(f.name for f in dataclasses.fields(KernelAnalysis) if f.name != "energy")
+# `energy` and `power_roof` are written only where the spec has energy figures (issues 33, 43; tests/test_energy_model.py,
+# tests/test_power_roof.py).
+ANALYSIS_KEYS = tuple(f.name for f in dataclasses.fields(KernelAnalysis) if f.name not in ("energy", "power_roof"))
 
 
 def _measure(run_cli, *args):

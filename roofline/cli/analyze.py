@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -10,8 +11,24 @@ from roofline.cli.common import (FilePath, emit, format_option, kernel_options, 
                                  say_auto_spec, spec_option, warn_about_specs, wide_option)
 from roofline.load.selection import analysis_documents, load_selection, resolve_specs
 from roofline.model.analysis import ANALYSIS_SCHEMA, lacks
+from roofline.model.invariants import outside
+from roofline.model.types import MachineSpec
+from roofline.model.units import UnitError, parse_quantity
 from roofline.errors import InputError
 from roofline.load.specs import load_spec
+
+
+def _check_power_limit(_ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
+    """--power-limit in W with its unit ('450W', '0.45 kW'), within the plausible board powers; exit 2 otherwise."""
+    if value is None:
+        return None
+    try:
+        watts = parse_quantity(value, "power", unit_required=True)
+    except UnitError as exc:
+        raise click.BadParameter(str(exc), param=param) from None
+    if (why := outside("power", watts)) is not None:
+        raise click.BadParameter(f"'{value:.40}': {why}", param=param)
+    return watts
 
 
 @click.command()
@@ -25,9 +42,12 @@ from roofline.load.specs import load_spec
                    "terms), from the spec alone; the figures it had to assume are named. No GPU.")
 @click.option("--calibrated", "calibrated_path", type=FilePath(), default=None, metavar="FILE",
               help="With --predict: a measured spec from 'roofline calibrate -o FILE' whose figures feed the model.")
+@click.option("--power-limit", "power_limit", default=None, metavar="WATTS", callback=_check_power_limit,
+              help="What if the board were held at this power limit (e.g. 450W): the power roof of every spec with "
+                   "an energy block is drawn at it instead of the spec's power_limit.")
 def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tuple[str, ...],
             spec_names: tuple[str, ...], fmt: str, output: Path | None, predict_only: bool = False,
-            calibrated_path: Path | None = None) -> None:
+            calibrated_path: Path | None = None, power_limit: float | None = None) -> None:
     """FLOPs, bytes, intensity, ridge, bound, attainable FLOP/s, speed-of-light time and Little's Law.
 
     KERNEL names select bundled or --kernels descriptors; none selects all. No GPU is needed.
@@ -39,16 +59,21 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
       roofline analyze vector_add -p n=2**20 --format json
       roofline analyze --kernels my_kernels/ my_kernel --spec my_gpu.yaml
       roofline analyze softmax_fused -p rows=64 -p cols=32768 --spec h100 --predict
+      roofline analyze attention_fused_bf16 --spec h200 --power-limit 450W
     """
     selected, overrides = load_selection(names, kernel_paths, params)
     if calibrated_path is not None and not predict_only:
         raise InputError("--calibrated feeds the size model: give it with --predict")
+    if predict_only and power_limit is not None:
+        raise InputError("--power-limit is a what-if on the roofline's power roof; --predict does not use it")
     if predict_only:
         return _predict(selected, overrides, spec_names, calibrated_path, fmt, output)
     machines = resolve_specs(spec_names)
     say_auto_spec(spec_names)
     warn_about_specs(machines)
-    docs, skipped = analysis_documents(machines, selected, overrides)
+    if power_limit is not None:
+        machines = [_with_power_limit(m, power_limit) for m in machines]
+    docs, skipped = analysis_documents(machines, selected, overrides, power_limit_what_if=power_limit is not None)
     for s in skipped:
         note(f"note: {s}")
 
@@ -72,6 +97,18 @@ def analyze(names: tuple[str, ...], kernel_paths: tuple[Path, ...], params: tupl
         from roofline.render.tables.analysis import rich_tables
 
         print_tables(rich_tables(docs), output)
+
+
+def _with_power_limit(machine: MachineSpec, limit: float) -> MachineSpec:
+    """The spec with its power limit replaced: the what-if. Refused (exit 2, naming the option) where the spec has
+    no energy block (no power roof to move) or the limit is not above its idle power (no kernel could run)."""
+    if machine.energy is None:
+        raise InputError(f"--power-limit: {machine.id} has no energy block, so it has no power roof to move "
+                         "(measure one with roofline calibrate --energy -o FILE and analyze with --spec FILE)")
+    if limit <= machine.energy.idle_power:
+        raise InputError(f"--power-limit {limit:,.4g} W is not above {machine.id}'s idle power "
+                         f"{machine.energy.idle_power:,.4g} W (energy.idle_power): no kernel could run under it")
+    return replace(machine, power_limit=limit)
 
 
 def _predict(selected: list, overrides: dict, spec_names: tuple[str, ...], calibrated_path: Path | None, fmt: str,

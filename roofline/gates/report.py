@@ -103,7 +103,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                               machine, kind)
         if above is not None:
             # a verified kernel's bytes are its descriptor's: the model's words; an imported one's, the likely cause
-            text = (caveats.line(model_error_warning(fraction))
+            text = (caveats.line(model_error_warning(fraction, kernel.bound))
                     + (f"; {above.text}" if above.cause == "l2-resident" else "")
                     if not kernel.imported else above.text)
             if strict_model:

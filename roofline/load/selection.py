@@ -71,14 +71,16 @@ class Skipped:
 
 
 def analysis_documents(
-    machines: Sequence[MachineSpec], selected: Sequence[KernelDescriptor], overrides: Mapping[str, Expr]
+    machines: Sequence[MachineSpec], selected: Sequence[KernelDescriptor], overrides: Mapping[str, Expr],
+    power_limit_what_if: bool = False,
 ) -> tuple[list[dict[str, Any]], list[Skipped]]:
-    """One roofline/analysis/v1 document per machine, and the kernels each machine had to skip."""
+    """One roofline/analysis/v1 document per machine, and the kernels each machine had to skip.
+    `power_limit_what_if`: the machines' power limits are the user's (analyze --power-limit)."""
     docs, skipped = [], []
     for machine in machines:
         results, lacking = analyze_selection(machine, selected, overrides)
         skipped += [Skipped(machine.id, name, roof) for name, roof in lacking]
-        docs.append(analysis_document(machine, results))
+        docs.append(analysis_document(machine, results, power_limit_what_if))
     return docs, skipped
 
 

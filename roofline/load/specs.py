@@ -39,7 +39,7 @@ MODEL_RANGES = {
 # curve reads 3.984 TB/s at 128 SMs and 3.98 at 132 (0.1 % apart, one measurement's noise); a calibration's plateau
 # may wander a few per cent from run to run, and calibrate writes what it measured.
 CURVE_NOISE = 0.05
-_ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs")
+_ENERGY_KEYS = ("idle_power", "memory", "compute", "source", "inputs", "dram_bandwidth")
 
 
 def load_spec(path: Path) -> MachineSpec:
@@ -266,7 +266,8 @@ def _energy(f: Fields, roofs: dict[str, float]) -> EnergySpec | None:
         raise block.error("inputs", f"is {inputs!r:.40}; expected one of {', '.join(ENERGY_INPUTS)} (what data the "
                                     "figures were measured on: power depends on it)")
     return EnergySpec(idle_power=idle, memory=per_byte, compute=per_flop,
-                      source=block.string("source", required=True) or "", inputs=inputs or "")
+                      source=block.string("source", required=True) or "", inputs=inputs or "",
+                      dram_bandwidth=block.quantity("dram_bandwidth", "bandwidth"))
 
 
 def _compute_capability(f: Fields) -> str | None:

@@ -14,7 +14,7 @@ import numpy as np
 from roofline.model.analysis import KernelAnalysis, traffic_fields
 from roofline.errors import InputError, RooflineError
 from roofline.records.caveats import warning
-from roofline.records.clockstate import power_over_limit, throttle_warning
+from roofline.records.clockstate import power_measured, power_over_limit, throttle_warning
 from roofline.measurement.energy import input_kind
 from roofline.records.energy import CONSTANT_INPUTS, beyond_ceiling, measured_energy
 from roofline.measurement.implementation import Implementation, numpy_dtype
@@ -130,6 +130,7 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
     if (beyond := beyond_ceiling(energy)) is not None:
         warnings.append(warning("energy-beyond-ceiling", beyond, "roofline calibrate --energy -o FILE on this GPU "
                                                                  "(not --quick), then measure --spec FILE"))
+    at_cap = power_measured(timing.gpu_state, base.get("power_roof"), stats.median)
     if energy is not None and energy["inputs"] == "constant":
         warnings.append(warning("energy-constant-inputs", CONSTANT_INPUTS,
                                 "draw the inputs from the rng that inputs() is given (random data)"))
@@ -140,9 +141,11 @@ def timed_result(base: Mapping[str, Any], work: Workload, sol_time: float | None
         "achieved_flops": work.flops / stats.median, "fraction_of_ceiling": fraction, "verified": verified,
         "status": Status.OK, "error": None, "warnings": warnings,
     }, {"timing": timing.mode, "buffer_sets": sets_used, "gpu_state": timing.gpu_state, "phases": dict(phases),
-        **({"energy_measured": energy} if energy is not None else {})})
+        **({"energy_measured": energy} if energy is not None else {}),
+        **({"power_measured": at_cap} if at_cap is not None else {})})
     if result.model_error:
-        result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling)))
+        result = replace(result, warnings=(*result.warnings, model_error_warning(result.fraction_of_ceiling,
+                                                                                         result.bound)))
     return result
 
 

@@ -14,6 +14,12 @@ The analysis document (roofline/analysis/v1) is defined here; its history:
       roofline.model.energy.KernelEnergy: min_energy J, its flop/memory/idle parts, energy_balance and
       effective_balance FLOP/B, energy_bound, differs, flops_per_joule, bytes_per_joule, power W) and the
       machine's "energy" (roofline.model.energy.energy_summary); absent otherwise.
+      The power roof (roofline.model.power; Choi et al., IPDPS 2014), where the spec has a power_limit and an energy
+      figure for the kernel's roof: a kernel's "power_roof" (the fields of PowerRoof: power_limit W, time s, flops
+      FLOP/s, binds, time_roof_sol_time s and time_roof_bound, the time roofline's figures without the cap,
+      memory_rate B/s), absent otherwise. Where it binds, bound reads "power", sol_time is its time and
+      attainable_flops flops / sol_time. The machine's "power_limit_what_if": true when `--power-limit` replaced the
+      spec's limit (absent otherwise).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any, Mapping
 
 from roofline.errors import InputError
 from roofline.model.energy import KernelEnergy, energy_summary, kernel_energy
+from roofline.model.power import PowerRoof, kernel_power_roof
 from roofline.model.types import KernelDescriptor, MachineSpec, Workload
 
 ANALYSIS_SCHEMA = "roofline/analysis/v1"
@@ -147,11 +154,13 @@ class KernelAnalysis:
     traffic: dict[str, LevelTraffic] = field(default_factory=dict)
     links: dict[str, LinkTraffic] = field(default_factory=dict)
     energy: KernelEnergy | None = None  # the energy roofline (roofline.model.energy), where the spec has figures
+    power_roof: PowerRoof | None = None  # the power roof (roofline.model.power), where the spec has the figures
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        if self.energy is None:  # a spec without energy figures writes what it always wrote
-            del out["energy"]
+        for key in ("energy", "power_roof"):  # a spec without energy figures writes what it always wrote
+            if out[key] is None:
+                del out[key]
         return out
 
 
@@ -188,6 +197,10 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
     link_bound = link_time > max(memory_time, compute_time)
     sol = max(memory_time, compute_time, link_time)
     bound = f"interconnect ({link_name})" if link_bound else ("memory" if ai < ridge else "compute")
+    attain = work.flops / sol if link_bound else attainable(ai, peak, bw)
+    power = kernel_power_roof(machine, work.roof, work.flops, work.bytes, sol, bound)
+    if power is not None and power.binds:  # the board's power limit is the lowest ceiling (Choi et al. 2014)
+        sol, bound, attain = power.time, "power", work.flops / power.time
     return KernelAnalysis(
         name=work.name,
         params=dict(work.params),
@@ -202,7 +215,7 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         bandwidth=bw,
         ridge=ridge,
         bound=bound,
-        attainable_flops=work.flops / sol if link_bound else attainable(ai, peak, bw),
+        attainable_flops=attain,
         memory_time=memory_time,
         compute_time=compute_time,
         sol_time=sol,
@@ -212,13 +225,19 @@ def analyze(machine: MachineSpec, work: Workload) -> KernelAnalysis:
         traffic=level_traffic(work.flops, work.traffic),
         links=links,
         energy=kernel_energy(machine, work.roof, work.flops, work.bytes, sol, bound),
+        power_roof=power,
     )
 
 
-def analysis_document(machine: MachineSpec, kernels: list[KernelAnalysis]) -> dict[str, Any]:
-    """The analysis JSON contract (roofline/analysis/v1) that plot and report read."""
+def analysis_document(machine: MachineSpec, kernels: list[KernelAnalysis],
+                      power_limit_what_if: bool = False) -> dict[str, Any]:
+    """The analysis JSON contract (roofline/analysis/v1) that plot and report read. `power_limit_what_if`: the
+    machine's power_limit is the user's (`--power-limit`), not its datasheet's."""
+    summary = machine_summary(machine)
+    if power_limit_what_if:
+        summary["power_limit_what_if"] = True
     return {
         "schema": ANALYSIS_SCHEMA,
-        "machine": machine_summary(machine),
+        "machine": summary,
         "kernels": [k.to_dict() for k in kernels],
     }

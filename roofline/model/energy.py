@@ -18,7 +18,7 @@ kernel can take on this GPU: its energy ceiling.
 - the energy roofline ("arch line" in FLOP/J): FLOPs per joule at intensity I,
   W / E = 1 / (ε_flop + ε_mem / I + π0·max(τ_flop, τ_mem / I)).
 - power at the time ceiling: E / T at intensity I, (ε_flop·W + ε_mem·Q) / T + π0, highest at the time ridge.
-  The model has no power cap: where this is above the GPU's limit, the GPU lowers its clock instead.
+  Where this is above the GPU's limit the GPU lowers its clock instead: the power roof (roofline.model.power).
 
 Energy figures are the increment over idle of each FLOP and byte; docs/energy.md says how calibrate measures them.
 """
@@ -134,4 +134,5 @@ def energy_summary(machine: MachineSpec) -> dict[str, Any] | None:
                        "peak_flops_per_joule": 1.0 / (eps + e.idle_power / peak),
                        "power_at_ridge": power_at_ceiling(ridge, eps, e.dram, e.idle_power, peak, bw)}
     return {"idle_power": e.idle_power, "memory": dict(e.memory), "compute": dict(e.compute), "inputs": e.inputs,
-            "source": e.source, "roofs": roofs}
+            "source": e.source, "roofs": roofs,
+            **({"dram_bandwidth": e.dram_bandwidth} if e.dram_bandwidth else {})}

@@ -276,6 +276,8 @@ def _plausible_figures(spec: MachineSpec) -> list[tuple[str, str, float]]:
         out.append(("energy.idle_power", "power", spec.energy.idle_power))
         out += [(f"energy.memory.{level}", "energy_per_byte", v) for level, v in spec.energy.memory.items()]
         out += [(f"energy.compute.{roof}", "energy_per_flop", v) for roof, v in spec.energy.compute.items()]
+        if spec.energy.dram_bandwidth:
+            out.append(("energy.dram_bandwidth", "memory_bandwidth", spec.energy.dram_bandwidth))
     return out
 
 

@@ -122,6 +122,9 @@ class EnergySpec:
     compute: Mapping[str, float]  # roof name -> J/FLOP
     source: str
     inputs: str  # one of ENERGY_INPUTS
+    # B/s, the DRAM rate memory.dram was measured at (calibrate's copy): the most bytes per second its energy is
+    # charged at by the power roof (roofline.model.power); None where the spec does not say
+    dram_bandwidth: float | None = None
 
     @property
     def dram(self) -> float:

@@ -15,6 +15,8 @@ CODES: dict[str, str] = {
     "power-over-limit": "the window's mean power was above the power limit: a short excursion the limit's longer "
                         "average allows",
     "model-under-counts": "a verified kernel ran faster than its ceiling allows: the model counts too little",
+    "above-power-roof": "a verified kernel ran faster than the power roof allows: the spec's energy figures are "
+                        "too high for it",
     "graph-capture-failed": "the kernel could not be captured in a CUDA graph, so launches were timed directly",
     "unverified": "the result was timed without a check of its output",
     "cache-resident": "the working set fits in the cache and was not rotated between repeats",

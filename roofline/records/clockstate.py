@@ -86,3 +86,48 @@ def throttle_warning(state: Mapping[str, Any] | None) -> str | None:
         why = f" ({', '.join(reasons)})" if reasons else ""
         return f"{clock}{why}: the figure is below what the GPU reaches at its boost clock"
     return None
+
+
+# A window with no violation counters (capped unknown) counts as at the cap when its mean power is this close to the
+# limit and its SM clock fell: the controller holds the average at the limit by lowering the clock.
+AT_LIMIT_FRACTION = 0.95
+
+
+def at_power_limit(state: Mapping[str, Any] | None) -> bool | None:
+    """Whether the window ran at the board's power limit: the GPU's own verdict, NVML's power-cap share above
+    CAPPED_FRACTION (its controller held the clock down for a real part of the window, however far: gelu_erf on the
+    H200 at 707 W, 78 % of the window, 1950 of 1980 MHz); without the share, a mean power within 5 % of the limit
+    and the SM clock below LOW_CLOCK_FRACTION of its maximum. None when the window recorded neither."""
+    if not state:
+        return None
+    end, top = state.get("sm_clock_end"), state.get("sm_clock_max")
+    clock_fell = not (end and top) or end < LOW_CLOCK_FRACTION * top
+    capped = state.get("power_capped")
+    if capped is not None:
+        return capped > CAPPED_FRACTION
+    power, limit = state.get("power_mean"), state.get("power_limit")
+    if power and limit and end and top:
+        return power >= AT_LIMIT_FRACTION * limit and clock_fell
+    return None
+
+
+def power_measured(state: Mapping[str, Any] | None, power_roof: Mapping[str, Any] | None,
+                   time_median: float | None) -> dict[str, Any] | None:
+    """A timed kernel against the power roof (roofline.model.power), from its window's recorded clock and power:
+    whether it ran power-bound (at the limit, clock lowered), at what SM clock (Hz) and power (W), and its fraction
+    of the time roofline's ceiling (datasheet roofs, no cap) beside its fraction of the ceiling with the power roof.
+    None without a recorded window state or a time."""
+    if not state or not time_median:
+        return None
+    bound = at_power_limit(state)
+    if bound is None:
+        return None
+    out: dict[str, Any] = {"power_bound": bound, "sm_clock": state.get("sm_clock_end"),
+                           "sm_clock_max": state.get("sm_clock_max"), "power_mean": state.get("power_mean"),
+                           "power_limit": state.get("power_limit"), "fraction_of_time_roof": None,
+                           "fraction_of_power_roof": None}
+    if power_roof:
+        time_roof = power_roof["time_roof_sol_time"]
+        out["fraction_of_time_roof"] = time_roof / time_median
+        out["fraction_of_power_roof"] = max(time_roof, power_roof["time"]) / time_median
+    return out

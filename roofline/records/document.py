@@ -309,8 +309,18 @@ class KernelResult:
         return out
 
 
-def model_error_warning(fraction: float) -> dict[str, Any]:
-    """What a verified kernel beyond its ceiling means, in the words measure and report both use."""
+def model_error_warning(fraction: float, bound: str | None = None) -> dict[str, Any]:
+    """What a verified kernel beyond its ceiling means, in the words measure and report both use. Beyond the power
+    roof (bound `power`, roofline.model.power) it is the spec's energy figures, not the work's count, that are off."""
+    if bound == "power":
+        return warning("above-power-roof",
+                       f"above the power roof: verified at {fraction:.0%} of the rate the spec's energy figures allow "
+                       "under its power limit; those figures are calibrate's probes on random data (FMA chains, cuBLAS "
+                       "GEMMs, a copy), and this kernel drew less per FLOP or byte, or ran above the limit over a "
+                       "window shorter than the one the GPU holds it on",
+                       "measure the energy figures on this GPU (roofline calibrate --energy -o FILE, then measure "
+                       "--spec FILE); power_measured.fraction_of_time_roof gives the figure against the datasheet "
+                       "roofs")
     return warning("model-under-counts",
                    f"the model under-counts: verified at {fraction:.0%} of the ceiling, which no kernel can beat "
                    f"(above {MODEL_ERROR_FRACTION:.0%} is a model error, not a success)",

@@ -60,6 +60,8 @@ def results_json_schema() -> dict[str, Any]:
         "counters": _numbers(s.COUNTER_FIELDS),
         "gpu_state": _numbers(s._GPU_STATE_FIELDS),
         "energy_measured": _numbers(s.ENERGY_FIELDS),
+        "power_roof": _numbers(s.POWER_ROOF_FIELDS),
+        "power_measured": _numbers(s.POWER_MEASURED_FIELDS),
     })
     machine = _object(s._MACHINE, s._MACHINE_OPTIONAL, extra={
         "bandwidth": {"exclusiveMinimum": 0}, "latency": {"exclusiveMinimum": 0},

@@ -44,7 +44,8 @@ _KERNEL_OPTIONAL = {
     "access_bytes": _NUMBER, "threads_needed": _NUMBER, "latency_bound": _BOOL, "time_min": _OPT_NUMBER,
     "time_max": _OPT_NUMBER, "repeats": _OPT_NUMBER, "error": _OPT_STRING, "warnings": _LIST, "gpu_state": _OPT_MAPPING,
     "time_ci": "list or null", "traffic": _MAPPING, "links": _MAPPING, "counters": _OPT_MAPPING, "work": "list or null",
-    "energy": _OPT_MAPPING, "energy_measured": _OPT_MAPPING,
+    "energy": _OPT_MAPPING, "energy_measured": _OPT_MAPPING, "power_roof": _OPT_MAPPING,
+    "power_measured": _OPT_MAPPING,
 }
 # The blocks later stages add to an entry, with the fields a renderer or gate reads from them (each a number or null,
 # never negative): Nsight Compute's counters (roofline.ncu.counters; the hierarchical chart reads them) and the GPU's
@@ -57,6 +58,11 @@ _GPU_STATE_FIELDS = ("window", "sm_clock_start", "sm_clock_end", "sm_clock_max",
 # negative; the gates read fraction_of_energy_ceiling.
 ENERGY_FIELDS = ("joules_per_run", "power_mean", "flops_per_joule", "bytes_per_joule", "fraction_of_energy_ceiling",
                  "window", "runs", "energy", "counter_period", "uncertainty")
+# The power roof (roofline.model.power) an analysis gives an entry, and what its timed window says against it
+# (roofline.records.clockstate.power_measured): numbers or null, not negative.
+POWER_ROOF_FIELDS = ("power_limit", "time", "flops", "time_roof_sol_time", "memory_rate")
+POWER_MEASURED_FIELDS = ("sm_clock", "sm_clock_max", "power_mean", "power_limit", "fraction_of_time_roof",
+                         "fraction_of_power_roof")
 _HELD_FIELDS = ("power_capped", "thermal_capped")  # shares of the window: 0 to 1
 
 
@@ -133,6 +139,8 @@ def _check_values(path: Path, label: str, data: Mapping[str, Any]) -> None:
     _check_block(path, f"{label}.counters", data.get("counters"), COUNTER_FIELDS)
     _check_block(path, f"{label}.gpu_state", data.get("gpu_state"), _GPU_STATE_FIELDS)
     _check_block(path, f"{label}.energy_measured", data.get("energy_measured"), ENERGY_FIELDS)
+    _check_block(path, f"{label}.power_roof", data.get("power_roof"), POWER_ROOF_FIELDS)
+    _check_block(path, f"{label}.power_measured", data.get("power_measured"), POWER_MEASURED_FIELDS)
     share = (data.get("energy_measured") or {}).get("fraction_of_energy_ceiling")
     if share is not None and share > MAX_FRACTION:
         raise at(path, f"{label}.energy_measured.fraction_of_energy_ceiling",

@@ -409,6 +409,8 @@ def energy_block(runs: Sequence[EnergyRun], roofs: Sequence[str], where: str) ->
               + (f"; power-capped: {', '.join(capped)} (figures at the capped clock)" if capped else ""))
     return {"idle_power": quantity_text(idle.power or 0.0, "power"),
             "memory": {"dram": quantity_text(dram.per_unit or 0.0, "energy_per_byte")},
+            # the rate that energy per byte was measured at: the power roof charges DRAM bytes at most at it
+            **({"dram_bandwidth": quantity_text(dram.rate, "bandwidth")} if dram.rate else {}),
             "compute": compute, "inputs": "random", "source": source}, notes
 
 
@@ -426,7 +428,8 @@ def add_energy(spec_doc: dict[str, Any], runs: Sequence[EnergyRun], where: str) 
     block, notes = energy_block(runs, list(spec_doc.get("compute") or {}), where)
     if block is None:
         return notes
-    fields = ["energy.idle_power", "energy.memory.dram", *(f"energy.compute.{k}" for k in block["compute"])]
+    fields = ["energy.idle_power", "energy.memory.dram", *(["energy.dram_bandwidth"] if "dram_bandwidth" in block else []),
+              *(f"energy.compute.{k}" for k in block["compute"])]
     rebuilt: dict[str, Any] = {}
     for key, value in spec_doc.items():
         if key == "notes":

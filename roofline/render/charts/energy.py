@@ -7,7 +7,9 @@ intensity.
 - right, power (W, log x): the power each roof draws at its time ceiling (highest at the ridge), held at the board's
   power limit (the spec's power_limit, or the one the measured windows ran under), where the GPU lowers its clock
   instead (Choi et al., IPDPS 2014), the uncapped model dotted above it; each measured kernel's mean power (filled)
-  and each model kernel's (hollow), labelled as such.
+  and each model kernel's (hollow), labelled as such. A model kernel's power is its minimum energy over its SOL time,
+  which the power roof (roofline.model.power) holds at the limit; a model point still above the limit (an analysis
+  made without the power roof) is labelled as a power it cannot run at.
 
 Pure: machine blocks, analysis and results documents in, a Figure out; matplotlib is imported lazily. Results are
 read typed (ResultsDocument, KernelResult, MeasuredEnergy; issue 30); a machine block (the analysis machine summary)
@@ -60,7 +62,8 @@ def energy_points(results_docs: Sequence[ResultsDocument | Mapping[str, Any]],
             e = k.get("energy")
             if e and k.get("flops") and k.get("bytes") and e.get("flops_per_joule"):
                 points.append({"name": k["name"], "intensity": k["intensity"], "flops_per_joule": e["flops_per_joule"],
-                               "power": e["power"], "measured": False, "power_limit": None})
+                               "power": e["power"], "measured": False,
+                               "power_limit": doc["machine"].get("power_limit")})
     return points
 
 
@@ -128,11 +131,17 @@ def energy_figure(machines: Sequence[dict[str, Any]], analysis_docs: Sequence[di
         style = {"color": "black", "s": 36, "zorder": 5} if p["measured"] else \
             {"facecolors": "none", "edgecolors": "black", "s": 36, "zorder": 5}
         kind = "measured" if p["measured"] else "model"
+        # A model point above the board's limit is a power the GPU never draws (an analysis without the power roof,
+        # or bytes charged past the DRAM's measured rate): drawn where the model puts it, and said so beside it.
+        over = not p["measured"] and p["power_limit"] and p["power"] > p["power_limit"] * (1 + 1e-9)
         left.scatter([p["intensity"]], [p["flops_per_joule"]], gid=f"{GID}{kind}-point:{n}", **style)
-        right.scatter([p["intensity"]], [p["power"]], gid=f"{GID}{kind}-power:{n}", **style)
+        right.scatter([p["intensity"]], [p["power"]], gid=f"{GID}{kind}-power{'-over-limit' if over else ''}:{n}",
+                      **style)
         for ax, y in ((left, p["flops_per_joule"]), (right, p["power"])):
-            ax.annotate(mpl(f"{n} {p['name']}"), (p["intensity"], y), xytext=(4, 4), textcoords="offset points",
-                        fontsize=7)
+            text = f"{n} {p['name']}"
+            if over and ax is right:
+                text += f" (model: {p['power']:.0f} W, above the {p['power_limit']:.0f} W limit: cannot run here)"
+            ax.annotate(mpl(text), (p["intensity"], y), xytext=(4, 4), textcoords="offset points", fontsize=7)
     uncapped = [power_at_ceiling(line["ridge"], line["eps_flop"], line["eps_mem"], line["idle"], line["peak"],
                                  line["bandwidth"]) for line in lines]
     top = max([p["power"] for p in points] + limits + ([min(uncapped)] if limits and uncapped else uncapped))

@@ -18,6 +18,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from roofline.render.charts.points import collect_points, kernel_table, label_points
+from roofline.render.charts.powerroof import power_curves
 from roofline.render.text import mpl
 from roofline.render.charts.roofs import (
     FAILED_COLOR,
@@ -28,6 +29,7 @@ from roofline.render.charts.roofs import (
     log_bounds,
     peak_text,
     require_matplotlib,
+    roof_label,
     roofline_axes,
     roofs_label,
     shown_roofs,
@@ -120,6 +122,23 @@ def roofline_figure(
             text = (f"{roofs_label(roofs)}{tag} {peak_text(roofs, peak)} · ridge "
                     f"{intensity_tick(float(f'{ridge:.3g}'))}")
             right_labels.append((to_frac(peak), text, rs.color, used))
+        # the power roof (Choi et al. 2014), where the spec's energy figures and power limit put it below the time
+        # roof: dash-dot, with its height at the right edge
+        if not rs.measured:
+            grid = [10 ** (math.log10(x_lo) + (math.log10(x_hi) - math.log10(x_lo)) * i / 300) for i in range(301)]
+            for curve in power_curves(m, shown, grid):
+                ys = [float("nan") if y is None else y for y in curve.ys]
+                ax.plot(curve.xs, ys, "-.", color=rs.color, linewidth=1.6, gid=f"{GID}power-roof:{curve.roof}")
+                whose = "what-if" if curve.what_if else "limit"
+                drawn_at = [(x, y) for x, y in zip(curve.xs, curve.ys) if y is not None]
+                if curve.asymptote < shown[curve.roof]:  # below the roof at every larger intensity: its height
+                    where, height = peak_text([curve.roof], curve.asymptote), curve.asymptote
+                else:  # it binds only between two intensities, under the bandwidth roof's knee
+                    where = (f"below the time roof at {intensity_tick(float(f'{drawn_at[0][0]:.2g}'))}-"
+                             f"{intensity_tick(float(f'{drawn_at[-1][0]:.2g}'))} FLOP/B")
+                    height = drawn_at[-1][1]
+                right_labels.append((to_frac(height), f"{roof_label(curve.roof)} at the {curve.limit:.0f} W {whose}: "
+                                     f"{where} (power roof)", rs.color, True))
         # the memory roof's label, along the slope where no point is near
         label_memory_roof(ax, fig, rs, points, x_lo, top / bw, tag, taken)
 
@@ -163,6 +182,8 @@ def roofline_figure(
         handles.append(Line2D([], [], marker="X", linestyle="", color=FAILED_COLOR,
                               label="FAILED verification (at its ceiling)"))
     handles.append(Line2D([], [], marker="D", linestyle="", color="black", markersize=4, label="ridge point"))
+    if any(line.get_gid() and line.get_gid().startswith(GID + "power-roof:") for line in ax.get_lines()):
+        handles.append(Line2D([], [], linestyle="-.", color="black", label="power roof (Choi et al. 2014)"))
     if any(rs.measured for rs in roofsets):
         handles.append(Line2D([], [], linestyle="-", color="black", label="datasheet roof"))
         handles.append(Line2D([], [], linestyle="--", color="black", label="measured roof"))

@@ -120,6 +120,19 @@ def _short_bound(bound: str) -> str:
     return bound[len(prefix):-1] if bound.startswith(prefix) and bound.endswith(")") else bound
 
 
+def power_line(m: dict[str, Any]) -> str:
+    """The machine's power roof in one line (roofline.model.power; Choi et al., IPDPS 2014), or why it has none."""
+    limit, e = m.get("power_limit"), m.get("energy")
+    if not e:
+        return "no power roof: the spec has no energy block (measure one: roofline calibrate --energy)"
+    if not limit:
+        return "no power roof: the spec has no power_limit (give one, or --power-limit 700W)"
+    whose = "--power-limit, a what-if" if m.get("power_limit_what_if") else "the spec's power_limit"
+    memory = f"; DRAM energy charged up to {format_rate(e['dram_bandwidth'])}" if e.get("dram_bandwidth") else ""
+    return (f"power roof (Choi et al. 2014): {format_small(limit, 'W')} ({whose}), "
+            f"rate = (P - idle) / (pJ/FLOP + pJ/B / AI){memory}")
+
+
 def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
     # lazy: not needed by `roofline analyze --format csv`, which imports this module (start-up)
     from rich.table import Table
@@ -129,6 +142,7 @@ def rich_tables(docs: Sequence[dict[str, Any]]) -> list[Any]:
         levels = _levels(doc)
         energy = _has_energy(doc)
         title = machine_line(doc["machine"]) + (f"\n{line}" if (line := energy_line(doc["machine"])) else "")
+        title += "\n" + power_line(doc["machine"])
         table = Table(title=literal(title), title_justify="left", show_lines=False)
         columns = [*_columns(levels), *(["min energy"] if energy else [])]
         for col in columns:
@@ -192,6 +206,7 @@ def to_markdown(docs: Sequence[dict[str, Any]]) -> str:
         lines.append("")
         if line := energy_line(doc["machine"]):
             lines += [md(line), ""]
+        lines += [md(power_line(doc["machine"])), ""]
         levels = _levels(doc)
         energy = _has_energy(doc)
         columns = [*_columns(levels), *(_ENERGY_COLUMNS if energy else ())]

@@ -154,6 +154,9 @@ def energy_rows(s: MachineSpec) -> list[tuple[str, str]]:
 
     rows = [("energy.idle_power", format_small(e.idle_power, "W"))]
     rows += [(f"energy.memory.{level}", format_small(v, "J/B")) for level, v in e.memory.items()]
+    if e.dram_bandwidth:
+        rows.append(("energy.dram_bandwidth", f"{format_rate(e.dram_bandwidth)}   the rate energy.memory.dram was "
+                     "measured at: the power roof charges DRAM bytes at most at it"))
     for roof, v in e.compute.items():
         balance, ridge = energy_balance(e.dram, v), ridge_point(s.roofs[roof], s.bandwidth)
         rows.append((f"energy.compute.{roof}", f"{format_small(v, 'J/FLOP')}   energy balance "

@@ -105,6 +105,21 @@ def energy_cells(e: MeasuredEnergy | None) -> list[str]:
             format_si(e.flops_per_joule, "FLOP/J"), _fraction(e.fraction_of_energy_ceiling)]
 
 
+def power_bound_line(m: Mapping[str, Any] | None) -> str | None:
+    """A kernel that ran at the board's power limit (roofline.records.clockstate.power_measured), with its clock and
+    its fraction of both ceilings; None for one that did not, or where nothing was recorded."""
+    if not m or not m.get("power_bound"):
+        return None
+    clock = (f", SM clock {m['sm_clock'] / 1e6:.0f}" + (f" of {m['sm_clock_max'] / 1e6:.0f}" if m.get("sm_clock_max")
+                                                          else "") + " MHz") if m.get("sm_clock") else ""
+    watts = f" ({m['power_mean']:.0f} W" + (f" of {m['power_limit']:.0f} W)" if m.get("power_limit") else ")") \
+        if m.get("power_mean") else ""
+    shares = (f"; {_fraction(m['fraction_of_power_roof'])} of the power roof's ceiling, "
+              f"{_fraction(m['fraction_of_time_roof'])} of the datasheet roofs'"
+              if m.get("fraction_of_power_roof") is not None else "")
+    return f"ran power-bound: held at the board's power limit{watts}{clock}{shares}"
+
+
 def problems(doc: ResultsDocument | Mapping[str, Any]) -> list[str]:
     """One line per failure or warning, for standard error under the table."""
     kernels = doc.kernels if isinstance(doc, ResultsDocument) else [as_result(k) for k in doc["kernels"]]
@@ -116,6 +131,8 @@ def problems(doc: ResultsDocument | Mapping[str, Any]) -> list[str]:
             lines.append(f"FAILED {k.name}: {k.error}")
         for w in k.warnings:
             lines.append(f"warning {k.name}: {caveats.line(w)}")
+        if line := power_bound_line(k.extra.get("power_measured")):
+            lines.append(f"note {k.name}: {line}")
     short = [(k, e) for k, e in ((k, k.energy_measured) for k in kernels) if e is not None and e.short_window_note]
     if len(short) == 1:
         lines.append(f"note {short[0][0].name}: {short[0][1].short_window_note}")
