@@ -156,3 +156,37 @@ def test_on_the_machine_that_ran_it_a_templates_source_is_found_in_the_inductor_
     assert tem[FORWARD]["flops"] == pytest.approx(NCU[FORWARD], rel=0.01)
     assert tem[BACKWARD]["flops"] == pytest.approx(NCU[BACKWARD], rel=0.01)
     assert "mask_mod read from the source" in tem[FORWARD]["model"]["note"]
+
+
+def _mask_in_child(kernels: Path, mask: str) -> str:
+    """read_flex on the forward template with its mask_mod replaced, in a child bounded to 2 GB and 60 s."""
+    import subprocess
+    import sys
+
+    text = _text(kernels, FORWARD).replace("        tmp3 = tmp1 >= tmp2\n", mask, 1)
+    source = kernels.parent / "mutated.py"
+    source.write_text(text)
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30));"
+            "from roofline.model.ops.flex_attention import read_flex;"
+            "t = read_flex(open(sys.argv[1]).read()); print(t.pairs)")
+    done = subprocess.run([sys.executable, "-c", code, str(source)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_a_mask_constant_beyond_int64_is_not_evaluated_in_unbounded_integers(kernels):
+    """A constant past int64 made NumPy hold Python ints (30 squarings of 10^22: a hang) or uint64 (m + 2^64-1
+    read as a float, every tile 'read from the source'); Triton has no such integers, so the mask is not read."""
+    squares = "".join(f"        tmp{i + 11} = tmp{i + 10} * tmp{i + 10}\n" for i in range(30))
+    assert _mask_in_child(kernels, "        tmp10 = 99999999999999999999999\n" + squares
+                          + "        tmp3 = (tmp1 + tmp40) >= tmp2\n") == "None"
+    assert _mask_in_child(kernels, "        tmp0 = 18446744073709551615\n        tmp3 = (tmp1 + tmp0) >= tmp2\n") == "None"
+
+
+def test_a_mask_of_thousands_of_full_size_temporaries_is_not_held_in_memory(kernels):
+    """3,000 temporaries each a (query, key) array of a chunk: 6 GB held at once before; past the node bound the
+    mask is not read (every tile counted, said as an upper bound)."""
+    leaves = "".join(f"        tmp{i + 1100} = tmp1 + tmp2 + {i}\n" for i in range(1001))
+    tree = "".join(f"        tmp{i + 100} = tmp{2 * i + 101} + tmp{2 * i + 102}\n" for i in range(1000))
+    assert _mask_in_child(kernels, tree + leaves + "        tmp3 = tmp100 >= tmp2\n") == "None"
+    assert _mask_in_child(kernels, "        tmp3 = tmp1 >= tmp2\n") == str(64 * 128 * 128 * 36 // 64)

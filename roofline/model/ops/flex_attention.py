@@ -36,6 +36,10 @@ from typing import Any
 MAX_MASK_PAIRS = 1 << 26  # (query, key) pairs mask_mod is evaluated on; past it every tile is counted
 MAX_TILES = 1 << 20  # tiles of the block mask it is evaluated for
 _CHUNK = 1 << 18  # pairs evaluated at once (a few MB of arrays)
+MAX_MASK_NODES = 512  # expression nodes in mask_mod's temporaries; Inductor renders a handful
+_WORK = 1 << 31  # node evaluations x pairs (a few seconds of NumPy); past it every tile is counted
+_LIVE = 1 << 24  # array elements held at once across the temporaries (128 MB of int64)
+_INT64 = 1 << 63
 _INT = re.compile(r"^\s+(?P<name>[A-Z][A-Z0-9_]*)\s*(?::\s*tl\.constexpr)?\s*=\s*(?P<value>[0-9]{1,9}|True|False)\s*$",
                   re.MULTILINE)
 _MASK_START = re.compile(r"^(?P<indent>\s+)if not IS_FULL_BLOCKS:\s*$", re.MULTILINE)
@@ -102,7 +106,14 @@ def _mask_expression(text: str) -> tuple[dict[str, ast.expr], str] | None:
             temps[t.group("name")] = ast.parse(t.group("expr"), mode="eval").body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        if len(temps) > MAX_MASK_NODES:
+            return None
     return None
+
+
+def _nodes(temps: dict[str, ast.expr]) -> int:
+    """Expression nodes across the temporaries: each evaluates to at most one chunk-sized array."""
+    return sum(1 for e in temps.values() for _ in ast.walk(e))
 
 
 class _Unknown(Exception):
@@ -129,8 +140,12 @@ def _evaluate(node: ast.expr, temps: dict[str, ast.expr], env: dict[str, Any], d
         raise _Unknown
     import numpy as np
 
-    if isinstance(node, ast.Constant) and isinstance(node.value, (bool, int)):
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
         return np.asarray(node.value)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        if not -_INT64 <= node.value < _INT64:  # NumPy would promote to uint64, float or object (unbounded ints)
+            raise _Unknown
+        return np.asarray(node.value, dtype=np.int64)
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
         left, right = (_evaluate(x, temps, env, depth + 1) for x in (node.left, node.right))
         if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and np.any(right == 0):
@@ -156,11 +171,12 @@ def _mask_pairs(text: str, q_len: int, kv_len: int, sparse_q: int, sparse_kv: in
     if found is None or q_len * kv_len > MAX_MASK_PAIRS:
         return None
     temps, out = found
+    nodes = _nodes(temps)
     q_tiles, kv_tiles = -(-q_len // sparse_q), -(-kv_len // sparse_kv)
-    if q_tiles * kv_tiles > MAX_TILES:
+    if q_tiles * kv_tiles > MAX_TILES or nodes > MAX_MASK_NODES or nodes * q_len * kv_len > _WORK:
         return None
     n = np.arange(kv_tiles * sparse_kv)[None, :]
-    rows = max(1, _CHUNK // n.shape[1])
+    rows = max(1, min(_CHUNK, _LIVE // max(nodes, 1)) // n.shape[1])
     tiles = 0
     try:
         for i in range(q_tiles):
@@ -171,7 +187,7 @@ def _mask_pairs(text: str, q_len: int, kv_len: int, sparse_q: int, sparse_kv: in
                 value = value.astype(bool) & (n < kv_len)  # the padded keys of a last partial tile are no keys
                 hit |= value.reshape(len(m), kv_tiles, sparse_kv).any(axis=(0, 2))
             tiles += int(hit.sum())
-    except (_Unknown, TypeError, ValueError, OverflowError, FloatingPointError, ZeroDivisionError):
+    except (_Unknown, TypeError, ValueError, OverflowError, FloatingPointError, ZeroDivisionError, MemoryError):
         return None
     return tiles * sparse_q * sparse_kv
 
