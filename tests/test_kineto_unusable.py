@@ -165,3 +165,22 @@ def test_a_trace_at_the_limit_is_not_refused_by_the_count(tmp_path):
     assert len(read.gpu) == 1000 and read.unusable == {}
     with pytest.raises(Exception, match="holds at least 1,000 GPU events"):
         reader.read_trace(trace, max_gpu_events=999)
+
+
+@pytest.mark.parametrize("field,value", [("grid", [0, 1, 1]), ("grid", [-256, 1, 1]), ("grid", [2**31, 1, 1]),
+                                         ("grid", [1, 1, 1, 1]), ("block", [2**62, 1, 1]), ("block", [64, 64, 1])])
+def test_a_launch_outside_cudas_limits_is_refused_naming_the_field(run_cli, tmp_path, field, value):
+    """A block of 2^62 threads put every Triton reduction at 10^14x its ceiling ('the model or the spec is wrong'
+    in unmodelled) and a zero grid priced a launch that cannot run: the trace is refused, naming the field."""
+    doc = _step()
+    _kernels(doc)[0]["args"][field] = value
+    r = _import(run_cli, _write(tmp_path / "t.json", doc), tmp_path / "r.json")
+    assert r.code == 2, r.err
+    assert f"args.{field}: is [" in r.err and "CUDA's limits" in r.err and "Traceback" not in r.err
+
+
+def test_a_grid_that_is_not_whole_numbers_is_taken_as_not_recorded(run_cli, tmp_path):
+    doc = _step()
+    _kernels(doc)[0]["args"]["grid"] = [256.0, 1, 1]
+    _kernels(doc)[1]["args"]["block"] = "256"
+    assert _import(run_cli, _write(tmp_path / "t.json", doc), tmp_path / "r.json").code == 0

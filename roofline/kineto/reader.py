@@ -387,10 +387,25 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def _dim3(value: Any) -> tuple[int, ...] | None:
-    if isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return tuple(value)
-    return None
+# CUDA's launch limits (CUDA C++ Programming Guide, "Compute Capabilities", Table 21: grid x < 2^31, y and z
+# < 65536; a block at most 1024 threads, x and y at most 1024, z at most 64); no launch runs outside them
+_GRID_MAX = (2**31 - 1, 65535, 65535)
+_BLOCK_MAX = (1024, 1024, 64)
+
+
+def _dim3(value: Any, field: str, where: str) -> tuple[int, ...] | None:
+    """A kernel's grid or block as CUPTI records it ([x, y, z]); None when it is not a list of whole numbers (not
+    recorded). One outside CUDA's launch limits (0, negative, 2^62, four entries) is refused: the models that read
+    it (multi-tensor chunks, reduction trees) would price a launch that cannot run."""
+    if not (isinstance(value, list) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return None
+    limits = _GRID_MAX if field == "args.grid" else _BLOCK_MAX
+    if len(value) > 3 or any(not 1 <= v <= top for v, top in zip(value, limits)) or (
+            field == "args.block" and math.prod(value) > _BLOCK_MAX[0]):
+        raise _OutOfRange(field, value, where, f"a launch's {field[5:]} is 1 to 3 whole numbers within CUDA's "
+                          f"limits (x, y, z at most {', '.join(map(str, limits))}"
+                          + (", 1024 threads in all" if field == "args.block" else "") + ")")
+    return tuple(value)
 
 
 def _listed(args: dict[str, Any], key: str) -> tuple[Any, ...]:
@@ -684,8 +699,8 @@ def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -
         where = f"the {cat} event '{name[:60]}' at ts {ts:g}"
         return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
                         _ident(args.get("device"), "args.device", where),
-                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid")),
-                        _dim3(args.get("block")), _number(args.get("bytes")), _graph_field(args.get("graph id")),
+                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid"), "args.grid", where),
+                        _dim3(args.get("block"), "args.block", where), _number(args.get("bytes")), _graph_field(args.get("graph id")),
                         _graph_field(args.get("graph node id")))
     if cat in _OP_CATS:
         return _op_of(args, name, ts, dur, str(event.get("tid")))
@@ -706,8 +721,8 @@ def read_trace(path: Path, max_gpu_events: int | None = None,
     try:
         return _read(path, max_gpu_events, on_batch)
     except _OutOfRange as exc:
-        raise at(path, exc.field, f"is {exc.shown} (in {exc.where}): an id must be a whole number from "
-                                  f"{-ID_LIMIT} to {ID_LIMIT - 1}; not {KIND} as PyTorch writes it") from None
+        rule = exc.rule or f"an id must be a whole number from {-ID_LIMIT} to {ID_LIMIT - 1}"
+        raise at(path, exc.field, f"is {exc.shown} (in {exc.where}): {rule}; not {KIND} as PyTorch writes it") from None
     except _TooManyGpu:
         raise too_many_gpu_events(path, max_gpu_events + 1 if max_gpu_events is not None else 0,
                                   max_gpu_events or 0, at_least=True) from None
@@ -816,11 +831,12 @@ class _TooManyKept(Exception):
 class _OutOfRange(Exception):
     """An id past ID_LIMIT: not a ValueError, so the batch reader does not take it for a bad cut."""
 
-    def __init__(self, field: str, value: int, where: str):
+    def __init__(self, field: str, value: object, where: str, rule: str | None = None):
         super().__init__(field)
         text = str(value)
-        self.field, self.where = field, where
-        self.shown = text if len(text) <= 24 else f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+        self.field, self.where, self.rule = field, where, rule
+        self.shown = (text if len(text) <= 24 else f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+                      if isinstance(value, int) else text if len(text) <= 48 else f"{text[:40]}… ({len(text)} characters)")
 
 
 def _ident(value: Any, field: str, where: str) -> int | None:
