@@ -504,3 +504,43 @@ def test_a_graph_launched_while_its_stream_is_busy_is_delayed_from_the_end_of_th
     delay = launch_delay(trace.gpu, trace.launches, graphs=True)
     assert delay is not None and delay.count == 2
     assert delay.max == pytest.approx(30e-6) and delay.p50 == pytest.approx(17e-6)
+
+
+def test_a_captures_record_too_large_for_the_trace_head_is_refused_not_a_traceback(run_cli, tmp_path, monkeypatch):
+    """profile writes its captures' record before traceEvents; a record longer than the stretch the batch reader
+    searches for the array (MAX_BATCH, made 1 MiB here) raised a bare ValueError out of EventStream's constructor
+    (internal error, exit 101). Now the text is parsed whole where it is short enough, else refused naming it."""
+    import roofline.kineto.chunks as chunks
+    import roofline.kineto.reader as reader
+
+    monkeypatch.setattr(chunks, "MAX_BATCH", 1 << 20)
+    monkeypatch.setattr(reader, "STREAM_FROM", 1 << 16)
+    step = json.loads((Path(__file__).parent / "data" / "kineto" / "step.json").read_text())
+    op = {"name": "aten::mm", "dims": [[64, 64], [64, 64]], "types": ["float", "float"]}
+    head = {"version": 1, "captures": [{"key": "1", "launches": [{"call": "cudaLaunchKernel", "op": op}] * 40_000}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({CAPTURES_KEY: head, **step}))
+    assert path.stat().st_size > 2 << 20
+    trace = read_trace(path)  # short enough to parse whole: read, the record kept
+    assert len(trace.captures) == 1 and len(trace.captures[0].launches) == 40_000
+    monkeypatch.setattr(reader, "MAX_WHOLE_TEXT", 1 << 20)
+    r = run_cli("import", "torch", path, "--spec", "h200", "-o", tmp_path / "r.json")
+    assert r.code == 2 and "traceEvents" in r.err and "Traceback" not in r.err, r.err
+
+
+def test_profile_leaves_out_the_captures_past_what_the_trace_head_holds(monkeypatch, capsys):
+    """64 recorded graphs of thousands of calls would write a head the reader cannot get past: the captures past
+    MAX_HEAD_BYTES are counted as not recorded (the note says so), and what is written is readable."""
+    import roofline.kineto.capture as capture
+
+    monkeypatch.setattr(capture, "MAX_HEAD_BYTES", 4000)
+    op = __import__("roofline.kineto.reader", fromlist=["Op"]).Op("aten::mm", 0.0, 1.0, "1", ((64, 64),), ("float",),
+                                                                 (), (), None)
+    recorder = capture.GraphRecorder(None, None, None)
+    recorder.captures = [Capture(str(i), (CaptureLaunch("cudaLaunchKernel", op),) * 10, None, None, "profile")
+                         for i in range(6)]
+    head = recorder.head()
+    assert 0 < len(head["captures"]) < 6 and len(json.dumps(head)) <= 4000 + 100
+    assert recorder.skipped == [str(i) for i in range(len(head["captures"]), 6)]
+    assert "not recorded" in capsys.readouterr().err
+    assert recorder.head() == head  # asked again (the note after the write): the same record

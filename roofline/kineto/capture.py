@@ -245,6 +245,7 @@ def _hook_optimizers(torch: Any, window: Window) -> None:
     register(hook)
 
 
+MAX_HEAD_BYTES = 32 << 20  # the captures' record at the trace's head (the reader looks 64 MiB in for traceEvents)
 MAX_SIDE_SESSIONS = 64  # captures recorded outside the range (cudagraph trees capture one graph per shape)
 
 
@@ -351,7 +352,23 @@ class GraphRecorder:
         return Capture(key, launches, None, None, "profile")
 
     def head(self) -> dict[str, Any] | None:
-        """The trace's extra top-level block, None when no capture was recorded outside the range."""
+        """The trace's extra top-level block, None when no capture was recorded outside the range. It is written
+        before traceEvents, and the reader looks for that array within its first MAX_BATCH (64 MiB): captures past
+        MAX_HEAD_BYTES of text (64 graphs of thousands of calls each) are left out and counted as not recorded,
+        rather than written into a trace that `import torch` would refuse."""
+        kept: list[Capture] = []
+        size = 0
+        for c in self.captures:
+            size += len(json.dumps(captures_block([c])["captures"][0])) + 2
+            if size > MAX_HEAD_BYTES:
+                break
+            kept.append(c)
+        if len(kept) < len(self.captures):
+            left = self.captures[len(kept):]
+            self.skipped.extend(c.key for c in left)
+            self.captures = kept
+            _say(f"warning: {counted(len(left), 'CUDA graph capture')} not recorded: the record would pass "
+                 f"{MAX_HEAD_BYTES >> 20} MiB at the trace's head")
         return captures_block(self.captures) if self.captures else None
 
 

@@ -740,9 +740,9 @@ def _read(path: Path, max_gpu_events: int | None, on_batch: Callable[[float], No
     head: dict[str, Any] | None = None
     digest = ""
     if len(first) > STREAM_FROM:
-        stream = EventStream(_chain([first], pieces), _batch_loads)
-        first = b""  # the stream holds it now, and drops it once parsed
-        try:
+        try:  # the constructor raises too: "traceEvents" more than MAX_BATCH in (a large block written before it)
+            stream = EventStream(_chain([first], pieces), _batch_loads)
+            first = b""  # the stream holds it now, and drops it once parsed
             for batch in stream:
                 reduced.add(batch)
                 del batch  # not held while the next one is parsed
