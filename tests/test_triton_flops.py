@@ -199,3 +199,11 @@ def test_the_docs_table_says_what_the_counter_charges():
         row = re.search(rf"^\| `{re.escape(name)}` \| (\S+) \|", text, re.MULTILINE)
         assert row is not None, f"{name} missing from the docs table"
         assert float(row.group(1)) == cost.flops, name
+
+
+def test_a_source_too_deep_for_the_parser_counts_nothing_for_that_line_not_a_traceback():
+    """200,000 unary minuses overflow CPython's parser stack with MemoryError (not RecursionError): a kernel file
+    is user input, and read_source raised out of `import torch --triton-source`."""
+    text = pointwise("tmp8 = " + "-" * 200_000 + "tmp0", "tmp9 = tmp0 + tmp1")
+    source = read_source(text)
+    assert source is not None and source.flops_per_point == 1.0  # the add; the unparsable line counts nothing

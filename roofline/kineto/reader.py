@@ -699,8 +699,9 @@ def _reduce(event: dict[str, Any], cat: str, ts: float, dur: float, name: str) -
         where = f"the {cat} event '{name[:60]}' at ts {ts:g}"
         return GpuEvent(_GPU_CATS[cat], name, ts, dur, _int(args.get("correlation")),
                         _ident(args.get("device"), "args.device", where),
-                        _ident(args.get("stream"), "args.stream", where), _dim3(args.get("grid"), "args.grid", where),
-                        _dim3(args.get("block"), "args.block", where), _number(args.get("bytes")), _graph_field(args.get("graph id")),
+                        _ident(args.get("stream"), "args.stream", where),
+                        _dim3(args.get("grid"), "args.grid", where), _dim3(args.get("block"), "args.block", where),
+                        _number(args.get("bytes")), _graph_field(args.get("graph id")),
                         _graph_field(args.get("graph node id")))
     if cat in _OP_CATS:
         return _op_of(args, name, ts, dur, str(event.get("tid")))
@@ -835,8 +836,10 @@ class _OutOfRange(Exception):
         super().__init__(field)
         text = str(value)
         self.field, self.where, self.rule = field, where, rule
-        self.shown = (text if len(text) <= 24 else f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
-                      if isinstance(value, int) else text if len(text) <= 48 else f"{text[:40]}… ({len(text)} characters)")
+        if isinstance(value, int):
+            self.shown = text if len(text) <= 24 else f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+        else:
+            self.shown = text if len(text) <= 48 else f"{text[:40]}… ({len(text)} characters)"
 
 
 def _ident(value: Any, field: str, where: str) -> int | None:

@@ -154,7 +154,7 @@ class BodyCounter:
         """The FLOPs of `target = expr`; remembers what target holds."""
         try:
             node = ast.parse(expr.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # parser stack: 200,000 minuses
             return Counted()
         counted = Counted()
         value = self._visit(node, counted)
@@ -176,7 +176,7 @@ class BodyCounter:
         counted = Counted()
         try:
             node = ast.parse(expr.strip(), mode="eval").body
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # parser stack: 200,000 minuses
             return counted
         if not isinstance(node, ast.Call) or len(node.args) < 2:
             return counted
