@@ -168,3 +168,17 @@ def test_an_element_type_the_kernel_does_not_name_leaves_the_bytes_out():
     odd = kernel("TensorListMetadata<1>", "UnaryOpFunctor<c10::Float8_e8m0fnu, 1, 1, 0>")
     work = model_from_grid("aten::_foreach_neg_", [EMPTY], [(odd, (4, 1, 1))])
     assert work.bytes is None and "no element type in the kernel's template arguments" in work.note
+
+
+@pytest.mark.parametrize("metadata, functor", [
+    ("TensorListMetadata<1>", "BinaryOpScalarFunctor<float, 1, 99999999999999999999, 0>"),  # 10^15x its ceiling
+    ("TensorListMetadata<1>", "BinaryOpScalarFunctor<float, 1, 0, 0>"),  # reads no list: half the bytes
+    ("TensorListMetadata<2>", "UnaryOpFunctor<float, 2, 1, 7>"),  # stores into a list it was not handed
+    ("TensorListMetadata<0>", "UnaryOpFunctor<float, 0, 1, 0>"),
+    ("TensorListMetadata<9>", "UnaryOpFunctor<float, 9, 1, 0>"),
+    ("TensorListMetadata<" + "9" * 5000 + ">", "UnaryOpFunctor<float, 1, 1, 0>"),  # int() refuses 4300 digits
+])
+def test_a_kernel_name_no_aten_build_spells_is_not_read_as_a_multi_tensor_kernel(metadata, functor):
+    """The grid model multiplies the elements by the lists a name says each block reads: a name outside ATen's
+    depths (1-5) or a functor reading or storing outside its lists is not read (no grid model from it)."""
+    assert parse_kernel(kernel(metadata, functor)) is None

@@ -81,12 +81,19 @@ def parse_kernel(name: str) -> MtaKernel | None:
     functor = _FUNCTOR.search(body)
     if functor is None or (meta is None and functor.group(3) is None):
         return None
+    numbers = [g for g in (meta.group(3) if meta is not None else None, *functor.group(3, 4, 5)) if g is not None]
+    if any(len(g) > 2 for g in numbers):  # ATen's depths are 1 to 5: a longer number is no kernel of its
+        return None
     depth = int(meta.group(3) if meta is not None else functor.group(3))
     dtype = DTYPES.get(functor.group(2).strip())
     fused = functor.group(1).startswith("Fused")
     reads = res = None
     if not fused and functor.group(4) is not None:
         reads, res = int(functor.group(4)), int(functor.group(5))
+    # depth_to_max_tensors has an entry for depths 1-5; a foreach functor reads 1 to depth lists and stores into one
+    # of them (ForeachFunctors.cuh): a name outside that is no multi-tensor kernel ATen builds (read as none)
+    if not 1 <= depth <= len(MAX_TENSORS) or reads is not None and not (1 <= reads <= depth and 0 <= res < depth):
+        return None
     return MtaKernel(meta.group(1) if meta is not None else "", depth, functor.group(1), dtype, reads, res)
 
 
