@@ -184,3 +184,32 @@ def test_a_grid_that_is_not_whole_numbers_is_taken_as_not_recorded(run_cli, tmp_
     _kernels(doc)[0]["args"]["grid"] = [256.0, 1, 1]
     _kernels(doc)[1]["args"]["block"] = "256"
     assert _import(run_cli, _write(tmp_path / "t.json", doc), tmp_path / "r.json").code == 0
+
+
+def _with_steps(doc: dict, *ranges: tuple[int, float, float]) -> dict:
+    """`doc` with ProfilerStep#N ranges (number, start and end as fractions of the trace's span) on the CPU, in
+    place of its own."""
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    timed = [e for e in doc["traceEvents"] if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
+    t0, t1 = min(e["ts"] for e in timed), max(e["ts"] + e.get("dur", 0) for e in timed)
+    for n, a, b in ranges:
+        doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 1,
+                                   "tid": 1, "ts": t0 + a * (t1 - t0), "dur": (b - a) * (t1 - t0), "args": {}})
+    return doc
+
+
+def test_a_step_range_inside_another_is_left_out_and_counted(run_cli, tmp_path):
+    """ProfilerStep#2 inside #1 (not as torch.profiler writes them): steps were looked up by start, so the launches
+    after #2 ended, inside #1, had no step; now #2 is left out, said among the unusable events."""
+    doc = _with_steps(_step(), (1, 0.0, 1.0), (2, 0.01, 0.02))
+    r = _import(run_cli, _write(tmp_path / "t.json", doc), tmp_path / "r.json")
+    assert r.code == 0, r.err
+    assert "1 ProfilerStep inside or across the step before it" in _summary(r.err)
+    assert {k.get("step") for k in json.loads((tmp_path / "r.json").read_text())["kernels"]} == {1}
+
+
+def test_steps_that_meet_within_kinetos_rounding_are_both_kept(run_cli, tmp_path):
+    doc = _with_steps(_step(), (1, 0.0, 0.5 + 1e-9), (2, 0.5, 1.0))
+    r = _import(run_cli, _write(tmp_path / "t.json", doc), tmp_path / "r.json")
+    assert r.code == 0 and "ProfilerStep" not in _summary(r.err), r.err
+    assert {k.get("step") for k in json.loads((tmp_path / "r.json").read_text())["kernels"]} <= {1, 2}

@@ -575,7 +575,25 @@ class _Reduced:
         return Trace(path, _devices(head), _ident(dist.get("rank"), "distributedInfo.rank", "distributedInfo"),
                      _ident(dist.get("world_size"), "distributedInfo.world_size", "distributedInfo"), ops, launches,
                      gpu, modules, unusable, unusable_gpu, window, self.params, self.graph_marks,
-                     _captures(path, head), sorted(self.steps, key=lambda st: (st.ts, st.number)))
+                     _captures(path, head), _steps(self.steps, unusable))
+
+
+OVERLAPPING_STEP = "ProfilerStep inside or across the step before it (not used to number launches)"
+STEP_SLACK = 1.0  # µs: Kineto rounds ts and dur each to the ns, so one step may end a hair after the next begins
+
+
+def _steps(steps: list[Step], unusable: dict[str, int]) -> list[Step]:
+    """The ProfilerStep ranges in time order, each ending before the next begins, as torch.profiler writes them
+    (prof.step() closes one and opens the next). A range that starts inside the one before it (a nested or
+    overlapping range, the same range twice) would give a launch the wrong step, or none where it lies inside the
+    outer one (steps are looked up by start): it is left out and counted among the unusable events."""
+    kept: list[Step] = []
+    for st in sorted(steps, key=lambda st: (st.ts, -st.dur, st.number)):
+        if kept and st.ts < kept[-1].end - STEP_SLACK:
+            unusable[OVERLAPPING_STEP] = unusable.get(OVERLAPPING_STEP, 0) + 1
+            continue
+        kept.append(st)
+    return kept
 
 
 MAX_PARAMS = 1 << 20  # tensors in one annotated optimizer step
