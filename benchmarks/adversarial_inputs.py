@@ -44,7 +44,7 @@ TIMEOUT = 30.0  # seconds each run gets
 @dataclass
 class Case:
     name: str
-    kind: str  # "input", "output" or "figure"
+    kind: str  # "input", "output", "figure" or "trace-model"
     make: Callable[[Path], list[str]]  # builds the files in the folder, returns the roofline arguments
     code: int  # the exit status expected
     says: tuple[str, ...] = ()  # what stderr must hold (the file, the field, the words of the rule)
@@ -440,6 +440,96 @@ def calibrated_datasheet(d: Path) -> list[str]:
             str(ROOT / "specs" / "a100-sxm4-80gb.yaml")]
 
 
+
+# trace-model: the models of the torch trace importer (launch dimensions, ProfilerStep ranges, the captures record
+# at the trace's head, multi-tensor kernel names, Triton and flex_attention template sources) fed what no real
+# program writes; each case failed (a traceback, a hang or a figure 10^14x its ceiling) before its fix
+PROGRAM_KINDS = DATA / "kineto" / "compiled" / "program-kinds-h100-2026-12-06.tar.gz"
+TRAIN = DATA / "kineto" / "h200-train.json.gz"  # fused AdamW and _foreach_add_ launches
+
+
+def _launch_dim(d: Path, field: str, value: list[int]) -> list[str]:
+    doc = _step()
+    next(e for e in doc["traceEvents"] if e.get("cat") == "kernel")["args"][field] = value
+    return ["import", "torch", str(_write_json(d / "dims.json", doc)), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def nested_profiler_steps(d: Path) -> list[str]:
+    doc = _step()
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    timed = [e for e in doc["traceEvents"] if e.get("ph") == "X" and isinstance(e.get("ts"), (int, float))]
+    t0, t1 = min(e["ts"] for e in timed), max(e["ts"] + e.get("dur", 0) for e in timed)
+    for n, a, b in ((1, t0, t1), (2, t0 + 1, t0 + 2)):
+        doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": 1,
+                                   "tid": 1, "ts": a, "dur": b - a, "args": {}})
+    return ["import", "torch", str(_write_json(d / "steps.json", doc)), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def _every_kernel_in_step_1(d: Path) -> str | None:
+    steps = {k.get("step") for k in json.loads((d / "r.json").read_text())["kernels"]}
+    return None if steps == {1} else f"the kernels' steps are {steps}, expected {{1}} (the outer step)"
+
+
+def captures_head_past_batch(d: Path) -> list[str]:
+    op = {"name": "aten::mm", "dims": [[64, 64], [64, 64]], "types": ["float", "float"]}
+    head = {"version": 1, "captures": [{"key": "1", "launches": [{"call": "cudaLaunchKernel", "op": op}] * 1_100_000}]}
+    path = d / "head.json"
+    path.write_text(json.dumps({"roofline_graph_captures": head, **_step()}), encoding="utf-8")  # ~90 MB
+    return ["import", "torch", str(path), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def _foreach_reads_1e20(d: Path) -> list[str]:
+    import re
+
+    with gzip.open(TRAIN, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    for e in doc["traceEvents"]:
+        if e.get("cat") == "cpu_op" and "_foreach" in str(e.get("name")):  # a list of 30+: no shapes recorded
+            e.setdefault("args", {})["Input Dims"] = [[] if isinstance(x, list) and x and isinstance(x[0], list)
+                                                      else x for x in e["args"].get("Input Dims", [])]
+        if e.get("cat") == "kernel" and "BinaryOpScalarFunctor" in str(e.get("name")):
+            e["name"] = re.sub(r"(BinaryOpScalarFunctor<float, )(\d+), (\d+)", r"\g<1>\2, 99999999999999999999",
+                               e["name"])
+    return ["import", "torch", str(_write_json(d / "mta.json", doc)), "--spec", "h200", "-o", str(d / "r.json")]
+
+
+def _no_op_above_its_ceiling(d: Path) -> str | None:
+    bad = [u.get("op") for u in json.loads((d / "r.json").read_text())["unmodelled"] if "ceiling" in u.get("why", "")]
+    return f"{bad} in unmodelled as above their ceiling" if bad else None
+
+
+def _kinds_kernels(d: Path, kind: str) -> Path:
+    import tarfile
+
+    with tarfile.open(PROGRAM_KINDS) as tar:
+        members = [m for m in tar.getmembers() if m.isfile() and (m.name.startswith(f"{kind}/kernels/")
+                                                                   or m.name == f"{kind}/{kind}.trace.json.gz")]
+        tar.extractall(d, members=members, filter="data")
+    return d / kind
+
+
+def flex_mask_beyond_int64(d: Path) -> list[str]:
+    folder = _kinds_kernels(d, "flex")
+    squares = "".join(f"        tmp{i + 11} = tmp{i + 10} * tmp{i + 10}\n" for i in range(30))
+    mask = "        tmp10 = 99999999999999999999999\n" + squares + "        tmp3 = (tmp1 + tmp40) >= tmp2\n"
+    for path in (folder / "kernels").glob("*.py"):  # every rendering of the causal mask_mod: 30 squarings of 10^22
+        text = path.read_text(encoding="utf-8")
+        if "        tmp3 = tmp1 >= tmp2\n" in text and "mask_mod_output" in text:
+            path.write_text(text.replace("        tmp3 = tmp1 >= tmp2\n", mask), encoding="utf-8")
+    return ["import", "torch", str(folder / "flex.trace.json.gz"), "--spec", "h100", "--triton-source",
+            str(folder / "kernels"), "-o", str(d / "r.json")]
+
+
+def triton_source_parser_overflow(d: Path) -> list[str]:
+    folder = _kinds_kernels(d, "mix")
+    for path in sorted((folder / "kernels").glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if "tl.store(" in text and "'kernel_name'" in text:
+            at = text.index("    tl.store(")
+            path.write_text(text[:at] + "    tmp999 = " + "-" * 200_000 + "tmp0\n" + text[at:], encoding="utf-8")
+    return ["import", "torch", str(folder / "mix.trace.json.gz"), "--spec", "h100", "--triton-source",
+            str(folder / "kernels"), "-o", str(d / "r.json")]
+
 CASES = [
     Case("gz-inflates-past-cap", "input", gz_inflates_past_cap, 2, ("bomb.json.gz", "inflates to more than"),
          fast=False),
@@ -496,6 +586,18 @@ CASES = [
          run=_signal_during_write(signal.SIGHUP)),
     Case("sigint-after-rename", "output", lambda d: [], 130, ("interrupted after writing", "a.json"),
          check=_written, run=interrupt_after_rename),
+    Case("block-2^62-threads", "trace-model", lambda d: _launch_dim(d, "block", [2**62, 1, 1]), 2,
+         ("dims.json", "args.block", "CUDA's limits")),
+    Case("grid-zero", "trace-model", lambda d: _launch_dim(d, "grid", [0, 1, 1]), 2,
+         ("dims.json", "args.grid", "CUDA's limits")),
+    Case("profiler-step-nested", "trace-model", nested_profiler_steps, 0, ("ProfilerStep inside or across",),
+         check=_every_kernel_in_step_1),
+    Case("captures-record-90mb-before-events", "trace-model", captures_head_past_batch, 2, ("head.json", "traceEvents"),
+         fast=False),
+    Case("foreach-functor-reads-1e20-lists", "trace-model", _foreach_reads_1e20, 0, ("imported",),
+         check=_no_op_above_its_ceiling),
+    Case("flex-mask-constant-past-int64", "trace-model", flex_mask_beyond_int64, 0, ("imported",)),
+    Case("triton-line-200000-minuses", "trace-model", triton_source_parser_overflow, 0, ("imported",)),
 ]
 
 
@@ -534,12 +636,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chosen = [c for c in CASES if (not args.fast or c.fast) and (not args.only or c.name in args.only.split(","))]
     failed = 0
-    print(f"{'case':32} {'class':7} {'expect':>6} {'got':>6} {'s':>6}  verdict")
+    print(f"{'case':36} {'class':11} {'expect':>6} {'got':>6} {'s':>6}  verdict")
     with tempfile.TemporaryDirectory(prefix="roofline-adversarial-") as tmp:
         for case in chosen:
             outcome, why = run_case(case, Path(tmp))
             failed += why is not None
-            print(f"{case.name:32} {case.kind:7} {case.code:>6} {str(outcome.code):>6} {outcome.seconds:6.1f}  "
+            print(f"{case.name:36} {case.kind:11} {case.code:>6} {str(outcome.code):>6} {outcome.seconds:6.1f}  "
                   f"{'ok' if why is None else 'FAIL: ' + why}", flush=True)
     print(f"{len(chosen) - failed} of {len(chosen)} cases ended as they should")
     return 1 if failed else 0
