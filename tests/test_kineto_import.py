@@ -247,3 +247,15 @@ def test_the_real_op_models_count_the_step_by_hand(tmp_path) -> None:
     assert addmm["bytes"] == pytest.approx(115_200 * (1 + 10.5 / 12.5))
     assert clamp["flops"] == 2 * 16_384 and clamp["bytes"] == 2 * 65_536
     assert load_results(out)  # report and plot read it back
+
+
+def test_a_trace_of_cpu_events_alone_says_it_has_no_gpu_events(tmp_path) -> None:
+    """A trace recorded without ProfilerActivity.CUDA said '0 GPU events, but none of them is a kernel...'."""
+    doc = json.loads((DATA / "step.json").read_text())
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset")]
+    (tmp_path / "cpu.json").write_text(json.dumps(doc))
+    result = CliRunner().invoke(cli, ["import", "torch", str(tmp_path / "cpu.json"), "--spec", "h200"])
+    assert isinstance(result.exception, InputError)  # exit 2 through the CLI's entry point
+    message = str(result.exception)
+    assert "no GPU events (kernels, copies, fills)" in message and "0 GPU events" not in message
+    assert "ProfilerActivity.CUDA" in message

@@ -598,6 +598,10 @@ def build_document(traces: Sequence[Trace], machine: MachineSpec, gpu: str, grou
         why = "none of them is a kernel of an op with a model or a copy with recorded bytes"
         if not any(op.dims for t in traces for op in t.ops):
             why += " (the traces hold no input shapes: profile with torch.profiler.profile(record_shapes=True))"
+        if not total_events:  # CPU ops and launches only: "0 GPU events, but none of them..." read as a contradiction
+            raise InputError(f"{', '.join(str(t.path) for t in traces)}: no GPU events (kernels, copies, fills); "
+                             "nothing to put on the roofline", fix="profile with activities=[ProfilerActivity.CPU, "
+                             "ProfilerActivity.CUDA]")
         raise InputError(f"{', '.join(str(t.path) for t in traces)}: {counted(total_events, 'GPU event')}, but {why}; "
                          "nothing to put on the roofline")
     unmodelled_time = sum(u["time"] for u in builder.unmodelled)
