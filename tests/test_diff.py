@@ -291,3 +291,51 @@ def test_each_side_is_named_on_a_line_of_its_own_never_broken_mid_path(run_cli, 
     r = run_cli("diff", "tests/data/kineto/h200-train.json.gz", b, "--spec", "h200")
     assert r.code == 0, r.err
     assert f"B: {b} (NVIDIA H200)" in r.out.splitlines()[1]
+
+
+# ---- hostile and mismatched inputs (review) -----------------------------------------------------------------------
+
+
+def test_the_same_gpu_judged_against_another_spec_is_said(tmp_path):
+    """A trace imported with --spec h100 on one side: the device name is the trace's on both, but every fraction
+    of ceiling is of other ceilings; the diff must say so rather than show a +3.8 pp 'change' of an identical run."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    doc, _ = import_traces([tmp_path / "a.trace.json"], "h100")
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(doc), encoding="utf-8")
+    d = diff_of(load_results(a), load_results(b))
+    assert any("spec h200-sxm" in n and "h100-sxm" in n for n in d.notes), d.notes
+
+
+def test_sides_of_different_step_counts_say_the_wall_figures_move_with_it(tmp_path):
+    """The same program, 1 step against 4: GPU time per step agrees, but the window of 4 steps holds 3 gaps
+    between steps, so wall time, idle and MFU per step differ with the count alone; the diff says so."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    four = _profile(tmp_path, "four", steps=4, seed=1, noise=0.0)
+    d = diff_of(load_results(one), load_results(four))
+    assert d.delta == pytest.approx(0.0, abs=1e-12)
+    assert any("A holds 1 step and B 4" in n for n in d.notes), d.notes
+    same = diff_of(load_results(four), load_results(four))
+    assert not same.notes
+
+
+def test_one_step_against_ten_of_the_same_kernels_changes_nothing(tmp_path, run_cli, monkeypatch):
+    """A mean over 10 steps of the same kernels is a float sum's rounding off one step's time: no group moved, so
+    none reads '+0.0000000542 ps' or '+0.0%', none sorts first for it, and the 80-column table keeps its columns."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    ten = _profile(tmp_path, "ten", steps=10, seed=1, noise=0.0)
+    d = diff_of(load_results(one), load_results(ten))
+    assert [r.delta for r in d.rows] == [0.0] * len(d.rows)
+    assert [r.change for r in d.rows[:-1]] == [0.0] * (len(d.rows) - 1)
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("diff", one, ten)
+    assert r.code == 0, r.err
+    assert " ps" not in r.out and "+0.0%" not in r.out, r.out
+    left_out = [line for line in (r.out + r.err).splitlines() if "Left out" in line]
+    assert all("ceil" not in line and "recov" not in line for line in left_out), left_out
