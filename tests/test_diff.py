@@ -339,3 +339,29 @@ def test_one_step_against_ten_of_the_same_kernels_changes_nothing(tmp_path, run_
     assert " ps" not in r.out and "+0.0%" not in r.out, r.out
     left_out = [line for line in (r.out + r.err).splitlines() if "Left out" in line]
     assert all("ceil" not in line and "recov" not in line for line in left_out), left_out
+
+
+def test_a_baseline_of_one_step_is_said_as_such_and_unchanged_reads_zero(tmp_path, run_cli, monkeypatch):
+    """B of 10 steps against a baseline of 1 step of the same kernels: both mark their steps, so the report must not
+    claim 'no ProfilerStep ranges'; it compares per-step means without an interval, and the unchanged groups read
+    0.0%, not '+0.0%' or '−0.0%' from a float sum's rounding."""
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    ten = _profile(tmp_path, "ten", steps=10, seed=1, noise=0.0)
+    monkeypatch.setenv("COLUMNS", "200")
+    r = run_cli("report", ten, "--baseline", one, "--max-regression", "5%")
+    assert r.code == 0, r.err
+    words = " ".join(r.out.split())  # the table's title wraps to the table's width
+    assert "no ProfilerStep ranges" not in words, r.out
+    assert "means per step of 10 vs 1 steps" in words, r.out
+    assert "+0.0%" not in r.out and "−0.0%" not in r.out, r.out
+
+
+def test_a_limit_under_one_percent_is_printed_as_given(tmp_path, run_cli, monkeypatch):
+    """--max-regression 0.5% printed as '0%' reads 'no slowdown allowed' and contradicts the failures it names."""
+    a = _profile(tmp_path, "a", steps=4, seed=1, noise=0.0)
+    b = _profile(tmp_path, "b", steps=4, seed=2, noise=0.0, slower={"aten::add": 1.2})
+    monkeypatch.setenv("COLUMNS", "200")
+    r = run_cli("report", b, "--baseline", a, "--max-regression", "0.5%")
+    assert r.code == 1
+    assert "--max-regression 0.5%" in " ".join(r.out.split()) and "over the 0.5% limit" in r.err, (r.out, r.err)
+    assert "0% limit" not in r.err.replace("0.5% limit", "")
