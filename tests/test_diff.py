@@ -365,3 +365,25 @@ def test_a_limit_under_one_percent_is_printed_as_given(tmp_path, run_cli, monkey
     assert r.code == 1
     assert "--max-regression 0.5%" in " ".join(r.out.split()) and "over the 0.5% limit" in r.err, (r.out, r.err)
     assert "0% limit" not in r.err.replace("0.5% limit", "")
+
+
+def test_gate_limits_are_printed_as_given(tmp_path, run_cli, monkeypatch):
+    """--max-unmodelled 0.5% and --fail-below-program 66.9% name the limit the user gave: rounded to whole percent
+    they read '0%' and 'a program at 66.6% is below the 67% gate' / '... below the 66% gate' (which contradicts)."""
+    trace = _trace(steps=2, seed=1, noise=0.0)
+    for e in trace["traceEvents"]:
+        if e["name"] == "aten::add":
+            e["name"] = "myext::unknown_op"  # no model: its kernel's time is unmodelled
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace), encoding="utf-8")
+    doc, _ = import_traces([path], "h200")
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("report", res, "--max-unmodelled", "0.5%")
+    assert r.code == 1
+    assert "over the 0.5% --max-unmodelled gate" in " ".join(r.err.split()), r.err
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)  # its program at 66.6% of ceiling
+    r = run_cli("report", a, "--fail-below-program", "66.9%")
+    assert r.code == 1
+    assert "below the 66.9% gate" in " ".join(r.err.split()), r.err
