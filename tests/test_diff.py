@@ -387,3 +387,23 @@ def test_gate_limits_are_printed_as_given(tmp_path, run_cli, monkeypatch):
     r = run_cli("report", a, "--fail-below-program", "66.9%")
     assert r.code == 1
     assert "below the 66.9% gate" in " ".join(r.err.split()), r.err
+
+
+def test_two_ranks_against_one_is_said_by_diff_and_refused_by_the_baseline_gate(tmp_path, run_cli, monkeypatch):
+    """Rank 0 alone against ranks 0 and 1 together: every time of B sums two GPUs, so each group 'regressed'
+    by ~100-170 %. diff says so; report --baseline refuses (exit 2) rather than fail every group on it."""
+    ranks = [DATA / "kineto" / "rank0.json", DATA / "kineto" / "rank1.json.gz"]
+    for name, traces in (("one", ranks[:1]), ("both", ranks)):
+        doc, _ = import_traces(traces, "h200")
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("diff", tmp_path / "one.json", tmp_path / "both.json")
+    assert r.code == 0, r.err
+    assert "A holds 1 rank and B 2" in " ".join(r.out.split()), r.out
+    assert "1 steps" not in r.out
+    r = run_cli("report", tmp_path / "both.json", "--baseline", tmp_path / "one.json", "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "holds 2 ranks and the baseline" in r.err and "Traceback" not in r.err
+    r = run_cli("report", tmp_path / "both.json", "--baseline", tmp_path / "both.json", "--max-regression", "5%",
+                "--max-unmodelled", "50%")
+    assert r.code == 0, r.err

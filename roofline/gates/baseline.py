@@ -20,7 +20,8 @@ import statistics
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline.gates.report import regression_verdict
-from roofline.records.diff import difference, read_program, program_samples
+from roofline.errors import InputError
+from roofline.records.diff import difference, ranks, read_program, program_samples
 from roofline.records.files import ResultsFile, device_labels
 from roofline.model.counts import counted
 
@@ -65,6 +66,11 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
     missing: list[str] = []
     limit = max_regression if max_regression is not None else float("inf")
     for label, results in zip(device_labels(files), files):
+        if ranks(results) != ranks(baseline):
+            # Every time is a sum over the ranks: 2 ranks against 1 'regresses' every group by ~100 %.
+            raise InputError(f"{results.name} holds {counted(ranks(results), 'rank')} and the baseline "
+                             f"{baseline.name} {ranks(baseline)}: their GPU times sum different numbers of GPUs, "
+                             "so no change between them is the program's; compare captures of the same ranks")
         now = read_program(results, per_step=True)
         per_step = bool(now.step_numbers) and bool(base.step_numbers)
         steps, base_steps = len(now.step_numbers), len(base.step_numbers)

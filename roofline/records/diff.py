@@ -244,6 +244,14 @@ def _launches(results: ResultsFile, key: str) -> list[tuple[int | None, _Launch]
     return out
 
 
+def ranks(results: ResultsFile) -> int:
+    """How many ranks (processes, one GPU each) the document's launches came from: its GPU time sums theirs, so two
+    documents of different rank counts compare the number of GPUs as much as the program."""
+    seen = {e.get("rank") for key in ("kernels", "unmodelled") for e in results.doc.get(key) or ()
+            if isinstance(e, dict) and isinstance(e.get("rank"), int) and not isinstance(e.get("rank"), bool)}
+    return max(1, len(seen))
+
+
 @dataclass(frozen=True)
 class _Program:
     """What the diff reads of one results file: its side, its groups, and per-step samples."""
@@ -397,6 +405,11 @@ def diff(a: ResultsFile, b: ResultsFile) -> Diff:
                      "GPU idle, MFU and HFU are over each capture's window from its first GPU event to its last, "
                      "which holds the gaps between its steps, so they change with the number of steps alone; "
                      "capture the same number of steps on each side to compare them")
+    ranks_a, ranks_b = ranks(a), ranks(b)
+    if ranks_a != ranks_b:
+        notes.append(f"A holds {counted(ranks_a, 'rank')} and B {ranks_b}: each side's GPU time sums its ranks', "
+                     "so the changes are of the number of GPUs as much as of the program; compare the same ranks "
+                     "(import each rank's trace alone)")
     words_a = {n: _Words.of(n, pa.ops.get(n, ())) for n in pa.groups if n not in pb.groups}
     words_b = {n: _Words.of(n, pb.ops.get(n, ())) for n in pb.groups if n not in pa.groups}
     rows: list[GroupDiff] = []

@@ -61,7 +61,7 @@ def wrap_name(name: str, width: int = NAME_WIDTH) -> str:
 
 
 def _unit(d: Diff) -> str:
-    return (f"per step (A: mean of {d.a.steps} steps, B: of {d.b.steps})" if d.per_step
+    return (f"per step (A: mean of {counted(d.a.steps, 'step')}, B: of {d.b.steps})" if d.per_step
             else "over the whole capture")
 
 
