@@ -407,3 +407,23 @@ def test_two_ranks_against_one_is_said_by_diff_and_refused_by_the_baseline_gate(
     r = run_cli("report", tmp_path / "both.json", "--baseline", tmp_path / "both.json", "--max-regression", "5%",
                 "--max-unmodelled", "50%")
     assert r.code == 0, r.err
+
+
+def test_an_ncu_profile_against_a_trace_is_said_by_diff_and_refused_by_the_baseline_gate(tmp_path, run_cli,
+                                                                                          monkeypatch):
+    """The same training step as ncu replayed it and as the trace timed it: 16 of 32 groups 'regressed' by the
+    measurement alone. diff says whose times are whose; report --baseline refuses the pair (exit 2)."""
+    import gzip
+    csv_path = tmp_path / "train.ncu.csv"
+    csv_path.write_bytes(gzip.decompress((DATA / "kineto" / "h200-train.ncu.csv.gz").read_bytes()))
+    r = run_cli("import", "ncu", csv_path, "--spec", "h200", "--group-by", "op", "-o", tmp_path / "ncu.json")
+    assert r.code == 0, r.err
+    doc, _ = import_traces([EAGER], "h200")
+    (tmp_path / "trace.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("diff", tmp_path / "trace.json", tmp_path / "ncu.json")
+    assert r.code == 0, r.err
+    assert "B's times are ncu's" in " ".join(r.out.split()), r.out
+    r = run_cli("report", tmp_path / "ncu.json", "--baseline", tmp_path / "trace.json", "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "the baseline's a trace's" in r.err and "Traceback" not in r.err

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from roofline.gates.report import regression_verdict
 from roofline.errors import InputError
-from roofline.records.diff import difference, ranks, read_program, program_samples
+from roofline.records.diff import difference, ranks, read_program, program_samples, replay_mismatch
 from roofline.records.files import ResultsFile, device_labels
 from roofline.model.counts import counted
 
@@ -71,6 +71,10 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
             raise InputError(f"{results.name} holds {counted(ranks(results), 'rank')} and the baseline "
                              f"{baseline.name} {ranks(baseline)}: their GPU times sum different numbers of GPUs, "
                              "so no change between them is the program's; compare captures of the same ranks")
+        replay = replay_mismatch(baseline, results, ("the baseline", results.name))
+        if replay:
+            raise InputError(f"{results.name} against the baseline {baseline.name}: {replay}, so a change between "
+                             "them is the measurement's, not the program's; compare profiles measured alike")
         now = read_program(results, per_step=True)
         per_step = bool(now.step_numbers) and bool(base.step_numbers)
         steps, base_steps = len(now.step_numbers), len(base.step_numbers)

@@ -244,6 +244,17 @@ def _launches(results: ResultsFile, key: str) -> list[tuple[int | None, _Launch]
     return out
 
 
+def replay_mismatch(a: ResultsFile, b: ResultsFile, names: tuple[str, str] = ("A", "B")) -> str:
+    """'' where both sides' kernel times were measured alike, else why not: ncu replays each launch alone (caches
+    flushed, clocks locked: --cache-control all, --clock-control base by default; Nsight Compute's Kernel Profiling
+    Guide, 'Replay'), a trace times the launches as the program ran them, so the same program reads differently."""
+    if (a.typed.backend == "ncu") == (b.typed.backend == "ncu"):
+        return ""
+    ncu, trace = names if a.typed.backend == "ncu" else names[::-1]
+    return (f"{ncu}'s times are ncu's (each launch replayed alone, caches flushed, clocks locked) and {trace}'s a "
+            "trace's (launches as the program ran them)")
+
+
 def ranks(results: ResultsFile) -> int:
     """How many ranks (processes, one GPU each) the document's launches came from: its GPU time sums theirs, so two
     documents of different rank counts compare the number of GPUs as much as the program."""
@@ -405,6 +416,9 @@ def diff(a: ResultsFile, b: ResultsFile) -> Diff:
                      "GPU idle, MFU and HFU are over each capture's window from its first GPU event to its last, "
                      "which holds the gaps between its steps, so they change with the number of steps alone; "
                      "capture the same number of steps on each side to compare them")
+    replay = replay_mismatch(a, b)
+    if replay:
+        notes.append(f"{replay}: the changes are of the measurement as much as of the program")
     ranks_a, ranks_b = ranks(a), ranks(b)
     if ranks_a != ranks_b:
         notes.append(f"A holds {counted(ranks_a, 'rank')} and B {ranks_b}: each side's GPU time sums its ranks', "
