@@ -569,6 +569,15 @@ def results_with_nan(d: Path) -> list[str]:
     return ["diff", str(a), str(d / "nan.json")]
 
 
+def results_mfu_500(d: Path) -> list[str]:
+    """A hand-edited MFU of 5.0 read as 'MFU 500.0% (+451.9 pp)' in diff."""
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 2))
+    doc = json.loads(a.read_text(encoding="utf-8"))
+    doc["timeline"]["step"]["mfu"] = 5.0
+    _write_json(d / "mfu.json", doc)
+    return ["diff", str(a), str(d / "mfu.json")]
+
+
 _HOSTILE = 'a|b <img src=x onerror=alert(1)> & "q" ]]> \x07\x1b[31m ' + "z_" * 100
 
 
@@ -663,6 +672,7 @@ CASES = [
     Case("baseline-ncu-vs-trace", "report", baseline_ncu_vs_trace, 2, ("ncu.json", "replayed alone")),
     Case("baseline-limit-0.5%", "report", baseline_half_percent, 1, ("over the 0.5% limit",)),
     Case("diff-json-as-results", "report", diff_of_a_diff, 2, ("d.json", "roofline/diff/v1")),
+    Case("results-mfu-500%", "report", results_mfu_500, 2, ("mfu.json", "timeline.step.mfu")),
     Case("results-nan", "report", results_with_nan, 2, ("nan.json", "NaN is not JSON")),
     Case("junit-hostile-group", "report", junit_hostile_group, 1, ("slower than baseline",), check=_junit_parses),
     Case("markdown-hostile-group", "report", markdown_hostile_group, 0, check=_markdown_escaped),

@@ -427,3 +427,19 @@ def test_an_ncu_profile_against_a_trace_is_said_by_diff_and_refused_by_the_basel
     r = run_cli("report", tmp_path / "ncu.json", "--baseline", tmp_path / "trace.json", "--max-regression", "5%")
     assert r.code == 2, (r.code, r.err)
     assert "the baseline's a trace's" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("key, value", [("mfu", 5.0), ("hfu", 0.9), ("unmodelled_share", 0.5),
+                                        ("fraction_of_ceiling_wall", 0.99)])
+def test_a_hand_edited_step_ratio_is_refused_naming_the_field(tmp_path, run_cli, key, value):
+    """An edited 'mfu': 5.0 read as MFU 500 % (+451.9 pp) in diff and report; each of the step's ratios must agree
+    with the figures it is made of, or the reader refuses the file (exit 2, the field named)."""
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    doc = json.loads(a.read_text(encoding="utf-8"))
+    doc["timeline"]["step"][key] = value
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc), encoding="utf-8")
+    for argv in (("diff", a, edited), ("report", edited)):
+        r = run_cli(*argv)
+        assert r.code == 2, (argv, r.code, r.out[-300:])
+        assert f"edited.json: timeline.step.{key}" in r.err and "Traceback" not in r.err
