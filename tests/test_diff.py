@@ -443,3 +443,11 @@ def test_a_hand_edited_step_ratio_is_refused_naming_the_field(tmp_path, run_cli,
         r = run_cli(*argv)
         assert r.code == 2, (argv, r.code, r.out[-300:])
         assert f"edited.json: timeline.step.{key}" in r.err and "Traceback" not in r.err
+
+
+def test_a_grouped_profile_as_a_kernel_results_baseline_is_refused(tmp_path, run_cli):
+    """Kernel results against a grouped profile matched nothing and exited 1 as a failed gate; it is bad input."""
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    r = run_cli("report", DATA / "results" / "h100.json", "--baseline", a, "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "a.json: is a grouped profile" in r.err
