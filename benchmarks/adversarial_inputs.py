@@ -1,5 +1,6 @@
 """Hostile inputs and outputs against the CLI (issue 39: input files, output files and figures no GPU can have):
-no GPU needed.
+no GPU needed. The 'report' class attacks `diff` and `report --baseline` (mismatched sides, hostile group names
+in JUnit and Markdown, a diff read as results).
 
 Each case makes its files in a scratch folder, runs `python -m roofline ...` in a subprocess under a 2 GiB
 address-space limit (resource.setrlimit(RLIMIT_AS), the memory budget roofline.kineto.reader states) and a 30 s
@@ -44,7 +45,7 @@ TIMEOUT = 30.0  # seconds each run gets
 @dataclass
 class Case:
     name: str
-    kind: str  # "input", "output", "figure" or "trace-model"
+    kind: str  # "input", "output", "figure", "trace-model" or "report" (diff and report --baseline)
     make: Callable[[Path], list[str]]  # builds the files in the folder, returns the roofline arguments
     code: int  # the exit status expected
     says: tuple[str, ...] = ()  # what stderr must hold (the file, the field, the words of the rule)
@@ -530,6 +531,176 @@ def triton_source_parser_overflow(d: Path) -> list[str]:
     return ["import", "torch", str(folder / "mix.trace.json.gz"), "--spec", "h100", "--triton-source",
             str(folder / "kernels"), "-o", str(d / "r.json")]
 
+
+# ---- report: diff and report --baseline on grouped profiles --------------------------------------------------------
+
+_GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_kernel__5x_cublas"
+_ADD = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16> >(int)"
+
+
+def _stepped_trace(path: Path, steps: int, add_factor: float = 1.0, module: str | None = None) -> Path:
+    """`steps` ProfilerStep ranges of a 4096^3 BF16 aten::mm (200 µs) and a 4096^2 aten::add (40 µs x
+    add_factor), each step inside a module range named `module` where given (a hostile name)."""
+    n, bf16 = 4096, "c10::BFloat16"
+    events: list[dict] = []
+    t, corr = 1000.0, 0
+    for step in range(1, steps + 1):
+        start, gpu = t, t + 50.0
+        for op, kernel, dur in (("aten::mm", _GEMM, 200.0), ("aten::add", _ADD, 40.0 * add_factor)):
+            corr += 1
+            add = op == "aten::add"
+            args = {"External id": corr, "Input Dims": [[n, n], [n, n]] + ([[]] if add else []),
+                    "Input type": [bf16, bf16] + (["Scalar"] if add else []),
+                    "Input Strides": [[n, 1], [n, 1]] + ([[]] if add else []),
+                    "Concrete Inputs": ["", ""] + (["1"] if add else [])}
+            events += [{"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1, "ts": t, "dur": 20.0,
+                        "args": args},
+                       {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                        "ts": t + 5.0, "dur": 5.0, "args": {"correlation": corr}},
+                       {"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": gpu, "dur": dur,
+                        "args": {"correlation": corr, "device": 0, "stream": 7, "grid": [132, 1, 1],
+                                 "block": [256, 1, 1]}}]
+            gpu, t = gpu + dur + 2.0, t + 25.0
+        t = max(t, gpu) + 10.0
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": start, "dur": t - start, "args": {}})
+        if module is not None:
+            events.append({"ph": "X", "cat": "python_function", "name": f"nn.Module: {module}", "pid": 1,
+                           "tid": 1, "ts": start + 1, "dur": t - start - 2, "args": {}})
+    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], "traceEvents": events}
+    return _write_json(path, doc)
+
+
+def _imported(d: Path, name: str, trace: Path, *extra: str) -> Path:
+    """`import torch` of the trace into d/name.json (the case's own subprocess, under the same limits)."""
+    out = d / f"{name}.json"
+    outcome = run_cli(d, ["import", "torch", str(trace), "--spec", "h200", "-o", str(out), *extra])
+    if outcome.code != 0:
+        raise OSError(f"import of {trace.name} failed: {outcome.err.strip()[-200:]}")
+    return out
+
+
+def _diff_json(d: Path) -> dict:
+    return json.loads((d / "d.json").read_text(encoding="utf-8"))
+
+
+def diff_one_step_vs_ten(d: Path) -> list[str]:
+    """The same kernels, 1 step against 10: nothing moved (a float sum's rounding once read '+0.0000000542 ps')."""
+    return ["diff", str(_stepped_trace(d / "one.trace.json", 1)), str(_stepped_trace(d / "ten.trace.json", 10)),
+            "--spec", "h200", "--format", "json", "-o", str(d / "d.json")]
+
+
+def _nothing_moved(d: Path) -> str | None:
+    doc = _diff_json(d)
+    moved = [r["name"] for r in doc["rows"] if r["delta"] != 0]
+    if moved or doc["program"]["delta"] != 0:
+        return f"moved with no change: {moved or 'the program'}"
+    if not any("A holds 1 step and B 10" in n for n in doc["notes"]):
+        return f"no note that the wall figures move with the step count: {doc['notes']}"
+    return None
+
+
+def diff_other_spec(d: Path) -> list[str]:
+    """One trace imported against the H200 and against the H100's spec: the device name is the trace's on both."""
+    trace = _stepped_trace(d / "t.trace.json", 2)
+    a = _imported(d, "a", trace)
+    b = d / "b.json"
+    outcome = run_cli(d, ["import", "torch", str(trace), "--spec", "h100", "-o", str(b)])
+    if outcome.code != 0:
+        raise OSError(outcome.err)
+    return ["diff", str(a), str(b), "--format", "json", "-o", str(d / "d.json")]
+
+
+def _spec_said(d: Path) -> str | None:
+    notes = _diff_json(d)["notes"]
+    return None if any("h200-sxm" in n and "h100-sxm" in n for n in notes) else f"specs not named: {notes}"
+
+
+def baseline_two_ranks_vs_one(d: Path) -> list[str]:
+    one = d / "one.json"
+    both = d / "both.json"
+    for out, traces in ((one, [DATA / "kineto" / "rank0.json"]),
+                        (both, [DATA / "kineto" / "rank0.json", DATA / "kineto" / "rank1.json.gz"])):
+        outcome = run_cli(d, ["import", "torch", *map(str, traces), "--spec", "h200", "-o", str(out)])
+        if outcome.code != 0:
+            raise OSError(outcome.err)
+    return ["report", str(both), "--baseline", str(one), "--max-regression", "5%"]
+
+
+def baseline_ncu_vs_trace(d: Path) -> list[str]:
+    csv_path = d / "train.ncu.csv"
+    csv_path.write_bytes(gzip.decompress((DATA / "kineto" / "h200-train.ncu.csv.gz").read_bytes()))
+    outcome = run_cli(d, ["import", "ncu", str(csv_path), "--spec", "h200", "--group-by", "op", "-o",
+                          str(d / "ncu.json")])
+    if outcome.code != 0:
+        raise OSError(outcome.err)
+    return ["report", str(d / "ncu.json"), "--baseline", str(_imported(d, "trace", DATA / "kineto" /
+                                                                          "h200-train.json.gz")),
+            "--max-regression", "5%"]
+
+
+def baseline_half_percent(d: Path) -> list[str]:
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 4))
+    b = _imported(d, "b", _stepped_trace(d / "b.trace.json", 4, add_factor=1.2))
+    return ["report", str(b), "--baseline", str(a), "--max-regression", "0.5%"]
+
+
+def diff_of_a_diff(d: Path) -> list[str]:
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 2))
+    outcome = run_cli(d, ["diff", str(a), str(a), "--format", "json", "-o", str(d / "d.json")])
+    if outcome.code != 0:
+        raise OSError(outcome.err)
+    return ["report", str(d / "d.json"), "--baseline", str(a)]
+
+
+def results_with_nan(d: Path) -> list[str]:
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 2))
+    (d / "nan.json").write_text(a.read_text(encoding="utf-8").replace('"wall_time": ', '"wall_time": NaN, "x": ',
+                                                                       1), encoding="utf-8")
+    return ["diff", str(a), str(d / "nan.json")]
+
+
+def results_mfu_500(d: Path) -> list[str]:
+    """A hand-edited MFU of 5.0 read as 'MFU 500.0% (+451.9 pp)' in diff."""
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 2))
+    doc = json.loads(a.read_text(encoding="utf-8"))
+    doc["timeline"]["step"]["mfu"] = 5.0
+    _write_json(d / "mfu.json", doc)
+    return ["diff", str(a), str(d / "mfu.json")]
+
+
+_HOSTILE = 'a|b <img src=x onerror=alert(1)> & "q" ]]> \x07\x1b[31m ' + "z_" * 100
+
+
+def junit_hostile_group(d: Path) -> list[str]:
+    a = _imported(d, "a", _stepped_trace(d / "a.trace.json", 3, module=_HOSTILE), "--group-by", "module")
+    b = _imported(d, "b", _stepped_trace(d / "b.trace.json", 3, 1.5, module=_HOSTILE), "--group-by", "module")
+    return ["report", str(b), "--baseline", str(a), "--max-regression", "5%", "--format", "junit", "-o",
+            str(d / "j.xml")]
+
+
+def _junit_parses(d: Path) -> str | None:
+    import xml.etree.ElementTree as ET
+    try:
+        names = [c.get("name") or "" for c in ET.parse(d / "j.xml").iter("testcase")]
+    except ET.ParseError as exc:
+        return f"JUnit does not parse: {exc}"
+    return None if any("a|b <img" in n for n in names) else f"the hostile group is not a test case: {names}"
+
+
+def markdown_hostile_group(d: Path) -> list[str]:
+    junit_hostile_group(d)
+    return ["diff", str(d / "a.json"), str(d / "b.json"), "--format", "markdown", "-o", str(d / "d.md")]
+
+
+def _markdown_escaped(d: Path) -> str | None:
+    rows = [line for line in (d / "d.md").read_text(encoding="utf-8").splitlines() if "img src" in line]
+    if not rows:
+        return "the hostile group is missing"
+    bad = [r for r in rows if "a|b" in r or "<img" in r or "\x1b" in r or "\x07" in r]
+    return f"unescaped: {bad[0][:120]!r}" if bad else None
+
+
 CASES = [
     Case("gz-inflates-past-cap", "input", gz_inflates_past_cap, 2, ("bomb.json.gz", "inflates to more than"),
          fast=False),
@@ -598,6 +769,16 @@ CASES = [
          check=_no_op_above_its_ceiling),
     Case("flex-mask-constant-past-int64", "trace-model", flex_mask_beyond_int64, 0, ("imported",)),
     Case("triton-line-200000-minuses", "trace-model", triton_source_parser_overflow, 0, ("imported",)),
+    Case("diff-1-step-vs-10", "report", diff_one_step_vs_ten, 0, check=_nothing_moved),
+    Case("diff-same-gpu-other-spec", "report", diff_other_spec, 0, check=_spec_said),
+    Case("baseline-2-ranks-vs-1", "report", baseline_two_ranks_vs_one, 2, ("both.json", "holds 2 ranks")),
+    Case("baseline-ncu-vs-trace", "report", baseline_ncu_vs_trace, 2, ("ncu.json", "replayed alone")),
+    Case("baseline-limit-0.5%", "report", baseline_half_percent, 1, ("over the 0.5% limit",)),
+    Case("diff-json-as-results", "report", diff_of_a_diff, 2, ("d.json", "roofline/diff/v1")),
+    Case("results-mfu-500%", "report", results_mfu_500, 2, ("mfu.json", "timeline.step.mfu")),
+    Case("results-nan", "report", results_with_nan, 2, ("nan.json", "NaN is not JSON")),
+    Case("junit-hostile-group", "report", junit_hostile_group, 1, ("slower than baseline",), check=_junit_parses),
+    Case("markdown-hostile-group", "report", markdown_hostile_group, 0, check=_markdown_escaped),
 ]
 
 

@@ -291,3 +291,163 @@ def test_each_side_is_named_on_a_line_of_its_own_never_broken_mid_path(run_cli, 
     r = run_cli("diff", "tests/data/kineto/h200-train.json.gz", b, "--spec", "h200")
     assert r.code == 0, r.err
     assert f"B: {b} (NVIDIA H200)" in r.out.splitlines()[1]
+
+
+# ---- hostile and mismatched inputs (review) -----------------------------------------------------------------------
+
+
+def test_the_same_gpu_judged_against_another_spec_is_said(tmp_path):
+    """A trace imported with --spec h100 on one side: the device name is the trace's on both, but every fraction
+    of ceiling is of other ceilings; the diff must say so rather than show a +3.8 pp 'change' of an identical run."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    doc, _ = import_traces([tmp_path / "a.trace.json"], "h100")
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps(doc), encoding="utf-8")
+    d = diff_of(load_results(a), load_results(b))
+    assert any("spec h200-sxm" in n and "h100-sxm" in n for n in d.notes), d.notes
+
+
+def test_sides_of_different_step_counts_say_the_wall_figures_move_with_it(tmp_path):
+    """The same program, 1 step against 4: GPU time per step agrees, but the window of 4 steps holds 3 gaps
+    between steps, so wall time, idle and MFU per step differ with the count alone; the diff says so."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    four = _profile(tmp_path, "four", steps=4, seed=1, noise=0.0)
+    d = diff_of(load_results(one), load_results(four))
+    assert d.delta == pytest.approx(0.0, abs=1e-12)
+    assert any("A holds 1 step and B 4" in n for n in d.notes), d.notes
+    same = diff_of(load_results(four), load_results(four))
+    assert not same.notes
+
+
+def test_one_step_against_ten_of_the_same_kernels_changes_nothing(tmp_path, run_cli, monkeypatch):
+    """A mean over 10 steps of the same kernels is a float sum's rounding off one step's time: no group moved, so
+    none reads '+0.0000000542 ps' or '+0.0%', none sorts first for it, and the 80-column table keeps its columns."""
+    from roofline.records.diff import diff as diff_of
+    from roofline.records.files import load_results
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    ten = _profile(tmp_path, "ten", steps=10, seed=1, noise=0.0)
+    d = diff_of(load_results(one), load_results(ten))
+    assert [r.delta for r in d.rows] == [0.0] * len(d.rows)
+    assert [r.change for r in d.rows[:-1]] == [0.0] * (len(d.rows) - 1)
+    monkeypatch.setenv("COLUMNS", "80")
+    r = run_cli("diff", one, ten)
+    assert r.code == 0, r.err
+    assert " ps" not in r.out and "+0.0%" not in r.out, r.out
+    left_out = [line for line in (r.out + r.err).splitlines() if "Left out" in line]
+    assert all("ceil" not in line and "recov" not in line for line in left_out), left_out
+
+
+def test_a_baseline_of_one_step_is_said_as_such_and_unchanged_reads_zero(tmp_path, run_cli, monkeypatch):
+    """B of 10 steps against a baseline of 1 step of the same kernels: both mark their steps, so the report must not
+    claim 'no ProfilerStep ranges'; it compares per-step means without an interval, and the unchanged groups read
+    0.0%, not '+0.0%' or '−0.0%' from a float sum's rounding."""
+    one = _profile(tmp_path, "one", steps=1, seed=1, noise=0.0)
+    ten = _profile(tmp_path, "ten", steps=10, seed=1, noise=0.0)
+    monkeypatch.setenv("COLUMNS", "200")
+    r = run_cli("report", ten, "--baseline", one, "--max-regression", "5%")
+    assert r.code == 0, r.err
+    words = " ".join(r.out.split())  # the table's title wraps to the table's width
+    assert "no ProfilerStep ranges" not in words, r.out
+    assert "means per step of 10 vs 1 steps" in words, r.out
+    assert "+0.0%" not in r.out and "−0.0%" not in r.out, r.out
+
+
+def test_a_limit_under_one_percent_is_printed_as_given(tmp_path, run_cli, monkeypatch):
+    """--max-regression 0.5% printed as '0%' reads 'no slowdown allowed' and contradicts the failures it names."""
+    a = _profile(tmp_path, "a", steps=4, seed=1, noise=0.0)
+    b = _profile(tmp_path, "b", steps=4, seed=2, noise=0.0, slower={"aten::add": 1.2})
+    monkeypatch.setenv("COLUMNS", "200")
+    r = run_cli("report", b, "--baseline", a, "--max-regression", "0.5%")
+    assert r.code == 1
+    assert "--max-regression 0.5%" in " ".join(r.out.split()) and "over the 0.5% limit" in r.err, (r.out, r.err)
+    assert "0% limit" not in r.err.replace("0.5% limit", "")
+
+
+def test_gate_limits_are_printed_as_given(tmp_path, run_cli, monkeypatch):
+    """--max-unmodelled 0.5% and --fail-below-program 66.9% name the limit the user gave: rounded to whole percent
+    they read '0%' and 'a program at 66.6% is below the 67% gate' / '... below the 66% gate' (which contradicts)."""
+    trace = _trace(steps=2, seed=1, noise=0.0)
+    for e in trace["traceEvents"]:
+        if e["name"] == "aten::add":
+            e["name"] = "myext::unknown_op"  # no model: its kernel's time is unmodelled
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace), encoding="utf-8")
+    doc, _ = import_traces([path], "h200")
+    res = tmp_path / "r.json"
+    res.write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("report", res, "--max-unmodelled", "0.5%")
+    assert r.code == 1
+    assert "over the 0.5% --max-unmodelled gate" in " ".join(r.err.split()), r.err
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)  # its program at 66.6% of ceiling
+    r = run_cli("report", a, "--fail-below-program", "66.9%")
+    assert r.code == 1
+    assert "below the 66.9% gate" in " ".join(r.err.split()), r.err
+
+
+def test_two_ranks_against_one_is_said_by_diff_and_refused_by_the_baseline_gate(tmp_path, run_cli, monkeypatch):
+    """Rank 0 alone against ranks 0 and 1 together: every time of B sums two GPUs, so each group 'regressed'
+    by ~100-170 %. diff says so; report --baseline refuses (exit 2) rather than fail every group on it."""
+    ranks = [DATA / "kineto" / "rank0.json", DATA / "kineto" / "rank1.json.gz"]
+    for name, traces in (("one", ranks[:1]), ("both", ranks)):
+        doc, _ = import_traces(traces, "h200")
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("diff", tmp_path / "one.json", tmp_path / "both.json")
+    assert r.code == 0, r.err
+    assert "A holds 1 rank and B 2" in " ".join(r.out.split()), r.out
+    assert "1 steps" not in r.out
+    r = run_cli("report", tmp_path / "both.json", "--baseline", tmp_path / "one.json", "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "holds 2 ranks and the baseline" in r.err and "Traceback" not in r.err
+    r = run_cli("report", tmp_path / "both.json", "--baseline", tmp_path / "both.json", "--max-regression", "5%",
+                "--max-unmodelled", "50%")
+    assert r.code == 0, r.err
+
+
+def test_an_ncu_profile_against_a_trace_is_said_by_diff_and_refused_by_the_baseline_gate(tmp_path, run_cli,
+                                                                                          monkeypatch):
+    """The same training step as ncu replayed it and as the trace timed it: 16 of 32 groups 'regressed' by the
+    measurement alone. diff says whose times are whose; report --baseline refuses the pair (exit 2)."""
+    import gzip
+    csv_path = tmp_path / "train.ncu.csv"
+    csv_path.write_bytes(gzip.decompress((DATA / "kineto" / "h200-train.ncu.csv.gz").read_bytes()))
+    r = run_cli("import", "ncu", csv_path, "--spec", "h200", "--group-by", "op", "-o", tmp_path / "ncu.json")
+    assert r.code == 0, r.err
+    doc, _ = import_traces([EAGER], "h200")
+    (tmp_path / "trace.json").write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.setenv("COLUMNS", "300")
+    r = run_cli("diff", tmp_path / "trace.json", tmp_path / "ncu.json")
+    assert r.code == 0, r.err
+    assert "B's times are ncu's" in " ".join(r.out.split()), r.out
+    r = run_cli("report", tmp_path / "ncu.json", "--baseline", tmp_path / "trace.json", "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "the baseline's a trace's" in r.err and "Traceback" not in r.err
+
+
+@pytest.mark.parametrize("key, value", [("mfu", 5.0), ("hfu", 0.9), ("unmodelled_share", 0.5),
+                                        ("fraction_of_ceiling_wall", 0.99)])
+def test_a_hand_edited_step_ratio_is_refused_naming_the_field(tmp_path, run_cli, key, value):
+    """An edited 'mfu': 5.0 read as MFU 500 % (+451.9 pp) in diff and report; each of the step's ratios must agree
+    with the figures it is made of, or the reader refuses the file (exit 2, the field named)."""
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    doc = json.loads(a.read_text(encoding="utf-8"))
+    doc["timeline"]["step"][key] = value
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc), encoding="utf-8")
+    for argv in (("diff", a, edited), ("report", edited)):
+        r = run_cli(*argv)
+        assert r.code == 2, (argv, r.code, r.out[-300:])
+        assert f"edited.json: timeline.step.{key}" in r.err and "Traceback" not in r.err
+
+
+def test_a_grouped_profile_as_a_kernel_results_baseline_is_refused(tmp_path, run_cli):
+    """Kernel results against a grouped profile matched nothing and exited 1 as a failed gate; it is bad input."""
+    a = _profile(tmp_path, "a", steps=2, seed=1, noise=0.0)
+    r = run_cli("report", DATA / "results" / "h100.json", "--baseline", a, "--max-regression", "5%")
+    assert r.code == 2, (r.code, r.err)
+    assert "a.json: is a grouped profile" in r.err

@@ -35,7 +35,7 @@ def test_a_hostile_case_ends_as_a_user_needs(case, tmp_path):
 
 def test_the_sweep_covers_every_class_and_the_slow_cases_exist():
     kinds = {c.kind for c in SWEEP.CASES}
-    assert kinds == {"input", "output", "figure", "trace-model"}
+    assert kinds == {"input", "output", "figure", "trace-model", "report"}
     assert {"gz-inflates-past-cap", "gz-inflates-to-1gb"} <= {c.name for c in SWEEP.CASES if not c.fast}
 
 

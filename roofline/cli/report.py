@@ -112,6 +112,10 @@ def report(results: tuple[Path, ...], fmt: str, output: Path | None, fail_below:
                        outlier=outlier, min_energy_fraction=min_energy_fraction)
         return
     baseline_files = [load_results(baseline)] if baseline is not None else []
+    if baseline_files and baseline_files[0].doc.get("groups"):
+        # A kernel's result matches no group: the gate would say 'matched none' and exit 1, as if it had run.
+        raise InputError(f"{baseline_files[0].name}: is a grouped profile; a kernel results file's baseline is "
+                         "another kernel results file ('roofline measure', 'roofline profile' without groups)")
     if max_regression is not None and baseline is None:
         raise InputError("--max-regression needs --baseline FILE to compare with")
     config = load_gates(gates_path) if gates_path is not None else GateConfig()

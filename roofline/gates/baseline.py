@@ -20,7 +20,8 @@ import statistics
 from typing import Any, Callable, Mapping, Sequence
 
 from roofline.gates.report import regression_verdict
-from roofline.records.diff import read_program, program_samples
+from roofline.errors import InputError
+from roofline.records.diff import difference, ranks, read_program, program_samples, replay_mismatch
 from roofline.records.files import ResultsFile, device_labels
 from roofline.model.counts import counted
 
@@ -28,20 +29,25 @@ Interval = Callable[[Sequence[float]], tuple[float, float]]
 MIN_SAMPLES = 2  # steps a side needs for the interval test
 
 
+def limit_text(limit: float) -> str:
+    """'5%', '0.5%', '0.01%': a limit as given, never rounded to '0%' (which reads as 'no slowdown allowed')."""
+    return f"{limit * 100:.3g}%"
+
+
 def _compare(now: Sequence[float], base: Sequence[float], now_total: float, base_total: float,
-             limit: float, test: str, interval: Interval) -> tuple[float | None, float, float, bool, str, list[float] | None,
+             limit: float, test: str, interval: Interval, why_single: str = "") -> tuple[float | None, float, float, bool, str, list[float] | None,
                                                                  list[float] | None]:
     """(change, now, base, fails, detail, now CI, base CI): the medians of the steps where both sides have several,
     else the totals."""
     stepped = len(now) >= MIN_SAMPLES and len(base) >= MIN_SAMPLES
     t_now = statistics.median(now) if stepped else now_total
     t_base = statistics.median(base) if stepped else base_total
-    change = t_now / t_base - 1.0 if t_base > 0 else None
+    change = difference(t_now, t_base) / t_base if t_base > 0 else None
     if change is None or change <= limit:
         return change, t_now, t_base, False, "", None, None
     if not stepped:
-        detail = (" (one sample a side, no ProfilerStep ranges: compared the totals; profile several steps for the "
-                  "noise-aware test)") if test == "ci" else ""
+        detail = (f" ({why_single}; profile several steps on each side for the noise-aware test)"
+                  if test == "ci" and why_single else "")
         return change, t_now, t_base, True, detail, None, None
     ci_now, ci_base = interval(now), interval(base)
     fails, detail = regression_verdict(ci_now, ci_base, test)
@@ -60,8 +66,19 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
     missing: list[str] = []
     limit = max_regression if max_regression is not None else float("inf")
     for label, results in zip(device_labels(files), files):
+        if ranks(results) != ranks(baseline):
+            # Every time is a sum over the ranks: 2 ranks against 1 'regresses' every group by ~100 %.
+            raise InputError(f"{results.name} holds {counted(ranks(results), 'rank')} and the baseline "
+                             f"{baseline.name} {ranks(baseline)}: their GPU times sum different numbers of GPUs, "
+                             "so no change between them is the program's; compare captures of the same ranks")
+        replay = replay_mismatch(baseline, results, ("the baseline", results.name))
+        if replay:
+            raise InputError(f"{results.name} against the baseline {baseline.name}: {replay}, so a change between "
+                             "them is the measurement's, not the program's; compare profiles measured alike")
         now = read_program(results, per_step=True)
         per_step = bool(now.step_numbers) and bool(base.step_numbers)
+        steps, base_steps = len(now.step_numbers), len(base.step_numbers)
+        why_single = single_sample_reason(steps, base_steps)
         if not per_step:  # the whole capture on both sides
             now, side_base = read_program(results, per_step=False), read_program(baseline, per_step=False)
         else:
@@ -76,19 +93,19 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
                 continue
             compared += 1
             change, t_now, t_base, fails, detail, ci_now, ci_base = _compare(
-                g_now.samples, g_base.samples, g_now.time, g_base.time, limit, regression_test, interval)
+                g_now.samples, g_base.samples, g_now.time, g_base.time, limit, regression_test, interval, why_single)
             row.update(baseline_time=t_base, compared_time=t_now, change=change, time_ci=ci_now, baseline_ci=ci_base)
             if change is not None and change > limit:
-                _judged(row, f"{change:.1%} slower than baseline, over the {limit:.0%} limit{detail}", fails)
+                _judged(row, f"{change:.1%} slower than baseline, over the {limit_text(limit)} limit{detail}", fails)
         missing += [n for n in side_base.groups if n not in now.groups]
         for p in (p for p in programs if p["device"] == label):
             change, t_now, t_base, fails, detail, ci_now, ci_base = _compare(
                 program_samples(now) if per_step else (), program_samples(side_base) if per_step else (),
-                now.side.gpu_time, side_base.side.gpu_time, limit, regression_test, interval)
+                now.side.gpu_time, side_base.side.gpu_time, limit, regression_test, interval, why_single)
             p.update(baseline_gpu_time=t_base, compared_gpu_time=t_now, change=change, time_ci=ci_now,
-                     baseline_ci=ci_base, steps=len(now.step_numbers), baseline_steps=len(side_base.step_numbers))
+                     baseline_ci=ci_base, steps=steps, baseline_steps=base_steps)
             if change is not None and change > limit:
-                _judged(p, f"program GPU time {change:.1%} slower than baseline, over the {limit:.0%} limit{detail}",
+                _judged(p, f"program GPU time {change:.1%} slower than baseline, over the {limit_text(limit)} limit{detail}",
                         fails)
     of = len(rows)
     ok_compared = compared > 0 or of == 0
@@ -102,6 +119,20 @@ def apply_baseline(report: Mapping[str, Any], files: Sequence[ResultsFile], base
     gates = {**report["gates"], "baseline": baseline.source, "max_regression": max_regression,
              "regression_test": regression_test}
     return {**report, "gates": gates, "summary": summary, "programs": programs, "rows": rows}
+
+
+def single_sample_reason(steps: int, base_steps: int) -> str:
+    """Why a side gives one figure, not a median with an interval ('' where both have several steps): the steps
+    (ProfilerStep#N) each capture holds, B's then the baseline's."""
+    if steps >= MIN_SAMPLES and base_steps >= MIN_SAMPLES:
+        return ""
+    if steps and base_steps:
+        return f"means per step of {steps} vs {base_steps} steps: a side of one step gives no interval"
+    if steps or base_steps:
+        which = "the baseline" if steps else "B"
+        return (f"totals of each whole capture: {which} marks no steps (ProfilerStep#N), so neither is compared per "
+                "step")
+    return "totals of one capture each (no ProfilerStep ranges)"
 
 
 def baseline_message(report: Mapping[str, Any]) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from roofline.errors import InputError, closest
-from roofline.model.units import parse_number
+from roofline.model.units import parse_number, format_limit
 from roofline.load.yamlio import read_yaml_mapping
 from roofline.model.counts import counted
 
@@ -97,13 +97,13 @@ class GateConfig:
         if self.strict_model:
             parts.append("above 102% of ceiling fails (model error)")
         if self.default.fail_below is not None:
-            parts.append(f"below {self.default.fail_below:.0%} of ceiling fails")
+            parts.append(f"below {format_limit(self.default.fail_below)} of ceiling fails")
         if self.default.max_regression is not None:
-            parts.append(f"more than {self.default.max_regression:.0%} slower than baseline fails")
+            parts.append(f"more than {format_limit(self.default.max_regression)} slower than baseline fails")
         if self.min_energy_fraction is not None:
-            parts.append(f"below {self.min_energy_fraction:.0%} of the energy ceiling fails")
+            parts.append(f"below {format_limit(self.min_energy_fraction)} of the energy ceiling fails")
         if self.max_unmodelled is not None:
-            parts.append(f"a grouped profile's program with more than {self.max_unmodelled:.0%} of its GPU time "
+            parts.append(f"a grouped profile's program with more than {format_limit(self.max_unmodelled)} of its GPU time "
                          "unmodelled fails")
         if self.kernels:
             parts.append(counted(len(self.kernels), "per-kernel override"))

@@ -26,7 +26,7 @@ from typing import Any, Mapping, Sequence
 from roofline.records.coverage import (MAX_UNMODELLED, AboveCeiling, Bounds, above_ceiling, bound_of,
                                        fraction_bounds, input_kind)
 from roofline.model.launch import LaunchFloor
-from roofline.model.units import format_time
+from roofline.model.units import format_time, format_limit
 from roofline.records.files import ResultsFile, device_labels
 from roofline.records.groups import Group
 from roofline.records.timeline import Timeline
@@ -48,7 +48,7 @@ def idle_failures(timeline: Timeline | None, max_idle: float | None) -> list[str
     for r in timeline.ranks:
         if r.idle_share > max_idle:
             who = f"rank {r.rank}: " if len(timeline.ranks) > 1 else ""
-            out.append(f"{who}GPU idle for {r.idle_share:.1%} of the step's window, over the {max_idle:.0%} "
+            out.append(f"{who}GPU idle for {r.idle_share:.1%} of the step's window, over the {format_limit(max_idle)} "
                        "gate")
     return out
 
@@ -98,9 +98,9 @@ def _group_gate(g: Group, kernels: Mapping[int, Mapping[str, Any]], floor: Launc
     assert fail_below is not None  # _below is False without a gate
     if floor is not None and bound:
         return [f"{LAUNCH_BOUND} ({format_time(floor.seconds)} a launch, {floor.source}); {fraction:.1%} of that "
-                f"attainable time, below the {fail_below:.0%} gate"], bound
+                f"attainable time, below the {format_limit(fail_below)} gate"], bound
     counted_floor = f", each launch at least {format_time(floor.seconds)}" if floor is not None else ""
-    return [f"{fraction:.1%} of ceiling (time-weighted{counted_floor}), below the {fail_below:.0%} gate"], bound
+    return [f"{fraction:.1%} of ceiling (time-weighted{counted_floor}), below the {format_limit(fail_below)} gate"], bound
 
 
 def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
@@ -133,7 +133,7 @@ def group_report(files: Sequence[ResultsFile], fail_below: float | None = None,
         failures = _program_failures(bounds, fail_below_program)
         if unmodelled is not None and max_unmodelled is not None and unmodelled.share > max_unmodelled:
             top = "; ".join(f"{r.text} ({r.share:.1%})" for r in unmodelled.reasons[:2])
-            failures.append(f"{unmodelled.share:.1%} of GPU time has no model, over the {max_unmodelled:.0%} "
+            failures.append(f"{unmodelled.share:.1%} of GPU time has no model, over the {format_limit(max_unmodelled)} "
                             f"--max-unmodelled gate: the program's figures would judge only the modelled "
                             f"{program.time / unmodelled.gpu_time:.1%} of it ({top})")
         timeline = doc.timeline
@@ -195,11 +195,11 @@ def _program_failures(bounds: Bounds, limit: float | None) -> list[str]:
     if limit is None or bounds.modelled is None:
         return []
     if bounds.exact:
-        return ([f"program at {bounds.modelled:.1%} of ceiling (time-weighted), below the {limit:.0%} gate"]
+        return ([f"program at {bounds.modelled:.1%} of ceiling (time-weighted), below the {format_limit(limit)} gate"]
                 if bounds.modelled < limit else [])
     if bounds.low is not None and bounds.low < limit:
         return [f"program at ≥ {bounds.low:.1%} of ceiling over all its GPU time (≤ {bounds.high:.1%}; "
-                f"{bounds.unmodelled_share:.1%} of it has no model), so not shown to hold the {limit:.0%} gate"]
+                f"{bounds.unmodelled_share:.1%} of it has no model), so not shown to hold the {format_limit(limit)} gate"]
     return []
 
 

@@ -15,6 +15,8 @@ the per-GPU gate still names each GPU that is slow on its own.
 
 from __future__ import annotations
 
+from roofline.model.units import format_limit
+
 import statistics
 from typing import Any, Callable, Mapping, Sequence
 import json
@@ -71,7 +73,7 @@ def node_figure_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def node_failure(o: Mapping[str, Any], limit: float) -> str:
     """'node gpu-17 is 8.1% below the median of the fleet's node medians, over the 5% outlier limit'."""
     return (f"node {o['index']} is {-o['deviation']:.1%} below the median of the fleet's node medians, over the "
-            f"{limit:.0%} outlier limit")
+            f"{format_limit(limit)} outlier limit")
 
 
 def apply_node_outliers(report: dict[str, Any], found: Sequence[Mapping[str, Any]], host_of: Callable[[str], Any],

@@ -33,7 +33,7 @@ from roofline.records.document import (MODEL_ERROR_FRACTION, KernelResult, Resul
 from roofline.records.schema import RESULTS_SCHEMA
 from roofline.records.coverage import above_ceiling, input_kind
 from roofline.records.files import ResultsFile, device_labels, params_text
-from roofline.model.units import format_time
+from roofline.model.units import format_time, format_limit
 from roofline.gates.hosts import device_name, outliers
 from roofline.model.counts import counted
 
@@ -96,7 +96,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                                 "pass --allow-unknown-ceiling)")
                 failed_gates.append("fail_below")
             elif fraction < thresholds.fail_below:
-                failures.append(f"{_fraction_text(fraction)} of ceiling, below the {thresholds.fail_below:.0%} gate")
+                failures.append(f"{_fraction_text(fraction)} of ceiling, below the {format_limit(thresholds.fail_below)} gate")
                 failed_gates.append("fail_below")
         above = above_ceiling(fraction, kernel.bound,
                               kernel.bytes / (kernel.launches or 1) if kernel.bytes is not None else None,
@@ -118,7 +118,7 @@ def evaluate_kernel(kernel: KernelResult, thresholds: Thresholds, base: KernelRe
                 notes.append("baseline has no time")
             elif change > thresholds.max_regression:
                 verdict = regression_verdict(kernel.time_ci, base.time_ci, regression_test)
-                text = f"{change:.1%} slower than baseline, over the {thresholds.max_regression:.0%} limit{verdict[1]}"
+                text = f"{change:.1%} slower than baseline, over the {format_limit(thresholds.max_regression)} limit{verdict[1]}"
                 if verdict[0]:
                     failures.append(text)
                     failed_gates.append("max_regression")
@@ -272,7 +272,7 @@ def energy_gate(kernel: KernelResult, limit: float, allow_unknown: bool) -> tupl
                 "block, or pass --allow-unknown-ceiling)"], []
     loose = f" (a {e.window:.2g} s window: up to {e.uncertainty:.0%} off)" if e.short_window else ""
     if share < limit:
-        return [f"{_fraction_text(share)} of the energy ceiling, below the {limit:.0%} gate{loose}"], []
+        return [f"{_fraction_text(share)} of the energy ceiling, below the {format_limit(limit)} gate{loose}"], []
     return [], []
 
 
@@ -341,7 +341,7 @@ def apply_outlier(report: dict[str, Any], rows: Sequence[Mapping[str, Any]], lim
         if o is not None and row["verdict"] != "skip":
             where = o.get("where") or device_name(o["index"], o["pci_bus_id"])
             text = (f"{-o['deviation']:.1%} below the {'fleet' if o.get('where') else 'host'} median on {where}, "
-                    f"over the {limit:.0%} outlier limit")
+                    f"over the {format_limit(limit)} outlier limit")
             row = {**row, "verdict": "fail", "failures": [*row["failures"], text],
                    "failed_gates": [*row["failed_gates"], "outlier"]}
         new_rows.append(row)

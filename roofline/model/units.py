@@ -256,6 +256,12 @@ def format_fraction(value: float | None) -> str:
     return "–" if value is None else f"{value:.1%}"
 
 
+def format_limit(value: float) -> str:
+    """A gate's limit as the user gave it ('5%', '0.5%', '66.4%'): never rounded to whole percent, where 0.5% read
+    '0%' and a program at 66.2% was 'below the 66% gate'."""
+    return f"{value * 100:.3g}%"
+
+
 def format_intensity(value: float | None) -> str:
     if value is None:
         return "–"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from roofline.errors import InputError, at
+from roofline.model.counts import counted
 from roofline.model.ops.triton import fused_ops
 from roofline.records.files import ResultsFile
 
@@ -125,7 +126,7 @@ class GroupDiff:
     @property
     def delta(self) -> float:
         """B's time less A's (a group missing on a side has none there)."""
-        return self.b_time - self.a_time
+        return difference(self.b_time, self.a_time)
 
     @property
     def change(self) -> float | None:
@@ -163,7 +164,7 @@ class Diff:
     @property
     def delta(self) -> float:
         """B's GPU time less A's: the sum of the rows' changes."""
-        return self.b.gpu_time - self.a.gpu_time
+        return difference(self.b.gpu_time, self.a.gpu_time)
 
     @property
     def change(self) -> float | None:
@@ -195,8 +196,19 @@ class Diff:
             raise at(path, None, f"is not a complete {DIFF_SCHEMA} document ({exc!r:.80})") from None
 
 
+_ROUNDING = 1e-9  # relative: far below any profiler's clock (ns on µs kernels), far above a float sum's error
+
+
+def difference(b: float, a: float) -> float:
+    """B less A, 0 where they differ by the rounding of summing the same times in another order (a mean over 10
+    steps against one step of the same kernels is 1e-16 off, and would read '+0.0000000542 ps', '+0.0%' and sort
+    an unchanged group first)."""
+    d = b - a
+    return 0.0 if abs(d) <= _ROUNDING * max(abs(a), abs(b)) else d
+
+
 def _minus(b: float | None, a: float | None) -> float | None:
-    return None if a is None or b is None else b - a
+    return None if a is None or b is None else difference(b, a)
 
 
 # ---- reading a side out of a results document --------------------------------------------------------------------
@@ -230,6 +242,25 @@ def _launches(results: ResultsFile, key: str) -> list[tuple[int | None, _Launch]
         op = e.get("op") if isinstance(e.get("op"), str) else None
         out.append((launch if isinstance(launch, int) else None, _Launch(float(time), step, op)))
     return out
+
+
+def replay_mismatch(a: ResultsFile, b: ResultsFile, names: tuple[str, str] = ("A", "B")) -> str:
+    """'' where both sides' kernel times were measured alike, else why not: ncu replays each launch alone (caches
+    flushed, clocks locked: --cache-control all, --clock-control base by default; Nsight Compute's Kernel Profiling
+    Guide, 'Replay'), a trace times the launches as the program ran them, so the same program reads differently."""
+    if (a.typed.backend == "ncu") == (b.typed.backend == "ncu"):
+        return ""
+    ncu, trace = names if a.typed.backend == "ncu" else names[::-1]
+    return (f"{ncu}'s times are ncu's (each launch replayed alone, caches flushed, clocks locked) and {trace}'s a "
+            "trace's (launches as the program ran them)")
+
+
+def ranks(results: ResultsFile) -> int:
+    """How many ranks (processes, one GPU each) the document's launches came from: its GPU time sums theirs, so two
+    documents of different rank counts compare the number of GPUs as much as the program."""
+    seen = {e.get("rank") for key in ("kernels", "unmodelled") for e in results.doc.get(key) or ()
+            if isinstance(e, dict) and isinstance(e.get("rank"), int) and not isinstance(e.get("rank"), bool)}
+    return max(1, len(seen))
 
 
 @dataclass(frozen=True)
@@ -371,6 +402,28 @@ def diff(a: ResultsFile, b: ResultsFile) -> Diff:
     if pa.side.device != pb.side.device:
         notes.append(f"A ran on {pa.side.device} and B on {pb.side.device}: each side's fraction of ceiling is of "
                      "its own GPU's ceilings")
+    elif a.typed.spec_id != b.typed.spec_id:
+        # The same GPU name judged against different specs (an import with another --spec): the times compare,
+        # the fractions of ceiling, MFU and recoverable times do not.
+        notes.append(f"A was judged against spec {a.typed.spec_id or 'unnamed'} and B against "
+                     f"{b.typed.spec_id or 'unnamed'}: fraction of ceiling, MFU, HFU and recoverable time are of "
+                     "different ceilings, so their changes are not the program's; import both with the same --spec")
+    if per_step and len(pa.step_numbers) != len(pb.step_numbers) and (
+            pa.side.wall_time is not None or pb.side.wall_time is not None):
+        # The timeline's window runs from the first GPU event to the last: a capture of n steps holds n-1 of the
+        # gaps between steps, so its wall time per step (and idle share, MFU, HFU) moves with n alone.
+        notes.append(f"A holds {counted(len(pa.step_numbers), 'step')} and B {len(pb.step_numbers)}: wall time, "
+                     "GPU idle, MFU and HFU are over each capture's window from its first GPU event to its last, "
+                     "which holds the gaps between its steps, so they change with the number of steps alone; "
+                     "capture the same number of steps on each side to compare them")
+    replay = replay_mismatch(a, b)
+    if replay:
+        notes.append(f"{replay}: the changes are of the measurement as much as of the program")
+    ranks_a, ranks_b = ranks(a), ranks(b)
+    if ranks_a != ranks_b:
+        notes.append(f"A holds {counted(ranks_a, 'rank')} and B {ranks_b}: each side's GPU time sums its ranks', "
+                     "so the changes are of the number of GPUs as much as of the program; compare the same ranks "
+                     "(import each rank's trace alone)")
     words_a = {n: _Words.of(n, pa.ops.get(n, ())) for n in pa.groups if n not in pb.groups}
     words_b = {n: _Words.of(n, pb.ops.get(n, ())) for n in pb.groups if n not in pa.groups}
     rows: list[GroupDiff] = []

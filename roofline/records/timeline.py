@@ -125,6 +125,32 @@ def _step(path: Path, label: str, step: Any) -> None:
     share = max(wall - busy, 0.0) / wall if wall > 0 else 0.0
     if abs(step["idle_share"] - share) > TOLERANCE:
         raise _disagree(path, f"{label}.idle_share", step["idle_share"], share, "its wall and busy time")
+    _step_ratios(path, label, step)
+
+
+_RATIO_TOLERANCE = 1e-6  # relative: the writer divides the same floats; an edit moves a figure far more
+
+
+def _step_ratios(path: Path, label: str, step: Mapping[str, Any]) -> None:
+    """The step's ratios against the figures they are made of (a hand-edited 'mfu': 5.0 read as MFU 500 % in diff
+    and report): MFU and HFU are model and hardware FLOPs over the wall time (device-seconds, every device's window)
+    at the peak, the wall fraction of ceiling the SOL time over it, the unmodelled share the unmodelled time over
+    the GPU time."""
+    wall = step["wall_time"]
+    peak = step.get("peak") if isinstance(step.get("peak"), dict) else {}
+    flops = peak.get("flops")
+    ratios = [("unmodelled_share", "unmodelled_time", step["gpu_time"], "its unmodelled and GPU time")]
+    if isinstance(flops, (int, float)) and not isinstance(flops, bool) and flops > 0:
+        ratios += [("mfu", "model_flops", wall * flops, "its model FLOPs, wall time and peak"),
+                   ("hfu", "hardware_flops", wall * flops, "its hardware FLOPs, wall time and peak")]
+    ratios.append(("fraction_of_ceiling_wall", "sol_time", wall, "its SOL and wall time"))
+    for key, part, whole, what in ratios:
+        stored, value = step.get(key), step.get(part)
+        if stored is None or value is None or not whole > 0:
+            continue
+        expected = value / whole
+        if abs(stored - expected) > _RATIO_TOLERANCE * max(abs(expected), 1e-12) + 1e-15:
+            raise _disagree(path, f"{label}.{key}", stored, expected, what)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from rich.table import Table
 
+from roofline.gates.baseline import limit_text, single_sample_reason
 from roofline.model.units import format_time
 from roofline.render.tables.fit import droppable
 from roofline.render.text import literal, md, styled
@@ -43,11 +44,11 @@ def summary_text(report: Mapping[str, Any]) -> str:
     b = report["summary"]["baseline"]
     gone = f"; not in B: {', '.join(b['gone'][:5])}" + (f" and {len(b['gone']) - 5} more" if len(b["gone"]) > 5
                                                        else "") if b["gone"] else ""
-    limit = "no --max-regression" if b["max_regression"] is None else f"--max-regression {b['max_regression']:.0%}"
+    limit = ("no --max-regression" if b["max_regression"] is None
+             else f"--max-regression {limit_text(b['max_regression'])}")
     programs = report["programs"]
-    steps = (f"medians of {programs[0]['steps']} vs {programs[0]['baseline_steps']} steps, test '{b['regression_test']}'"
-             if programs and programs[0].get("steps", 0) >= 2 and programs[0].get("baseline_steps", 0) >= 2
-             else "totals of one capture each (no ProfilerStep ranges)")
+    s, bs = (programs[0].get("steps", 0), programs[0].get("baseline_steps", 0)) if programs else (0, 0)
+    steps = single_sample_reason(s, bs) or f"medians of {s} vs {bs} steps, test '{b['regression_test']}'"
     return (f"vs baseline {b['source']}: compared {b['compared']} of {counted(b['of'], 'group')}, {b['new']} new{gone}; "
             f"{limit}; {steps}")
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from roofline.model.units import format_fraction, format_time
-from roofline.records.diff import Diff, GroupDiff
+from roofline.records.diff import Diff, GroupDiff, difference
 from roofline.render.tables.fit import droppable
 from roofline.render.text import csv_cell, literal, md
 from roofline.model.counts import counted
@@ -61,7 +61,7 @@ def wrap_name(name: str, width: int = NAME_WIDTH) -> str:
 
 
 def _unit(d: Diff) -> str:
-    return (f"per step (A: mean of {d.a.steps} steps, B: of {d.b.steps})" if d.per_step
+    return (f"per step (A: mean of {counted(d.a.steps, 'step')}, B: of {d.b.steps})" if d.per_step
             else "over the whole capture")
 
 
@@ -72,7 +72,8 @@ def program_rows(d: Diff) -> list[tuple[str, str, str, str]]:
              f"{signed_time(d.delta)} ({signed_share(d.change)})"),
             ("wall time", format_time(a.wall_time) if a.wall_time is not None else "–",
              format_time(b.wall_time) if b.wall_time is not None else "–",
-             signed_time(b.wall_time - a.wall_time) if a.wall_time is not None and b.wall_time is not None else "–"),
+             signed_time(difference(b.wall_time, a.wall_time))
+             if a.wall_time is not None and b.wall_time is not None else "–"),
             ("GPU idle", format_fraction(a.idle_share), format_fraction(b.idle_share),
              _points(b.idle_share, a.idle_share)),
             ("MFU", format_fraction(a.mfu), format_fraction(b.mfu), _points(b.mfu, a.mfu)),
@@ -81,7 +82,7 @@ def program_rows(d: Diff) -> list[tuple[str, str, str, str]]:
              _points(b.fraction_of_ceiling, a.fraction_of_ceiling)),
             ("launches", f"{a.launches:g}", f"{b.launches:g}", _signed_count(b.launches - a.launches)),
             ("unmodelled", format_time(a.unmodelled_time), format_time(b.unmodelled_time),
-             signed_time(b.unmodelled_time - a.unmodelled_time))]
+             signed_time(difference(b.unmodelled_time, a.unmodelled_time)))]
     return rows
 
 
